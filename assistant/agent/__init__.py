@@ -1,0 +1,1 @@
+"""Chat provider, tools, tool-dispatch loop and curator (no Qt here)."""

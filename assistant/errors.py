@@ -1,0 +1,29 @@
+"""One error tree for the whole app; third-party errors are translated at the boundary."""
+
+
+class AssistantError(Exception):
+    """Base of every error the app reports to the user; the message is shown as is."""
+
+
+class ProviderError(AssistantError):
+    """The model server failed, refused the request or returned something unusable."""
+
+
+class ToolError(AssistantError):
+    """A tool was called wrongly or failed; the message goes back to the model."""
+
+
+class StorageError(AssistantError):
+    """A file in the data directory could not be read or written."""
+
+
+class CorruptFileError(StorageError):
+    """A file on disk was unreadable; it has been moved aside and the rest loaded."""
+
+
+class CredentialError(AssistantError):
+    """The API key could not be stored in or read from the OS keyring."""
+
+
+class ImportError_(AssistantError):  # noqa: N801, N818 - the underscore avoids the builtin
+    """An import file is malformed; nothing was changed."""

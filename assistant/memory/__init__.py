@@ -1,0 +1,1 @@
+"""Working, conversation and semantic memory (no Qt here)."""

@@ -1,0 +1,126 @@
+"""Typed, non-secret settings, saved atomically as `settings.json` (the API key is never here)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from assistant.fileio import atomic_write_json, move_aside
+
+log = logging.getLogger(__name__)
+
+SETTINGS_VERSION = 1
+BASE_URL_ENV = "OPENAI_BASE_URL"
+
+ProviderName = Literal["openai", "ollama", "lmstudio", "custom"]
+
+PROVIDER_BASE_URLS: dict[str, str] = {
+    "openai": "https://api.openai.com/v1",
+    "ollama": "http://127.0.0.1:11434/v1",
+    "lmstudio": "http://127.0.0.1:1234/v1",
+    "custom": "",
+}
+
+
+@dataclass
+class Settings:
+    """Everything the user can configure except the API key."""
+
+    provider: ProviderName = "openai"
+    base_url: str = ""
+    chat_model: str = "gpt-4o-mini"
+    embedding_model: str = "text-embedding-3-small"
+    auto_memories: bool = True
+    memories_per_prompt: int = 6
+    decay_days: int = 90
+    prompt_budget_tokens: int = 8000
+    max_steps: int = 8
+    request_timeout: float = 60.0
+    ui_state: dict[str, str] = field(default_factory=dict)
+
+    def effective_base_url(self) -> str:
+        """The server to talk to: `OPENAI_BASE_URL`, else the custom URL, else the preset's."""
+        return (
+            os.environ.get(BASE_URL_ENV)
+            or self.base_url
+            or PROVIDER_BASE_URLS.get(self.provider, "")
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The settings as a JSON object with the file format version."""
+        return {"version": SETTINGS_VERSION, **dataclasses.asdict(self)}
+
+    def save(self, path: Path) -> None:
+        """Write the settings atomically (temp file, fsync, rename)."""
+        atomic_write_json(path, self.to_json())
+
+    @classmethod
+    def load(cls, path: Path) -> tuple[Settings, list[str]]:
+        """Read settings; a corrupt file is moved aside and defaults are used, with a warning."""
+        if not path.exists():
+            return cls(), []
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(raw, dict):
+                raise ValueError("the top level is not a JSON object")
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            moved = move_aside(path)
+            msg = (
+                f"Settings file was unreadable ({exc}); moved it to {moved.name} and used defaults."
+            )
+            log.warning(msg)
+            return cls(), [msg]
+        return cls.from_json(raw)
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> tuple[Settings, list[str]]:
+        """Build settings from a JSON object, keeping defaults for missing or mistyped fields."""
+        values: dict[str, Any] = {}
+        warnings: list[str] = []
+        for f in dataclasses.fields(cls):
+            if f.name not in raw:
+                continue
+            value = raw[f.name]
+            if _valid(f.name, value):
+                values[f.name] = value
+            else:
+                warnings.append(
+                    f"Setting {f.name!r} had an invalid value {value!r}; using default."
+                )
+        for msg in warnings:
+            log.warning(msg)
+        return cls(**values), warnings
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "base_url": (str,),
+    "chat_model": (str,),
+    "embedding_model": (str,),
+    "auto_memories": (bool,),
+    "memories_per_prompt": (int,),
+    "decay_days": (int,),
+    "prompt_budget_tokens": (int,),
+    "max_steps": (int,),
+    "request_timeout": (int, float),
+    "ui_state": (dict,),
+}
+
+
+def _valid(name: str, value: Any) -> bool:
+    if name == "provider":
+        return value in get_args(ProviderName)
+    types = _TYPES[name]
+    if isinstance(value, bool) and bool not in types:
+        return False
+    if not isinstance(value, types):
+        return False
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value > 0
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+    return True
