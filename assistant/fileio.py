@@ -45,9 +45,14 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def corrupt_name(path: Path) -> Path:
+    """Where a corrupt `path` is kept: `<name>.corrupt-<timestamp>` beside it."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    return path.with_name(f"{path.name}.corrupt-{stamp}")
+
+
 def move_aside(path: Path) -> Path:
     """Rename a corrupt file to `<name>.corrupt-<timestamp>` and return the new path."""
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    target = corrupt_name(path)
     os.replace(path, target)
     return target
