@@ -1,0 +1,115 @@
+"""The incremental index scores exactly like rank_bm25's BM25Okapi, through adds and removes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rank_bm25 import BM25Okapi
+
+from assistant.memory.bm25 import BM25Index
+from assistant.memory.text import tokenize
+
+WORDS = st.sampled_from(["tea", "coffee", "alice", "bob", "likes", "the", "a", "paris", "x1", "é"])
+DOCS = st.lists(WORDS, min_size=0, max_size=12)
+
+
+def reference_scores(docs: dict[int, list[str]], query: list[str]) -> dict[int, float]:
+    keys = sorted(docs)
+    bm25 = BM25Okapi([docs[k] for k in keys])
+    return dict(zip(keys, bm25.get_scores(query), strict=True))
+
+
+def assert_matches(index: BM25Index, docs: dict[int, list[str]], query: list[str]) -> None:
+    if not docs or not any(docs.values()):
+        return  # rank_bm25 divides by zero on an empty corpus or vocabulary
+    expected = reference_scores(docs, query)
+    keys, scores = index.scores(query)
+    got = dict(zip(keys.tolist(), scores.tolist(), strict=True))
+    for key, value in expected.items():
+        assert got.get(key, 0.0) == pytest.approx(value, abs=1e-9, rel=0), key
+    matching = {k for k, d in docs.items() if set(d) & set(query)}
+    assert set(got) == matching
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(st.just("add"), DOCS),
+            st.tuples(st.just("remove"), st.integers(0, 40)),
+        ),
+        max_size=40,
+    ),
+    st.lists(WORDS, min_size=1, max_size=5),
+)
+def test_scores_equal_rank_bm25(ops: list[tuple[str, object]], query: list[str]) -> None:
+    index = BM25Index()
+    docs: dict[int, list[str]] = {}
+    next_key = 0
+    for op, arg in ops:
+        if op == "add":
+            assert isinstance(arg, list)
+            index.add(next_key, arg)
+            docs[next_key] = arg
+            next_key += 1
+        else:
+            assert isinstance(arg, int)
+            index.remove(arg)
+            docs.pop(arg, None)
+        assert len(index) == len(docs)
+    assert_matches(index, docs, query)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(max_size=60), min_size=1, max_size=25), st.text(min_size=1, max_size=30))
+def test_scores_equal_rank_bm25_on_free_text(texts: list[str], query: str) -> None:
+    index = BM25Index()
+    docs = {}
+    for key, text in enumerate(texts):
+        docs[key] = tokenize(text)
+        index.add(key, docs[key])
+    assert_matches(index, docs, tokenize(query))
+
+
+def test_rebuild_after_many_removals_keeps_scores() -> None:
+    rng = np.random.default_rng(1)
+    vocab = [f"w{i}" for i in range(300)]
+    index = BM25Index()
+    docs: dict[int, list[str]] = {}
+    for key in range(5000):
+        doc = [vocab[i] for i in rng.integers(0, 300, size=rng.integers(1, 20))]
+        index.add(key, doc)
+        docs[key] = doc
+    for key in list(docs)[:3500]:
+        index.remove(key)
+        del docs[key]
+    assert len(index._doc_key) < 5000  # the postings were rebuilt
+    assert_matches(index, docs, ["w1", "w2", "w2", "w299", "absent"])
+
+
+def test_top_and_require() -> None:
+    index = BM25Index()
+    texts = ["Alice prefers tea", "Bob likes coffee", "the weather is nice", "what the"]
+    for key, text in enumerate(texts):
+        index.add(key, tokenize(text))
+    top = index.top(tokenize("what does Alice drink, tea?"), 10)
+    assert top[0][0] == 0
+    assert {k for k, _ in top} == {0, 3}
+    only_informative = index.top(tokenize("the what"), 10, require=["alice"])
+    assert only_informative == []
+    assert index.top(tokenize("coffee"), 1) == [(1, pytest.approx(index.scores(["coffee"])[1][0]))]
+    with pytest.raises(KeyError):
+        index.add(0, ["dup"])
+
+
+def test_tokenizer_keeps_unicode_letters_and_digits() -> None:
+    assert tokenize("Héllo, WORLD_42 naïve-café 東京!") == [
+        "héllo",
+        "world",
+        "42",
+        "naïve",
+        "café",
+        "東京",
+    ]
