@@ -6,18 +6,24 @@ import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Replace `path` with `data` so that a crash leaves either the old or the new file."""
+    atomic_write_with(path, lambda f: f.write(data))
+
+
+def atomic_write_with(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Replace `path` with what `write` writes to a temp file beside it, fsynced then renamed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

@@ -17,13 +17,13 @@ import math
 from array import array
 from collections import Counter
 from collections.abc import Sequence
-from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from assistant.memory.arrays import ensure_capacity
+
 _MIN_REBUILD = 1024
-_T = TypeVar("_T", bound=np.generic)
 
 
 class BM25Index:
@@ -65,9 +65,8 @@ class BM25Index:
         if key in self._doc_of:
             raise KeyError(f"document {key} is already indexed")
         doc = len(self._doc_key)
-        if doc == len(self._doc_len):
-            self._doc_len = _grown(self._doc_len)
-            self._doc_alive = _grown(self._doc_alive)
+        self._doc_len = ensure_capacity(self._doc_len, doc + 1)
+        self._doc_alive = ensure_capacity(self._doc_alive, doc + 1)
         self._doc_key.append(key)
         self._doc_len[doc] = len(tokens)
         self._doc_alive[doc] = True
@@ -79,8 +78,7 @@ class BM25Index:
                 tid = self._term_ids[term] = len(self._post_docs)
                 self._post_docs.append(array("q"))
                 self._post_tf.append(array("i"))
-                if tid == len(self._df):
-                    self._df = _grown(self._df)
+                self._df = ensure_capacity(self._df, tid + 1)
             self._post_docs[tid].append(doc)
             self._post_tf[tid].append(tf)
             self._df[tid] += 1
@@ -202,10 +200,3 @@ class BM25Index:
             return np.zeros(0, dtype=np.int64)
         docs = np.unique(np.concatenate(found))
         return np.frombuffer(self._doc_key, dtype=np.int64)[docs].copy()
-
-
-def _grown(a: npt.NDArray[_T]) -> npt.NDArray[_T]:
-    """A copy of `a` with twice the room."""
-    out = np.zeros(len(a) * 2, dtype=a.dtype)
-    out[: len(a)] = a
-    return out

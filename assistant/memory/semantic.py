@@ -1,0 +1,744 @@
+"""Semantic long-term memory: durable items, hybrid search, pinning, forgetting and decay.
+
+Items live in `semantic.jsonl`, an append-only log of `put` records (the whole item after each
+change) and `used` records (access statistics), compacted when dead records outnumber live
+ones. Each item has a slot: its row in the numpy arrays of state (active, pinned, importance,
+last use), in the BM25 index and in the vector matrix. Forgotten items leave search at once
+and the file at the next open or close, so Undo works until the app quits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import shutil
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from assistant.errors import AssistantError, ProviderError, StorageError
+from assistant.fileio import atomic_write_bytes, corrupt_name
+from assistant.memory import jsonl
+from assistant.memory.arrays import ensure_capacity
+from assistant.memory.bm25 import BM25Index
+from assistant.memory.embedding import Embedder
+from assistant.memory.items import (
+    KINDS,
+    ChangeKind,
+    MemoryChange,
+    MemoryItem,
+    MemoryKind,
+    MemoryState,
+    SearchHit,
+    Source,
+    now_utc,
+)
+from assistant.memory.text import is_informative, tokenize
+from assistant.memory.vectors import VectorMatrix, cache_path
+
+log = logging.getLogger(__name__)
+
+LOG_VERSION = 1
+LOG_NAME = "semantic.jsonl"
+_MIN_COMPACT_RECORDS = 1000
+_EMBED_BATCH = 256
+
+Subscriber = Callable[[MemoryChange], None]
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """Vectors and the embedder that made them."""
+
+    embedder: Embedder
+    vectors: npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """How search ranks: fusion depth and constant, relevance floor and boosts."""
+
+    depth: int = 50  # how far down each ranking is fused
+    rrf_k: int = 60
+    min_similarity: float = 0.3  # below this cosine, meaning alone does not make a result
+    importance_weight: float = 0.1
+    recency_weight: float = 0.05
+    recency_days: float = 30.0  # e-folding time of the recency boost
+
+
+@dataclass(frozen=True)
+class EmbeddingStatus:
+    """How much of the active memory has vectors, and why search may be keyword-only."""
+
+    model: str | None
+    embedded: int
+    total: int
+    error: str | None = None
+
+    @property
+    def keyword_only(self) -> bool:
+        """Whether searches currently use BM25 alone."""
+        return self.model is None or self.error is not None or self.embedded == 0
+
+
+class SemanticMemory:
+    """The long-term memory store; every public method is thread-safe."""
+
+    def __init__(
+        self, directory: Path, embedder: Embedder | None, config: SearchConfig | None = None
+    ) -> None:
+        """Use `SemanticMemory.open`."""
+        self.directory = directory
+        self.config = config or SearchConfig()
+        self.warnings: list[str] = []
+        self._lock = threading.RLock()
+        self._subscribers: list[Subscriber] = []
+        self._embedder = embedder
+        self._embed_error: str | None = None
+        self._vectors: VectorMatrix | None = None
+        self._vectors_dirty = False
+        self._items: list[MemoryItem] = []
+        self._slot_of: dict[str, int] = {}
+        self._active = np.zeros(1024, dtype=bool)
+        self._pinned = np.zeros(1024, dtype=bool)
+        self._importance = np.zeros(1024, dtype=np.float64)
+        self._last_used = np.zeros(1024, dtype=np.float64)  # POSIX seconds
+        self._bm25 = BM25Index()
+        self._records = 0
+        self._log: jsonl.Appender | None = None
+
+    # -- opening, closing, files ---------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls, path: Path, embedder: Embedder | None = None, config: SearchConfig | None = None
+    ) -> SemanticMemory:
+        """Open (or create) the store in directory `path`."""
+        path.mkdir(parents=True, exist_ok=True)
+        mem = cls(path, embedder, config)
+        mem._load()
+        return mem
+
+    @property
+    def _log_path(self) -> Path:
+        return self.directory / LOG_NAME
+
+    def _load(self) -> None:
+        loaded = jsonl.read(self._log_path)
+        self.warnings.extend(loaded.warnings)
+        items: dict[str, MemoryItem] = {}
+        bad = 0
+        for record in loaded.records:
+            try:
+                self._replay(record, items)
+            except (ValueError, KeyError, TypeError) as exc:
+                bad += 1
+                log.warning("%s: skipped a bad record: %s", LOG_NAME, exc)
+        if bad:
+            kept = corrupt_name(self._log_path)
+            shutil.copy2(self._log_path, kept)
+            self.warnings.append(
+                f"{LOG_NAME}: skipped {bad} unreadable memory record(s); "
+                f"the original file was kept as {kept.name}."
+            )
+        live = [item for item in items.values() if item.state != "forgotten"]
+        for item in live:
+            self._place(item)
+        self._records = len(loaded.records)
+        if bad or len(live) < len(items) or self._needs_compaction():
+            self._rewrite_log()
+        self._log = jsonl.Appender(self._log_path)
+        if self._embedder is not None:
+            self._load_vectors(self._embedder.name)
+
+    @staticmethod
+    def _replay(record: dict[str, Any], items: dict[str, MemoryItem]) -> None:
+        if record.get("version") != LOG_VERSION:
+            raise ValueError(f"unsupported record version {record.get('version')!r}")
+        op = record.get("op")
+        if op == "put":
+            item = MemoryItem.from_json(record["item"])
+            items[item.id] = item
+        elif op == "used":
+            at = datetime.fromisoformat(record["at"])
+            for item_id in record["ids"]:
+                if item_id in items:
+                    old = items[item_id]
+                    items[item_id] = dataclasses.replace(
+                        old, access_count=old.access_count + 1, last_accessed=at
+                    )
+        else:
+            raise ValueError(f"unknown operation {op!r}")
+
+    def _needs_compaction(self) -> bool:
+        return self._records > max(2 * len(self._items), _MIN_COMPACT_RECORDS)
+
+    def _rewrite_log(self, *, drop_forgotten: bool = False) -> None:
+        """Replace the log by one `put` record per item (atomically)."""
+        keep = [i for i in self._items if not (drop_forgotten and i.state == "forgotten")]
+        atomic_write_bytes(self._log_path, b"".join(jsonl.encode(_put(i)) for i in keep))
+        self._records = len(keep)
+        if self._log is not None:
+            self._log.reopen()
+
+    def _append(self, *records: dict[str, Any]) -> None:
+        if self._log is None:
+            raise StorageError("The memory store is closed.")
+        self._log.append(*records)
+        self._records += len(records)
+        if self._needs_compaction():
+            self._rewrite_log()
+
+    def compact(self) -> None:
+        """Rewrite the log with one record per item."""
+        with self._lock:
+            self._rewrite_log()
+
+    def close(self) -> None:
+        """Save the vector cache, drop forgotten items from disk and close the log."""
+        with self._lock:
+            if self._log is None:
+                return
+            self._save_vectors()
+            if any(i.state == "forgotten" for i in self._items):
+                self._rewrite_log(drop_forgotten=True)
+            self._log.close()
+            self._log = None
+
+    # -- slots ---------------------------------------------------------------------------------
+
+    def _place(self, item: MemoryItem) -> int:
+        """Put `item` in its slot (a new one for a new id) and keep the indexes in step."""
+        slot = self._slot_of.get(item.id)
+        old: MemoryItem | None = None
+        if slot is None:
+            slot = len(self._items)
+            self._items.append(item)
+            self._slot_of[item.id] = slot
+            size = slot + 1
+            self._active = ensure_capacity(self._active, size)
+            self._pinned = ensure_capacity(self._pinned, size)
+            self._importance = ensure_capacity(self._importance, size)
+            self._last_used = ensure_capacity(self._last_used, size)
+        else:
+            old = self._items[slot]
+            self._items[slot] = item
+        active = item.state == "active"
+        self._active[slot] = active
+        self._pinned[slot] = item.pinned
+        self._importance[slot] = item.importance
+        self._last_used[slot] = item.last_accessed.timestamp()
+        text_changed = old is None or old.text != item.text
+        if slot in self._bm25 and (text_changed or not active):
+            self._bm25.remove(slot)
+        if active and slot not in self._bm25:
+            self._bm25.add(slot, tokenize(item.text))
+        if text_changed and old is not None and self._vectors is not None:
+            self._vectors.clear(slot)
+        return slot
+
+    def _item(self, item_id: str) -> MemoryItem:
+        slot = self._slot_of.get(item_id)
+        if slot is None:
+            raise KeyError(f"no memory with id {item_id!r}")
+        return self._items[slot]
+
+    def _n(self) -> int:
+        return len(self._items)
+
+    # -- subscribers ---------------------------------------------------------------------------
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Call `callback` after each change, on the changing thread; returns an unsubscribe."""
+        with self._lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def _emit(self, kind: ChangeKind, ids: Iterable[str] = ()) -> None:
+        change = MemoryChange(kind, tuple(ids))
+        with self._lock:
+            subscribers = list(self._subscribers)
+        for callback in subscribers:
+            try:
+                callback(change)
+            except Exception:
+                log.exception("A memory subscriber failed")
+
+    # -- embeddings ----------------------------------------------------------------------------
+
+    def _embed(self, texts: Sequence[str], *, strict: bool = False) -> Embedded | None:
+        """Embed texts (call outside the lock); on failure remember the error and return None.
+
+        With `strict`, the error is raised instead.
+        """
+        embedder = self._embedder
+        if embedder is None or not texts:
+            return None
+        try:
+            vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+            if vectors.ndim != 2 or len(vectors) != len(texts):
+                raise ProviderError(
+                    f"The embedding server returned vectors of shape {vectors.shape}."
+                )
+        except (AssistantError, ValueError) as exc:
+            self._set_embed_error(str(exc))
+            if strict:
+                raise
+            log.warning("Embedding failed, using keyword search only: %s", exc)
+            return None
+        self._set_embed_error(None)
+        return Embedded(embedder, vectors)
+
+    def _set_embed_error(self, error: str | None) -> None:
+        if error != self._embed_error:
+            self._embed_error = error
+            self._emit("embeddings")
+
+    def _store_vectors(self, embedded: Embedded, slots: Sequence[int]) -> bool:
+        """Store vectors (under the lock); True if they replaced vectors of another dimension."""
+        if embedded.embedder is not self._embedder:
+            return False  # the embedder changed while these were computed
+        name, dim = embedded.embedder.name, embedded.vectors.shape[1]
+        replaced = False
+        if self._vectors is None or self._vectors.name != name or self._vectors.dim != dim:
+            replaced = self._vectors is not None
+            if replaced:
+                log.warning("Embedding model %s changed dimension; re-embedding all", name)
+            self._vectors = VectorMatrix(name, dim, capacity=max(1024, self._n()))
+        try:
+            self._vectors.set_many(slots, embedded.vectors)
+        except ValueError as exc:
+            log.warning("Ignoring unusable vectors from %s: %s", name, exc)
+            return replaced
+        self._vectors_dirty = True
+        return replaced
+
+    def _load_vectors(self, name: str) -> None:
+        self._vectors = VectorMatrix.from_cache(
+            cache_path(self.directory, name), name, self._slot_of
+        )
+        self._vectors_dirty = False
+
+    def _save_vectors(self) -> None:
+        if self._vectors is None or not self._vectors_dirty:
+            return
+        try:
+            self._vectors.save(
+                cache_path(self.directory, self._vectors.name), [i.id for i in self._items]
+            )
+        except OSError as exc:
+            log.warning("Could not save the vector cache: %s", exc)
+            return
+        self._vectors_dirty = False
+
+    def set_embedder(self, embedder: Embedder | None) -> None:
+        """Switch embedders; vectors of another model are set aside and items re-embedded later."""
+        with self._lock:
+            self._embedder = embedder
+            self._embed_error = None
+            if self._vectors is not None and (
+                embedder is None or self._vectors.name != embedder.name
+            ):
+                self._save_vectors()
+                self._vectors = None
+            if embedder is not None and self._vectors is None:
+                self._load_vectors(embedder.name)
+        self._emit("embeddings")
+
+    def embedding_status(self) -> EmbeddingStatus:
+        """How many active items have vectors of the current embedder."""
+        with self._lock:
+            n = self._n()
+            active = self._active[:n]
+            embedded = 0
+            if self._vectors is not None:
+                embedded = int((active & self._vectors.present(n)).sum())
+            model = self._embedder.name if self._embedder is not None else None
+            return EmbeddingStatus(model, embedded, int(active.sum()), self._embed_error)
+
+    def embed_missing(
+        self, progress: Progress | None = None, cancel: Callable[[], bool] | None = None
+    ) -> int:
+        """Embed the active items that have no vector, in batches; returns how many were embedded.
+
+        `progress(done, total)` is called after each batch; `cancel()` is checked between
+        batches. Raises the embedder's error (a ProviderError) if a batch fails.
+        """
+        done = 0
+        restart = True
+        while restart:
+            restart = False
+            todo = self._missing_vectors()
+            total = done + len(todo)
+            if progress is not None:
+                progress(done, total)
+            for start in range(0, len(todo), _EMBED_BATCH):
+                if cancel is not None and cancel():
+                    break
+                batch = todo[start : start + _EMBED_BATCH]
+                embedded = self._embed([text for _, text in batch], strict=True)
+                if embedded is None:  # the embedder was removed
+                    return done
+                with self._lock:
+                    fresh = [i for i, (s, text) in enumerate(batch) if self._items[s].text == text]
+                    restart = self._store_vectors(
+                        Embedded(embedded.embedder, embedded.vectors[fresh]),
+                        [batch[i][0] for i in fresh],
+                    )
+                done += len(batch)
+                if progress is not None:
+                    progress(done, total)
+                if restart:
+                    break
+        with self._lock:
+            self._save_vectors()
+        self._emit("embeddings")
+        return done
+
+    def _missing_vectors(self) -> list[tuple[int, str]]:
+        """(slot, text) of the active items without a vector of the current embedder."""
+        with self._lock:
+            if self._embedder is None:
+                return []
+            n = self._n()
+            missing = self._active[:n].copy()
+            if self._vectors is not None and self._vectors.name == self._embedder.name:
+                missing &= ~self._vectors.present(n)
+            return [(int(s), self._items[s].text) for s in np.flatnonzero(missing)]
+
+    # -- items ---------------------------------------------------------------------------------
+
+    def add(
+        self,
+        text: str,
+        kind: MemoryKind = "fact",
+        importance: float = 0.5,
+        *,
+        source: Source | None = None,
+        tags: Sequence[str] = (),
+        pinned: bool = False,
+        vector: npt.ArrayLike | None = None,
+    ) -> MemoryItem:
+        """Remember `text`; durable when this returns. `vector` skips the embedder."""
+        text = _clean_text(text)
+        _check(kind, importance)
+        embedded = self._vector_for(text, vector)
+        now = now_utc()
+        item = MemoryItem(
+            id=uuid.uuid4().hex,
+            text=text,
+            kind=kind,
+            importance=float(importance),
+            created_at=now,
+            updated_at=now,
+            last_accessed=now,
+            pinned=pinned,
+            source=source,
+            tags=tuple(tags),
+        )
+        with self._lock:
+            self._append(_put(item))
+            slot = self._place(item)
+            if embedded is not None:
+                self._store_vectors(embedded, [slot])
+        self._emit("added", [item.id])
+        return item
+
+    def _vector_for(self, text: str, vector: npt.ArrayLike | None) -> Embedded | None:
+        if vector is None:
+            return self._embed([text])
+        if self._embedder is None:
+            raise ValueError("a vector can only be given when the store has an embedder")
+        return Embedded(self._embedder, np.asarray(vector, dtype=np.float32).reshape(1, -1))
+
+    def update(
+        self,
+        item_id: str,
+        *,
+        text: str | None = None,
+        kind: MemoryKind | None = None,
+        importance: float | None = None,
+        tags: Sequence[str] | None = None,
+    ) -> MemoryItem:
+        """Change an item's text, kind, importance or tags."""
+        if text is not None:
+            text = _clean_text(text)
+        with self._lock:
+            old = self._item(item_id)
+        _check(kind or old.kind, old.importance if importance is None else importance)
+        embedded = self._embed([text]) if text is not None and text != old.text else None
+        changes: dict[str, Any] = {"updated_at": now_utc()}
+        if text is not None:
+            changes["text"] = text
+        if kind is not None:
+            changes["kind"] = kind
+        if importance is not None:
+            changes["importance"] = float(importance)
+        if tags is not None:
+            changes["tags"] = tuple(tags)
+        item = self._change(item_id, **changes)
+        if embedded is not None:
+            with self._lock:
+                slot = self._slot_of[item_id]
+                if self._items[slot].text == text:
+                    self._store_vectors(embedded, [slot])
+        return item
+
+    def _change(self, item_id: str, **changes: Any) -> MemoryItem:
+        with self._lock:
+            item = dataclasses.replace(self._item(item_id), **changes)
+            self._append(_put(item))
+            self._place(item)
+        self._emit("updated", [item_id])
+        return item
+
+    def pin(self, item_id: str, pinned: bool = True) -> MemoryItem:
+        """Pin (always in the prompt, never decays) or unpin an item."""
+        return self._change(item_id, pinned=pinned, updated_at=now_utc())
+
+    def forget(self, item_id: str) -> MemoryItem:
+        """Remove an item from search now and from disk at the next open or close."""
+        return self._set_state(item_id, "forgotten")
+
+    def archive(self, item_id: str) -> MemoryItem:
+        """Take an item out of search without forgetting it."""
+        return self._set_state(item_id, "archived")
+
+    def restore(self, item_id: str) -> MemoryItem:
+        """Bring a forgotten or archived item back into search."""
+        item = self._set_state(item_id, "active")
+        with self._lock:
+            slot = self._slot_of[item_id]
+            missing = self._vectors is None or not self._vectors.has(slot)
+        embedded = self._embed([item.text]) if missing else None
+        if embedded is not None:
+            with self._lock:
+                self._store_vectors(embedded, [slot])
+        return item
+
+    def _set_state(self, item_id: str, state: MemoryState) -> MemoryItem:
+        return self._change(item_id, state=state, updated_at=now_utc())
+
+    def get(self, item_id: str) -> MemoryItem | None:
+        """The item with this id, in any state, or None."""
+        with self._lock:
+            slot = self._slot_of.get(item_id)
+            return None if slot is None else self._items[slot]
+
+    def items(self, state: MemoryState | None = "active") -> list[MemoryItem]:
+        """Items in `state` (all with None), pinned first, then newest first."""
+        with self._lock:
+            chosen = [i for i in self._items if state is None or i.state == state]
+        chosen.sort(key=lambda i: (not i.pinned, -i.created_at.timestamp()))
+        return chosen
+
+    def pinned(self) -> list[MemoryItem]:
+        """Active pinned items, newest first: they go into every prompt."""
+        with self._lock:
+            n = self._n()
+            slots = np.flatnonzero(self._active[:n] & self._pinned[:n])
+            chosen = [self._items[s] for s in slots]
+        chosen.sort(key=lambda i: -i.created_at.timestamp())
+        return chosen
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._active[: self._n()].sum())
+
+    def mark_used(self, ids: Iterable[str], now: datetime | None = None) -> None:
+        """Record that the agent used these items (access count and last access)."""
+        at = now or now_utc()
+        with self._lock:
+            known = [i for i in dict.fromkeys(ids) if i in self._slot_of]
+            if not known:
+                return
+            self._append({"version": LOG_VERSION, "op": "used", "ids": known, "at": at.isoformat()})
+            for item_id in known:
+                old = self._item(item_id)
+                self._place(
+                    dataclasses.replace(old, access_count=old.access_count + 1, last_accessed=at)
+                )
+        self._emit("used", known)
+
+    def decay(
+        self, now: datetime | None = None, *, days: float = 90, max_importance: float = 0.3
+    ) -> list[MemoryItem]:
+        """Archive unpinned active items below `max_importance` unused for `days`; returns them."""
+        cutoff = ((now or now_utc()) - timedelta(days=days)).timestamp()
+        stamp = now_utc()
+        with self._lock:
+            n = self._n()
+            stale = (
+                self._active[:n]
+                & ~self._pinned[:n]
+                & (self._importance[:n] < max_importance)
+                & (self._last_used[:n] < cutoff)
+            )
+            archived = [
+                dataclasses.replace(self._items[s], state="archived", updated_at=stamp)
+                for s in np.flatnonzero(stale)
+            ]
+            if archived:
+                self._append(*(_put(i) for i in archived))
+                for item in archived:
+                    self._place(item)
+        if archived:
+            self._emit("updated", [i.id for i in archived])
+        return archived
+
+    # -- search --------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        *,
+        query_vector: npt.ArrayLike | None = None,
+        config: SearchConfig | None = None,
+    ) -> list[SearchHit]:
+        """The `k` active items most relevant to `query`, best first.
+
+        BM25 and cosine rankings are fused by reciprocal rank fusion, then importance and
+        recency add small boosts. An item qualifies only if it shares a non-stop word with the
+        query or its similarity reaches `min_similarity`, so nothing unrelated comes back; a
+        query of stop words alone finds nothing.
+        """
+        cfg = config or self.config
+        tokens = tokenize(query)
+        informative = [t for t in tokens if is_informative(t)]
+        if not informative:
+            return []  # only stop words: nothing to look for
+        if query_vector is not None:
+            qvec: npt.NDArray[np.float32] | None = np.asarray(
+                query_vector, dtype=np.float32
+            ).reshape(-1)
+        else:
+            embedded = self._embed([query]) if self._has_vectors() else None
+            qvec = None if embedded is None else embedded.vectors[0]
+        with self._lock:
+            depth = max(cfg.depth, k)
+            lexical = self._bm25.top(tokens, depth, require=informative)
+            dense = self._dense_top(qvec, depth, cfg.min_similarity)
+            return self._fuse(lexical, dense, k, cfg)
+
+    def _has_vectors(self) -> bool:
+        """Whether the current embedder has vectors to compare a query with."""
+        with self._lock:
+            return (
+                self._embedder is not None
+                and self._vectors is not None
+                and self._vectors.name == self._embedder.name
+            )
+
+    def _dense_top(
+        self, qvec: npt.NDArray[np.float32] | None, depth: int, floor: float
+    ) -> list[tuple[int, float]]:
+        if qvec is None or self._vectors is None or len(qvec) != self._vectors.dim:
+            return []
+        norm = float(np.linalg.norm(qvec))
+        if not math.isfinite(norm) or norm == 0:
+            return []
+        n = self._n()
+        sims = self._vectors.similarities(qvec / norm, n)
+        sims[~(self._active[:n] & self._vectors.present(n))] = -np.inf
+        top = np.argpartition(-sims, depth)[:depth] if depth < n else np.arange(n)
+        top = top[np.argsort(-sims[top], kind="stable")]
+        return [(int(s), float(sims[s])) for s in top if sims[s] >= floor]
+
+    def _fuse(
+        self,
+        lexical: list[tuple[int, float]],
+        dense: list[tuple[int, float]],
+        k: int,
+        cfg: SearchConfig,
+    ) -> list[SearchHit]:
+        lists = int(bool(lexical)) + int(bool(dense))
+        if not lists:
+            return []
+        best = lists / (cfg.rrf_k + 1)  # a first place in every list
+        parts: dict[int, dict[str, Any]] = {}
+        for rank, (slot, score) in enumerate(lexical, start=1):
+            parts.setdefault(slot, {})["keyword"] = (rank, score)
+        for rank, (slot, sim) in enumerate(dense, start=1):
+            parts.setdefault(slot, {})["vector"] = (rank, sim)
+        now = now_utc().timestamp()
+        hits = []
+        for slot, found in parts.items():
+            rrf = sum(1 / (cfg.rrf_k + rank) for rank, _ in found.values())
+            idle_days = max(0.0, (now - self._last_used[slot]) / 86400)
+            importance = cfg.importance_weight * self._importance[slot]
+            recency = cfg.recency_weight * math.exp(-idle_days / cfg.recency_days)
+            keyword = found.get("keyword")
+            vector = found.get("vector")
+            hits.append(
+                SearchHit(
+                    item=self._items[slot],
+                    score=float(rrf / best + importance + recency),
+                    keyword_rank=keyword[0] if keyword else None,
+                    keyword_score=keyword[1] if keyword else None,
+                    vector_rank=vector[0] if vector else None,
+                    similarity=vector[1] if vector else None,
+                    importance_boost=float(importance),
+                    recency_boost=recency,
+                )
+            )
+        hits.sort(key=lambda h: -h.score)
+        return hits[:k]
+
+    def find_similar(
+        self, text: str, threshold: float = 0.85, k: int = 5
+    ) -> list[tuple[MemoryItem, float]]:
+        """Active items that say nearly the same as `text`, most similar first.
+
+        Similarity is the cosine of the embeddings, or without them the Jaccard index of the
+        two texts' word sets.
+        """
+        embedded = self._embed([text]) if self._has_vectors() else None
+        with self._lock:
+            if embedded is not None:
+                dense = self._dense_top(embedded.vectors[0], k, threshold)
+                if dense:
+                    return [(self._items[s], sim) for s, sim in dense]
+            words = set(tokenize(text))
+            informative = [t for t in words if is_informative(t)]
+            found = []
+            for slot, _ in self._bm25.top(list(words), max(50, k), require=informative or None):
+                other = set(tokenize(self._items[slot].text))
+                jaccard = len(words & other) / len(words | other)
+                if jaccard >= threshold:
+                    found.append((self._items[slot], jaccard))
+            found.sort(key=lambda pair: -pair[1])
+            return found[:k]
+
+
+def _put(item: MemoryItem) -> dict[str, Any]:
+    return {"version": LOG_VERSION, "op": "put", "item": item.to_json()}
+
+
+def _clean_text(text: str) -> str:
+    text = text.strip()
+    if not text:
+        raise ValueError("A memory needs some text.")
+    return text
+
+
+def _check(kind: str, importance: float) -> None:
+    if kind not in KINDS:
+        raise ValueError(f"Unknown memory kind {kind!r}; expected one of {', '.join(KINDS)}.")
+    if not 0.0 <= importance <= 1.0:
+        raise ValueError(f"Importance must be between 0 and 1, not {importance}.")
