@@ -193,10 +193,10 @@ class SemanticMemory:
     def _append(self, *records: dict[str, Any]) -> None:
         if self._log is None:
             raise StorageError("The memory store is closed.")
+        if self._needs_compaction():  # before the append: the log matches the items now
+            self._rewrite_log()
         self._log.append(*records)
         self._records += len(records)
-        if self._needs_compaction():
-            self._rewrite_log()
 
     def compact(self) -> None:
         """Rewrite the log with one record per item."""
@@ -302,7 +302,19 @@ class SemanticMemory:
             log.warning("Embedding failed, using keyword search only: %s", exc)
             return None
         self._set_embed_error(None)
+        self._check_dimension(embedder, vectors.shape[1])
         return Embedded(embedder, vectors)
+
+    def _check_dimension(self, embedder: Embedder, dim: int) -> None:
+        """Drop cached vectors of this model if the server now returns another dimension."""
+        with self._lock:
+            stale = self._vectors
+            if stale is None or stale.name != embedder.name or stale.dim == dim:
+                return
+            log.warning("Embedding model %s changed dimension; re-embedding all", stale.name)
+            self._vectors = None
+            self._vectors_dirty = False
+        self._emit("embeddings")
 
     def _set_embed_error(self, error: str | None) -> None:
         if error != self._embed_error:
@@ -317,8 +329,6 @@ class SemanticMemory:
         replaced = False
         if self._vectors is None or self._vectors.name != name or self._vectors.dim != dim:
             replaced = self._vectors is not None
-            if replaced:
-                log.warning("Embedding model %s changed dimension; re-embedding all", name)
             self._vectors = VectorMatrix(name, dim, capacity=max(1024, self._n()))
         try:
             self._vectors.set_many(slots, embedded.vectors)

@@ -1,0 +1,738 @@
+"""Conversation memory: one JSON Lines file per conversation, a cached listing, and search."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import logging
+import math
+import os
+import re
+import threading
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from assistant import paths
+from assistant.errors import StorageError
+from assistant.fileio import atomic_write_json
+from assistant.memory import jsonl
+from assistant.memory.bm25 import BM25Index
+from assistant.memory.text import is_informative, tokenize
+
+log = logging.getLogger(__name__)
+
+RECORD_VERSION = 1
+INDEX_VERSION = 1
+INDEX_NAME = "index.json"
+DEFAULT_TITLE = "New conversation"
+RECOVERED_TITLE = "Recovered conversation"
+CHARS_PER_TOKEN = 4
+MESSAGE_OVERHEAD_TOKENS = 4
+SNIPPET_CHARS = 160
+
+Role = Literal["user", "assistant", "tool", "system"]
+ROLES: tuple[str, ...] = get_args(Role)
+SEARCHED_ROLES = ("user", "assistant")
+
+# Ids name files, so they are restricted to characters that are safe in a file name.
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+
+
+class ConversationNotFoundError(StorageError, KeyError):
+    """No conversation has this id (also a KeyError)."""
+
+    def __init__(self, conversation_id: str) -> None:
+        super().__init__(f"There is no conversation with id {conversation_id!r}.")
+        self.conversation_id = conversation_id
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count: about four characters a token."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message, with the fields of the export format."""
+
+    id: str
+    parent_id: str | None
+    role: Role
+    content: str
+    created_at: str
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+    memory_ids: tuple[str, ...] = ()
+
+    def estimated_tokens(self) -> int:
+        """Estimated prompt tokens of the message, tool-call arguments included."""
+        calls = "".join(c["function"]["name"] + c["function"]["arguments"] for c in self.tool_calls)
+        return estimate_tokens(self.content + calls) + MESSAGE_OVERHEAD_TOKENS
+
+    def to_openai(self) -> dict[str, Any]:
+        """The message as an OpenAI chat completions message."""
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [_tool_call(c) for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            out["name"] = self.name
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The message in the export format (optional fields only when set)."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "parent_id": self.parent_id,
+            "role": self.role,
+            "content": self.content,
+            "created_at": self.created_at,
+        }
+        if self.tool_calls:
+            out["tool_calls"] = [_tool_call(c) for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            out["name"] = self.name
+        if self.memory_ids:
+            out["memory_ids"] = list(self.memory_ids)
+        return out
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Message:
+        """Parse a message in the export format; ValueError names the bad field."""
+        role = raw.get("role")
+        if role not in ROLES:
+            raise ValueError(f"'role' must be one of {', '.join(ROLES)}, not {role!r}")
+        content = raw.get("content")
+        if content is not None and not isinstance(content, str):
+            raise ValueError("'content' must be a string")
+        calls = raw.get("tool_calls") or []
+        if not isinstance(calls, list):
+            raise ValueError("'tool_calls' must be a list")
+        memory_ids = raw.get("memory_ids") or []
+        if not isinstance(memory_ids, list) or not all(isinstance(m, str) for m in memory_ids):
+            raise ValueError("'memory_ids' must be a list of strings")
+        return cls(
+            id=_required_str(raw, "id"),
+            parent_id=_optional_str(raw, "parent_id"),
+            role=role,
+            content=content or "",
+            created_at=_required_str(raw, "created_at"),
+            tool_calls=tuple(_tool_call(c) for c in calls),
+            tool_call_id=_optional_str(raw, "tool_call_id"),
+            name=_optional_str(raw, "name"),
+            memory_ids=tuple(memory_ids),
+        )
+
+
+@dataclass(frozen=True)
+class PromptWindow:
+    """What of a conversation goes into a prompt, and what fell out unsummarized."""
+
+    summary: str
+    messages: list[Message]
+    overflow: list[Message]
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A conversation as loaded from its file."""
+
+    id: str
+    title: str
+    created_at: str
+    updated_at: str
+    temporary: bool
+    summary: str
+    summary_upto: str | None
+    messages: list[Message]
+
+    def prompt_messages(self, budget_tokens: int) -> PromptWindow:
+        """The summary and the newest messages after `summary_upto` that fit the budget.
+
+        Tool exchanges (an assistant message with tool calls and its tool results) are kept or
+        dropped whole, and the newest exchange is always kept. Older unsummarized messages that
+        do not fit are returned as `overflow`, to be folded into the summary.
+        """
+        start = 0
+        if self.summary_upto is not None:
+            ids = [m.id for m in self.messages]
+            if self.summary_upto in ids:
+                start = ids.index(self.summary_upto) + 1
+        pending = self.messages[start:]
+        groups: list[list[Message]] = []
+        for message in pending:
+            if message.role == "tool" and groups:
+                groups[-1].append(message)
+            else:
+                groups.append([message])
+        used = estimate_tokens(self.summary) + MESSAGE_OVERHEAD_TOKENS if self.summary else 0
+        kept: list[Message] = []
+        for group in reversed(groups):
+            cost = sum(m.estimated_tokens() for m in group)
+            # Tool results whose call was summarized away cannot open a window.
+            if group[0].role == "tool" or (kept and used + cost > budget_tokens):
+                break
+            kept[:0] = group
+            used += cost
+        return PromptWindow(self.summary, kept, pending[: len(pending) - len(kept)], used)
+
+
+@dataclass(frozen=True)
+class ConversationInfo:
+    """What the conversation list shows."""
+
+    id: str
+    title: str
+    created_at: str
+    updated_at: str
+    message_count: int
+    temporary: bool
+
+
+@dataclass(frozen=True)
+class ConversationHit:
+    """A message that matched a conversation search."""
+
+    conversation_id: str
+    message_id: str
+    title: str
+    snippet: str
+    score: float
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """A cached summary of one conversation file, valid while its size and mtime are unchanged."""
+
+    size: int
+    mtime_ns: int
+    title: str
+    created_at: str
+    updated_at: str
+    message_count: int
+    temporary: bool
+    last_message_id: str | None
+
+    def info(self, conversation_id: str) -> ConversationInfo:
+        """The listing entry."""
+        return ConversationInfo(
+            conversation_id,
+            self.title,
+            self.created_at,
+            self.updated_at,
+            self.message_count,
+            self.temporary,
+        )
+
+    def matches(self, st: os.stat_result) -> bool:
+        """Whether the file is unchanged since this entry was made."""
+        return (self.size, self.mtime_ns) == (st.st_size, st.st_mtime_ns)
+
+    @classmethod
+    def of(cls, conversation: Conversation, st: os.stat_result) -> _Entry:
+        """The entry of a conversation just read from a file with this stat."""
+        messages = conversation.messages
+        return cls(
+            st.st_size,
+            st.st_mtime_ns,
+            conversation.title,
+            conversation.created_at,
+            conversation.updated_at,
+            len(messages),
+            conversation.temporary,
+            messages[-1].id if messages else None,
+        )
+
+    @classmethod
+    def from_json(cls, raw: object) -> _Entry:
+        """Parse a cached entry, raising ValueError if it is not exactly one."""
+        if not isinstance(raw, dict) or set(raw) != {f.name for f in fields(cls)}:
+            raise ValueError("an index entry has the wrong fields")
+        entry = cls(**raw)
+        for name, kind in _ENTRY_TYPES.items():
+            if not isinstance(getattr(entry, name), kind):
+                raise ValueError(f"an index entry has a bad {name!r}")
+        return entry
+
+
+_ENTRY_TYPES: dict[str, type | tuple[type, ...]] = {
+    "size": int,
+    "mtime_ns": int,
+    "title": str,
+    "created_at": str,
+    "updated_at": str,
+    "message_count": int,
+    "temporary": bool,
+    "last_message_id": (str, type(None)),
+}
+
+
+class ConversationStore:
+    """The conversations in `<data dir>/conversations/`; thread-safe.
+
+    The listing comes from `index.json`, a derived cache of each file's title, counts and stat;
+    only files whose size or mtime changed are read again. The search index is built on the
+    first search and kept up to date afterwards.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.directory = paths.conversations_dir(root)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.warnings: builtins.list[str] = []
+        self._lock = threading.RLock()
+        self._subscribers: builtins.list[Callable[[str], None]] = []
+        self._index_dirty = False
+        self._entries = self._load_index()
+        self._search: BM25Index | None = None
+        self._docs: dict[int, tuple[str, str, str]] = {}  # key: conversation, message, text
+        self._doc_keys: dict[str, builtins.list[int]] = {}
+        self._next_key = 0
+
+    def create(self, title: str = DEFAULT_TITLE, temporary: bool = False) -> ConversationInfo:
+        """Start a new, empty conversation."""
+        title = _clean_title(title)
+        cid = uuid.uuid4().hex
+        now = _now()
+        meta = {"id": cid, "title": title, "created_at": now, "temporary": temporary}
+        with self._lock:
+            st = self._write(cid, _record("meta", meta))
+            entry = _Entry(st.st_size, st.st_mtime_ns, title, now, now, 0, temporary, None)
+            self._set_entry(cid, entry)
+        self._notify(cid)
+        return entry.info(cid)
+
+    def load(self, conversation_id: str) -> Conversation:
+        """Read a conversation with all its messages."""
+        with self._lock:
+            if not self._path(conversation_id).exists():
+                self._forget(conversation_id)
+                raise ConversationNotFoundError(conversation_id)
+            return self._rescan(conversation_id)
+
+    def append(
+        self,
+        conversation_id: str,
+        role: Role,
+        content: str,
+        *,
+        tool_calls: Sequence[Mapping[str, Any]] | None = None,
+        tool_call_id: str | None = None,
+        name: str | None = None,
+        memory_ids: Sequence[str] | None = None,
+    ) -> Message:
+        """Durably add a message after the last one and return it."""
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+        if role == "tool" and not tool_call_id:
+            raise ValueError("a tool message needs the tool_call_id it answers")
+        if tool_calls and role != "assistant":
+            raise ValueError("only assistant messages can have tool_calls")
+        calls = tuple(_tool_call(c) for c in tool_calls or ())
+        with self._lock:
+            entry = self._fresh_entry(conversation_id)
+            message = Message(
+                id=uuid.uuid4().hex,
+                parent_id=entry.last_message_id,
+                role=role,
+                content=content,
+                created_at=_now(),
+                tool_calls=calls,
+                tool_call_id=tool_call_id,
+                name=name,
+                memory_ids=tuple(memory_ids or ()),
+            )
+            st = self._write(conversation_id, _record("message", message.to_json()))
+            self._set_entry(
+                conversation_id,
+                replace(
+                    entry,
+                    size=st.st_size,
+                    mtime_ns=st.st_mtime_ns,
+                    updated_at=message.created_at,
+                    message_count=entry.message_count + 1,
+                    last_message_id=message.id,
+                ),
+            )
+            if self._search is not None and not entry.temporary:
+                self._index_message(self._search, conversation_id, message)
+        self._notify(conversation_id)
+        return message
+
+    def rename(self, conversation_id: str, title: str) -> None:
+        """Give a conversation a new title."""
+        title = _clean_title(title)
+        with self._lock:
+            entry = self._fresh_entry(conversation_id)
+            st = self._write(conversation_id, _record("update", {"title": title}))
+            self._set_entry(
+                conversation_id,
+                replace(entry, size=st.st_size, mtime_ns=st.st_mtime_ns, title=title),
+            )
+        self._notify(conversation_id)
+
+    def set_summary(self, conversation_id: str, summary: str, upto_message_id: str) -> None:
+        """Record the rolling summary of the messages up to and including `upto_message_id`."""
+        with self._lock:
+            conversation = self.load(conversation_id)
+            if all(m.id != upto_message_id for m in conversation.messages):
+                raise ValueError(
+                    f"conversation {conversation_id!r} has no message {upto_message_id!r}"
+                )
+            entry = self._entries[conversation_id]
+            update = {"summary": summary, "summary_upto": upto_message_id}
+            st = self._write(conversation_id, _record("update", update))
+            self._set_entry(
+                conversation_id, replace(entry, size=st.st_size, mtime_ns=st.st_mtime_ns)
+            )
+        self._notify(conversation_id)
+
+    def delete(self, conversation_id: str) -> None:
+        """Delete a conversation's file."""
+        with self._lock:
+            try:
+                self._path(conversation_id).unlink()
+            except FileNotFoundError:
+                self._forget(conversation_id)
+                raise ConversationNotFoundError(conversation_id) from None
+            except OSError as exc:
+                raise StorageError(f"Could not delete conversation: {exc}") from exc
+            self._forget(conversation_id)
+        self._notify(conversation_id)
+
+    def search(self, query: str, k: int = 10) -> builtins.list[ConversationHit]:
+        """The `k` best-matching user and assistant messages of non-temporary conversations."""
+        tokens = tokenize(query)
+        required = [t for t in tokens if is_informative(t)]
+        if not required or k <= 0:
+            return []
+        with self._lock:
+            if self._search is None:
+                self._search = BM25Index()
+                for cid in builtins.list(self._entries):
+                    self._try_rescan(cid)
+            self._refresh()
+            hits = []
+            for key, score in self._search.top(tokens, k, require=required):
+                cid, mid, text = self._docs[key]
+                title = self._entries[cid].title
+                hits.append(ConversationHit(cid, mid, title, _snippet(text, required), score))
+            return hits
+
+    def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Call `callback(conversation_id)` after each change; returns the unsubscribe function."""
+        with self._lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def list(self) -> builtins.list[ConversationInfo]:
+        """All conversations, most recently active first."""
+        with self._lock:
+            self._refresh()
+            ordered = sorted(
+                self._entries.items(),
+                key=lambda item: (item[1].updated_at, item[1].created_at, item[0]),
+                reverse=True,
+            )
+            return [entry.info(cid) for cid, entry in ordered]
+
+    def _path(self, conversation_id: str) -> Path:
+        if not _ID.fullmatch(conversation_id):
+            raise ConversationNotFoundError(conversation_id)
+        return self.directory / f"{conversation_id}.jsonl"
+
+    def _write(self, conversation_id: str, record: dict[str, Any]) -> os.stat_result:
+        """Durably append a record; return the file's new stat."""
+        path = self._path(conversation_id)
+        try:
+            appender = jsonl.Appender(path)
+            try:
+                appender.append(record)
+            finally:
+                appender.close()
+            return path.stat()
+        except OSError as exc:
+            raise StorageError(f"Could not save conversation to {path}: {exc}") from exc
+
+    def _fresh_entry(self, conversation_id: str) -> _Entry:
+        """The conversation's entry, read again if its file changed."""
+        try:
+            st = self._path(conversation_id).stat()
+        except FileNotFoundError:
+            self._forget(conversation_id)
+            raise ConversationNotFoundError(conversation_id) from None
+        entry = self._entries.get(conversation_id)
+        if entry is None or not entry.matches(st):
+            self._rescan(conversation_id)
+            entry = self._entries[conversation_id]
+        return entry
+
+    def _rescan(self, conversation_id: str) -> Conversation:
+        """Read a file, renewing its cache entry and (if it changed) its search documents."""
+        path = self._path(conversation_id)
+        try:
+            conversation, warnings = _read_conversation(path)
+            st = path.stat()
+        except FileNotFoundError:
+            self._forget(conversation_id)
+            raise ConversationNotFoundError(conversation_id) from None
+        except OSError as exc:
+            raise StorageError(f"Could not read conversation {path}: {exc}") from exc
+        self.warnings += [w for w in warnings if w not in self.warnings]
+        entry = _Entry.of(conversation, st)
+        changed = self._entries.get(conversation_id) != entry
+        self._set_entry(conversation_id, entry)
+        if self._search is not None and (changed or conversation_id not in self._doc_keys):
+            self._unindex(conversation_id)
+            self._doc_keys[conversation_id] = []
+            if not conversation.temporary:
+                for message in conversation.messages:
+                    self._index_message(self._search, conversation_id, message)
+        return conversation
+
+    def _try_rescan(self, conversation_id: str) -> bool:
+        """Rescan a file; False (with a warning if it exists) when it cannot be read."""
+        try:
+            self._rescan(conversation_id)
+        except ConversationNotFoundError:
+            return False
+        except StorageError as exc:  # one unreadable file must not hide the others
+            log.warning("%s", exc)
+            return False
+        return True
+
+    def _refresh(self) -> None:
+        """Bring the cache up to date with the directory and save it if anything changed."""
+        seen: set[str] = set()
+        with os.scandir(self.directory) as it:
+            for item in it:
+                cid, ext = os.path.splitext(item.name)
+                if ext != ".jsonl" or not _ID.fullmatch(cid):
+                    continue
+                try:
+                    st = item.stat()
+                except FileNotFoundError:
+                    continue
+                entry = self._entries.get(cid)
+                if (entry is None or not entry.matches(st)) and not self._try_rescan(cid):
+                    continue
+                seen.add(cid)
+        for cid in set(self._entries) - seen:
+            self._forget(cid)
+        self._save_index()
+
+    def _set_entry(self, conversation_id: str, entry: _Entry) -> None:
+        if self._entries.get(conversation_id) != entry:
+            self._entries[conversation_id] = entry
+            self._index_dirty = True
+
+    def _forget(self, conversation_id: str) -> None:
+        if self._entries.pop(conversation_id, None) is not None:
+            self._index_dirty = True
+        self._unindex(conversation_id)
+
+    def _index_message(self, index: BM25Index, conversation_id: str, message: Message) -> None:
+        if message.role not in SEARCHED_ROLES:
+            return
+        tokens = tokenize(message.content)
+        if not tokens:
+            return
+        key = self._next_key
+        self._next_key += 1
+        index.add(key, tokens)
+        self._docs[key] = (conversation_id, message.id, message.content)
+        self._doc_keys.setdefault(conversation_id, []).append(key)
+
+    def _unindex(self, conversation_id: str) -> None:
+        for key in self._doc_keys.pop(conversation_id, []):
+            if self._search is not None:
+                self._search.remove(key)
+            del self._docs[key]
+
+    def _index_path(self) -> Path:
+        return self.directory / INDEX_NAME
+
+    def _load_index(self) -> dict[str, _Entry]:
+        try:
+            raw = json.loads(self._index_path().read_text(encoding="utf-8"))
+            if not isinstance(raw, dict) or raw.get("version") != INDEX_VERSION:
+                raise ValueError("not a version 1 index")
+            entries = raw.get("conversations")
+            if not isinstance(entries, dict):
+                raise ValueError("no 'conversations' object")
+            return {
+                cid: _Entry.from_json(entry) for cid, entry in entries.items() if _ID.fullmatch(cid)
+            }
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            log.info("rebuilding the conversation index: %s", exc)
+            self._index_dirty = True
+            return {}
+
+    def _save_index(self) -> None:
+        if not self._index_dirty:
+            return
+        doc = {
+            "version": INDEX_VERSION,
+            "conversations": {cid: asdict(entry) for cid, entry in self._entries.items()},
+        }
+        try:
+            atomic_write_json(self._index_path(), doc)
+        except OSError as exc:  # only a cache: the next run rebuilds what it lacks
+            log.warning("could not save the conversation index: %s", exc)
+            return
+        self._index_dirty = False
+
+    def _notify(self, conversation_id: str) -> None:
+        with self._lock:
+            callbacks = builtins.list(self._subscribers)
+        for callback in callbacks:
+            try:
+                callback(conversation_id)
+            except Exception:
+                log.exception("a conversation subscriber failed")
+
+
+def _read_conversation(path: Path) -> tuple[Conversation, list[str]]:
+    """Parse a conversation file (repairing it as `jsonl.read` does) and say what was wrong."""
+    loaded = jsonl.read(path)
+    problems: list[str] = []
+    meta: dict[str, Any] | None = None
+    title: str | None = None
+    summary = ""
+    summary_upto: str | None = None
+    messages: list[Message] = []
+    bad = 0
+    for record in loaded.records:
+        kind = record.get("type")
+        try:
+            if kind == "message":
+                messages.append(Message.from_json(record))
+            elif kind == "meta" and meta is None:
+                _required_str(record, "title")
+                _required_str(record, "created_at")
+                if not isinstance(record.get("temporary", False), bool):
+                    raise ValueError("'temporary' must be true or false")
+                meta = record
+            elif kind == "update":
+                if "title" in record:
+                    title = _required_str(record, "title")
+                if "summary" in record:
+                    summary = _required_str(record, "summary")
+                    summary_upto = _optional_str(record, "summary_upto")
+        except ValueError:
+            bad += 1
+    if bad:
+        problems.append(f"{path.name}: skipped {bad} malformed record(s).")
+    if meta is None:
+        problems.append(
+            f"{path.name}: its header record is missing; titled it {RECOVERED_TITLE!r}."
+        )
+        created_at = (
+            messages[0].created_at
+            if messages
+            else _timestamp(datetime.fromtimestamp(path.stat().st_mtime, UTC))
+        )
+        meta = {"title": RECOVERED_TITLE, "created_at": created_at}
+    for msg in problems:
+        log.warning(msg)
+    conversation = Conversation(
+        id=path.stem,
+        title=title or meta["title"],
+        created_at=meta["created_at"],
+        updated_at=messages[-1].created_at if messages else meta["created_at"],
+        temporary=meta.get("temporary", False),
+        summary=summary,
+        summary_upto=summary_upto,
+        messages=messages,
+    )
+    return conversation, loaded.warnings + problems
+
+
+def _record(kind: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    """A file record: version, type, then the body's fields."""
+    return {"version": RECORD_VERSION, "type": kind, **body}
+
+
+def _tool_call(raw: object) -> dict[str, Any]:
+    """A validated copy of an OpenAI tool call: id, type "function", function name, arguments."""
+    if not isinstance(raw, Mapping):
+        raise ValueError("each tool call must be an object")
+    function = raw.get("function")
+    if not isinstance(raw.get("id"), str) or not raw["id"]:
+        raise ValueError("a tool call needs a string 'id'")
+    if raw.get("type", "function") != "function":
+        raise ValueError("a tool call's 'type' must be 'function'")
+    if (
+        not isinstance(function, Mapping)
+        or not isinstance(function.get("name"), str)
+        or not isinstance(function.get("arguments"), str)
+    ):
+        raise ValueError("a tool call needs a 'function' with string 'name' and 'arguments'")
+    return {
+        "id": raw["id"],
+        "type": "function",
+        "function": {"name": function["name"], "arguments": function["arguments"]},
+    }
+
+
+def _required_str(raw: Mapping[str, Any], name: str) -> str:
+    value = raw.get(name)
+    if not isinstance(value, str):
+        raise ValueError(f"{name!r} must be a string")
+    return value
+
+
+def _optional_str(raw: Mapping[str, Any], name: str) -> str | None:
+    value = raw.get(name)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{name!r} must be a string or null")
+    return value
+
+
+def _clean_title(title: str) -> str:
+    cleaned = " ".join(title.split())
+    if not cleaned:
+        raise ValueError("a conversation title must not be empty")
+    return cleaned
+
+
+def _now() -> str:
+    """The current time as an ISO-8601 UTC string."""
+    return _timestamp(datetime.now(UTC))
+
+
+def _timestamp(moment: datetime) -> str:
+    """An aware UTC datetime as ISO-8601 with milliseconds and a Z."""
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _snippet(text: str, words: Sequence[str]) -> str:
+    """About SNIPPET_CHARS of `text` on one line, around the first of `words` in it."""
+    flat = " ".join(text.split())
+    if len(flat) <= SNIPPET_CHARS:
+        return flat
+    alternatives = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
+    match = re.search(rf"(?<![^\W_])(?:{alternatives})(?![^\W_])", flat.lower())
+    pos = match.start() if match else 0
+    start = max(0, min(pos - SNIPPET_CHARS // 3, len(flat) - SNIPPET_CHARS))
+    end = start + SNIPPET_CHARS
+    return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")
