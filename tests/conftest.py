@@ -14,6 +14,8 @@ import keyring.backend
 import keyring.errors
 import pytest
 
+from tests.fake_openai import FakeOpenAI
+
 # Before pytest-qt creates the QApplication.
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
@@ -36,6 +38,13 @@ class MemoryKeyring(keyring.backend.KeyringBackend):
     def delete_password(self, service: str, username: str) -> None:
         if self.passwords.pop((service, username), None) is None:
             raise keyring.errors.PasswordDeleteError("no such password")
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    """A local server speaking the OpenAI API, scripted by the test."""
+    with FakeOpenAI() as server:
+        yield server
 
 
 @pytest.fixture(autouse=True)

@@ -721,8 +721,8 @@ def _now() -> str:
 
 
 def _timestamp(moment: datetime) -> str:
-    """An aware UTC datetime as ISO-8601 with milliseconds and a Z."""
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """An aware UTC datetime as ISO-8601 with microseconds and a Z."""
+    return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def _snippet(text: str, words: Sequence[str]) -> str:

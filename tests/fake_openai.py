@@ -1,0 +1,777 @@
+"""A real HTTP server on loopback that speaks enough of the OpenAI API for the `openai` client.
+
+Tests script it reply by reply; each scripted reply can also inject a fault (a delay, an HTTP error,
+a dropped connection, a malformed stream line), so a test can make one call fail and the retry pass:
+
+    with FakeOpenAI() as fake:
+        fake.enqueue(Reply.error(429, retry_after=0.05), Reply.text("hello"))
+        client = fake.client(max_retries=1)
+        client.chat.completions.create(model="m", messages=[...])  # retried, answers "hello"
+        assert len(fake.requests) == 2
+
+When nothing is queued the server echoes the last user message. Embeddings are a hashed bag of
+words, so texts that share words are close. `python -m tests.fake_openai --port 8765` runs it by
+hand, with a `remember` tool call whenever the user says "remember".
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import hashlib
+import itertools
+import json
+import math
+import re
+import socket
+import struct
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Self
+
+import openai
+
+JsonDict = dict[str, Any]
+
+DEFAULT_MODELS = ("fake-chat", "fake-embed")
+DEFAULT_DIM = 64
+MALFORMED_SSE_LINE = b'data: {"id": "broken", "choices": [\n\n'
+
+# OpenAI's error `type` and `code` for the statuses tests use.
+_ERROR_KINDS: dict[int, tuple[str, str | None, str]] = {
+    400: ("invalid_request_error", None, "Invalid request."),
+    401: ("invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
+    403: ("invalid_request_error", "unsupported_country_region_territory", "Forbidden."),
+    404: ("invalid_request_error", "model_not_found", "The model does not exist."),
+    429: ("requests", "rate_limit_exceeded", "Rate limit reached. Please try again later."),
+    500: ("server_error", None, "The server had an error while processing your request."),
+    503: ("server_error", "overloaded", "The engine is currently overloaded."),
+}
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A function call in a scripted reply; `arguments` is the raw JSON string (may be invalid)."""
+
+    name: str
+    arguments: str = "{}"
+    id: str | None = None  # generated as call_<n> when None
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A scripted reply: text and/or tool calls, plus optional faults.
+
+    Faults: `delay` before answering; `chunk_delay` between stream chunks; `status` >= 400 answers
+    with an OpenAI-style error body (`error_message`, `error_type`, `error_code`) and a
+    `Retry-After` header when `retry_after` is set; `drop_after` closes the connection after that
+    many stream chunks (0: before any; for a non-streamed request: no response at all);
+    `malformed_after` sends a line that is not JSON after that many chunks; `raw_body` replaces the
+    whole response body (`status` and `content_type` still apply).
+    """
+
+    content: str | None = None
+    calls: tuple[ToolCall, ...] = ()
+    finish_reason: str | None = None  # "tool_calls" when there are calls, else "stop"
+    usage: JsonDict | None = None  # computed from word counts when None
+    delay: float = 0.0
+    chunk_delay: float = 0.0
+    status: int = 200
+    error_message: str | None = None
+    error_type: str | None = None
+    error_code: str | None = None
+    retry_after: float | None = None
+    drop_after: int | None = None
+    malformed_after: int | None = None
+    raw_body: str | bytes | None = None
+    content_type: str = "application/json"
+
+    @classmethod
+    def text(cls, content: str, **faults: Any) -> Reply:
+        """An assistant message with `content`; `faults` are any of the fault fields."""
+        return cls(content=content, **faults)
+
+    @classmethod
+    def tool_calls(cls, *calls: ToolCall, content: str | None = None, **faults: Any) -> Reply:
+        """An assistant message that calls tools, optionally after some text."""
+        return cls(content=content, calls=calls, **faults)
+
+    @classmethod
+    def error(
+        cls,
+        status: int,
+        message: str | None = None,
+        *,
+        retry_after: float | None = None,
+        type: str | None = None,
+        code: str | None = None,
+        delay: float = 0.0,
+    ) -> Reply:
+        """An HTTP error with an OpenAI-style body; 429 / 5xx are what the client retries."""
+        return cls(
+            status=status,
+            error_message=message,
+            error_type=type,
+            error_code=code,
+            retry_after=retry_after,
+            delay=delay,
+        )
+
+    @classmethod
+    def raw(
+        cls, body: str | bytes, *, status: int = 200, content_type: str = "application/json"
+    ) -> Reply:
+        """Answer with exactly `body`, e.g. something that is not a valid API response."""
+        return cls(raw_body=body, status=status, content_type=content_type)
+
+    @classmethod
+    def dropped(cls) -> Reply:
+        """Close the connection without answering."""
+        return cls(drop_after=0)
+
+
+ReplyFunction = Callable[[JsonDict], "Reply | str"]
+ScriptedReply = Reply | str | ReplyFunction
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request the server received; `body` is the parsed JSON (None when absent or invalid)."""
+
+    method: str
+    path: str
+    headers: dict[str, str]  # lower-case names
+    body: Any
+
+
+# --- helpers that build OpenAI objects ---------------------------------------------------------
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-case runs of letters and digits."""
+    return _WORD.findall(text.lower())
+
+
+def hashed_embedding(text: str, dim: int = DEFAULT_DIM) -> list[float]:
+    """A unit vector from a signed hashed bag of words; shared words mean a high cosine."""
+    vector = [0.0] * dim
+    for token in tokenize(text) or [""]:
+        digest = int.from_bytes(hashlib.blake2b(token.encode(), digest_size=8).digest(), "little")
+        vector[digest % dim] += 1.0 if (digest >> 63) & 1 else -1.0
+    norm = math.sqrt(sum(x * x for x in vector))
+    return [x / norm for x in vector]
+
+
+def message_text(message: JsonDict) -> str:
+    """The text of a chat message whose content is a string or a list of parts."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def last_user_text(request: JsonDict) -> str:
+    """The text of the last user message of a chat request, or ''."""
+    for message in reversed(request.get("messages") or []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return message_text(message)
+    return ""
+
+
+def echo_reply(request: JsonDict) -> Reply:
+    """The default reply: echo the last user message."""
+    text = last_user_text(request)
+    return Reply.text(f"Echo: {text}" if text else "Hello from the fake OpenAI server.")
+
+
+def _count_tokens(text: str) -> int:
+    return len(re.findall(r"\w+|[^\w\s]", text))
+
+
+def _error_body(status: int, message: str | None, type_: str | None, code: str | None) -> JsonDict:
+    default_type, default_code, default_message = _ERROR_KINDS.get(
+        status, ("invalid_request_error", None, HTTPStatus(status).phrase)
+    )
+    return {
+        "error": {
+            "message": message or default_message,
+            "type": type_ or default_type,
+            "param": None,
+            "code": code or default_code,
+        }
+    }
+
+
+def _split_text(text: str) -> list[str]:
+    """Word-sized stream pieces, each keeping the whitespace before it."""
+    return re.findall(r"\s*\S+", text)
+
+
+def _split_arguments(arguments: str, size: int = 8) -> list[str]:
+    return [arguments[i : i + size] for i in range(0, len(arguments), size)]
+
+
+def _usage(request: JsonDict, reply: Reply) -> JsonDict:
+    prompt = sum(
+        _count_tokens(message_text(m)) + 3
+        for m in request.get("messages") or []
+        if isinstance(m, dict)
+    )
+    completion = _count_tokens(reply.content or "") + sum(
+        _count_tokens(c.name + c.arguments) for c in reply.calls
+    )
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def stream_chunks(
+    request: JsonDict,
+    reply: Reply,
+    *,
+    calls: list[tuple[ToolCall, str]],
+    completion_id: str,
+    usage: JsonDict | None,
+) -> list[JsonDict]:
+    """The `chat.completion.chunk` objects of a streamed reply, split the way OpenAI splits them."""
+    created = int(time.time())
+    finish_reason = reply.finish_reason or ("tool_calls" if calls else "stop")
+
+    def chunk(delta: JsonDict, finish: str | None = None) -> JsonDict:
+        return {
+            "id": completion_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": request["model"],
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+        }
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    chunks += [chunk({"content": piece}) for piece in _split_text(reply.content or "")]
+    for index, (call, call_id) in enumerate(calls):
+        first = {"index": index, "id": call_id, "type": "function"}
+        first["function"] = {"name": call.name, "arguments": ""}
+        chunks.append(chunk({"tool_calls": [first]}))
+        chunks += [
+            chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            for piece in _split_arguments(call.arguments)
+        ]
+    chunks.append(chunk({}, finish_reason))
+    if usage is not None:
+        chunks.append({**chunk({}), "choices": [], "usage": usage})
+    return chunks
+
+
+# --- the server ---------------------------------------------------------------------------------
+
+
+class FakeOpenAI:
+    """An OpenAI-compatible server on 127.0.0.1 with a queue of scripted replies; thread-safe.
+
+    Use as a context manager (or `start()` / `stop()`). `enqueue()` scripts chat completions,
+    `enqueue_embeddings()` scripts faults for `/v1/embeddings` (their text is ignored). With
+    `required_api_key` every request needs `Authorization: Bearer <key>` or gets a 401; with
+    `models` set, requests for any other model get a 404 `model_not_found`.
+    """
+
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        required_api_key: str | None = None,
+        models: Sequence[str] | None = None,
+        embedding_dim: int = DEFAULT_DIM,
+        default_reply: Callable[[JsonDict], Reply] = echo_reply,
+        verbose: bool = False,
+    ) -> None:
+        self.required_api_key = required_api_key
+        self.models = tuple(models) if models is not None else None
+        self.embedding_dim = embedding_dim
+        self.default_reply = default_reply
+        self.verbose = verbose
+        self._port = port
+        self._lock = threading.Lock()
+        self._chat_queue: deque[ScriptedReply] = deque()
+        self._embedding_queue: deque[ScriptedReply] = deque()
+        self._requests: list[RecordedRequest] = []
+        self._ids = itertools.count(1)
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._http_clients: list[openai.DefaultHttpxClient] = []
+
+    # lifecycle
+
+    def start(self) -> Self:
+        """Bind and serve in a background thread."""
+        if self._server is not None:
+            return self
+        self._server = _Server(("127.0.0.1", self._port), _Handler, self)
+        self._port = int(self._server.server_address[1])
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.01},
+            name="fake-openai",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close every open connection; sleeping handlers wake up."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.stopping.set()
+        with self._lock:
+            http_clients, self._http_clients = self._http_clients, []
+        for http_client in http_clients:
+            http_client.close()
+        server.shutdown()
+        server.close_connections()
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        """The bound port; still known after `stop()`, so tests can try a server that is down."""
+        if not self._port:
+            raise RuntimeError("FakeOpenAI has not been started")
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        """The URL to give the client, e.g. http://127.0.0.1:PORT/v1."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def api_key(self) -> str:
+        """A key the server accepts."""
+        return self.required_api_key or "sk-fake"
+
+    def client(self, *, max_retries: int = 0, timeout: float = 5.0, **kwargs: Any) -> openai.OpenAI:
+        """An `openai.OpenAI` client for this server; no retries unless asked.
+
+        It gets an HTTP client without certificate loading (50 ms per client otherwise; the server
+        is plain http anyway), closed by `stop()`.
+        """
+        if "http_client" not in kwargs:
+            kwargs["http_client"] = openai.DefaultHttpxClient(verify=False)
+            with self._lock:
+                self._http_clients.append(kwargs["http_client"])
+        kwargs.setdefault("api_key", self.api_key)
+        return openai.OpenAI(
+            base_url=self.base_url, max_retries=max_retries, timeout=timeout, **kwargs
+        )
+
+    # scripting
+
+    def enqueue(self, *replies: ScriptedReply) -> None:
+        """Queue chat completion replies: a `Reply`, a string, or a function of the request."""
+        with self._lock:
+            self._chat_queue.extend(replies)
+
+    def enqueue_embeddings(self, *replies: ScriptedReply) -> None:
+        """Queue faults for the next embedding requests (only the fault fields are used)."""
+        with self._lock:
+            self._embedding_queue.extend(replies)
+
+    @property
+    def pending(self) -> int:
+        """Scripted replies not used yet (chat and embeddings)."""
+        with self._lock:
+            return len(self._chat_queue) + len(self._embedding_queue)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received so far, oldest first (a copy)."""
+        with self._lock:
+            return list(self._requests)
+
+    def requests_to(self, path: str) -> list[RecordedRequest]:
+        """The requests whose path ends with `path`, e.g. "/chat/completions"."""
+        return [r for r in self.requests if r.path.endswith(path)]
+
+    def clear_requests(self) -> None:
+        """Forget the recorded requests."""
+        with self._lock:
+            self._requests.clear()
+
+    # used by the handler
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self._requests.append(request)
+
+    def _next_reply(self, queue_name: str, request: JsonDict) -> Reply | None:
+        with self._lock:
+            queue = self._chat_queue if queue_name == "chat" else self._embedding_queue
+            scripted = queue.popleft() if queue else None
+        if scripted is None:
+            return None
+        if callable(scripted):
+            scripted = scripted(request)
+        return Reply.text(scripted) if isinstance(scripted, str) else scripted
+
+    def _new_id(self, prefix: str) -> str:
+        with self._lock:
+            return f"{prefix}{next(self._ids)}"
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        handler: type[BaseHTTPRequestHandler],
+        fake: FakeOpenAI,
+    ) -> None:
+        self.fake = fake
+        self.stopping = threading.Event()
+        self.connections: set[socket.socket] = set()
+        self.connections_lock = threading.Lock()
+        super().__init__(address, handler)
+
+    def close_connections(self) -> None:
+        with self.connections_lock:
+            connections = list(self.connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that gave up (timeout, closed stream) is normal here, not worth a traceback.
+        if not isinstance(sys.exc_info()[1], ConnectionError | TimeoutError) or self.fake.verbose:
+            super().handle_error(request, client_address)
+
+
+class _DroppedError(Exception):
+    """The scripted reply asked to drop the connection."""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    @property
+    def fake(self) -> FakeOpenAI:
+        return self.server.fake
+
+    def setup(self) -> None:
+        super().setup()
+        with self.server.connections_lock:
+            self.server.connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.server.connections_lock:
+            self.server.connections.discard(self.connection)
+        super().finish()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.fake.verbose:
+            super().log_message(format, *args)
+
+    # routing
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def _handle(self, method: str) -> None:
+        path = self.path.split("?", 1)[0]
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        self.fake._record(RecordedRequest(method, path, headers, body))
+        try:
+            if not self._authorized():
+                self._send_error(Reply.error(401))
+            elif raw and body is None:
+                self._send_error(Reply.error(400, "We could not parse the JSON body."))
+            elif (method, path) == ("POST", "/v1/chat/completions"):
+                self._chat(body if isinstance(body, dict) else {})
+            elif (method, path) == ("POST", "/v1/embeddings"):
+                self._embeddings(body if isinstance(body, dict) else {})
+            elif (method, path) == ("GET", "/v1/models"):
+                self._send_json(200, {"object": "list", "data": self._model_objects()})
+            elif method == "GET" and path.startswith("/v1/models/"):
+                self._model(path.removeprefix("/v1/models/"))
+            else:
+                self._send_error(Reply.error(404, f"Unknown request URL: {method} {path}."))
+        except _DroppedError:
+            self._drop()
+        except (ConnectionError, TimeoutError):
+            self.close_connection = True
+
+    def _authorized(self) -> bool:
+        key = self.fake.required_api_key
+        return key is None or self.headers.get("Authorization") == f"Bearer {key}"
+
+    def _model_objects(self) -> list[JsonDict]:
+        return [
+            {"id": name, "object": "model", "created": 1700000000, "owned_by": "fake"}
+            for name in self.fake.models or DEFAULT_MODELS
+        ]
+
+    def _model(self, name: str) -> None:
+        for model in self._model_objects():
+            if model["id"] == name:
+                self._send_json(200, model)
+                return
+        self._send_error(self._model_not_found(name))
+
+    def _check_model(self, request: JsonDict) -> Reply | None:
+        model = request.get("model")
+        if not isinstance(model, str) or not model:
+            return Reply.error(400, "you must provide a model parameter", code="missing_model")
+        if self.fake.models is not None and model not in self.fake.models:
+            return self._model_not_found(model)
+        return None
+
+    @staticmethod
+    def _model_not_found(name: str) -> Reply:
+        return Reply.error(
+            404, f"The model `{name}` does not exist or you do not have access to it."
+        )
+
+    # chat completions
+
+    def _chat(self, request: JsonDict) -> None:
+        error = self._check_model(request)
+        if error is None and not isinstance(request.get("messages"), list):
+            error = Reply.error(400, "'messages' is a required property")
+        if error is not None:
+            self._send_error(error)
+            return
+        reply = self.fake._next_reply("chat", request) or self.fake.default_reply(request)
+        if self._faults(reply, stream=bool(request.get("stream"))):
+            return
+        calls = [(call, call.id or self.fake._new_id("call_")) for call in reply.calls]
+        completion_id = self.fake._new_id("chatcmpl-fake-")
+        usage: JsonDict | None = reply.usage or _usage(request, reply)
+        if request.get("stream"):
+            if not (request.get("stream_options") or {}).get("include_usage"):
+                usage = None
+            events = stream_chunks(
+                request, reply, calls=calls, completion_id=completion_id, usage=usage
+            )
+            self._stream(reply, events)
+            return
+        message: JsonDict = {"role": "assistant", "content": reply.content, "refusal": None}
+        if calls:
+            message["tool_calls"] = [
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
+                for call, call_id in calls
+            ]
+        self._send_json(
+            200,
+            {
+                "id": completion_id,
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": request["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": message,
+                        "finish_reason": reply.finish_reason or ("tool_calls" if calls else "stop"),
+                        "logprobs": None,
+                    }
+                ],
+                "usage": usage,
+            },
+        )
+
+    def _stream(self, reply: Reply, events: list[JsonDict]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for sent, event in enumerate(events):
+            if sent and reply.chunk_delay:
+                self.server.stopping.wait(reply.chunk_delay)
+            if reply.malformed_after == sent:
+                self._write_chunk(MALFORMED_SSE_LINE)
+            if reply.drop_after == sent:
+                raise _DroppedError
+            self._write_chunk(f"data: {json.dumps(event)}\n\n".encode())
+        self._write_chunk(b"data: [DONE]\n\n")
+        self._write_chunk(b"")  # the last chunk of the chunked encoding
+
+    def _write_chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    # embeddings
+
+    def _embeddings(self, request: JsonDict) -> None:
+        error = self._check_model(request)
+        given = request.get("input")
+        texts: Any = [given] if isinstance(given, str) else given
+        if error is None and (
+            not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts)
+        ):
+            error = Reply.error(400, "'input' must be a string or a non-empty list of strings")
+        if error is None and "" in texts:
+            error = Reply.error(400, "'$.input' is invalid: empty strings are not allowed")
+        if error is not None:
+            self._send_error(error)
+            return
+        reply = self.fake._next_reply("embeddings", request)
+        if reply is not None and self._faults(reply, stream=False):
+            return
+        dim = request.get("dimensions") or self.fake.embedding_dim
+        as_base64 = request.get("encoding_format") == "base64"
+        data = []
+        for index, text in enumerate(texts):
+            vector = hashed_embedding(text, dim)
+            embedding: Any = (
+                base64.b64encode(struct.pack(f"<{dim}f", *vector)).decode() if as_base64 else vector
+            )
+            data.append({"object": "embedding", "index": index, "embedding": embedding})
+        tokens = sum(len(tokenize(t)) for t in texts)
+        self._send_json(
+            200,
+            {
+                "object": "list",
+                "data": data,
+                "model": request["model"],
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            },
+        )
+
+    # faults and plain responses
+
+    def _faults(self, reply: Reply, *, stream: bool) -> bool:
+        """Apply the reply's delay and any fault that replaces the answer; True if answered."""
+        if reply.delay:
+            self.server.stopping.wait(reply.delay)
+        if reply.raw_body is not None:
+            body = reply.raw_body.encode() if isinstance(reply.raw_body, str) else reply.raw_body
+            self._send_bytes(reply.status, body, reply.content_type)
+            return True
+        if reply.status >= 400:
+            self._send_error(reply)
+            return True
+        if reply.drop_after is not None and not stream:
+            raise _DroppedError
+        return False
+
+    def _send_error(self, reply: Reply) -> None:
+        headers = {}
+        if reply.retry_after is not None:
+            headers["Retry-After"] = f"{reply.retry_after:g}"
+        body = _error_body(reply.status, reply.error_message, reply.error_type, reply.error_code)
+        self._send_json(reply.status, body, headers)
+
+    def _send_json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        self._send_bytes(status, json.dumps(body).encode(), "application/json", headers)
+
+    def _send_bytes(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("x-request-id", self.fake._new_id("req_"))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+
+    def _drop(self) -> None:
+        self.close_connection = True
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+# --- standalone ---------------------------------------------------------------------------------
+
+
+def demo_reply(request: JsonDict) -> Reply:
+    """For trying the app by hand: echo, and call `remember` when the user says "remember"."""
+    messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
+    if messages and messages[-1].get("role") == "tool":
+        return Reply.text("Done, I will remember that.")
+    text = last_user_text(request)
+    tool_names = {
+        (tool.get("function") or {}).get("name")
+        for tool in request.get("tools") or []
+        if isinstance(tool, dict)
+    }
+    if "remember" in text.lower() and (not tool_names or "remember" in tool_names):
+        fact = re.sub(r"^.*?\bremember\b(\s+that)?[\s:,]*", "", text, count=1, flags=re.I)
+        arguments = {"text": fact.strip() or text, "kind": "fact", "importance": 0.6}
+        return Reply.tool_calls(ToolCall("remember", json.dumps(arguments)))
+    return echo_reply(request)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the fake server until interrupted."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--api-key", help="require this API key")
+    parser.add_argument("--dim", type=int, default=DEFAULT_DIM, help="embedding size")
+    args = parser.parse_args(argv)
+    fake = FakeOpenAI(
+        port=args.port,
+        required_api_key=args.api_key,
+        embedding_dim=args.dim,
+        default_reply=demo_reply,
+        verbose=True,
+    )
+    with fake:
+        print(f"Fake OpenAI server at {fake.base_url} (Ctrl-C to stop)", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()
