@@ -1,0 +1,82 @@
+"""What the agent reports while it works: frozen events, each tagged with its `type`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the assistant's reply, as it streams in."""
+
+    conversation_id: str
+    text: str
+    type: Literal["text_delta"] = field(default="text_delta", init=False)
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    """The model asked for a tool; it is about to run."""
+
+    conversation_id: str
+    call_id: str
+    name: str
+    arguments: str
+    type: Literal["tool_call_started"] = field(default="tool_call_started", init=False)
+
+
+@dataclass(frozen=True)
+class ToolCallFinished:
+    """A tool ran; `result` is what the model is told (an error message when `ok` is False)."""
+
+    conversation_id: str
+    call_id: str
+    name: str
+    result: str
+    ok: bool
+    type: Literal["tool_call_finished"] = field(default="tool_call_finished", init=False)
+
+
+@dataclass(frozen=True)
+class MemoriesUsed:
+    """The long-term memories put into this turn's prompt."""
+
+    conversation_id: str
+    memory_ids: tuple[str, ...]
+    type: Literal["memories_used"] = field(default="memories_used", init=False)
+
+
+@dataclass(frozen=True)
+class Finished:
+    """The turn is over; `message_id` is the saved final reply."""
+
+    conversation_id: str
+    message_id: str
+    text: str
+    memory_ids: tuple[str, ...]
+    type: Literal["finished"] = field(default="finished", init=False)
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The turn failed; `error` is a message for the user. What was shown is saved."""
+
+    conversation_id: str
+    error: str
+    type: Literal["failed"] = field(default="failed", init=False)
+
+
+@dataclass(frozen=True)
+class Cancelled:
+    """The user stopped the turn; partial text is saved."""
+
+    conversation_id: str
+    type: Literal["cancelled"] = field(default="cancelled", init=False)
+
+
+AgentEvent = (
+    TextDelta | ToolCallStarted | ToolCallFinished | MemoriesUsed | Finished | Failed | Cancelled
+)
+EventSink = Callable[[AgentEvent], None]
