@@ -33,6 +33,10 @@ class CancelToken:
         """Whether `cancel()` was called."""
         return self._event.is_set()
 
+    def wait(self, timeout: float) -> bool:
+        """Sleep up to `timeout` seconds, waking at once on cancel; returns `cancelled`."""
+        return self._event.wait(timeout)
+
     def raise_if_cancelled(self) -> None:
         """Raise CancelledError if cancelled."""
         if self._event.is_set():

@@ -11,6 +11,7 @@ import openai
 from openai.types import CreateEmbeddingResponse
 
 from assistant.errors import ProviderError
+from assistant.openai_errors import CLIENT_ERRORS, provider_error, server_url
 
 
 class Embedder(Protocol):
@@ -56,7 +57,7 @@ class OpenAIEmbedder:
     @property
     def server_url(self) -> str:
         """The base URL the client talks to, for messages."""
-        return str(self._client.base_url).rstrip("/")
+        return server_url(self._client)
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Embed `texts` in order, in batches of at most `batch_size`; shape (len(texts), dim)."""
@@ -75,11 +76,8 @@ class OpenAIEmbedder:
         inputs = [text or " " for text in texts]
         try:
             response = self._client.embeddings.create(model=self.name, input=inputs)
-        except openai.OpenAIError as err:
-            raise self._translate(err) from err
-        except (ValueError, TypeError, AttributeError) as err:
-            # The client raises these on a body that is not JSON or has no `data`.
-            raise ProviderError(f"{_MALFORMED} (from {self.server_url}).") from err
+        except CLIENT_ERRORS as err:
+            raise provider_error(err, self._client, model=self.name, purpose="embeddings") from err
         rows = self._rows(response, len(inputs))
         if not np.all(np.isfinite(rows)):
             raise ProviderError(f"{_MALFORMED}: vectors with NaN or infinite values.")
@@ -108,43 +106,3 @@ class OpenAIEmbedder:
         if rows.ndim != 2 or rows.shape[1] == 0:
             raise ProviderError(f"{_MALFORMED}: vectors of unequal or zero size.")
         return rows
-
-    def _translate(self, err: openai.OpenAIError) -> ProviderError:
-        """A user-facing message for an error of the `openai` client."""
-        url = self.server_url
-        model = self.name
-        if isinstance(err, openai.APITimeoutError):
-            return ProviderError(f"The server at {url} did not answer in time.")
-        if isinstance(err, openai.APIConnectionError):
-            return ProviderError(f"Could not reach {url}. Is the server running?")
-        if isinstance(err, openai.AuthenticationError):
-            return ProviderError(f"The server rejected the API key ({url}).")
-        if isinstance(err, openai.PermissionDeniedError):
-            return ProviderError(f"The API key may not use the embedding model '{model}'.")
-        if isinstance(err, openai.NotFoundError):
-            detail = _server_message(err)
-            if err.code == "model_not_found" or "model" in detail.lower():
-                return ProviderError(f"The embedding model '{model}' was not found on the server.")
-            return ProviderError(f"{url} has no embeddings endpoint (HTTP 404). Check the URL.")
-        if isinstance(err, openai.RateLimitError):
-            return ProviderError("The server is rate limiting requests; try again later.")
-        if isinstance(err, openai.InternalServerError):
-            return ProviderError(
-                f"The server at {url} had an error (HTTP {err.status_code}); try again later."
-            )
-        if isinstance(err, openai.APIStatusError):
-            return ProviderError(
-                f"The server refused the embedding request (HTTP {err.status_code}): "
-                f"{_server_message(err)}"
-            )
-        if isinstance(err, openai.APIResponseValidationError):
-            return ProviderError(f"{_MALFORMED} (from {url}).")
-        return ProviderError(f"Embedding failed: {err}")
-
-
-def _server_message(err: openai.APIStatusError) -> str:
-    """The server's own error message, without the client's "Error code: ..." prefix."""
-    body = err.body
-    if isinstance(body, dict):
-        body = body.get("message")
-    return body if isinstance(body, str) and body else err.message

@@ -1,0 +1,187 @@
+"""The tools every conversation gets: memory, working memory, conversation search, math, time."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from assistant.agent import calculator as calc
+from assistant.agent.tools import Tool, ToolRegistry, tool
+from assistant.errors import ToolError
+from assistant.memory.conversations import ConversationStore
+from assistant.memory.items import MemoryKind, Source, now_utc
+from assistant.memory.semantic import SemanticMemory
+from assistant.memory.working import WorkingMemoryStore
+
+DUPLICATE_THRESHOLD = 0.9
+
+
+@dataclass
+class ToolContext:
+    """What tools know about the turn they run in."""
+
+    conversation_id: str
+    message_id: str | None
+    recalled: list[str] = field(default_factory=list)  # memory ids the tools showed the model
+
+
+@tool
+def remember(
+    text: str,
+    context: ToolContext,
+    memory: SemanticMemory,
+    kind: MemoryKind = "fact",
+    importance: float = 0.5,
+) -> str:
+    """Save something worth knowing in future conversations to long-term memory.
+
+    Args:
+        text: One self-contained sentence, e.g. "The user's daughter is called Mia."
+        kind: What sort of memory this is.
+        importance: 0 to 1; how bad it would be to forget it.
+    """
+    if not 0 <= importance <= 1:
+        raise ToolError("remember: 'importance' must be between 0 and 1.")
+    similar = memory.find_similar(text, DUPLICATE_THRESHOLD, k=1)
+    if similar:
+        old, _ = similar[0]
+        item = memory.update(
+            old.id, text=text, kind=kind, importance=max(importance, old.importance)
+        )
+        return f"Updated the existing memory {item.id}."
+    item = memory.add(
+        text,
+        kind=kind,
+        importance=importance,
+        source=Source(context.conversation_id, context.message_id),
+    )
+    return f"Remembered as {item.id}."
+
+
+@tool
+def recall(query: str, context: ToolContext, memory: SemanticMemory, k: int = 5) -> str:
+    """Search long-term memory for memories about something.
+
+    Args:
+        query: What to look for, in a few words.
+        k: How many memories to return at most (1 to 20).
+    """
+    hits = memory.search(query, k=max(1, min(k, 20)))
+    if not hits:
+        return "No matching memories."
+    context.recalled.extend(h.item.id for h in hits)
+    return "\n".join(f"[{h.item.id}] ({h.item.kind}) {h.item.text}" for h in hits)
+
+
+@tool
+def forget(memory_id: str, memory: SemanticMemory) -> str:
+    """Forget a memory, when the user asks for it or it is wrong.
+
+    Args:
+        memory_id: The id of the memory, as shown in brackets.
+    """
+    _existing(memory, memory_id)
+    memory.forget(memory_id)
+    return f"Forgot {memory_id}."
+
+
+@tool
+def pin(memory_id: str, memory: SemanticMemory, pinned: bool = True) -> str:
+    """Pin a memory so it is in every prompt, or unpin it.
+
+    Args:
+        memory_id: The id of the memory, as shown in brackets.
+        pinned: True to pin, False to unpin.
+    """
+    _existing(memory, memory_id)
+    memory.pin(memory_id, pinned)
+    return f"{'Pinned' if pinned else 'Unpinned'} {memory_id}."
+
+
+def _existing(memory: SemanticMemory, memory_id: str) -> None:
+    item = memory.get(memory_id)
+    if item is None or item.state == "forgotten":
+        raise ToolError(f"There is no memory with id {memory_id!r}.")
+
+
+@tool
+def update_working_memory(
+    context: ToolContext,
+    working: WorkingMemoryStore,
+    *,
+    task: str | None = None,
+    push_subgoal: str | None = None,
+    pop_subgoal: bool = False,
+    note: str | None = None,
+    result_name: str | None = None,
+    result: str | None = None,
+) -> str:
+    """Update the working memory of the current task; give only the fields to change.
+
+    Args:
+        task: The task being worked on (replaces the current one).
+        push_subgoal: A subgoal to start on top of the subgoal stack.
+        pop_subgoal: True when the current subgoal is done.
+        note: A line for the scratchpad.
+        result_name: Name of an intermediate result to store (with result).
+        result: The value of the intermediate result.
+    """
+    try:
+        state = working.update(
+            context.conversation_id,
+            task=task,
+            push_subgoal=push_subgoal,
+            pop_subgoal=pop_subgoal,
+            note=note,
+            result_name=result_name,
+            result=result,
+        )
+    except ValueError as exc:
+        raise ToolError(f"update_working_memory: {exc}") from None
+    return state.to_prompt() or "Working memory is empty."
+
+
+@tool
+def search_conversations(query: str, conversations: ConversationStore, k: int = 5) -> str:
+    """Search the text of all past conversations.
+
+    Args:
+        query: Words to look for.
+        k: How many messages to return at most (1 to 20).
+    """
+    hits = conversations.search(query, k=max(1, min(k, 20)))
+    if not hits:
+        return "No matching messages."
+    return json.dumps(
+        [{"conversation": h.title, "snippet": h.snippet} for h in hits], ensure_ascii=False
+    )
+
+
+@tool
+def calculator(expression: str) -> str:
+    """Evaluate an arithmetic expression exactly, e.g. "sqrt(2) * (3 + 4) ** 2".
+
+    Args:
+        expression: The expression; + - * / // % **, parentheses and math functions.
+    """
+    return calc.format_result(calc.evaluate(expression))
+
+
+@tool
+def current_datetime() -> str:
+    """The current local date and time, with the time zone."""
+    now = now_utc().astimezone()
+    return now.strftime("%A, %d %B %Y, %H:%M:%S %Z (UTC%z)")
+
+
+MEMORY_TOOLS = (remember, recall, forget, pin)
+OTHER_TOOLS = (update_working_memory, search_conversations, calculator, current_datetime)
+
+
+def builtin_registry(*, long_term_memory: bool = True) -> ToolRegistry:
+    """The built-in tools; temporary chats (no long-term memory) get no memory tools."""
+    registry = ToolRegistry()
+    tools: tuple[Tool, ...] = (MEMORY_TOOLS if long_term_memory else ()) + OTHER_TOOLS
+    for t in tools:
+        registry.register(t)
+    return registry

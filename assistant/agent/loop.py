@@ -1,0 +1,306 @@
+"""The agent: one turn is a bounded loop of model calls and tool calls, persisted as it goes."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from assistant.agent.builtin_tools import ToolContext, builtin_registry
+from assistant.agent.cancel import CancelledError, CancelToken
+from assistant.agent.curator import Curator
+from assistant.agent.events import (
+    Cancelled,
+    EventSink,
+    Failed,
+    Finished,
+    MemoriesUsed,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from assistant.agent.prompt import build_prompt
+from assistant.agent.provider import ChatProvider, ChatResponse, ToolCallRequest
+from assistant.agent.tools import ToolRegistry
+from assistant.errors import AssistantError, ToolError
+from assistant.memory.conversations import Conversation, ConversationStore, Message
+from assistant.memory.items import MemoryItem, now_utc
+from assistant.memory.semantic import SemanticMemory
+from assistant.memory.working import WorkingMemoryStore
+
+log = logging.getLogger(__name__)
+
+STEP_LIMIT_NOTE = (
+    "You have used all your tool steps for this message. Answer the user now with what you "
+    "have, and say what is left to do."
+)
+SUMMARY_PROMPT = """\
+You keep the running summary of a conversation between a user and their assistant. Merge the \
+previous summary and the new messages into one updated summary of at most 200 words: what was \
+discussed, decided and left open. Answer with the summary only."""
+CANCELLED_TOOL_RESULT = "Not run: the user stopped the turn."
+
+
+@dataclass
+class AgentConfig:
+    """How much a turn may do."""
+
+    max_steps: int = 8
+    memories_per_prompt: int = 6
+    prompt_budget_tokens: int = 8000
+    auto_memories: bool = True
+
+
+@dataclass
+class _Turn:
+    """The state of one turn."""
+
+    conversation: Conversation
+    user: Message
+    on_event: EventSink
+    cancel: CancelToken
+    context: ToolContext
+    registry: ToolRegistry
+    memory_ids: list[str] = field(default_factory=list)
+
+    @property
+    def cid(self) -> str:
+        return self.conversation.id
+
+    @property
+    def long_term(self) -> bool:
+        return not self.conversation.temporary
+
+
+class Agent:
+    """Runs turns against a provider, the memories and the conversation store."""
+
+    def __init__(
+        self,
+        provider: ChatProvider,
+        memory: SemanticMemory,
+        conversations: ConversationStore,
+        working: WorkingMemoryStore,
+        *,
+        config: AgentConfig | None = None,
+        curator: Curator | None = None,
+        clock: Callable[[], datetime] = now_utc,
+    ) -> None:
+        self.provider = provider
+        self.memory = memory
+        self.conversations = conversations
+        self.working = working
+        self.config = config or AgentConfig()
+        self.curator = curator
+        self.clock = clock
+
+    def run(
+        self, conversation_id: str, user_text: str, on_event: EventSink, cancel: CancelToken
+    ) -> None:
+        """Answer `user_text` in the conversation; reports through `on_event`, never raises."""
+
+        def start() -> Message:
+            return self.conversations.append(conversation_id, "user", user_text)
+
+        self._guarded(conversation_id, start, on_event, cancel)
+
+    def retry(self, conversation_id: str, on_event: EventSink, cancel: CancelToken) -> None:
+        """Answer the conversation's last user message again (after a failure)."""
+
+        def last_user() -> Message:
+            messages = self.conversations.load(conversation_id).messages
+            for message in reversed(messages):
+                if message.role == "user":
+                    return message
+            raise AssistantError("There is no message to answer.")
+
+        self._guarded(conversation_id, last_user, on_event, cancel)
+
+    def _guarded(
+        self,
+        conversation_id: str,
+        user_message: Callable[[], Message],
+        on_event: EventSink,
+        cancel: CancelToken,
+    ) -> None:
+        try:
+            user = user_message()
+            self._turn(conversation_id, user, on_event, cancel)
+        except CancelledError:
+            on_event(Cancelled(conversation_id))
+        except AssistantError as exc:
+            on_event(Failed(conversation_id, str(exc)))
+        except Exception as exc:  # a bug must not kill the worker thread
+            log.exception("The turn failed")
+            on_event(Failed(conversation_id, f"Something went wrong: {exc}"))
+
+    def _turn(
+        self, conversation_id: str, user: Message, on_event: EventSink, cancel: CancelToken
+    ) -> None:
+        conversation = self.conversations.load(conversation_id)
+        turn = _Turn(
+            conversation=conversation,
+            user=user,
+            on_event=on_event,
+            cancel=cancel,
+            context=ToolContext(conversation_id, user.id),
+            registry=builtin_registry(long_term_memory=not conversation.temporary),
+        )
+        messages = self._prompt(turn)
+        for _ in range(self.config.max_steps):
+            cancel.raise_if_cancelled()
+            response = self._call_model(turn, messages, tools=True)
+            if not response.tool_calls:
+                self._finish(turn, response.content)
+                return
+            self._run_tools(turn, messages, response)
+        messages.append({"role": "system", "content": STEP_LIMIT_NOTE})
+        response = self._call_model(turn, messages, tools=False)
+        self._finish(turn, response.content)
+
+    def _prompt(self, turn: _Turn) -> list[dict[str, Any]]:
+        """Summarize what no longer fits, choose the memories, build the messages."""
+        pinned: list[MemoryItem] = []
+        relevant: list[MemoryItem] = []
+        if turn.long_term:
+            pinned = self.memory.pinned()
+            relevant = self._relevant(turn.conversation, turn.user.content, {i.id for i in pinned})
+        working = self.working.get(turn.cid).to_prompt()
+        prompt = build_prompt(
+            turn.conversation,
+            now=self.clock().astimezone(),
+            pinned=pinned,
+            relevant=relevant,
+            working=working,
+            budget_tokens=self.config.prompt_budget_tokens,
+        )
+        if prompt.overflow:
+            self._summarize(turn, prompt.overflow)
+            turn.conversation = self.conversations.load(turn.cid)
+            prompt = build_prompt(
+                turn.conversation,
+                now=self.clock().astimezone(),
+                pinned=pinned,
+                relevant=relevant,
+                working=working,
+                budget_tokens=self.config.prompt_budget_tokens,
+            )
+        turn.memory_ids.extend(prompt.memory_ids)
+        turn.on_event(MemoriesUsed(turn.cid, prompt.memory_ids))
+        return prompt.messages
+
+    def _relevant(
+        self, conversation: Conversation, user_text: str, exclude: set[str]
+    ) -> list[MemoryItem]:
+        """Memories for the user's text first, then for the previous reply."""
+        k = self.config.memories_per_prompt
+        found: dict[str, MemoryItem] = {}
+        queries = [user_text]
+        previous = [m for m in conversation.messages if m.role == "assistant" and m.content]
+        if previous:
+            queries.append(previous[-1].content[-500:])
+        for query, limit in zip(queries, (k, max(1, k // 3)), strict=False):
+            for hit in self.memory.search(query, k=limit):
+                if hit.item.id not in exclude and len(found) < k:
+                    found.setdefault(hit.item.id, hit.item)
+        return list(found.values())
+
+    def _summarize(self, turn: _Turn, overflow: list[Message]) -> None:
+        """Fold messages that no longer fit into the rolling summary."""
+        lines = [f"{m.role}: {m.content}" for m in overflow if m.content and m.role != "tool"]
+        request = (
+            f"Previous summary:\n{turn.conversation.summary or '(none)'}\n\nNew messages:\n"
+            + "\n".join(lines)
+        )
+        try:
+            response = self.provider.chat(
+                [
+                    {"role": "system", "content": SUMMARY_PROMPT},
+                    {"role": "user", "content": request},
+                ],
+                cancel=turn.cancel,
+            )
+        except CancelledError:
+            raise
+        except AssistantError as exc:
+            log.warning("Could not update the summary; older messages leave the prompt: %s", exc)
+            return
+        if response.content.strip():
+            self.conversations.set_summary(turn.cid, response.content.strip(), overflow[-1].id)
+
+    def _call_model(
+        self, turn: _Turn, messages: list[dict[str, Any]], *, tools: bool
+    ) -> ChatResponse:
+        """One model call, streaming text out; partial text is saved if the call dies."""
+        shown: list[str] = []
+
+        def on_text(text: str) -> None:
+            shown.append(text)
+            turn.on_event(TextDelta(turn.cid, text))
+
+        try:
+            return self.provider.chat(
+                messages,
+                tools=turn.registry.schemas() if tools else None,
+                on_text=on_text,
+                cancel=turn.cancel,
+            )
+        except (CancelledError, AssistantError):
+            if shown:
+                self.conversations.append(
+                    turn.cid, "assistant", "".join(shown), memory_ids=turn.memory_ids
+                )
+            raise
+
+    def _run_tools(
+        self, turn: _Turn, messages: list[dict[str, Any]], response: ChatResponse
+    ) -> None:
+        """Save the assistant's tool calls, run each and save its result."""
+        calls = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in response.tool_calls
+        ]
+        saved = self.conversations.append(turn.cid, "assistant", response.content, tool_calls=calls)
+        messages.append(saved.to_openai())
+        for index, call in enumerate(response.tool_calls):
+            if turn.cancel.cancelled:
+                # Every call needs a result, or the conversation can't be sent again.
+                for skipped in response.tool_calls[index:]:
+                    self._tool_result(turn, messages, skipped, CANCELLED_TOOL_RESULT)
+                raise CancelledError
+            turn.on_event(ToolCallStarted(turn.cid, call.id, call.name, call.arguments))
+            try:
+                result = turn.registry.call(call.name, call.arguments, self._tool_scope(turn))
+                ok = True
+            except ToolError as exc:
+                result, ok = f"Error: {exc}", False
+            self._tool_result(turn, messages, call, result)
+            turn.on_event(ToolCallFinished(turn.cid, call.id, call.name, result, ok))
+
+    def _tool_scope(self, turn: _Turn) -> dict[str, Any]:
+        return {
+            "memory": self.memory,
+            "working": self.working,
+            "conversations": self.conversations,
+            "context": turn.context,
+        }
+
+    def _tool_result(
+        self, turn: _Turn, messages: list[dict[str, Any]], call: ToolCallRequest, result: str
+    ) -> None:
+        saved = self.conversations.append(
+            turn.cid, "tool", result, tool_call_id=call.id, name=call.name
+        )
+        messages.append(saved.to_openai())
+
+    def _finish(self, turn: _Turn, text: str) -> None:
+        """Save the final reply with the memories it saw, then let the curator work."""
+        ids = tuple(dict.fromkeys([*turn.memory_ids, *turn.context.recalled]))
+        reply = self.conversations.append(turn.cid, "assistant", text, memory_ids=ids)
+        if turn.long_term and ids:
+            self.memory.mark_used(ids)
+        turn.on_event(Finished(turn.cid, reply.id, text, ids))
+        if turn.long_term and self.config.auto_memories and self.curator is not None:
+            self.curator.process(turn.cid, turn.user, reply)

@@ -1,0 +1,1 @@
+"""Benchmarks, run by `make bench` (not collected by pytest)."""

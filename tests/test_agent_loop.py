@@ -1,0 +1,344 @@
+"""The tool-dispatch loop on a scripted provider: events, persistence, tools, memory, cancel."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from assistant.agent.cancel import CancelToken
+from assistant.agent.curator import Curator
+from assistant.agent.events import (
+    AgentEvent,
+    Cancelled,
+    Failed,
+    Finished,
+    MemoriesUsed,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from assistant.agent.loop import CANCELLED_TOOL_RESULT, Agent, AgentConfig
+from assistant.errors import ProviderError
+from assistant.memory.conversations import ConversationStore
+from assistant.memory.semantic import SemanticMemory
+from assistant.memory.topics import TopicStore
+from assistant.memory.working import WorkingMemoryStore
+from tests.scripted import ScriptedProvider, calls
+
+
+class Harness:
+    """An agent on real stores in the test's data dir, driven by a scripted provider."""
+
+    def __init__(self, root: Path, provider: ScriptedProvider, **config: object) -> None:
+        self.provider = provider
+        self.memory = SemanticMemory.open(root / "memory")
+        self.conversations = ConversationStore(root)
+        self.working = WorkingMemoryStore(root / "memory")
+        self.topics = TopicStore(root / "memory")
+        self.curator = Curator(provider, self.memory, self.topics)
+        self.agent = Agent(
+            provider,
+            self.memory,
+            self.conversations,
+            self.working,
+            config=AgentConfig(**config),  # type: ignore[arg-type]
+            curator=self.curator,
+        )
+        self.events: list[AgentEvent] = []
+
+    def turn(self, cid: str, user_text: str, cancel: CancelToken | None = None) -> list[AgentEvent]:
+        self.events = []
+        self.agent.run(cid, user_text, self.events.append, cancel or CancelToken())
+        return self.events
+
+    def of(self, kind: type) -> list:
+        return [e for e in self.events if isinstance(e, kind)]
+
+
+@pytest.fixture
+def provider() -> ScriptedProvider:
+    return ScriptedProvider()
+
+
+@pytest.fixture
+def h(data_dir: Path, provider: ScriptedProvider) -> Harness:
+    return Harness(data_dir, provider, auto_memories=False)
+
+
+def test_text_reply_streams_and_is_saved(h: Harness) -> None:
+    cid = h.conversations.create().id
+    h.provider.enqueue("Hello there, how can I help?")
+    events = h.turn(cid, "Hi!")
+    assert isinstance(events[0], MemoriesUsed)
+    assert "".join(e.text for e in h.of(TextDelta)) == "Hello there, how can I help?"
+    assert len(h.of(TextDelta)) > 1
+    (finished,) = h.of(Finished)
+    messages = h.conversations.load(cid).messages
+    assert [(m.role, m.content) for m in messages] == [
+        ("user", "Hi!"),
+        ("assistant", "Hello there, how can I help?"),
+    ]
+    assert finished.message_id == messages[-1].id
+    request = h.provider.requests[0]
+    assert request["messages"][0]["role"] == "system"
+    assert request["messages"][-1] == {"role": "user", "content": "Hi!"}
+    assert [t["function"]["name"] for t in request["tools"]][:2] == ["remember", "recall"]
+
+
+def test_remember_tool_stores_memory_with_source(h: Harness) -> None:
+    cid = h.conversations.create().id
+    h.provider.enqueue(
+        calls(("remember", {"text": "The user's cat is called Miso.", "importance": 0.8})),
+        "Noted: your cat is Miso.",
+    )
+    h.turn(cid, "My cat is called Miso")
+    (started,) = h.of(ToolCallStarted)
+    (finished,) = h.of(ToolCallFinished)
+    assert started.name == "remember" and finished.ok
+    (item,) = h.memory.items()
+    assert item.text == "The user's cat is called Miso."
+    assert item.importance == 0.8
+    messages = h.conversations.load(cid).messages
+    assert item.source is not None
+    assert (item.source.conversation_id, item.source.message_id) == (cid, messages[0].id)
+    assert [m.role for m in messages] == ["user", "assistant", "tool", "assistant"]
+    assert messages[1].tool_calls[0]["function"]["name"] == "remember"
+    assert messages[2].tool_call_id == messages[1].tool_calls[0]["id"]
+    # The second request carried the tool exchange back to the model.
+    second = h.provider.requests[1]["messages"]
+    assert second[-1]["role"] == "tool"
+    assert second[-1]["content"].startswith("Remembered as ")
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "expected"),
+    [
+        ("launch_rocket", "{}", "Unknown tool 'launch_rocket'"),
+        ("calculator", '{"expression": "1 +', "not valid JSON"),
+        ("calculator", '{"expr": "1"}', "expr"),
+        ("calculator", '{"expression": "1/0"}', "zero"),
+        ("forget", '{"memory_id": "nope"}', "no memory with id"),
+    ],
+)
+def test_tool_errors_go_back_to_the_model(
+    h: Harness, name: str, arguments: str, expected: str
+) -> None:
+    cid = h.conversations.create().id
+    h.provider.enqueue(calls((name, arguments)), "Sorry about that.")
+    h.turn(cid, "do it")
+    (finished,) = h.of(ToolCallFinished)
+    assert not finished.ok
+    assert expected in finished.result
+    assert h.of(Finished)
+    tool_message = h.provider.requests[1]["messages"][-1]
+    assert tool_message["role"] == "tool" and expected in tool_message["content"]
+
+
+def test_several_tool_calls_in_one_response(h: Harness) -> None:
+    cid = h.conversations.create().id
+    h.provider.enqueue(
+        calls(("calculator", {"expression": "6*7"}), ("current_datetime", {})), "42, and now."
+    )
+    h.turn(cid, "compute")
+    results = [e.result for e in h.of(ToolCallFinished)]
+    assert results[0] == "42"
+    assert len(results) == 2
+    assert [m.role for m in h.conversations.load(cid).messages] == [
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+    ]
+
+
+def test_step_limit_then_answer_without_tools(data_dir: Path, provider: ScriptedProvider) -> None:
+    h = Harness(data_dir, provider, max_steps=3, auto_memories=False)
+    cid = h.conversations.create().id
+    h.provider.enqueue(*[calls(("current_datetime", {})) for _ in range(3)], "Here is what I have.")
+    h.turn(cid, "loop forever")
+    assert len(h.of(ToolCallFinished)) == 3
+    (finished,) = h.of(Finished)
+    assert finished.text == "Here is what I have."
+    last = h.provider.requests[-1]
+    assert last["tools"] is None
+    assert "used all your tool steps" in last["messages"][-1]["content"]
+
+
+def test_relevant_and_pinned_memories_are_in_the_prompt(h: Harness) -> None:
+    tea = h.memory.add("Alice prefers green tea", kind="preference")
+    pinned = h.memory.add("The user's name is Sam", pinned=True)
+    h.memory.add("The user owns a bicycle")
+    cid = h.conversations.create().id
+    h.provider.enqueue("You could offer Alice green tea.")
+    h.turn(cid, "What should I serve Alice?")
+    system = h.provider.requests[0]["messages"][0]["content"]
+    assert f"[{tea.id}]" in system and f"[{pinned.id}]" in system
+    assert "bicycle" not in system
+    (used,) = h.of(MemoriesUsed)
+    assert set(used.memory_ids) == {tea.id, pinned.id}
+    (finished,) = h.of(Finished)
+    assert set(finished.memory_ids) == {tea.id, pinned.id}
+    assert set(h.conversations.load(cid).messages[-1].memory_ids) == {tea.id, pinned.id}
+    assert h.memory.get(tea.id).access_count == 1  # type: ignore[union-attr]
+
+
+def test_recalled_memories_are_recorded_on_the_reply(h: Harness) -> None:
+    item = h.memory.add("The user's passport expires in March")
+    cid = h.conversations.create().id
+    h.provider.enqueue(calls(("recall", {"query": "passport expiry"})), "In March.")
+    h.turn(cid, "hmm, when?")
+    (finished,) = h.of(Finished)
+    assert item.id in finished.memory_ids
+
+
+def test_working_memory_tool_and_prompt(h: Harness) -> None:
+    cid = h.conversations.create().id
+    h.provider.enqueue(
+        calls(("update_working_memory", {"task": "Plan the trip", "push_subgoal": "Book trains"})),
+        "Started.",
+        "Next step.",
+    )
+    h.turn(cid, "help me plan a trip")
+    assert h.working.get(cid).task == "Plan the trip"
+    h.turn(cid, "continue")
+    system = h.provider.requests[-1]["messages"][0]["content"]
+    assert "Plan the trip" in system and "Book trains" in system
+
+
+def test_temporary_chat_neither_reads_nor_writes_memory(
+    data_dir: Path, provider: ScriptedProvider
+) -> None:
+    h = Harness(data_dir, provider, auto_memories=True)
+    h.memory.add("Alice prefers green tea", pinned=True)
+    cid = h.conversations.create(temporary=True).id
+    h.provider.enqueue(calls(("remember", {"text": "secret"})), "I can't remember here.")
+    h.turn(cid, "Alice tea remember this")
+    request = h.provider.requests[0]
+    assert "Alice prefers" not in request["messages"][0]["content"]
+    assert "temporary chat" in request["messages"][0]["content"]
+    assert "remember" not in [t["function"]["name"] for t in request["tools"]]
+    assert "Unknown tool 'remember'" in h.of(ToolCallFinished)[0].result
+    assert len(h.memory) == 1
+    assert len(h.provider.requests) == 2  # no curator call
+
+
+def test_provider_failure_keeps_user_text_and_retry_answers(h: Harness) -> None:
+    cid = h.conversations.create().id
+    h.provider.enqueue(ProviderError("Could not reach http://127.0.0.1:11434/v1"))
+    h.turn(cid, "Are you there?")
+    (failed,) = h.of(Failed)
+    assert "Could not reach" in failed.error
+    assert [m.content for m in h.conversations.load(cid).messages] == ["Are you there?"]
+    h.provider.enqueue("Yes!")
+    h.events = []
+    h.agent.retry(cid, h.events.append, CancelToken())
+    assert h.of(Finished)
+    assert [m.content for m in h.conversations.load(cid).messages] == ["Are you there?", "Yes!"]
+
+
+def test_cancel_mid_stream_keeps_partial_text(h: Harness) -> None:
+    cid = h.conversations.create().id
+    h.provider.chunk_pause = 0.05
+    h.provider.enqueue("one two three four five six seven eight nine ten")
+    cancel = CancelToken()
+    threading.Thread(target=lambda: (h.provider.streaming.wait(5), cancel.cancel())).start()
+    h.turn(cid, "count", cancel)
+    assert h.of(Cancelled) and not h.of(Finished)
+    shown = "".join(e.text for e in h.of(TextDelta))
+    saved = h.conversations.load(cid).messages
+    assert saved[-1].role == "assistant"
+    assert saved[-1].content == shown
+    assert 0 < len(shown) < len("one two three four five six seven eight nine ten")
+
+
+def test_cancel_between_tools_closes_every_call(h: Harness) -> None:
+    cid = h.conversations.create().id
+    cancel = CancelToken()
+
+    def cancel_then_calls(messages: list[dict[str, object]]) -> object:
+        cancel.cancel()
+        return calls(("calculator", {"expression": "1+1"}), ("current_datetime", {}))
+
+    h.provider.enqueue(cancel_then_calls)  # type: ignore[arg-type]
+    h.turn(cid, "go", cancel)
+    assert h.of(Cancelled)
+    messages = h.conversations.load(cid).messages
+    assert [m.role for m in messages] == ["user", "assistant", "tool", "tool"]
+    assert all(m.content == CANCELLED_TOOL_RESULT for m in messages[2:])
+
+
+def test_old_messages_are_summarized_when_over_budget(
+    data_dir: Path, provider: ScriptedProvider
+) -> None:
+    h = Harness(data_dir, provider, prompt_budget_tokens=600, auto_memories=False)
+    cid = h.conversations.create().id
+    for i in range(8):
+        h.provider.enqueue(f"Answer {i} " + "blah " * 60)
+        h.turn(cid, f"Question {i} " + "words " * 60)
+    summaries = [r for r in h.provider.requests if "running summary" in r["messages"][0]["content"]]
+    assert summaries, "the overflow was never summarized"
+    conversation = h.conversations.load(cid)
+    assert conversation.summary
+    assert conversation.summary_upto is not None
+    assert len(conversation.messages) == 16  # the file keeps everything
+    last_prompt = h.provider.requests[-1]["messages"]
+    assert "Summary of the earlier conversation" in last_prompt[0]["content"]
+    assert len(last_prompt) < 16
+
+
+def test_curator_adds_merges_and_summarizes_topics(
+    data_dir: Path, provider: ScriptedProvider
+) -> None:
+    h = Harness(data_dir, provider, auto_memories=True)
+    cid = h.conversations.create().id
+    extraction = {
+        "memories": [
+            {
+                "kind": "preference",
+                "text": "The user likes jazz",
+                "importance": 0.6,
+                "topic": "Music",
+            },
+            {"kind": "gossip", "text": "invalid kind is dropped"},
+            {"text": 42},
+        ]
+    }
+    h.provider.enqueue("Nice!", json.dumps(extraction), "The user enjoys jazz.")
+    h.turn(cid, "I like jazz")
+    (item,) = h.memory.items()
+    assert item.text == "The user likes jazz"
+    assert item.source is not None and item.source.conversation_id == cid
+    assert h.provider.requests[1]["json_mode"]
+    topic = h.topics.get("music")
+    assert topic is not None and topic.summary == "The user enjoys jazz."
+    assert topic.memory_ids == (item.id,)
+
+    again = {
+        "memories": [{"kind": "preference", "text": "The user likes jazz!", "importance": 0.9}]
+    }
+    h.provider.enqueue("Cool.", json.dumps(again), "Jazz lover.")
+    h.turn(cid, "Really, jazz")
+    (merged,) = h.memory.items()
+    assert merged.id == item.id
+    assert merged.importance == 0.9
+
+
+def test_curator_survives_garbage(data_dir: Path, provider: ScriptedProvider) -> None:
+    h = Harness(data_dir, provider, auto_memories=True)
+    cid = h.conversations.create().id
+    h.provider.enqueue("Sure.", "this is not json", "Fine.", ProviderError("down"))
+    h.turn(cid, "hello")
+    h.turn(cid, "hello again")
+    assert len(h.of(Finished)) == 1
+    assert len(h.memory) == 0
+
+
+def test_curator_is_off_when_settings_say_so(h: Harness) -> None:
+    cid = h.conversations.create().id
+    h.provider.enqueue("Hi.")
+    h.turn(cid, "I like jazz")
+    assert len(h.provider.requests) == 1
