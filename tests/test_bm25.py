@@ -73,6 +73,35 @@ def test_scores_equal_rank_bm25_on_free_text(texts: list[str], query: str) -> No
     assert_matches(index, docs, tokenize(query))
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(DOCS, max_size=30),
+    st.lists(st.integers(0, 30), max_size=10),
+    st.lists(WORDS, min_size=1, max_size=5),
+)
+def test_bulk_build_and_snapshot_equal_incremental(
+    docs: list[list[str]], removed: list[int], query: list[str]
+) -> None:
+    incremental = BM25Index()
+    for key, doc in enumerate(docs):
+        incremental.add(key, doc)
+    bulk = BM25Index()
+    bulk.add_many(list(range(len(docs))), docs)
+    for key in removed:
+        incremental.remove(key)
+        bulk.remove(key)
+    restored = BM25Index.from_snapshot(incremental.snapshot())
+    expected = dict(zip(*(a.tolist() for a in incremental.scores(query)), strict=True))
+    for index in (bulk, restored):
+        got = dict(zip(*(a.tolist() for a in index.scores(query)), strict=True))
+        assert got.keys() == expected.keys()
+        for key, value in expected.items():
+            assert got[key] == pytest.approx(value, abs=1e-12)
+        assert len(index) == len(incremental)
+    restored.add(1000, ["tea", "new"])  # a restored index keeps growing
+    assert 1000 in restored.keys_containing(["new"]).tolist()
+
+
 def test_rebuild_after_many_removals_keeps_scores() -> None:
     rng = np.random.default_rng(1)
     vocab = [f"w{i}" for i in range(300)]

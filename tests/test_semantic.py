@@ -283,15 +283,61 @@ def test_dimension_change_mid_session_reembeds_everything(mem_dir: Path) -> None
     assert mem.embedding_status().embedded == 6
 
 
-def test_corrupt_vector_cache_is_rebuilt(mem_dir: Path) -> None:
+@pytest.mark.parametrize("damaged", ["npy", "json", "truncated"])
+def test_corrupt_vector_cache_is_rebuilt(mem_dir: Path, damaged: str) -> None:
     mem = SemanticMemory.open(mem_dir, HashEmbedder())
     mem.add("a memory")
     mem.close()
-    (cache,) = mem_dir.glob("vectors-*.npz")
-    cache.write_bytes(b"garbage")
+    (npy,) = mem_dir.glob("vectors-*.npy")
+    if damaged == "npy":
+        npy.write_bytes(b"garbage")
+    elif damaged == "json":
+        npy.with_suffix(".json").write_text("{")
+    else:
+        stat = npy.stat()
+        with npy.open("r+b") as f:
+            f.truncate(stat.st_size - 8)
+        os.utime(npy, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     again = SemanticMemory.open(mem_dir, HashEmbedder())
     assert again.embedding_status().embedded == 0
     assert again.embed_missing() == 1
+
+
+def test_index_cache_opens_without_replaying_the_log(
+    mem_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mem = SemanticMemory.open(mem_dir)
+    a = mem.add("Alice prefers green tea", kind="preference", source=Source("c", "m"), tags=["x"])
+    b = mem.add("Bob likes coffee")
+    gone = mem.add("forget me")
+    mem.mark_used([a.id])
+    mem.pin(b.id)
+    mem.forget(gone.id)
+    mem.close()
+    expected = mem.items(state="active")
+
+    def no_replay(path: Path) -> object:
+        raise AssertionError("the log was replayed")
+
+    monkeypatch.setattr("assistant.memory.jsonl.read", no_replay)
+    cached = SemanticMemory.open(mem_dir)
+    assert cached.items(state=None) == expected
+    assert cached.search("green tea")[0].item.id == a.id
+    c = cached.add("Carol cycles to work")
+    assert cached.search("cycles")[0].item.id == c.id
+    monkeypatch.undo()
+    # Opened again without close (a crash): the log has changed, so the cache is not used.
+    replayed = SemanticMemory.open(mem_dir)
+    assert {i.id for i in replayed.items()} == {a.id, b.id, c.id}
+
+
+def test_unreadable_index_cache_falls_back_to_the_log(mem_dir: Path) -> None:
+    mem = SemanticMemory.open(mem_dir)
+    item = mem.add("kept safe")
+    mem.close()
+    (mem_dir / "semantic-index.npz").write_bytes(b"not a zip file")
+    again = SemanticMemory.open(mem_dir)
+    assert [i.id for i in again.items()] == [item.id]
 
 
 # -- files -----------------------------------------------------------------------------------

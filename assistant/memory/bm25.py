@@ -8,7 +8,8 @@ removing one only marks it dead and lowers its terms' document frequencies, and 
 are rebuilt once the dead documents outnumber the live ones, so both stay amortized O(terms
 of the document). The one global quantity of BM25Okapi, the mean IDF over the vocabulary
 that sets the floor for very common terms, is recomputed with numpy over the document
-frequencies only when a query follows a change.
+frequencies only when a query follows a change. A whole corpus is indexed in bulk with numpy
+sorts, and an index can be saved as a few flat arrays (`Snapshot`) and loaded back.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import math
 from array import array
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +26,36 @@ import numpy.typing as npt
 from assistant.memory.arrays import ensure_capacity
 
 _MIN_REBUILD = 1024
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The live documents of an index as flat arrays (document-major)."""
+
+    terms: list[str]  # term id -> term
+    keys: IntArray  # per document
+    lengths: IntArray  # per document: number of tokens
+    starts: IntArray  # per document + 1: where its entries begin in `doc_terms`
+    doc_terms: IntArray  # per entry: a distinct term of the document
+    doc_tfs: IntArray  # per entry: how often it occurs
+    post_docs: IntArray  # the same entries term-major: document numbers (0..n-1)...
+    post_tfs: IntArray  # ...and frequencies
+
+
+def _snapshot(
+    *,
+    terms: list[str],
+    keys: IntArray,
+    lengths: IntArray,
+    starts: IntArray,
+    doc_terms: IntArray,
+    doc_tfs: IntArray,
+) -> Snapshot:
+    """A snapshot from document-major entries, with the term-major postings derived."""
+    order = np.argsort(doc_terms, kind="stable")  # term-major, documents ascending
+    docs = np.repeat(np.arange(len(keys), dtype=np.int64), np.diff(starts))
+    return Snapshot(terms, keys, lengths, starts, doc_terms, doc_tfs, docs[order], doc_tfs[order])
 
 
 class BM25Index:
@@ -47,8 +79,8 @@ class BM25Index:
         self._doc_key = array("q")
         self._doc_len = np.zeros(1024, dtype=np.float64)
         self._doc_alive = np.zeros(1024, dtype=bool)
-        self._doc_terms = array("i")
-        self._doc_tfs = array("i")
+        self._doc_terms = array("q")
+        self._doc_tfs = array("q")
         self._doc_start = array("q", [0])
         self._doc_of: dict[int, int] = {}
         self._total_len = 0
@@ -59,6 +91,8 @@ class BM25Index:
 
     def __contains__(self, key: object) -> bool:
         return key in self._doc_of
+
+    # -- changes -------------------------------------------------------------------------------
 
     def add(self, key: int, tokens: Sequence[str]) -> None:
         """Index a document under `key`, which must not be present yet."""
@@ -77,7 +111,7 @@ class BM25Index:
             if tid is None:
                 tid = self._term_ids[term] = len(self._post_docs)
                 self._post_docs.append(array("q"))
-                self._post_tf.append(array("i"))
+                self._post_tf.append(array("q"))
                 self._df = ensure_capacity(self._df, tid + 1)
             self._post_docs[tid].append(doc)
             self._post_tf[tid].append(tf)
@@ -87,6 +121,37 @@ class BM25Index:
         self._doc_start.append(len(self._doc_terms))
         self._mean_idf = None
 
+    def add_many(self, keys: Sequence[int], token_lists: Sequence[Sequence[str]]) -> None:
+        """Index many documents; into an empty index this is done in bulk with numpy."""
+        if len(self._doc_of):
+            for key, tokens in zip(keys, token_lists, strict=True):
+                self.add(key, tokens)
+            return
+        vocab: dict[str, int] = {}
+        lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
+        flat: list[int] = []
+        for tokens in token_lists:
+            flat.extend(vocab.setdefault(t, len(vocab)) for t in tokens)
+        docs = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
+        pairs = docs * max(len(vocab), 1) + np.array(flat, dtype=np.int64)
+        pairs.sort()  # by document, then term
+        first = np.ones(len(pairs), dtype=bool)
+        first[1:] = pairs[1:] != pairs[:-1]
+        starts = np.flatnonzero(first)
+        counts = np.diff(np.append(starts, len(pairs)))
+        unique = pairs[starts]
+        per_doc = np.bincount(unique // max(len(vocab), 1), minlength=len(token_lists))
+        self._load(
+            _snapshot(
+                terms=list(vocab),
+                keys=np.asarray(keys, dtype=np.int64),
+                lengths=lengths,
+                starts=np.concatenate(([0], np.cumsum(per_doc))).astype(np.int64),
+                doc_terms=unique % max(len(vocab), 1),
+                doc_tfs=counts.astype(np.int64),
+            )
+        )
+
     def remove(self, key: int) -> None:
         """Drop the document under `key`, if any."""
         doc = self._doc_of.pop(key, None)
@@ -95,26 +160,63 @@ class BM25Index:
         self._doc_alive[doc] = False
         self._total_len -= int(self._doc_len[doc])
         terms = self._doc_terms[self._doc_start[doc] : self._doc_start[doc + 1]]
-        self._df[np.frombuffer(terms, dtype=np.int32)] -= 1
+        self._df[np.frombuffer(terms, dtype=np.int64)] -= 1
         self._mean_idf = None
         dead = len(self._doc_key) - len(self._doc_of)
         if dead > max(len(self._doc_of), _MIN_REBUILD):
-            self._rebuild()
+            self._load(self.snapshot())
 
-    def _rebuild(self) -> None:
-        """Rebuild the postings from the live documents only."""
-        names = list(self._term_ids)
-        live = [
-            (
-                int(self._doc_key[doc]),
-                self._doc_terms[self._doc_start[doc] : self._doc_start[doc + 1]],
-                self._doc_tfs[self._doc_start[doc] : self._doc_start[doc + 1]],
-            )
-            for doc in sorted(self._doc_of.values())
-        ]
+    # -- snapshots -----------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """The live documents as flat arrays, for saving or rebuilding."""
+        n = len(self._doc_key)
+        live = np.flatnonzero(self._doc_alive[:n])
+        starts = np.frombuffer(self._doc_start, dtype=np.int64)
+        sizes = starts[live + 1] - starts[live]
+        offsets = np.concatenate(([0], np.cumsum(sizes)))
+        entries = np.repeat(starts[live] - offsets[:-1], sizes) + np.arange(offsets[-1])
+        return _snapshot(
+            terms=list(self._term_ids),
+            keys=np.frombuffer(self._doc_key, dtype=np.int64)[live].copy(),
+            lengths=self._doc_len[live].astype(np.int64),
+            starts=offsets.astype(np.int64),
+            doc_terms=np.frombuffer(self._doc_terms, dtype=np.int64)[entries].copy(),
+            doc_tfs=np.frombuffer(self._doc_tfs, dtype=np.int64)[entries].copy(),
+        )
+
+    @classmethod
+    def from_snapshot(cls, snapshot: Snapshot) -> BM25Index:
+        """An index holding the documents of `snapshot`."""
+        index = cls()
+        index._load(snapshot)
+        return index
+
+    def _load(self, s: Snapshot) -> None:
+        """Replace the contents with the documents of `s`, building the postings with numpy."""
         self._reset()
-        for key, terms, tfs in live:
-            self.add(key, [names[t] for t, tf in zip(terms, tfs, strict=True) for _ in range(tf)])
+        n, n_terms = len(s.keys), len(s.terms)
+        self._term_ids = {term: i for i, term in enumerate(s.terms)}
+        self._df = ensure_capacity(np.bincount(s.doc_terms, minlength=n_terms), 1024)
+        self._doc_key = _int_array(s.keys)
+        self._doc_len = ensure_capacity(s.lengths.astype(np.float64), 1024)
+        self._doc_alive = ensure_capacity(np.ones(n, dtype=bool), 1024)
+        self._doc_terms = _int_array(s.doc_terms)
+        self._doc_tfs = _int_array(s.doc_tfs)
+        self._doc_start = _int_array(s.starts)
+        self._doc_of = dict(zip(s.keys.tolist(), range(n), strict=True))
+        self._total_len = int(s.lengths.sum())
+        docs = s.post_docs.astype(np.int64).tobytes()
+        tfs = s.post_tfs.astype(np.int64).tobytes()
+        bounds = np.concatenate(([0], np.cumsum(self._df[:n_terms]))) * 8
+        for start, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            posted, counted = array("q"), array("q")
+            posted.frombytes(docs[start:end])
+            counted.frombytes(tfs[start:end])
+            self._post_docs.append(posted)
+            self._post_tf.append(counted)
+
+    # -- scoring -------------------------------------------------------------------------------
 
     def idf(self, term: str) -> float:
         """The IDF of `term` as BM25Okapi has it (0 for an unknown term)."""
@@ -137,66 +239,79 @@ class BM25Index:
             self._mean_idf = float(idfs.sum() / len(idfs)) if len(idfs) else 0.0
         return self._mean_idf
 
-    def scores(
-        self, tokens: Sequence[str]
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-        """Keys and BM25 scores of the documents containing at least one of `tokens`.
+    def _postings(self, term: str) -> tuple[IntArray, npt.NDArray[np.float64]] | None:
+        """Live documents containing `term` and the term's frequency in each."""
+        tid = self._term_ids.get(term)
+        if tid is None or self._df[tid] == 0:
+            return None
+        posted = np.frombuffer(self._post_docs[tid], dtype=np.int64)
+        alive = self._doc_alive[posted]
+        tfs = np.frombuffer(self._post_tf[tid], dtype=np.int64)[alive]
+        return posted[alive], tfs.astype(np.float64)
 
-        A token repeated in the query counts as often as it appears, as in BM25Okapi.
-        """
-        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+    def _accumulate(
+        self, tokens: Sequence[str]
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+        """Per document number: the BM25 score, and whether any token occurs in it."""
+        n_docs = len(self._doc_key)
+        acc = np.zeros(n_docs, dtype=np.float64)
+        hit = np.zeros(n_docs, dtype=bool)
         if not self._doc_of:
-            return empty
+            return acc, hit
         avgdl = self._total_len / len(self._doc_of)
-        acc = np.zeros(len(self._doc_key), dtype=np.float64)
-        touched = []
         k1, b = self.k1, self.b
-        for term in tokens:
-            tid = self._term_ids.get(term)
-            if tid is None or self._df[tid] == 0:
+        for term in tokens:  # a repeated token counts as often as it appears, as in BM25Okapi
+            found = self._postings(term)
+            if found is None:
                 continue
-            idf = self.idf(term)
-            posted = np.frombuffer(self._post_docs[tid], dtype=np.int64)
-            alive = self._doc_alive[posted]
-            docs = posted[alive]
-            tf = np.frombuffer(self._post_tf[tid], dtype=np.int32)[alive].astype(np.float64)
+            docs, tf = found
             norm = k1 * (1 - b + b * self._doc_len[docs] / avgdl)
-            acc[docs] += idf * (tf * (k1 + 1) / (tf + norm))
-            touched.append(docs)
-        if not touched:
-            return empty
-        docs = np.unique(np.concatenate(touched))
-        keys = np.frombuffer(self._doc_key, dtype=np.int64)[docs]
-        return keys.copy(), acc[docs]
+            acc[docs] += self.idf(term) * (tf * (k1 + 1) / (tf + norm))
+            hit[docs] = True
+        return acc, hit
+
+    def _containing(self, tokens: Sequence[str]) -> npt.NDArray[np.bool_]:
+        mask = np.zeros(len(self._doc_key), dtype=bool)
+        for term in set(tokens):
+            found = self._postings(term)
+            if found is not None:
+                mask[found[0]] = True
+        return mask
+
+    def scores(self, tokens: Sequence[str]) -> tuple[IntArray, npt.NDArray[np.float64]]:
+        """Keys and BM25 scores of the documents containing at least one of `tokens`."""
+        acc, hit = self._accumulate(tokens)
+        docs = np.flatnonzero(hit)
+        return np.frombuffer(self._doc_key, dtype=np.int64)[docs].copy(), acc[docs]
 
     def top(
         self, tokens: Sequence[str], k: int, *, require: Sequence[str] | None = None
     ) -> list[tuple[int, float]]:
-        """The best `k` (key, score) pairs, best first.
+        """The best `k` (key, score) pairs, best first; equal scores in key order.
 
         With `require`, only documents that contain at least one of those tokens qualify.
         """
-        keys, scores = self.scores(tokens)
+        if k <= 0:
+            return []
+        acc, hit = self._accumulate(tokens)
         if require is not None:
-            allowed = self.keys_containing(require)
-            mask = np.isin(keys, allowed)
-            keys, scores = keys[mask], scores[mask]
-        if k < len(keys):
-            part = np.argpartition(-scores, k)[:k]
-            keys, scores = keys[part], scores[part]
-        order = np.argsort(-scores, kind="stable")
+            hit &= self._containing(require)
+        docs = np.flatnonzero(hit)
+        scores = acc[docs]
+        if k < len(docs):
+            part = np.argpartition(-scores, k - 1)[:k]
+            docs, scores = docs[part], scores[part]
+        keys = np.frombuffer(self._doc_key, dtype=np.int64)[docs]
+        order = np.lexsort((keys, -scores))
         return [(int(keys[i]), float(scores[i])) for i in order]
 
-    def keys_containing(self, tokens: Sequence[str]) -> npt.NDArray[np.int64]:
+    def keys_containing(self, tokens: Sequence[str]) -> IntArray:
         """Keys of the live documents that contain at least one of `tokens`."""
-        found = []
-        for term in set(tokens):
-            tid = self._term_ids.get(term)
-            if tid is None or self._df[tid] == 0:
-                continue
-            docs = np.frombuffer(self._post_docs[tid], dtype=np.int64)
-            found.append(docs[self._doc_alive[docs]])
-        if not found:
-            return np.zeros(0, dtype=np.int64)
-        docs = np.unique(np.concatenate(found))
+        docs = np.flatnonzero(self._containing(tokens))
         return np.frombuffer(self._doc_key, dtype=np.int64)[docs].copy()
+
+
+def _int_array(values: npt.NDArray[np.int64]) -> array[int]:
+    out = array("q")
+    out.frombytes(values.astype(np.int64).tobytes())
+    return out

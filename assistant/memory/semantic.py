@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from assistant.errors import AssistantError, ProviderError, StorageError
 from assistant.fileio import atomic_write_bytes, corrupt_name
-from assistant.memory import jsonl
+from assistant.memory import index_cache, jsonl
 from assistant.memory.arrays import ensure_capacity
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.embedding import Embedder
@@ -42,7 +42,7 @@ from assistant.memory.items import (
     now_utc,
 )
 from assistant.memory.text import is_informative, tokenize
-from assistant.memory.vectors import VectorMatrix, cache_path
+from assistant.memory.vectors import VectorMatrix
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +133,18 @@ class SemanticMemory:
         return self.directory / LOG_NAME
 
     def _load(self) -> None:
+        cached = index_cache.load(self.directory, self._log_path)
+        if cached is None:
+            self._load_log()
+        else:
+            items, snapshot, self._records = cached
+            self._fill(items, BM25Index.from_snapshot(snapshot))
+        self._log = jsonl.Appender(self._log_path)
+        if self._embedder is not None:
+            self._load_vectors(self._embedder.name)
+
+    def _load_log(self) -> None:
+        """Replay the log, dropping forgotten items and moving unreadable records aside."""
         loaded = jsonl.read(self._log_path)
         self.warnings.extend(loaded.warnings)
         items: dict[str, MemoryItem] = {}
@@ -151,14 +163,30 @@ class SemanticMemory:
                 f"the original file was kept as {kept.name}."
             )
         live = [item for item in items.values() if item.state != "forgotten"]
-        for item in live:
-            self._place(item)
+        self._fill(live, None)
         self._records = len(loaded.records)
         if bad or len(live) < len(items) or self._needs_compaction():
             self._rewrite_log()
-        self._log = jsonl.Appender(self._log_path)
-        if self._embedder is not None:
-            self._load_vectors(self._embedder.name)
+
+    def _fill(self, items: list[MemoryItem], index: BM25Index | None) -> None:
+        """Load items into the empty store at once; index the active ones unless given."""
+        n = len(items)
+        self._items = items
+        self._slot_of = {item.id: slot for slot, item in enumerate(items)}
+        size = max(1024, n)
+        self._active = np.zeros(size, dtype=bool)
+        self._active[:n] = [i.state == "active" for i in items]
+        self._pinned = np.zeros(size, dtype=bool)
+        self._pinned[:n] = [i.pinned for i in items]
+        self._importance = np.zeros(size, dtype=np.float64)
+        self._importance[:n] = [i.importance for i in items]
+        self._last_used = np.zeros(size, dtype=np.float64)
+        self._last_used[:n] = [i.last_accessed.timestamp() for i in items]
+        if index is None:
+            index = BM25Index()
+            active = np.flatnonzero(self._active[:n]).tolist()
+            index.add_many(active, [tokenize(items[s].text) for s in active])
+        self._bm25 = index
 
     @staticmethod
     def _replay(record: dict[str, Any], items: dict[str, MemoryItem]) -> None:
@@ -173,8 +201,8 @@ class SemanticMemory:
             for item_id in record["ids"]:
                 if item_id in items:
                     old = items[item_id]
-                    items[item_id] = dataclasses.replace(
-                        old, access_count=old.access_count + 1, last_accessed=at
+                    items[item_id] = old._replace(
+                        access_count=old.access_count + 1, last_accessed=at
                     )
         else:
             raise ValueError(f"unknown operation {op!r}")
@@ -209,10 +237,18 @@ class SemanticMemory:
             if self._log is None:
                 return
             self._save_vectors()
+            snapshot = self._bm25.snapshot()
             if any(i.state == "forgotten" for i in self._items):
                 self._rewrite_log(drop_forgotten=True)
+                kept = np.array([i.state != "forgotten" for i in self._items], dtype=bool)
+                snapshot = dataclasses.replace(snapshot, keys=(np.cumsum(kept) - 1)[snapshot.keys])
             self._log.close()
             self._log = None
+            items = [i for i in self._items if i.state != "forgotten"]
+            try:
+                index_cache.save(self.directory, self._log_path, items, snapshot, self._records)
+            except OSError as exc:
+                log.warning("Could not write the memory index cache: %s", exc)
 
     # -- slots ---------------------------------------------------------------------------------
 
@@ -339,18 +375,14 @@ class SemanticMemory:
         return replaced
 
     def _load_vectors(self, name: str) -> None:
-        self._vectors = VectorMatrix.from_cache(
-            cache_path(self.directory, name), name, self._slot_of
-        )
+        self._vectors = VectorMatrix.from_cache(self.directory, name, self._slot_of)
         self._vectors_dirty = False
 
     def _save_vectors(self) -> None:
         if self._vectors is None or not self._vectors_dirty:
             return
         try:
-            self._vectors.save(
-                cache_path(self.directory, self._vectors.name), [i.id for i in self._items]
-            )
+            self._vectors.save(self.directory, [i.id for i in self._items])
         except OSError as exc:
             log.warning("Could not save the vector cache: %s", exc)
             return
@@ -511,7 +543,7 @@ class SemanticMemory:
 
     def _change(self, item_id: str, **changes: Any) -> MemoryItem:
         with self._lock:
-            item = dataclasses.replace(self._item(item_id), **changes)
+            item = self._item(item_id)._replace(**changes)
             self._append(_put(item))
             self._place(item)
         self._emit("updated", [item_id])
@@ -580,9 +612,7 @@ class SemanticMemory:
             self._append({"version": LOG_VERSION, "op": "used", "ids": known, "at": at.isoformat()})
             for item_id in known:
                 old = self._item(item_id)
-                self._place(
-                    dataclasses.replace(old, access_count=old.access_count + 1, last_accessed=at)
-                )
+                self._place(old._replace(access_count=old.access_count + 1, last_accessed=at))
         self._emit("used", known)
 
     def decay(
@@ -600,7 +630,7 @@ class SemanticMemory:
                 & (self._last_used[:n] < cutoff)
             )
             archived = [
-                dataclasses.replace(self._items[s], state="archived", updated_at=stamp)
+                self._items[s]._replace(state="archived", updated_at=stamp)
                 for s in np.flatnonzero(stale)
             ]
             if archived:

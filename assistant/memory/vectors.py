@@ -1,24 +1,24 @@
 """Dense vectors: unit rows in one contiguous float32 matrix, and their on-disk cache.
 
-The cache (`vectors-<model>.npz`: the vectors, the memory ids of the rows and the embedder's
-name) is derived data. A missing, stale or unreadable cache only means those memories get
-embedded again.
+The cache is derived data: `vectors-<model>.npy` holds the rows, `vectors-<model>.json` their
+memory ids, the embedder's name and the size and time of the `.npy` it belongs to. A missing,
+stale or unreadable cache only means those memories get embedded again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import re
-import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-from assistant.fileio import atomic_write_with
+from assistant.fileio import atomic_write_json, atomic_write_with
 from assistant.memory.arrays import ensure_capacity
 
 log = logging.getLogger(__name__)
@@ -90,58 +90,83 @@ class VectorMatrix:
             sims[:end] = self._m[:end] @ query
         return sims
 
-    def save(self, path: Path, ids: list[str]) -> None:
-        """Write the vectors of the slots that have one, with the ids of those slots."""
+    def save(self, directory: Path, ids: list[str]) -> None:
+        """Write the vectors of the slots that have one (`.npy`), then their ids (`.json`)."""
         end = min(self._end, len(ids))
         slots = np.flatnonzero(self._has[:end])
-        meta = json.dumps({"version": CACHE_VERSION, "name": self.name, "dim": self.dim})
-
-        def write(f: object) -> None:
-            np.savez(
-                f,  # type: ignore[arg-type]
-                vectors=self._m[slots],
-                ids=np.array([ids[s] for s in slots], dtype=str),
-                meta=np.array(meta),
-            )
-
-        atomic_write_with(path, write)
+        rows = self._m[:end] if len(slots) == end else self._m[slots]
+        npy, meta = cache_paths(directory, self.name)
+        atomic_write_with(npy, lambda f: np.lib.format.write_array(f, rows, allow_pickle=False))
+        stat = npy.stat()
+        atomic_write_json(
+            meta,
+            {
+                "version": CACHE_VERSION,
+                "name": self.name,
+                "dim": self.dim,
+                "npy": {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns},
+                "ids": [ids[s] for s in slots],
+            },
+        )
 
     @classmethod
-    def from_cache(cls, path: Path, name: str, slot_of: dict[str, int]) -> VectorMatrix | None:
-        """The vectors cached in `path` for the embedder `name`, placed at the ids' slots.
+    def from_cache(cls, directory: Path, name: str, slot_of: dict[str, int]) -> VectorMatrix | None:
+        """The vectors cached for the embedder `name`, placed at the slots of their ids.
 
         None when there is no cache, or it is of another model, unreadable or inconsistent.
         """
+        npy, meta_path = cache_paths(directory, name)
         try:
-            with np.load(path, allow_pickle=False) as data:
-                meta = json.loads(str(data["meta"]))
-                if meta.get("version") != CACHE_VERSION or meta.get("name") != name:
-                    return None
-                ids = data["ids"].tolist()
-                vectors = data["vectors"]
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            stat = npy.stat()
+            if meta["version"] != CACHE_VERSION or meta["name"] != name:
+                return None
+            if meta["npy"] != {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}:
+                raise ValueError("the vectors and their ids were not written together")
+            ids, dim = meta["ids"], int(meta["dim"])
+            with npy.open("rb") as f:
+                major, _ = np.lib.format.read_magic(f)
+                read_header = (
+                    np.lib.format.read_array_header_1_0
+                    if major == 1
+                    else np.lib.format.read_array_header_2_0
+                )
+                shape, fortran, dtype = read_header(f)
+                if shape != (len(ids), dim) or fortran or dtype != np.float32:
+                    raise ValueError(f"unexpected array {shape} {dtype}")
+                return cls._read_rows(f, name, dim, ids, slot_of)
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
-            log.warning("Ignoring unreadable vector cache %s (%s); will re-embed", path.name, exc)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("Ignoring the vector cache of %s (%s); will re-embed", name, exc)
             return None
-        dim = int(meta.get("dim", 0))
-        if dim <= 0 or vectors.shape != (len(ids), dim):
-            log.warning("Ignoring inconsistent vector cache %s; will re-embed", path.name)
-            return None
+
+    @classmethod
+    def _read_rows(
+        cls, f: io.BufferedReader, name: str, dim: int, ids: list[str], slot_of: dict[str, int]
+    ) -> VectorMatrix:
+        """Read the rows straight into the matrix when they are in slot order (the usual case)."""
         matrix = cls(name, dim, capacity=max(len(slot_of), 1024))
-        rows = [(slot_of[i], row) for row, i in enumerate(ids) if i in slot_of]
-        if rows:
-            slots, picked = zip(*rows, strict=True)
-            try:
-                matrix.set_many(slots, vectors[list(picked)])
-            except ValueError as exc:
-                log.warning("Ignoring vector cache %s (%s); will re-embed", path.name, exc)
-                return None
+        slots = np.fromiter((slot_of.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
+        if np.array_equal(slots, np.arange(len(ids))):
+            target = matrix._m[: len(ids)]
+            if f.readinto(target.data.cast("B")) != target.nbytes:
+                raise ValueError("the vector file is truncated")
+        else:
+            rows = np.fromfile(f, dtype=np.float32, count=len(ids) * dim).reshape(-1, dim)
+            if len(rows) != len(ids):
+                raise ValueError("the vector file is truncated")
+            known = slots >= 0
+            slots = slots[known]
+            matrix._m[slots] = rows[known]
+        matrix._has[slots] = True
+        matrix._end = int(slots.max()) + 1 if len(slots) else 0
         return matrix
 
 
-def cache_path(directory: Path, name: str) -> Path:
-    """The cache file of the embedder called `name`."""
+def cache_paths(directory: Path, name: str) -> tuple[Path, Path]:
+    """The cache files (vectors, ids) of the embedder called `name`."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:60]
     digest = hashlib.sha1(name.encode("utf-8")).hexdigest()[:8]
-    return directory / f"vectors-{slug}-{digest}.npz"
+    stem = f"vectors-{slug}-{digest}"
+    return directory / f"{stem}.npy", directory / f"{stem}.json"

@@ -1,0 +1,156 @@
+"""A derived cache of the memory store for fast opening: items in columns plus the BM25 index.
+
+Replaying `semantic.jsonl` means parsing every record, tokenizing every text and indexing it;
+at 100,000 memories that takes seconds. At close the store writes this cache
+(`semantic-index.npz`: numeric columns as arrays, strings as one JSON blob, the BM25 index as
+flat arrays), stamped with the size, time and inode of the log it was made from. Opening uses
+it only if the log is still exactly that file; otherwise the log is replayed as before. The log
+stays the single source of truth.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import zipfile
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from assistant.fileio import atomic_write_with
+from assistant.memory.bm25 import Snapshot
+from assistant.memory.items import MemoryItem, Source
+
+log = logging.getLogger(__name__)
+
+CACHE_VERSION = 2
+CACHE_NAME = "semantic-index.npz"
+
+
+def fingerprint(log_path: Path) -> dict[str, int]:
+    """What identifies one state of the log file."""
+    stat = log_path.stat()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "inode": stat.st_ino}
+
+
+def save(
+    directory: Path, log_path: Path, items: list[MemoryItem], index: Snapshot, records: int
+) -> None:
+    """Write the cache for `items` (in slot order), the BM25 index and the log's record count."""
+    strings = {
+        "id": [i.id for i in items],
+        "text": [i.text for i in items],
+        "kind": [i.kind for i in items],
+        "state": [i.state for i in items],
+        "source": [
+            None if i.source is None else [i.source.conversation_id, i.source.message_id]
+            for i in items
+        ],
+        "tags": [list(i.tags) for i in items],
+        "created_at": [i.created_at.isoformat() for i in items],
+        "updated_at": [i.updated_at.isoformat() for i in items],
+        "last_accessed": [i.last_accessed.isoformat() for i in items],
+        "terms": index.terms,
+    }
+    meta = {
+        "version": CACHE_VERSION,
+        "log": fingerprint(log_path),
+        "count": len(items),
+        "records": records,
+    }
+    arrays: dict[str, npt.NDArray[Any]] = {
+        "meta": _blob(meta),
+        "strings": _blob(strings),
+        "importance": np.array([i.importance for i in items], dtype=np.float64),
+        "pinned": np.array([i.pinned for i in items], dtype=bool),
+        "access_count": np.array([i.access_count for i in items], dtype=np.int64),
+        "bm25_keys": index.keys,
+        "bm25_lengths": index.lengths,
+        "bm25_starts": index.starts,
+        "bm25_terms": index.doc_terms,
+        "bm25_tfs": index.doc_tfs,
+        "bm25_post_docs": index.post_docs,
+        "bm25_post_tfs": index.post_tfs,
+    }
+    atomic_write_with(directory / CACHE_NAME, lambda f: np.savez(f, **arrays))  # type: ignore[arg-type]
+
+
+def load(directory: Path, log_path: Path) -> tuple[list[MemoryItem], Snapshot, int] | None:
+    """The cached items, index and record count; None without a cache of this very log."""
+    path = directory / CACHE_NAME
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            meta = _unblob(data["meta"])
+            if meta.get("version") != CACHE_VERSION or meta.get("log") != fingerprint(log_path):
+                return None  # the log changed since (or the cache is of another version)
+            strings = _unblob(data["strings"])
+            columns = {name: data[name] for name in data.files if name not in ("meta", "strings")}
+        items = _items(strings, columns, meta["count"])
+        index = Snapshot(
+            terms=strings["terms"],
+            keys=columns["bm25_keys"],
+            lengths=columns["bm25_lengths"],
+            starts=columns["bm25_starts"],
+            doc_terms=columns["bm25_terms"],
+            doc_tfs=columns["bm25_tfs"],
+            post_docs=columns["bm25_post_docs"],
+            post_tfs=columns["bm25_post_tfs"],
+        )
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError, IndexError, zipfile.BadZipFile) as exc:
+        log.warning("Ignoring the memory index cache (%s); replaying the log", exc)
+        return None
+    return items, index, int(meta["records"])
+
+
+def _items(strings: dict[str, Any], columns: dict[str, Any], count: int) -> list[MemoryItem]:
+    ids, texts, kinds, states = strings["id"], strings["text"], strings["kind"], strings["state"]
+    sources, tags = strings["source"], strings["tags"]
+    if not all(len(x) == count for x in (ids, texts, kinds, states, sources, tags)):
+        raise ValueError("columns of different lengths")
+    importance = columns["importance"].tolist()
+    pinned = columns["pinned"].tolist()
+    access = columns["access_count"].tolist()
+    seen: dict[str, datetime] = {}  # the three times are often equal: share the objects
+    created = _times(strings["created_at"], seen)
+    updated = _times(strings["updated_at"], seen)
+    accessed = _times(strings["last_accessed"], seen)
+    return [
+        MemoryItem(
+            ids[i],
+            texts[i],
+            kinds[i],
+            importance[i],
+            created[i],
+            updated[i],
+            accessed[i],
+            pinned[i],
+            access[i],
+            states[i],
+            None if sources[i] is None else Source(sources[i][0], sources[i][1]),
+            tuple(tags[i]),
+        )
+        for i in range(count)
+    ]
+
+
+def _times(stamps: list[str], seen: dict[str, datetime]) -> list[datetime]:
+    out = []
+    for stamp in stamps:
+        moment = seen.get(stamp)
+        if moment is None:
+            moment = seen[stamp] = datetime.fromisoformat(stamp)
+        out.append(moment)
+    return out
+
+
+def _blob(value: Any) -> npt.NDArray[np.uint8]:
+    return np.frombuffer(json.dumps(value, ensure_ascii=False).encode("utf-8"), dtype=np.uint8)
+
+
+def _unblob(array: npt.NDArray[np.uint8]) -> Any:
+    return json.loads(array.tobytes().decode("utf-8"))
