@@ -44,6 +44,19 @@ _RESERVED = frozenset({"model", "messages", "stream"})
 _T = TypeVar("_T")
 
 
+def openai_client(settings: Settings, credentials: Credentials) -> openai.OpenAI:
+    """An `openai` client for the configured server, key and timeout (we retry ourselves)."""
+    base_url = settings.effective_base_url()
+    if not base_url:
+        raise ProviderError("No server URL is set. Enter the server's URL in the settings.")
+    return openai.OpenAI(
+        api_key=credentials.api_key() or NO_API_KEY,
+        base_url=base_url,
+        timeout=settings.request_timeout,
+        max_retries=0,
+    )
+
+
 @dataclass(frozen=True)
 class ToolCallRequest:
     """A tool call the model asked for; `arguments` is its raw JSON string, maybe invalid."""
@@ -112,16 +125,7 @@ class OpenAIProvider:
     @classmethod
     def from_settings(cls, settings: Settings, credentials: Credentials) -> OpenAIProvider:
         """A provider for the configured server, chat model, timeout and API key."""
-        base_url = settings.effective_base_url()
-        if not base_url:
-            raise ProviderError("No server URL is set. Enter the server's URL in the settings.")
-        client = openai.OpenAI(
-            api_key=credentials.api_key() or NO_API_KEY,
-            base_url=base_url,
-            timeout=settings.request_timeout,
-            max_retries=0,  # retried here, with messages and cancellation
-        )
-        return cls(client, settings.chat_model)
+        return cls(openai_client(settings, credentials), settings.chat_model)
 
     @property
     def server_url(self) -> str:

@@ -11,7 +11,8 @@ from assistant.memory.conversations import (
 )
 from assistant.memory.embedding import Embedder
 from assistant.memory.items import MemoryChange, MemoryItem, SearchHit, Source
-from assistant.memory.semantic import EmbeddingStatus, SearchConfig, SemanticMemory
+from assistant.memory.ranking import SearchConfig
+from assistant.memory.semantic import EmbeddingStatus, SemanticMemory
 from assistant.memory.working import WorkingMemory, WorkingMemoryStore
 
 __all__ = [

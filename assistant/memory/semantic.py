@@ -41,6 +41,7 @@ from assistant.memory.items import (
     Source,
     now_utc,
 )
+from assistant.memory.ranking import SearchConfig, fuse
 from assistant.memory.text import is_informative, tokenize
 from assistant.memory.vectors import VectorMatrix
 
@@ -61,18 +62,6 @@ class Embedded:
 
     embedder: Embedder
     vectors: npt.NDArray[np.float32]
-
-
-@dataclass(frozen=True)
-class SearchConfig:
-    """How search ranks: fusion depth and constant, relevance floor and boosts."""
-
-    depth: int = 50  # how far down each ranking is fused
-    rrf_k: int = 60
-    min_similarity: float = 0.3  # below this cosine, meaning alone does not make a result
-    importance_weight: float = 0.1
-    recency_weight: float = 0.05
-    recency_days: float = 30.0  # e-folding time of the recency boost
 
 
 @dataclass(frozen=True)
@@ -670,11 +659,20 @@ class SemanticMemory:
         else:
             embedded = self._embed([query]) if self._has_vectors() else None
             qvec = None if embedded is None else embedded.vectors[0]
+        depth = max(cfg.depth, k)
         with self._lock:
-            depth = max(cfg.depth, k)
             lexical = self._bm25.top(tokens, depth, require=informative)
             dense = self._dense_top(qvec, depth, cfg.min_similarity)
-            return self._fuse(lexical, dense, k, cfg)
+            return fuse(
+                lexical,
+                dense,
+                items=self._items,
+                importance=self._importance,
+                last_used=self._last_used,
+                now=now_utc().timestamp(),
+                k=k,
+                config=cfg,
+            )
 
     def _has_vectors(self) -> bool:
         """Whether the current embedder has vectors to compare a query with."""
@@ -699,46 +697,6 @@ class SemanticMemory:
         top = np.argpartition(-sims, depth)[:depth] if depth < n else np.arange(n)
         top = top[np.argsort(-sims[top], kind="stable")]
         return [(int(s), float(sims[s])) for s in top if sims[s] >= floor]
-
-    def _fuse(
-        self,
-        lexical: list[tuple[int, float]],
-        dense: list[tuple[int, float]],
-        k: int,
-        cfg: SearchConfig,
-    ) -> list[SearchHit]:
-        lists = int(bool(lexical)) + int(bool(dense))
-        if not lists:
-            return []
-        best = lists / (cfg.rrf_k + 1)  # a first place in every list
-        parts: dict[int, dict[str, Any]] = {}
-        for rank, (slot, score) in enumerate(lexical, start=1):
-            parts.setdefault(slot, {})["keyword"] = (rank, score)
-        for rank, (slot, sim) in enumerate(dense, start=1):
-            parts.setdefault(slot, {})["vector"] = (rank, sim)
-        now = now_utc().timestamp()
-        hits = []
-        for slot, found in parts.items():
-            rrf = sum(1 / (cfg.rrf_k + rank) for rank, _ in found.values())
-            idle_days = max(0.0, (now - self._last_used[slot]) / 86400)
-            importance = cfg.importance_weight * self._importance[slot]
-            recency = cfg.recency_weight * math.exp(-idle_days / cfg.recency_days)
-            keyword = found.get("keyword")
-            vector = found.get("vector")
-            hits.append(
-                SearchHit(
-                    item=self._items[slot],
-                    score=float(rrf / best + importance + recency),
-                    keyword_rank=keyword[0] if keyword else None,
-                    keyword_score=keyword[1] if keyword else None,
-                    vector_rank=vector[0] if vector else None,
-                    similarity=vector[1] if vector else None,
-                    importance_boost=float(importance),
-                    recency_boost=recency,
-                )
-            )
-        hits.sort(key=lambda h: -h.score)
-        return hits[:k]
 
     def find_similar(
         self, text: str, threshold: float = 0.85, k: int = 5

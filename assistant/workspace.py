@@ -1,0 +1,109 @@
+"""Everything the app keeps in one data directory, opened together, and the agent built on it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from assistant.agent.curator import Curator
+from assistant.agent.loop import Agent, AgentConfig
+from assistant.agent.provider import OpenAIProvider, openai_client
+from assistant.credentials import Credentials
+from assistant.errors import ProviderError
+from assistant.memory.conversations import ConversationStore
+from assistant.memory.embedding import Embedder, OpenAIEmbedder
+from assistant.memory.semantic import SemanticMemory
+from assistant.memory.topics import TopicStore
+from assistant.memory.working import WorkingMemoryStore
+from assistant.paths import memory_dir, settings_file
+from assistant.settings import BASE_URL_ENV, Settings
+
+
+@dataclass
+class Workspace:
+    """The stores of one data directory, the settings and the credentials."""
+
+    root: Path
+    settings: Settings
+    credentials: Credentials
+    memory: SemanticMemory
+    conversations: ConversationStore
+    working: WorkingMemoryStore
+    topics: TopicStore
+    warnings: list[str] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, root: Path, credentials: Credentials | None = None) -> Workspace:
+        """Open (or create) every store in `root`; problems found on disk become warnings."""
+        settings, warnings = Settings.load(settings_file(root))
+        credentials = credentials or Credentials()
+        memory = SemanticMemory.open(memory_dir(root), _embedder(settings, credentials))
+        workspace = cls(
+            root=root,
+            settings=settings,
+            credentials=credentials,
+            memory=memory,
+            conversations=ConversationStore(root),
+            working=WorkingMemoryStore(memory_dir(root)),
+            topics=TopicStore(memory_dir(root)),
+        )
+        workspace.warnings = [
+            *warnings,
+            *memory.warnings,
+            *workspace.conversations.warnings,
+            *workspace.working.warnings,
+            *workspace.topics.warnings,
+        ]
+        return workspace
+
+    def is_configured(self) -> bool:
+        """Whether a model server is set up: a key for OpenAI, or a local or custom URL."""
+        if os.environ.get(BASE_URL_ENV):
+            return True
+        if self.settings.provider == "openai":
+            return self.credentials.api_key() is not None
+        return bool(self.settings.effective_base_url())
+
+    def save_settings(self) -> None:
+        """Write the settings, and switch the memory to the embedder they name."""
+        self.settings.save(settings_file(self.root))
+        embedder = _embedder(self.settings, self.credentials)
+        current = self.memory.embedding_status().model
+        if (embedder.name if embedder else None) != current:
+            self.memory.set_embedder(embedder)
+
+    def provider(self) -> OpenAIProvider:
+        """The chat provider the settings describe; ProviderError if none is configured."""
+        if not self.is_configured():
+            raise ProviderError("No model server is set up yet. Open Settings to connect one.")
+        return OpenAIProvider.from_settings(self.settings, self.credentials)
+
+    def agent(self) -> Agent:
+        """An agent on this workspace, with a provider built from the current settings."""
+        provider = self.provider()
+        config = AgentConfig(
+            max_steps=self.settings.max_steps,
+            memories_per_prompt=self.settings.memories_per_prompt,
+            prompt_budget_tokens=self.settings.prompt_budget_tokens,
+            auto_memories=self.settings.auto_memories,
+        )
+        return Agent(
+            provider,
+            self.memory,
+            self.conversations,
+            self.working,
+            config=config,
+            curator=Curator(provider, self.memory, self.topics),
+        )
+
+    def close(self) -> None:
+        """Close the stores (saving caches and dropping forgotten memories from disk)."""
+        self.memory.close()
+
+
+def _embedder(settings: Settings, credentials: Credentials) -> Embedder | None:
+    """The embedder of the settings, or None for keyword-only memory."""
+    if not settings.embedding_model or not settings.effective_base_url():
+        return None
+    return OpenAIEmbedder(openai_client(settings, credentials), settings.embedding_model)
