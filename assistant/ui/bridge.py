@@ -1,0 +1,35 @@
+"""Store change notifications, delivered as Qt signals on the GUI thread."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from assistant.memory.items import MemoryChange
+from assistant.workspace import Workspace
+
+
+class StoreBridge(QObject):
+    """Subscribes to the workspace's stores; emits from any thread, Qt queues to receivers."""
+
+    memory_changed = Signal(object)  # MemoryChange
+    working_changed = Signal(str)  # conversation id
+    conversation_changed = Signal(str)  # conversation id
+    topics_changed = Signal()
+
+    def __init__(self, workspace: Workspace, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._unsubscribe = [
+            workspace.memory.subscribe(self._on_memory),
+            workspace.working.subscribe(self.working_changed.emit),
+            workspace.conversations.subscribe(self.conversation_changed.emit),
+            workspace.topics.subscribe(self.topics_changed.emit),
+        ]
+
+    def _on_memory(self, change: MemoryChange) -> None:
+        self.memory_changed.emit(change)
+
+    def disconnect_stores(self) -> None:
+        """Stop listening (before the workspace closes)."""
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
