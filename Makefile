@@ -38,6 +38,7 @@ test: lint pytest
 
 bench: $(DEV_STAMP)
 	$(BIN)/python -m tests.bench.memory_bench
+	$(BIN)/python -m tests.bench.ui_bench
 
 clean:
 	rm -rf build dist .mypy_cache .pytest_cache .ruff_cache

@@ -1,4 +1,4 @@
-"""Command line: open the window, `--self-test` for packaging, `--data-dir`, `--version`."""
+"""Command line: open the window, `export` / `import`, `--self-test`, `--data-dir`, `--version`."""
 
 from __future__ import annotations
 
@@ -8,10 +8,13 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from assistant import APP_NAME, __version__
 from assistant.errors import AssistantError
 from assistant.paths import data_dir
+
+ERROR_PREFIX = "assistant"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,6 +34,36 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--timing", action="store_true", help="with --self-test: print the time to the window shown"
     )
+    # Also accepted after a subcommand; SUPPRESS keeps a value given before it.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--data-dir", metavar="DIR", default=argparse.SUPPRESS, help="as above")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    export = commands.add_parser(
+        "export", parents=[common], help="write conversations (and memories) to a JSON file"
+    )
+    export.add_argument("out", metavar="OUT.json", help="the file to write")
+    export.add_argument(
+        "--conversation",
+        metavar="ID",
+        action="append",
+        dest="conversations",
+        help="export only this conversation (repeatable); default: all",
+    )
+    export.add_argument(
+        "--memories", action="store_true", help="include long-term memories (never secrets)"
+    )
+    imp = commands.add_parser(
+        "import",
+        parents=[common],
+        help="add conversations and memories from an export or a ChatGPT conversations.json",
+    )
+    imp.add_argument("source", metavar="IN.json", help="the file to import")
+    imp.add_argument(
+        "--on-conflict",
+        choices=("skip", "copy"),
+        default="skip",
+        help="what to do with a conversation or memory that is already here (default: skip)",
+    )
     return parser
 
 
@@ -43,11 +76,60 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"{APP_NAME}: cannot use the data directory: {exc}", file=sys.stderr)
         return 2
+    if args.command == "export":
+        return export_command(root, Path(args.out), args.conversations, args.memories)
+    if args.command == "import":
+        return import_command(root, Path(args.source), args.on_conflict)
     if args.self_test:
         return self_test(root, started, timing=args.timing)
     from assistant.ui.app import run_app
 
     return run_app(root)
+
+
+def export_command(
+    root: Path, out: Path, conversation_ids: Sequence[str] | None, memories: bool
+) -> int:
+    """`assistant export`: write the export file and say what it holds."""
+    from assistant.transfer import export_data, export_summary, write_export
+    from assistant.workspace import Workspace
+
+    try:
+        workspace = Workspace.open(root)
+        try:
+            data = export_data(workspace, conversation_ids, include_memories=memories)
+            write_export(out, data)
+        finally:
+            workspace.close()
+    except AssistantError as exc:
+        return _fail(exc)
+    print(export_summary(data, out))
+    return 0
+
+
+def import_command(root: Path, source: Path, policy: Literal["skip", "copy"]) -> int:
+    """`assistant import`: validate the whole file first, then add what is not here yet."""
+    from assistant.transfer import apply_import, load_import
+    from assistant.workspace import Workspace
+
+    try:
+        plan = load_import(source)  # before opening anything: a bad file changes nothing
+        workspace = Workspace.open(root)
+        try:
+            result = apply_import(plan, workspace, policy)
+        finally:
+            workspace.close()
+    except AssistantError as exc:
+        return _fail(exc)
+    print(result.summary())
+    for note in plan.notes:
+        print(note)
+    return 0
+
+
+def _fail(exc: AssistantError) -> int:
+    print(f"{ERROR_PREFIX}: {exc}", file=sys.stderr)
+    return 1
 
 
 def self_test(root: Path, started: float, *, timing: bool) -> int:

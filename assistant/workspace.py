@@ -59,19 +59,14 @@ class Workspace:
 
     def is_configured(self) -> bool:
         """Whether a model server is set up: a key for OpenAI, or a local or custom URL."""
-        if os.environ.get(BASE_URL_ENV):
-            return True
-        if self.settings.provider == "openai":
-            return self.credentials.api_key() is not None
-        return bool(self.settings.effective_base_url())
+        return _configured(self.settings, self.credentials)
 
     def save_settings(self) -> None:
-        """Write the settings, and switch the memory to the embedder they name."""
+        """Write the settings and give the memory the embedder they describe."""
         self.settings.save(settings_file(self.root))
-        embedder = _embedder(self.settings, self.credentials)
-        current = self.memory.embedding_status().model
-        if (embedder.name if embedder else None) != current:
-            self.memory.set_embedder(embedder)
+        # A new embedder even for the same model: the URL or the key may have changed. The
+        # store keeps its vectors when the model name is the same.
+        self.memory.set_embedder(_embedder(self.settings, self.credentials))
 
     def provider(self) -> OpenAIProvider:
         """The chat provider the settings describe; ProviderError if none is configured."""
@@ -102,8 +97,16 @@ class Workspace:
         self.memory.close()
 
 
+def _configured(settings: Settings, credentials: Credentials) -> bool:
+    if os.environ.get(BASE_URL_ENV):
+        return True
+    if settings.provider == "openai":
+        return credentials.api_key() is not None
+    return bool(settings.effective_base_url())
+
+
 def _embedder(settings: Settings, credentials: Credentials) -> Embedder | None:
-    """The embedder of the settings, or None for keyword-only memory."""
-    if not settings.embedding_model or not settings.effective_base_url():
+    """The embedder of the settings, or None for keyword-only memory (or no server yet)."""
+    if not settings.embedding_model or not _configured(settings, credentials):
         return None
     return OpenAIEmbedder(openai_client(settings, credentials), settings.embedding_model)

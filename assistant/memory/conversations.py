@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import logging
 import math
 import os
 import re
+import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -18,7 +20,7 @@ from typing import Any, Literal, get_args
 
 from assistant import paths
 from assistant.errors import StorageError
-from assistant.fileio import atomic_write_json
+from assistant.fileio import atomic_write_json, fsync_dir
 from assistant.memory import jsonl
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.text import is_informative, tokenize
@@ -51,6 +53,47 @@ class ConversationNotFoundError(StorageError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class ConversationExistsError(StorageError):
+    """A conversation with this id is already in the store; nothing was written."""
+
+    def __init__(self, conversation_id: str) -> None:
+        super().__init__(f"There is already a conversation with id {conversation_id!r}.")
+        self.conversation_id = conversation_id
+
+
+def is_valid_id(conversation_id: str) -> bool:
+    """Whether `conversation_id` can name a conversation file (letters, digits, '-', '_')."""
+    return _ID.fullmatch(conversation_id) is not None
+
+
+def check_messages(messages: Sequence[Message], summary_upto: str | None = None) -> None:
+    """Check that messages can form one conversation; ValueError `messages[i].field: problem`.
+
+    Ids must be non-empty and unique, a parent must be an earlier message, timestamps ISO 8601,
+    tool calls only on assistant messages and a tool message must name the call it answers.
+    """
+    seen: set[str] = set()
+    for i, message in enumerate(messages):
+        where = f"messages[{i}]"
+        if not message.id:
+            raise ValueError(f"{where}.id: must not be empty")
+        if message.id in seen:
+            raise ValueError(f"{where}.id: {message.id!r} is used by an earlier message too")
+        if message.parent_id is not None and message.parent_id not in seen:
+            raise ValueError(f"{where}.parent_id: {message.parent_id!r} is not an earlier message")
+        if message.role not in ROLES:
+            raise ValueError(f"{where}.role: must be one of {', '.join(ROLES)}")
+        if not _is_timestamp(message.created_at):
+            raise ValueError(f"{where}.created_at: not an ISO 8601 timestamp")
+        if message.tool_calls and message.role != "assistant":
+            raise ValueError(f"{where}.tool_calls: only assistant messages can have tool calls")
+        if message.role == "tool" and not message.tool_call_id:
+            raise ValueError(f"{where}.tool_call_id: a tool message needs the call it answers")
+        seen.add(message.id)
+    if summary_upto is not None and summary_upto not in seen:
+        raise ValueError(f"summary_upto: {summary_upto!r} is not a message of the conversation")
 
 
 def estimate_tokens(text: str) -> int:
@@ -312,6 +355,67 @@ class ConversationStore:
             self._set_entry(cid, entry)
         self._notify(cid)
         return entry.info(cid)
+
+    def import_conversation(
+        self,
+        conversation_id: str,
+        title: str,
+        created_at: str,
+        messages: Sequence[Message],
+        *,
+        summary: str = "",
+        summary_upto: str | None = None,
+        temporary: bool = False,
+    ) -> ConversationInfo:
+        """Create a conversation with this id, metadata and messages in one atomic write.
+
+        The messages keep their ids, parents, timestamps, roles, tool calls and memory ids.
+        Raises ValueError (see `check_messages`) for invalid input and ConversationExistsError
+        if the id is taken; then nothing is written. A crash leaves the whole file or none.
+        """
+        if not is_valid_id(conversation_id):
+            raise ValueError(f"id: {conversation_id!r} cannot name a conversation")
+        title = _clean_title(title)
+        if not _is_timestamp(created_at):
+            raise ValueError("created_at: not an ISO 8601 timestamp")
+        check_messages(messages, summary_upto)
+        meta = {"id": conversation_id, "title": title, "created_at": created_at}
+        records = [_record("meta", {**meta, "temporary": temporary})]
+        records += [_record("message", m.to_json()) for m in messages]
+        if summary:
+            records.append(_record("update", {"summary": summary, "summary_upto": summary_upto}))
+        data = b"".join(jsonl.encode(r) for r in records)
+        path = self._path(conversation_id)
+        with self._lock:
+            try:
+                _create_file(path, data)
+                st = path.stat()
+            except FileExistsError:
+                raise ConversationExistsError(conversation_id) from None
+            except OSError as exc:
+                raise StorageError(f"Could not save conversation to {path}: {exc}") from exc
+            entry = _Entry(
+                st.st_size,
+                st.st_mtime_ns,
+                title,
+                created_at,
+                messages[-1].created_at if messages else created_at,
+                len(messages),
+                temporary,
+                messages[-1].id if messages else None,
+            )
+            self._set_entry(conversation_id, entry)
+            if self._search is not None:
+                self._doc_keys[conversation_id] = []
+                if not temporary:
+                    for message in messages:
+                        self._index_message(self._search, conversation_id, message)
+        self._notify(conversation_id)
+        return entry.info(conversation_id)
+
+    def exists(self, conversation_id: str) -> bool:
+        """Whether a conversation with this id is in the store."""
+        return is_valid_id(conversation_id) and self._path(conversation_id).exists()
 
     def load(self, conversation_id: str) -> Conversation:
         """Read a conversation with all its messages."""
@@ -665,6 +769,36 @@ def _read_conversation(path: Path) -> tuple[Conversation, list[str]]:
         messages=messages,
     )
     return conversation, loaded.warnings + problems
+
+
+def _create_file(path: Path, data: bytes) -> None:
+    """Atomically create `path` holding `data`; FileExistsError if it exists (never replaced)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, path)  # unlike os.replace, fails if another writer created `path`
+        except FileExistsError:
+            raise
+        except OSError:  # a file system without hard links: check, then rename
+            if path.exists():
+                raise FileExistsError(path) from None
+            os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    fsync_dir(path.parent)
+
+
+def _is_timestamp(value: str) -> bool:
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _record(kind: str, body: Mapping[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QApplication
 
 from assistant import APP_NAME, __version__
 from assistant.ui.main_window import MainWindow
+from assistant.workspace import Workspace
 
 
 def _application() -> QApplication:
@@ -27,7 +28,7 @@ def _application() -> QApplication:
 def run_app(root: Path) -> int:
     """Show the main window on `root` and run the event loop until it closes."""
     app = _application()
-    window = MainWindow(root)
+    window = MainWindow(Workspace.open(root))
     window.show()
     return app.exec()
 
@@ -35,7 +36,7 @@ def run_app(root: Path) -> int:
 def build_for_self_test(root: Path) -> float:
     """Build and show the window, let it paint, close it; return when it was shown."""
     app = _application()
-    window = MainWindow(root)
+    window = MainWindow(Workspace.open(root))
     window.show()
     app.processEvents()
     shown = time.perf_counter()

@@ -2,96 +2,417 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QByteArray, Qt, QThread, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
-    QLineEdit,
-    QListView,
     QMainWindow,
+    QMessageBox,
     QPlainTextEdit,
+    QProgressBar,
     QPushButton,
     QSplitter,
-    QTextBrowser,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from assistant import APP_NAME
+from assistant import APP_NAME, __version__
+from assistant.agent.events import (
+    AgentEvent,
+    Cancelled,
+    Failed,
+    Finished,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from assistant.memory.conversations import DEFAULT_TITLE
+from assistant.paths import settings_file
+from assistant.ui.bridge import StoreBridge
+from assistant.ui.chat_view import ChatView
+from assistant.ui.conversation_list import ConversationPane
+from assistant.ui.memory_sidebar import MemorySidebar
+from assistant.ui.settings_dialog import SettingsDialog
+from assistant.ui.transfer_dialogs import export_conversations, import_file
+from assistant.ui.worker import AgentWorker
+from assistant.workspace import Workspace
+
+TITLE_WORDS = 7
+QUIT_WAIT_MS = 3000
+
+WELCOME = f"""
+<h2>Welcome to {APP_NAME}</h2>
+<p>{APP_NAME} is a personal assistant that <b>remembers</b>: what you tell it becomes
+long-term memory you can browse, search, pin, edit and forget in the panel on the right.</p>
+<p>To start chatting, connect a model:</p>
+<ul>
+<li><b>OpenAI</b>: paste your API key. It is kept in your system keyring, never in a file.</li>
+<li><b>Ollama</b> or <b>LM Studio</b> on this computer: choose the preset; no key needed.</li>
+<li>Any other <b>OpenAI-compatible server</b>: enter its URL.</li>
+</ul>
+<p>Your memories can be browsed without a connection.</p>
+"""
+
+
+class ChatInput(QPlainTextEdit):
+    """Multi-line input: Enter sends, Shift+Enter starts a new line, Esc stops the reply."""
+
+    send = Signal()
+    stop = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        shift = event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not shift:
+            self.send.emit()
+            return
+        if event.key() == Qt.Key.Key_Escape:
+            self.stop.emit()
+            return
+        super().keyPressEvent(event)
 
 
 class MainWindow(QMainWindow):
     """Top-level window; widget object names are a contract (see DESIGN.md)."""
 
-    def __init__(self, root: Path) -> None:
+    _submit = Signal(str, str)
+    _retry = Signal(str)
+    _embed = Signal()
+
+    def __init__(self, workspace: Workspace) -> None:
         super().__init__()
-        self.root = root
+        self.workspace = workspace
         self.setWindowTitle(APP_NAME)
-        self.setMinimumSize(760, 480)
-        self.resize(1200, 760)
+        self.setMinimumSize(880, 540)
+        self.resize(1280, 800)
+        self._busy = False
+        self._current: str | None = None
 
-        splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        splitter.addWidget(self._build_conversations())
-        splitter.addWidget(self._build_chat())
-        splitter.addWidget(self._build_sidebar())
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([240, 640, 320])
-        self.setCentralWidget(splitter)
-        self.statusBar().showMessage(f"Data in {root}")
+        self.bridge = StoreBridge(workspace, self)
+        self.conversations = ConversationPane(workspace.conversations, self)
+        self.conversations.setMinimumWidth(180)
+        self.sidebar = MemorySidebar(workspace, self.bridge, self)
+        self.sidebar.setMinimumWidth(260)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(self.conversations)
+        self.splitter.addWidget(self._build_chat())
+        self.splitter.addWidget(self.sidebar)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([250, 690, 340])
+        self.setCentralWidget(self.splitter)
+        self._build_menus()
+        self._build_status_bar()
+        self._start_worker()
+        self._connect()
+        self._restore_layout()
+        self._show_welcome_if_needed()
+        self.conversations.select(self._first_conversation())
+        if workspace.warnings:
+            self.statusBar().showMessage(" ".join(workspace.warnings), 15000)
 
-    def _build_conversations(self) -> QWidget:
-        pane = QWidget(self)
-        layout = QVBoxLayout(pane)
-        new_button = QPushButton("New conversation", pane)
-        new_button.setObjectName("newConversationButton")
-        conversations = QListView(pane)
-        conversations.setObjectName("conversationList")
-        layout.addWidget(new_button)
-        layout.addWidget(conversations)
-        return pane
+    # -- building --------------------------------------------------------------------------------
 
     def _build_chat(self) -> QWidget:
         pane = QWidget(self)
-        layout = QVBoxLayout(pane)
-        chat = QTextBrowser(pane)
-        chat.setObjectName("chatView")
-        chat.setPlaceholderText("Start a conversation: Assistant remembers what matters.")
-        entry = QPlainTextEdit(pane)
-        entry.setObjectName("chatInput")
-        entry.setPlaceholderText("Message Assistant")
-        entry.setMaximumHeight(120)
-        send = QPushButton("Send", pane)
-        send.setObjectName("sendButton")
-        stop = QPushButton("Stop", pane)
-        stop.setObjectName("stopButton")
-        stop.setEnabled(False)
-        buttons = QHBoxLayout()
+        self.chat = ChatView(self._memory_text, self.workspace.conversations.load, pane)
+        self.welcome = QWidget(pane)
+        self.welcome.setObjectName("welcomePanel")
+        text = QLabel(WELCOME, self.welcome)
+        text.setWordWrap(True)
+        text.setTextFormat(Qt.TextFormat.RichText)
+        open_settings = QPushButton("Connect a model…", self.welcome)
+        open_settings.setObjectName("welcomeSettingsButton")
+        open_settings.clicked.connect(self.open_settings)
+        welcome_layout = QVBoxLayout(self.welcome)
+        welcome_layout.setContentsMargins(40, 30, 40, 30)
+        welcome_layout.addWidget(text)
+        welcome_layout.addWidget(open_settings, 0, Qt.AlignmentFlag.AlignLeft)
+        welcome_layout.addStretch(1)
+        self.stack = QStackedWidget(pane)
+        self.stack.addWidget(self.chat)
+        self.stack.addWidget(self.welcome)
+
+        self.input = ChatInput(pane)
+        self.input.setObjectName("chatInput")
+        self.input.setPlaceholderText(
+            "Message Assistant — Enter to send, Shift+Enter for a new line"
+        )
+        self.input.setMaximumHeight(120)
+        self.input.setTabChangesFocus(True)
+        self.send_button = QPushButton("Send", pane)
+        self.send_button.setObjectName("sendButton")
+        self.send_button.setDefault(True)
+        self.stop_button = QPushButton("Stop", pane)
+        self.stop_button.setObjectName("stopButton")
+        self.stop_button.setToolTip("Stop the reply (Esc)")
+        self.stop_button.setEnabled(False)
+        buttons = QVBoxLayout()
+        buttons.addWidget(self.send_button)
+        buttons.addWidget(self.stop_button)
         buttons.addStretch(1)
-        buttons.addWidget(stop)
-        buttons.addWidget(send)
-        layout.addWidget(chat, 1)
-        layout.addWidget(entry)
-        layout.addLayout(buttons)
+        row = QHBoxLayout()
+        row.addWidget(self.input, 1)
+        row.addLayout(buttons)
+        layout = QVBoxLayout(pane)
+        layout.setContentsMargins(4, 8, 4, 8)
+        layout.addWidget(self.stack, 1)
+        layout.addLayout(row)
         return pane
 
-    def _build_sidebar(self) -> QWidget:
-        pane = QWidget(self)
-        pane.setObjectName("memorySidebar")
-        layout = QVBoxLayout(pane)
-        layout.addWidget(QLabel("<b>Memories</b>", pane))
-        search = QLineEdit(pane)
-        search.setObjectName("memorySearch")
-        search.setPlaceholderText("Search memories")
-        search.setClearButtonEnabled(True)
-        memories = QListView(pane)
-        memories.setObjectName("memoryList")
-        working = QTextBrowser(pane)
-        working.setObjectName("workingMemoryView")
-        working.setPlaceholderText("No task in progress.")
-        layout.addWidget(search)
-        layout.addWidget(memories, 2)
-        layout.addWidget(QLabel("<b>Working memory</b>", pane))
-        layout.addWidget(working, 1)
-        return pane
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        new = QAction("&New conversation", self)
+        new.setShortcut(QKeySequence.StandardKey.New)
+        new.triggered.connect(self._new_conversation)
+        self.action_import = QAction("&Import…", self)
+        self.action_import.setObjectName("actionImport")
+        self.action_import.triggered.connect(lambda: import_file(self, self.workspace))
+        self.action_export = QAction("&Export…", self)
+        self.action_export.setObjectName("actionExport")
+        self.action_export.triggered.connect(
+            lambda: export_conversations(self, self.workspace, self._current)
+        )
+        quit_action = QAction("&Quit", self)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        file_menu.addActions([new, self.action_import, self.action_export])
+        file_menu.addSeparator()
+        file_menu.addAction(quit_action)
+        edit_menu = self.menuBar().addMenu("&Edit")
+        self.action_settings = QAction("&Settings…", self)
+        self.action_settings.setObjectName("actionSettings")
+        self.action_settings.setShortcut(QKeySequence.StandardKey.Preferences)
+        self.action_settings.triggered.connect(self.open_settings)
+        edit_menu.addAction(self.action_settings)
+        help_menu = self.menuBar().addMenu("&Help")
+        about = QAction(f"&About {APP_NAME}", self)
+        about.triggered.connect(self._about)
+        help_menu.addAction(about)
+
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        self.provider_label = QLabel(self)
+        self.provider_label.setObjectName("providerStatus")
+        self.connection_label = QLabel(self)
+        self.connection_label.setObjectName("connectionStatus")
+        self.memory_label = QLabel(self)
+        self.memory_label.setObjectName("memoryStatus")
+        self.progress = QProgressBar(self)
+        self.progress.setObjectName("backgroundProgress")
+        self.progress.setMaximumWidth(180)
+        self.progress.setTextVisible(False)
+        self.progress.hide()
+        self.progress_label = QLabel(self)
+        self.progress_label.hide()
+        for widget in (self.progress_label, self.progress, self.memory_label):
+            bar.addPermanentWidget(widget)
+        bar.addPermanentWidget(self.connection_label)
+        bar.addPermanentWidget(self.provider_label)
+        self._update_status()
+
+    def _start_worker(self) -> None:
+        self.thread_ = QThread(self)
+        self.thread_.setObjectName("agentThread")
+        self.worker = AgentWorker(self.workspace)
+        self.worker.moveToThread(self.thread_)
+        self._submit.connect(self.worker.submit)
+        self._retry.connect(self.worker.retry)
+        self._embed.connect(self.worker.embed_missing)
+        self.worker.agent_event.connect(self._on_agent_event)
+        self.worker.busy_changed.connect(self._set_busy)
+        self.worker.progress.connect(self._on_progress)
+        self.thread_.start()
+        self._embed.emit()
+
+    def _connect(self) -> None:
+        self.conversations.selected.connect(self._show_conversation)
+        self.send_button.clicked.connect(self.send)
+        self.input.send.connect(self.send)
+        self.stop_button.clicked.connect(self.stop)
+        self.input.stop.connect(self.stop)
+        self.chat.retry_requested.connect(self.retry)
+        self.chat.memory_clicked.connect(self.sidebar.show_memory)
+        self.sidebar.source_requested.connect(self._show_source)
+        self.bridge.conversation_changed.connect(lambda _cid: self.conversations.refresh())
+        self.bridge.memory_changed.connect(lambda _change: self._update_status())
+
+    # -- conversations ---------------------------------------------------------------------------
+
+    def _first_conversation(self) -> str | None:
+        listing = self.workspace.conversations.list()
+        return listing[0].id if listing else None
+
+    def _new_conversation(self) -> None:
+        self.conversations.new_conversation()
+        self.input.setFocus()
+
+    def _show_conversation(self, conversation_id: str | None) -> None:
+        self._current = conversation_id
+        conversation = (
+            None if conversation_id is None else self.workspace.conversations.load(conversation_id)
+        )
+        self.chat.show_conversation(conversation)
+        self.sidebar.set_conversation(conversation_id)
+        self._show_welcome_if_needed()
+
+    def _show_source(self, conversation_id: str, message_id: str) -> None:
+        self.conversations.select(conversation_id)
+        self.chat.scroll_to_message(message_id)
+
+    def _memory_text(self, memory_id: str) -> str | None:
+        item = self.workspace.memory.get(memory_id)
+        return None if item is None or item.state == "forgotten" else item.text
+
+    # -- sending ---------------------------------------------------------------------------------
+
+    def send(self) -> None:
+        """Send the input's text; without a configured model, explain how to connect."""
+        text = self.input.toPlainText().strip()
+        if not text or self._busy:
+            return
+        if not self.workspace.is_configured():
+            self._show_welcome_if_needed()
+            self.open_settings()
+            return
+        cid = self._current or self.conversations.new_conversation()
+        conversation = self.workspace.conversations.load(cid)
+        if conversation.title == DEFAULT_TITLE and not conversation.messages:
+            self.workspace.conversations.rename(cid, _title_from(text))
+        self.stack.setCurrentWidget(self.chat)
+        self.chat.add_user_message(text)
+        self.input.clear()
+        self._set_busy(True)
+        self._submit.emit(cid, text)
+
+    def retry(self) -> None:
+        """Answer the last message of the current conversation again."""
+        if self._busy or self._current is None:
+            return
+        self.chat.show_conversation(self.workspace.conversations.load(self._current))
+        self.chat.start_reply()
+        self._set_busy(True)
+        self._retry.emit(self._current)
+
+    def stop(self) -> None:
+        """Cancel the reply being written."""
+        if self._busy:
+            self.worker.cancel()
+
+    def _set_busy(self, busy: bool) -> None:
+        self._busy = busy
+        self.send_button.setEnabled(not busy)
+        self.stop_button.setEnabled(busy)
+        if busy:
+            self.connection_label.setText("Thinking…")
+
+    def _on_agent_event(self, event: AgentEvent) -> None:
+        if event.conversation_id != self._current:
+            return
+        if isinstance(event, TextDelta):
+            self.chat.append_delta(event.text)
+        elif isinstance(event, ToolCallStarted):
+            self.chat.start_tool_call(event.call_id, event.name, event.arguments)
+        elif isinstance(event, ToolCallFinished):
+            self.chat.finish_tool_call(event.call_id, event.result, event.ok)
+        elif isinstance(event, Finished):
+            self.chat.finish_reply(event.memory_ids)
+            self.connection_label.setText("Connected")
+        elif isinstance(event, Failed):
+            self.chat.show_error(event.error)
+            self.connection_label.setText("Connection problem")
+            self.connection_label.setToolTip(event.error)
+        elif isinstance(event, Cancelled):
+            self.chat.show_stopped()
+            self.connection_label.setText("Stopped")
+
+    # -- settings, status ------------------------------------------------------------------------
+
+    def open_settings(self) -> None:
+        """Show the settings; on OK, apply them and re-embed if the model changed."""
+        dialog = SettingsDialog(self.workspace, self)
+        if dialog.exec():
+            self._update_status()
+            self._show_welcome_if_needed()
+            self._embed.emit()
+
+    def _show_welcome_if_needed(self) -> None:
+        empty = (
+            self._current is None or not self.workspace.conversations.load(self._current).messages
+        )
+        show = not self.workspace.is_configured() and empty
+        self.stack.setCurrentWidget(self.welcome if show else self.chat)
+
+    def _update_status(self) -> None:
+        settings = self.workspace.settings
+        if self.workspace.is_configured():
+            name = {"openai": "OpenAI", "ollama": "Ollama", "lmstudio": "LM Studio"}.get(
+                settings.provider, settings.effective_base_url()
+            )
+            self.provider_label.setText(f"{name} · {settings.chat_model}")
+        else:
+            self.provider_label.setText("No model connected")
+        status = self.workspace.memory.embedding_status()
+        if status.keyword_only:
+            self.memory_label.setText("Keyword-only memory")
+            reason = status.error or (
+                "No embedding model is set" if status.model is None else "No memory has vectors yet"
+            )
+            self.memory_label.setToolTip(f"Memory search uses keywords only: {reason}.")
+        else:
+            self.memory_label.setText(f"{status.embedded:,} memories")
+            self.memory_label.setToolTip(f"Hybrid search with {status.model}")
+        if not self.connection_label.text():
+            self.connection_label.setText("Ready")
+
+    def _on_progress(self, what: str, done: int, total: int) -> None:
+        if total <= 0:
+            self.progress.hide()
+            self.progress_label.hide()
+            self._update_status()
+            return
+        self.progress_label.setText(what)
+        self.progress_label.show()
+        self.progress.setMaximum(total)
+        self.progress.setValue(done)
+        self.progress.show()
+
+    def _about(self) -> None:
+        QMessageBox.about(
+            self,
+            f"About {APP_NAME}",
+            f"<b>{APP_NAME} {__version__}</b><p>A desktop personal assistant that remembers.</p>"
+            f"<p>Your data: {self.workspace.root}</p>",
+        )
+
+    # -- layout and closing ----------------------------------------------------------------------
+
+    def _restore_layout(self) -> None:
+        state = self.workspace.settings.ui_state
+        if "geometry" in state:
+            self.restoreGeometry(QByteArray.fromBase64(state["geometry"].encode()))
+        if "splitter" in state:
+            self.splitter.restoreState(QByteArray.fromBase64(state["splitter"].encode()))
+
+    def _save_layout(self) -> None:
+        state = self.workspace.settings.ui_state
+        state["geometry"] = bytes(self.saveGeometry().toBase64().data()).decode()
+        state["splitter"] = bytes(self.splitter.saveState().toBase64().data()).decode()
+        self.workspace.settings.save(settings_file(self.workspace.root))
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        """Stop a running reply (its text is saved), end the worker, close the stores."""
+        self.worker.cancel()
+        self.thread_.quit()
+        self.thread_.wait(QUIT_WAIT_MS)
+        self._save_layout()
+        self.bridge.disconnect_stores()
+        self.workspace.close()
+        super().closeEvent(event)
+
+
+def _title_from(text: str) -> str:
+    words = text.split()
+    title = " ".join(words[:TITLE_WORDS])
+    return title + ("…" if len(words) > TITLE_WORDS else "")

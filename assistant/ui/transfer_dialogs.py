@@ -1,0 +1,386 @@
+"""Export and import dialogs: choose what and where, preview an import, run it in the background.
+
+The file dialogs and message boxes go through the module-level hooks `get_save_file_name`,
+`get_open_file_name`, `show_error` and `show_info`, which tests replace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QGroupBox,
+    QLabel,
+    QListWidget,
+    QMainWindow,
+    QMessageBox,
+    QProgressDialog,
+    QRadioButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from assistant.transfer import (
+    ConflictPolicy,
+    ImportPlan,
+    ImportResult,
+    Stores,
+    apply_import,
+    counted,
+    export_data,
+    export_summary,
+    load_import,
+    write_export,
+)
+from assistant.ui.jobs import Progress, run_job
+
+JSON_FILTER = "JSON files (*.json);;All files (*)"
+STATUS_MILLISECONDS = 10_000
+MAX_LISTED_CONFLICTS = 50
+
+# -- hooks -------------------------------------------------------------------------------------
+
+
+def get_save_file_name(parent: QWidget, caption: str, path: str, filters: str) -> str:
+    """Ask where to save; '' when cancelled."""
+    name, _ = QFileDialog.getSaveFileName(parent, caption, path, filters)
+    return name
+
+
+def get_open_file_name(parent: QWidget, caption: str, directory: str, filters: str) -> str:
+    """Ask which file to open; '' when cancelled."""
+    name, _ = QFileDialog.getOpenFileName(parent, caption, directory, filters)
+    return name
+
+
+def show_error(parent: QWidget, title: str, text: str) -> None:
+    """Tell the user something failed."""
+    QMessageBox.warning(parent, title, text)
+
+
+def show_info(parent: QWidget, title: str, text: str) -> None:
+    """Report a result: in the main window's status bar, else in a message box."""
+    window = parent.window()
+    if isinstance(window, QMainWindow):
+        window.statusBar().showMessage(text, STATUS_MILLISECONDS)
+    else:
+        QMessageBox.information(parent, title, text)
+
+
+# -- export ------------------------------------------------------------------------------------
+
+
+class ExportDialog(QDialog):
+    """What to export: the current conversation or all, with or without memories."""
+
+    def __init__(self, parent: QWidget | None, has_current: bool) -> None:
+        super().__init__(parent)
+        self.setObjectName("exportDialog")
+        self.setWindowTitle("Export conversations")
+        layout = QVBoxLayout(self)
+        scope = QGroupBox("Export", self)
+        scope_layout = QVBoxLayout(scope)
+        self.current_radio = QRadioButton("Current conversation", scope)
+        self.current_radio.setObjectName("exportCurrentRadio")
+        self.current_radio.setEnabled(has_current)
+        self.all_radio = QRadioButton("All conversations", scope)
+        self.all_radio.setObjectName("exportAllRadio")
+        (self.current_radio if has_current else self.all_radio).setChecked(True)
+        scope_layout.addWidget(self.current_radio)
+        scope_layout.addWidget(self.all_radio)
+        self.memories_check = QCheckBox("Include long-term memories", self)
+        self.memories_check.setObjectName("exportMemoriesCheck")
+        note = QLabel("The file holds no API key or other secrets.", self)
+        note.setWordWrap(True)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Export…")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(scope)
+        layout.addWidget(self.memories_check)
+        layout.addWidget(note)
+        layout.addWidget(buttons)
+
+    def all_conversations(self) -> bool:
+        """Whether every conversation is to be exported."""
+        return self.all_radio.isChecked()
+
+    def include_memories(self) -> bool:
+        """Whether long-term memories go into the file."""
+        return self.memories_check.isChecked()
+
+
+def export_conversations(
+    parent: QWidget, workspace: Stores, current_conversation_id: str | None
+) -> None:
+    """Ask what to export and where, then write the file in the background."""
+    _ExportFlow(parent, workspace, current_conversation_id).start()
+
+
+def default_export_name(today: date | None = None) -> str:
+    """`assistant-export-YYYY-MM-DD.json`."""
+    return f"assistant-export-{(today or date.today()).isoformat()}.json"
+
+
+class _ExportFlow(QObject):
+    """One export: the options dialog, the file dialog, the job and its report."""
+
+    def __init__(self, parent: QWidget, workspace: Stores, current_id: str | None) -> None:
+        super().__init__(parent)
+        self._parent = parent
+        self._workspace = workspace
+        self._current_id = current_id
+        self._path: Path | None = None
+
+    def start(self) -> None:
+        dialog = ExportDialog(self._parent, self._current_id is not None)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.finished.connect(lambda result: self._on_options(dialog, result))
+        dialog.open()
+
+    def _on_options(self, dialog: ExportDialog, result: int) -> None:
+        if result != QDialog.DialogCode.Accepted:
+            self.deleteLater()
+            return
+        ids = None
+        if not dialog.all_conversations() and self._current_id is not None:
+            ids = [self._current_id]
+        memories = dialog.include_memories()
+        name = get_save_file_name(
+            self._parent,
+            "Export conversations",
+            str(Path.home() / default_export_name()),
+            JSON_FILTER,
+        )
+        if not name:
+            self.deleteLater()
+            return
+        path = Path(name)
+        if not path.suffix:
+            path = path.with_suffix(".json")
+        self._path = path
+        workspace = self._workspace
+
+        def export(_: Progress) -> str:
+            data = export_data(workspace, ids, include_memories=memories)
+            write_export(path, data)
+            return export_summary(data, path.name)
+
+        run_job(export, on_done=self._on_done, on_error=self._on_error)
+
+    def _on_done(self, summary: object) -> None:
+        show_info(self._parent, "Export finished", str(summary))
+        self.deleteLater()
+
+    def _on_error(self, message: str) -> None:
+        show_error(self._parent, "Export failed", f"The export could not be written.\n\n{message}")
+        self.deleteLater()
+
+
+# -- import ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ImportPreview:
+    """A parsed import file and what of it is already here."""
+
+    path: Path
+    plan: ImportPlan
+    conflicts: list[str]  # conversation ids
+    memory_conflicts: list[str]
+
+
+def prepare_import(path: Path, workspace: Stores) -> ImportPreview:
+    """Parse and validate a file and find its conflicts (off the GUI thread)."""
+    plan = load_import(path)
+    return ImportPreview(path, plan, plan.conflicts(workspace), plan.memory_conflicts(workspace))
+
+
+class ImportPreviewDialog(QDialog):
+    """What a file holds, what is already here, and whether to skip or copy that."""
+
+    def __init__(self, parent: QWidget | None, preview: ImportPreview) -> None:
+        super().__init__(parent)
+        self.setObjectName("importPreviewDialog")
+        self.setWindowTitle("Import")
+        self.preview = preview
+        plan = preview.plan
+        layout = QVBoxLayout(self)
+        file_label = QLabel(f"File: {preview.path.name}", self)
+        file_label.setToolTip(str(preview.path))
+        self.format_label = QLabel(f"Format: {plan.format_name}", self)
+        self.format_label.setObjectName("importFormatLabel")
+        counts = [
+            counted(len(plan.conversations), "conversation"),
+            counted(plan.message_count, "message"),
+        ]
+        if plan.format == "assistant":
+            counts.append(counted(len(plan.memories), "memory", "memories"))
+        self.counts_label = QLabel(", ".join(counts), self)
+        self.counts_label.setObjectName("importCountsLabel")
+        layout.addWidget(file_label)
+        layout.addWidget(self.format_label)
+        layout.addWidget(self.counts_label)
+        for note in plan.notes:
+            layout.addWidget(QLabel(note, self))
+
+        self.conflicts_label = QLabel(self._conflict_text(), self)
+        self.conflicts_label.setObjectName("importConflictsLabel")
+        self.conflicts_label.setWordWrap(True)
+        layout.addWidget(self.conflicts_label)
+        self.conflict_list = QListWidget(self)
+        self.conflict_list.setObjectName("importConflictList")
+        titles = {c.id: c.title for c in plan.conversations}
+        for cid in preview.conflicts[:MAX_LISTED_CONFLICTS]:
+            self.conflict_list.addItem(titles[cid])
+        if len(preview.conflicts) > MAX_LISTED_CONFLICTS:
+            self.conflict_list.addItem(
+                f"… and {len(preview.conflicts) - MAX_LISTED_CONFLICTS} more"
+            )
+        self.conflict_list.setVisible(bool(preview.conflicts))
+        layout.addWidget(self.conflict_list)
+
+        self.skip_radio = QRadioButton("Skip conversations that already exist", self)
+        self.skip_radio.setObjectName("importSkipRadio")
+        self.copy_radio = QRadioButton("Import them as copies", self)
+        self.copy_radio.setObjectName("importCopyRadio")
+        group = QButtonGroup(self)
+        group.addButton(self.skip_radio)
+        group.addButton(self.copy_radio)
+        self.skip_radio.setChecked(True)
+        has_conflicts = bool(preview.conflicts or preview.memory_conflicts)
+        for radio in (self.skip_radio, self.copy_radio):
+            radio.setEnabled(has_conflicts)
+            layout.addWidget(radio)
+
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
+        self.import_button = buttons.addButton("Import", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.import_button.setObjectName("importButton")
+        self.import_button.setDefault(True)
+        self.import_button.setEnabled(plan.total > 0)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def _conflict_text(self) -> str:
+        conflicts, memories = self.preview.conflicts, self.preview.memory_conflicts
+        if not conflicts and not memories:
+            return "Nothing in this file is here yet."
+        parts = []
+        if conflicts:
+            verb = "is" if len(conflicts) == 1 else "are"
+            parts.append(f"{counted(len(conflicts), 'conversation')} {verb} already here")
+        if memories:
+            verb = "is" if len(memories) == 1 else "are"
+            parts.append(f"{counted(len(memories), 'memory', 'memories')} {verb} already here")
+        return (
+            " and ".join(parts)
+            + ". Nothing is overwritten; memories already here follow the same choice."
+        )
+
+    def policy(self) -> ConflictPolicy:
+        """The chosen conflict policy."""
+        return "copy" if self.copy_radio.isChecked() else "skip"
+
+
+def import_file(parent: QWidget, workspace: Stores, path: str | None = None) -> None:
+    """Pick a file (unless given), preview it, and import it in the background."""
+    if path is None:
+        path = get_open_file_name(parent, "Import", str(Path.home()), JSON_FILTER)
+        if not path:
+            return
+    _ImportFlow(parent, workspace, Path(path)).start()
+
+
+class _ImportFlow(QObject):
+    """One import: parse in the background, preview, apply with a progress dialog, report."""
+
+    def __init__(self, parent: QWidget, workspace: Stores, path: Path) -> None:
+        super().__init__(parent)
+        self._parent = parent
+        self._workspace = workspace
+        self._path = path
+        self._progress: QProgressDialog | None = None
+
+    def start(self) -> None:
+        path, workspace = self._path, self._workspace
+        run_job(
+            lambda _: prepare_import(path, workspace),
+            on_done=self._on_parsed,
+            on_error=self._on_parse_failed,
+        )
+
+    def _on_parse_failed(self, message: str) -> None:
+        show_error(
+            self._parent,
+            "Import failed",
+            f"{self._path.name} cannot be imported.\n\n{message}\n\nNothing was changed.",
+        )
+        self.deleteLater()
+
+    def _on_parsed(self, preview: Any) -> None:
+        assert isinstance(preview, ImportPreview)
+        dialog = ImportPreviewDialog(self._parent, preview)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.finished.connect(lambda result: self._on_previewed(dialog, preview.plan, result))
+        dialog.open()
+
+    def _on_previewed(self, dialog: ImportPreviewDialog, plan: ImportPlan, result: int) -> None:
+        if result != QDialog.DialogCode.Accepted:
+            self.deleteLater()
+            return
+        policy = dialog.policy()
+        progress = QProgressDialog("Importing…", "", 0, max(plan.total, 1), self._parent)
+        progress.setObjectName("importProgressDialog")
+        progress.setWindowTitle("Import")
+        progress.setWindowModality(Qt.WindowModality.WindowModal)
+        progress.setMinimumDuration(300)
+        progress.setAutoClose(False)
+        progress.setAutoReset(False)
+        progress.setValue(0)
+        self._progress = progress
+        workspace = self._workspace
+        run_job(
+            lambda report: apply_import(plan, workspace, policy, report),
+            on_done=self._on_imported,
+            on_error=self._on_import_failed,
+            on_progress=self._on_progress,
+        )
+
+    def _on_progress(self, done: int, total: int) -> None:
+        if self._progress is not None:
+            self._progress.setMaximum(max(total, 1))
+            self._progress.setValue(done)
+
+    def _close_progress(self) -> None:
+        if self._progress is not None:
+            self._progress.close()
+            self._progress.deleteLater()
+            self._progress = None
+
+    def _on_imported(self, result: Any) -> None:
+        assert isinstance(result, ImportResult)
+        self._close_progress()
+        show_info(self._parent, "Import finished", result.summary())
+        self.deleteLater()
+
+    def _on_import_failed(self, message: str) -> None:
+        self._close_progress()
+        show_error(
+            self._parent,
+            "Import failed",
+            f"The import stopped: {message}\n\nWhat was imported before the error was kept; "
+            "nothing was overwritten.",
+        )
+        self.deleteLater()

@@ -1,0 +1,81 @@
+"""The one bridge between the GUI and the agent: a QObject living on its own QThread."""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+from assistant.agent.cancel import CancelToken
+from assistant.agent.events import AgentEvent, Failed
+from assistant.errors import AssistantError
+from assistant.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+
+class AgentWorker(QObject):
+    """Runs turns and embedding work off the GUI thread; reports through `agent_event`.
+
+    Move it to a QThread and call its slots through queued signals; `cancel()` is the one
+    method the GUI thread calls directly (it only sets a flag).
+    """
+
+    agent_event = Signal(object)  # an AgentEvent
+    busy_changed = Signal(bool)
+    progress = Signal(str, int, int)  # what, done, total (total 0: finished)
+
+    def __init__(self, workspace: Workspace) -> None:
+        super().__init__()
+        self._workspace = workspace
+        self._cancel = CancelToken()
+
+    def cancel(self) -> None:
+        """Stop the running turn (safe to call from any thread)."""
+        self._cancel.cancel()
+
+    @Slot(str, str)
+    def submit(self, conversation_id: str, text: str) -> None:
+        """Answer `text` in the conversation."""
+        self._turn(conversation_id, text)
+
+    @Slot(str)
+    def retry(self, conversation_id: str) -> None:
+        """Answer the conversation's last user message again."""
+        self._turn(conversation_id, None)
+
+    def _turn(self, conversation_id: str, text: str | None) -> None:
+        self._cancel = CancelToken()
+        self.busy_changed.emit(True)
+        try:
+            try:
+                agent = self._workspace.agent()
+            except AssistantError as exc:
+                if text is not None:  # keep what the user wrote; Retry answers it later
+                    self._workspace.conversations.append(conversation_id, "user", text)
+                self._emit(Failed(conversation_id, str(exc)))
+                return
+            if text is None:
+                agent.retry(conversation_id, self._emit, self._cancel)
+            else:
+                agent.run(conversation_id, text, self._emit, self._cancel)
+        finally:
+            self.busy_changed.emit(False)
+
+    def _emit(self, event: AgentEvent) -> None:
+        self.agent_event.emit(event)
+
+    @Slot()
+    def embed_missing(self) -> None:
+        """Give vectors to the memories that have none (after a model change or offline)."""
+        memory = self._workspace.memory
+        if memory.embedding_status().model is None:
+            return
+        try:
+            memory.embed_missing(
+                lambda done, total: self.progress.emit("Embedding memories", done, total)
+            )
+        except AssistantError as exc:
+            log.warning("Embedding memories failed: %s", exc)
+        finally:
+            self.progress.emit("Embedding memories", 0, 0)

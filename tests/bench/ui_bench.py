@@ -1,0 +1,145 @@
+"""Benchmark of the desktop app: cold start to window shown, and opening a long conversation.
+
+Run as `python -m tests.bench.ui_bench` (`make bench`). A data dir with 10,000 memories and 200
+conversations is made once; then each measurement runs in a fresh subprocess (a cold start of
+the interpreter, Qt and the app), offscreen, several times, against a bare PySide6 window
+measured the same way in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+MEMORIES = 10_000
+CONVERSATIONS = 200
+MESSAGES_PER_CONVERSATION = 10
+LONG_CONVERSATION = 500
+RUNS = 5
+GOAL_SECONDS = 1.5
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def populate(root: Path) -> str:
+    """Fill a data dir; returns the id of a 500-message conversation."""
+    from assistant.memory.conversations import ConversationStore
+    from assistant.memory.semantic import SemanticMemory
+    from assistant.paths import memory_dir
+
+    memory = SemanticMemory.open(memory_dir(root))
+    for i in range(MEMORIES):
+        memory.add(f"Memory number {i} about topic {i % 97} and detail {i * 7 % 1013}")
+    memory.close()
+    store = ConversationStore(root)
+    for c in range(CONVERSATIONS):
+        cid = store.create(f"Conversation {c}").id
+        for m in range(MESSAGES_PER_CONVERSATION // 2):
+            store.append(cid, "user", f"Question {m} in conversation {c}?")
+            store.append(
+                cid, "assistant", f"Answer {m}: **bold**, `code` and a list:\n\n- one\n- two"
+            )
+    long_id = store.create("A long conversation").id
+    for m in range(LONG_CONVERSATION // 2):
+        store.append(long_id, "user", f"Question {m}: what about *this* one?")
+        store.append(
+            long_id,
+            "assistant",
+            f"## Answer {m}\n\nSome text with **bold** and `code`.\n\n"
+            "```python\nprint('hello')\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |",
+        )
+    store.list()  # writes the listing cache, as a previous session would have
+    return long_id
+
+
+BARE = """
+import time, sys
+t0 = time.perf_counter()
+from PySide6.QtWidgets import QApplication, QMainWindow
+app = QApplication(sys.argv[:1])
+w = QMainWindow(); w.resize(1280, 800); w.show(); app.processEvents()
+print(time.perf_counter() - t0)
+"""
+
+APP = """
+import time, sys
+t0 = time.perf_counter()
+from assistant.ui.app import build_for_self_test
+from pathlib import Path
+shown = build_for_self_test(Path(sys.argv[1]))
+print(shown - t0)
+"""
+
+LONG = """
+import sys, time
+from pathlib import Path
+from PySide6.QtWidgets import QApplication
+app = QApplication(sys.argv[:1])
+from assistant.ui.main_window import MainWindow
+from assistant.workspace import Workspace
+w = MainWindow(Workspace.open(Path(sys.argv[1])))
+w.show(); app.processEvents()
+t0 = time.perf_counter()
+w.conversations.select(sys.argv[2]); app.processEvents()
+print(time.perf_counter() - t0)
+w.close()
+"""
+
+
+def timed(code: str, *args: str) -> float:
+    """Seconds printed by `code` run in a fresh offscreen interpreter."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env=env,
+    )
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Build the data, measure, print a Markdown table."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=RUNS)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        started = time.perf_counter()
+        long_id = populate(root)
+        print(f"data made in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+        timed(APP, str(root))  # warm the OS file cache once, as after a first launch
+        bare = [timed(BARE) for _ in range(args.runs)]
+        app = [timed(APP, str(root)) for _ in range(args.runs)]
+        long = [timed(LONG, str(root), long_id) for _ in range(args.runs)]
+    rows = [
+        ("bare PySide6 window shown", bare),
+        (f"Assistant shown ({MEMORIES:,} memories, {CONVERSATIONS} conversations)", app),
+        (f"open a {LONG_CONVERSATION}-message conversation", long),
+    ]
+    print("| measurement | median s | min s | max s |")
+    print("|---|---:|---:|---:|")
+    for name, values in rows:
+        print(
+            f"| {name} | {statistics.median(values):.3f} | {min(values):.3f} | {max(values):.3f} |"
+        )
+    ratio = statistics.median(app) / statistics.median(bare)
+    print(
+        f"\nCold start {statistics.median(app):.2f} s (goal <= {GOAL_SECONDS} s), "
+        f"{ratio:.1f}x a bare PySide6 window (goal <= 2x)."
+    )
+    print(json.dumps({"bare": bare, "app": app, "long": long}), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

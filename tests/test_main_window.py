@@ -1,0 +1,226 @@
+"""The main window end to end: real worker thread, real openai client, local fake server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QElapsedTimer, Qt, QTimer
+from PySide6.QtWidgets import QWidget
+from pytestqt.qtbot import QtBot
+
+from assistant.paths import settings_file
+from assistant.settings import Settings
+from assistant.ui.main_window import MainWindow
+from assistant.workspace import Workspace
+from tests.fake_openai import FakeOpenAI, Reply, ToolCall
+
+pytestmark = pytest.mark.gui
+
+OBJECT_NAMES = [
+    "conversationList",
+    "newConversationButton",
+    "chatView",
+    "chatInput",
+    "sendButton",
+    "stopButton",
+    "memorySidebar",
+    "memorySearch",
+    "memoryList",
+    "workingMemoryView",
+]
+
+
+def configure(root: Path, server: FakeOpenAI, *, embeddings: bool = True) -> None:
+    Settings(
+        provider="custom",
+        base_url=server.base_url,
+        chat_model="chat-model",
+        embedding_model="embed-model" if embeddings else "",
+        auto_memories=False,
+        request_timeout=10,
+    ).save(settings_file(root))
+
+
+@pytest.fixture
+def window(qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI) -> Iterator[MainWindow]:
+    configure(data_dir, fake_openai)
+    win = MainWindow(Workspace.open(data_dir))
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    yield win
+    win.close()
+
+
+def send(qtbot: QtBot, win: MainWindow, text: str) -> None:
+    win.input.setPlainText(text)
+    qtbot.keyClick(win.input, Qt.Key.Key_Return)
+
+
+def wait_idle(qtbot: QtBot, win: MainWindow) -> None:
+    qtbot.waitUntil(win.send_button.isEnabled, timeout=10000)
+
+
+def test_window_has_contract_widgets_and_actions(window: MainWindow) -> None:
+    for name in OBJECT_NAMES:
+        assert window.findChild(QWidget, name) is not None, name
+    assert window.action_export.objectName() == "actionExport"
+    assert window.action_import.objectName() == "actionImport"
+    assert window.action_settings.objectName() == "actionSettings"
+
+
+def test_streamed_reply_appears_and_is_saved(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.enqueue(Reply.text("Hello! **Nice** to meet you.", chunk_delay=0.01))
+    send(qtbot, window, "Hi there")
+    qtbot.waitUntil(lambda: "Nice to meet you" in window.chat.toPlainText(), timeout=10000)
+    wait_idle(qtbot, window)
+    assert window.input.toPlainText() == ""
+    cid = window.conversations.current_id()
+    assert cid is not None
+    conversation = window.workspace.conversations.load(cid)
+    assert [m.content for m in conversation.messages] == [
+        "Hi there",
+        "Hello! **Nice** to meet you.",
+    ]
+    assert conversation.title == "Hi there"
+
+
+def test_tool_call_line_and_memory_chips(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    remember = {"text": "The user's favourite colour is teal", "kind": "preference"}
+    fake_openai.enqueue(
+        Reply.tool_calls(ToolCall("remember", json.dumps(remember))), Reply.text("Noted!")
+    )
+    send(qtbot, window, "My favourite colour is teal")
+    wait_idle(qtbot, window)
+    text = window.chat.toPlainText()
+    assert "remember" in text and "Remembered as" in text
+    fake_openai.enqueue(Reply.text("Teal, of course."))
+    send(qtbot, window, "What is my favourite colour, teal or red?")
+    wait_idle(qtbot, window)
+    assert "Memories used:" in window.chat.toPlainText()
+    assert "favourite colour is teal" in window.chat.toPlainText()
+    (item,) = window.workspace.memory.items()
+    assert f"memory:{item.id}" in window.chat.toHtml()
+
+
+def test_stop_cancels_and_keeps_partial_text(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    words = " ".join(f"w{i}" for i in range(200))
+    fake_openai.enqueue(Reply.text(words, chunk_delay=0.02))
+    send(qtbot, window, "Write a lot")
+    qtbot.waitUntil(lambda: "w3" in window.chat.toPlainText(), timeout=10000)
+    assert window.stop_button.isEnabled()
+    qtbot.mouseClick(window.stop_button, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, window)
+    assert "Stopped." in window.chat.toPlainText()
+    cid = window.conversations.current_id()
+    assert cid is not None
+    saved = window.workspace.conversations.load(cid).messages
+    assert saved[-1].role == "assistant"
+    assert 0 < len(saved[-1].content) < len(words)
+
+
+def test_failure_shows_retry_and_retry_answers(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.enqueue(Reply.error(401))
+    send(qtbot, window, "Are you there?")
+    wait_idle(qtbot, window)
+    assert "Retry" in window.chat.toPlainText()
+    assert "action:retry" in window.chat.toHtml()
+    fake_openai.enqueue(Reply.text("Yes, here now."))
+    window.chat.retry_requested.emit()
+    wait_idle(qtbot, window)
+    assert "Yes, here now." in window.chat.toPlainText()
+    cid = window.conversations.current_id()
+    assert cid is not None
+    contents = [m.content for m in window.workspace.conversations.load(cid).messages]
+    assert contents == ["Are you there?", "Yes, here now."]
+
+
+def test_gui_thread_never_stalls_during_a_turn(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.enqueue(
+        Reply.tool_calls(
+            ToolCall("calculator", json.dumps({"expression": "2**10"})),
+            ToolCall("current_datetime", "{}"),
+            chunk_delay=0.01,
+        ),
+        Reply.text(" ".join(f"token{i}" for i in range(300)), chunk_delay=0.002),
+    )
+    gaps: list[int] = []
+    clock = QElapsedTimer()
+    clock.start()
+    probe = QTimer()
+    probe.setInterval(5)
+
+    def tick() -> None:
+        gaps.append(clock.restart())
+
+    probe.timeout.connect(tick)
+    probe.start()
+    send(qtbot, window, "compute and talk")
+    wait_idle(qtbot, window)
+    probe.stop()
+    assert "token299" in window.chat.toPlainText()
+    assert len(gaps) > 20
+    assert max(gaps[1:]) <= 50, sorted(gaps)[-5:]
+
+
+def test_layout_is_remembered(qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI) -> None:
+    configure(data_dir, fake_openai)
+    first = MainWindow(Workspace.open(data_dir))
+    qtbot.addWidget(first)
+    first.show()
+    qtbot.waitExposed(first)
+    first.resize(1000, 640)
+    first.splitter.setSizes([200, 500, 300])
+    sizes = first.splitter.sizes()
+    first.close()
+    second = MainWindow(Workspace.open(data_dir))
+    qtbot.addWidget(second)
+    second.show()
+    qtbot.waitExposed(second)
+    assert "geometry" in second.workspace.settings.ui_state
+    assert second.size().height() == 640  # the offscreen screen is too narrow to check width
+    restored = second.splitter.sizes()
+    assert (restored[0], restored[2]) == (sizes[0], sizes[2])  # the centre takes what is left
+    second.close()
+
+
+def test_first_run_shows_welcome_and_memory_still_browsable(qtbot: QtBot, data_dir: Path) -> None:
+    workspace = Workspace.open(data_dir)
+    workspace.memory.add("The user likes hiking")
+    win = MainWindow(workspace)
+    qtbot.addWidget(win)
+    win.show()
+    assert win.stack.currentWidget() is win.welcome
+    assert "No model connected" in win.provider_label.text()
+    assert win.sidebar.model.rowCount() == 1
+    win.close()
+
+
+def test_large_conversation_renders_every_message(
+    qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI
+) -> None:
+    configure(data_dir, fake_openai, embeddings=False)
+    workspace = Workspace.open(data_dir)
+    cid = workspace.conversations.create("Long").id
+    for i in range(250):
+        workspace.conversations.append(cid, "user", f"Question {i}: how about *this*?")
+        workspace.conversations.append(cid, "assistant", f"## Answer {i}\n\n- a point\n- `code`")
+    win = MainWindow(workspace)
+    qtbot.addWidget(win)
+    win.conversations.select(cid)  # `make bench` times this
+    text = win.chat.toPlainText()
+    assert "Question 0" in text and "Answer 249" in text
+    win.close()

@@ -1,0 +1,562 @@
+"""The memory sidebar and its list model: filtering, search, pin, edit, forget and live updates."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from PySide6.QtCore import QPoint, Qt, QThreadPool
+from PySide6.QtWidgets import QDialogButtonBox, QLineEdit, QListView, QTextBrowser
+from pytestqt.qtbot import QtBot
+
+from assistant.memory.items import MemoryItem, MemoryKind, SearchHit, Source
+from assistant.ui.bridge import StoreBridge
+from assistant.ui.memory_dialogs import MemoryDialog, MemoryValues
+from assistant.ui.memory_model import HitRole, ItemRole, MemoryListModel, caption, relative_time
+from assistant.ui.memory_sidebar import EMPTY_MEMORIES, EMPTY_WORKING, MemorySidebar
+from assistant.workspace import Workspace
+from tests.embedders import HashEmbedder, hashed_vector
+
+pytestmark = [
+    pytest.mark.gui,
+    # The offscreen platform warns whenever a shown top-level's size constraints change.
+    pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints"),
+]
+
+DIM = 64
+SEARCH_SETTLE_MS = 300
+
+
+class GuardedEmbedder(HashEmbedder):
+    """Counts embeddings requested on the GUI thread, where the network must never be waited on."""
+
+    def __init__(self) -> None:
+        super().__init__("hash", DIM)
+        self.gui_thread_calls = 0
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if threading.current_thread() is threading.main_thread():
+            self.gui_thread_calls += 1
+        return super().embed(texts)
+
+
+def open_workspace(root: Path) -> tuple[Workspace, GuardedEmbedder]:
+    workspace = Workspace.open(root)
+    embedder = GuardedEmbedder()
+    workspace.memory.set_embedder(embedder)
+    return workspace, embedder
+
+
+def remember(workspace: Workspace, text: str, kind: MemoryKind = "fact", **kw: Any) -> MemoryItem:
+    """Add a memory from the test (with its vector, so no embedding call is made)."""
+    return workspace.memory.add(text, kind, vector=hashed_vector(text, DIM), **kw)
+
+
+def search(workspace: Workspace, query: str) -> list[SearchHit]:
+    return workspace.memory.search(query, k=50, query_vector=hashed_vector(query, DIM))
+
+
+def drain(qtbot: QtBot) -> None:
+    """Let background jobs finish and their results arrive."""
+    QThreadPool.globalInstance().waitForDone()
+    qtbot.wait(10)
+
+
+def texts(model: MemoryListModel) -> list[str]:
+    return [model.index(row).data() for row in range(model.rowCount())]
+
+
+@pytest.fixture
+def workspace(data_dir: Path, qtbot: QtBot) -> Iterator[Workspace]:
+    ws, embedder = open_workspace(data_dir)
+    yield ws
+    drain(qtbot)
+    ws.close()
+    assert embedder.gui_thread_calls == 0, "the GUI thread waited on the embedder"
+
+
+@pytest.fixture
+def bridge(workspace: Workspace) -> Iterator[StoreBridge]:
+    bridge = StoreBridge(workspace)
+    yield bridge
+    bridge.disconnect_stores()
+
+
+@pytest.fixture
+def sidebar(qtbot: QtBot, workspace: Workspace, bridge: StoreBridge) -> MemorySidebar:
+    widget = MemorySidebar(workspace, bridge)
+    qtbot.addWidget(widget)
+    widget.resize(340, 760)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def select(sidebar: MemorySidebar, memory_id: str) -> None:
+    index = sidebar.model.index_of(memory_id)
+    assert index.isValid()
+    sidebar.list_view.setCurrentIndex(index)
+
+
+# -- the model -------------------------------------------------------------------------------
+
+
+def test_model_passes_the_model_tester(
+    qtmodeltester: Any, workspace: Workspace, bridge: StoreBridge
+) -> None:
+    items = [
+        remember(workspace, f"memory number {n} about {topic}", kind)
+        for n, (topic, kind) in enumerate(
+            [("tea", "preference"), ("trains", "fact"), ("tea plans", "plan"), ("rain", "event")]
+        )
+    ]
+    model = MemoryListModel(workspace.memory)
+    bridge.memory_changed.connect(model.on_memory_changed)
+    qtmodeltester.check(model)
+    assert model.rowCount() == 4
+
+    workspace.memory.pin(items[0].id)
+    remember(workspace, "a new memory about tea", "fact")
+    workspace.memory.forget(items[1].id)
+    workspace.memory.update(items[2].id, kind="fact")
+    workspace.memory.mark_used([items[3].id])
+    qtmodeltester.check(model)
+    assert texts(model) == [i.text for i in workspace.memory.items()]
+
+    model.set_kind("fact")
+    qtmodeltester.check(model)
+    assert {i.kind for i in (model.item_at(model.index(r)) for r in range(model.rowCount()))} == {
+        "fact"
+    }
+    workspace.memory.update(items[3].id, kind="fact")  # enters the filter
+    workspace.memory.update(items[2].id, kind="plan")  # leaves it
+    qtmodeltester.check(model)
+    expected = [i.text for i in workspace.memory.items() if i.kind == "fact"]
+    assert texts(model) == expected
+
+    model.set_kind(None)
+    hits = search(workspace, "tea")
+    model.set_hits(hits)
+    qtmodeltester.check(model)
+    assert model.is_searching()
+    assert texts(model) == [h.item.text for h in hits]
+    assert model.index(0).data(HitRole) == hits[0]
+    assert isinstance(model.index(0).data(ItemRole), MemoryItem)
+    assert "Why:" in model.index(0).data(Qt.ItemDataRole.ToolTipRole)
+
+    hit_id = hits[0].item.id
+    workspace.memory.forget(hit_id)
+    assert hit_id not in [model.item_at(model.index(r)).id for r in range(model.rowCount())]  # type: ignore[union-attr]
+    workspace.memory.restore(hit_id)
+    assert model.index(0).data(ItemRole).id == hit_id  # back at its rank
+    qtmodeltester.check(model)
+
+    model.clear_hits()
+    model.set_state("forgotten")
+    qtmodeltester.check(model)
+    assert texts(model) == [items[1].text]
+
+
+def test_model_orders_pinned_first_then_newest(workspace: Workspace, bridge: StoreBridge) -> None:
+    old, middle, new = (remember(workspace, f"memory {n}") for n in ("old", "middle", "new"))
+    model = MemoryListModel(workspace.memory)
+    bridge.memory_changed.connect(model.on_memory_changed)
+    assert texts(model) == [new.text, middle.text, old.text]
+
+    moves: list[int] = []
+    resets: list[int] = []
+    model.rowsMoved.connect(lambda *_: moves.append(1))
+    model.modelReset.connect(lambda: resets.append(1))
+    workspace.memory.pin(old.id)
+    assert texts(model) == [old.text, new.text, middle.text]
+    workspace.memory.pin(middle.id)
+    assert texts(model) == [middle.text, old.text, new.text]
+    workspace.memory.pin(middle.id, False)
+    assert texts(model) == [old.text, new.text, middle.text]
+    assert texts(model) == [i.text for i in workspace.memory.items()]
+    assert len(moves) == 3
+    assert not resets
+
+
+def test_model_resets_for_large_batches(workspace: Workspace, bridge: StoreBridge) -> None:
+    for n in range(100):
+        remember(workspace, f"note {n}", importance=0.1)
+    model = MemoryListModel(workspace.memory)
+    bridge.memory_changed.connect(model.on_memory_changed)
+    resets: list[int] = []
+    model.modelReset.connect(lambda: resets.append(1))
+    workspace.memory.decay(days=-1)  # archives all 100 at once
+    assert resets == [1]
+    assert model.rowCount() == 0
+
+
+def test_captions_and_relative_times(workspace: Workspace) -> None:
+    item = remember(workspace, "Likes jazz", "preference", importance=0.7)
+    assert caption(item) == "preference · importance 0.7 · never used"
+    now = item.created_at
+    used = item._replace(access_count=2, last_accessed=now - timedelta(days=3))
+    assert caption(used, now) == "preference · importance 0.7 · used 3 days ago"
+    assert relative_time(now - timedelta(days=3), now) == "3 days ago"
+    assert relative_time(now - timedelta(days=1, hours=2), now) == "yesterday"
+    assert relative_time(now - timedelta(hours=5), now) == "5 hours ago"
+    assert relative_time(now - timedelta(minutes=1), now) == "1 minute ago"
+    assert relative_time(now - timedelta(days=15), now) == "2 weeks ago"
+    assert relative_time(now - timedelta(days=400), now) == "1 year ago"
+
+
+# -- the sidebar -----------------------------------------------------------------------------
+
+
+def test_sidebar_has_contract_names_and_empty_state(sidebar: MemorySidebar) -> None:
+    assert sidebar.objectName() == "memorySidebar"
+    assert isinstance(sidebar.findChild(QLineEdit, "memorySearch"), QLineEdit)
+    assert isinstance(sidebar.findChild(QListView, "memoryList"), QListView)
+    assert isinstance(sidebar.findChild(QTextBrowser, "workingMemoryView"), QTextBrowser)
+    assert sidebar.search.placeholderText() == "Search memories"
+    assert sidebar.search.isClearButtonEnabled()
+    assert sidebar.list_stack.currentIndex() == 1  # the empty state
+    shown = sidebar.empty_label.text()
+    assert EMPTY_MEMORIES.split(". ")[0] in shown
+    assert "or add one yourself" in shown
+    assert EMPTY_WORKING in sidebar.working_view.toPlainText()
+
+
+def test_typing_a_search_shows_hits_and_clearing_restores(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
+) -> None:
+    for text in ("Drinks green tea every morning", "Dentist on Friday", "Favourite colour: blue"):
+        remember(workspace, text)
+    assert sidebar.model.rowCount() == 3
+    qtbot.keyClicks(sidebar.search, "dentist")
+    qtbot.waitUntil(lambda: sidebar.model.is_searching() and sidebar.model.rowCount() == 1)
+    assert texts(sidebar.model) == ["Dentist on Friday"]
+    assert sidebar.count_label.text() == "1 result"
+
+    sidebar.list_view.setCurrentIndex(sidebar.model.index(0))
+    assert sidebar.action_why.isEnabled()
+    sidebar.action_why.trigger()
+    assert "keyword rank 1" in sidebar.notice.label.text()
+
+    sidebar.search.clear()
+    qtbot.waitUntil(lambda: not sidebar.model.is_searching())
+    assert sidebar.model.rowCount() == 3
+
+    qtbot.keyClicks(sidebar.search, "nothing like this")
+    qtbot.waitUntil(lambda: sidebar.model.is_searching() and sidebar.list_stack.currentIndex() == 1)
+    assert "No matches" in sidebar.empty_label.text()
+
+
+def test_a_newer_query_discards_older_results(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
+) -> None:
+    remember(workspace, "Drinks green tea every morning")
+    remember(workspace, "Dentist on Friday")
+    sidebar.search.setText("tea")
+    qtbot.keyClick(sidebar.search, Qt.Key.Key_Return)  # searches at once
+    sidebar.search.setText("dentist")
+    qtbot.keyClick(sidebar.search, Qt.Key.Key_Return)
+    drain(qtbot)
+    qtbot.waitUntil(lambda: texts(sidebar.model) == ["Dentist on Friday"])
+    qtbot.wait(SEARCH_SETTLE_MS)
+    assert texts(sidebar.model) == ["Dentist on Friday"]
+
+
+def test_pin_by_clicking_persists_after_reopening(qtbot: QtBot, data_dir: Path) -> None:
+    workspace, _ = open_workspace(data_dir)
+    older = remember(workspace, "An older memory")
+    remember(workspace, "A newer memory")
+    bridge = StoreBridge(workspace)
+    sidebar = MemorySidebar(workspace, bridge)
+    qtbot.addWidget(sidebar)
+    sidebar.resize(340, 760)
+    sidebar.show()
+    qtbot.waitExposed(sidebar)
+    assert texts(sidebar.model)[1] == older.text
+
+    view = sidebar.list_view
+    rect = view.visualRect(sidebar.model.index(1))
+    pin = sidebar.delegate.pin_rect(rect).center()
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=pin)
+    assert texts(sidebar.model)[0] == older.text
+    assert sidebar.model.index(0).data(ItemRole).pinned
+
+    sidebar.close()
+    bridge.disconnect_stores()
+    workspace.close()
+
+    workspace, _ = open_workspace(data_dir)
+    bridge = StoreBridge(workspace)
+    again = MemorySidebar(workspace, bridge)
+    qtbot.addWidget(again)
+    item = again.model.index(0).data(ItemRole)
+    assert item.text == older.text and item.pinned
+    again.list_view.setCurrentIndex(again.model.index(0))
+    assert again.action_pin.text() == "Unpin"
+    again.action_pin.trigger()  # unpin through the context-menu action
+    assert not workspace.memory.get(older.id).pinned  # type: ignore[union-attr]
+    bridge.disconnect_stores()
+    workspace.close()
+
+
+def test_delete_forgets_at_once_and_undo_restores(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
+) -> None:
+    keep = remember(workspace, "Keep this one")
+    gone = remember(workspace, "Forget this one")
+    select(sidebar, gone.id)
+    sidebar.list_view.setFocus()
+    qtbot.keyClick(sidebar.list_view, Qt.Key.Key_Delete)
+    assert texts(sidebar.model) == [keep.text]  # at once, no waiting
+    assert workspace.memory.get(gone.id).state == "forgotten"  # type: ignore[union-attr]
+    assert sidebar.notice.isVisible()
+    assert sidebar.notice.label.text() == "Memory forgotten."
+
+    select(sidebar, keep.id)
+    sidebar.action_forget.trigger()
+    assert sidebar.model.rowCount() == 0
+
+    qtbot.mouseClick(sidebar.notice.action_button, Qt.MouseButton.LeftButton)  # Undo
+    qtbot.waitUntil(lambda: texts(sidebar.model) == [keep.text])
+    assert not sidebar.notice.isVisible()
+    assert sidebar.selected_item() is not None and sidebar.selected_item().id == keep.id  # type: ignore[union-attr]
+
+    sidebar.undo_forget()  # the stack still holds the first one
+    qtbot.waitUntil(lambda: sidebar.model.rowCount() == 2)
+    assert workspace.memory.get(gone.id).state == "active"  # type: ignore[union-attr]
+    assert sidebar.undo_forget() is False
+
+
+def test_forgotten_filter_lists_and_restores(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
+) -> None:
+    item = remember(workspace, "Old phone number is 555-0100")
+    sidebar.forget_memory(item.id)
+    sidebar.state_filter.setCurrentIndex(sidebar.state_filter.findData("forgotten"))
+    assert texts(sidebar.model) == [item.text]
+    select(sidebar, item.id)
+    assert sidebar.action_restore.isEnabled()
+    sidebar.action_restore.trigger()
+    qtbot.waitUntil(lambda: sidebar.model.rowCount() == 0)
+    assert workspace.memory.get(item.id).state == "active"  # type: ignore[union-attr]
+
+
+def test_enter_edits_through_the_dialog(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    item = remember(workspace, "Lives in Lyon")
+    asked: list[MemoryItem | None] = []
+
+    def ask(parent: Any, current: MemoryItem | None = None) -> MemoryValues:
+        asked.append(current)
+        return MemoryValues("Lives in Lisbon", "fact", 0.8)
+
+    monkeypatch.setattr(MemoryDialog, "ask", staticmethod(ask))
+    select(sidebar, item.id)
+    sidebar.list_view.setFocus()
+    qtbot.keyClick(sidebar.list_view, Qt.Key.Key_Return)
+    assert asked and asked[0] is not None and asked[0].id == item.id
+    qtbot.waitUntil(lambda: texts(sidebar.model) == ["Lives in Lisbon"])
+    changed = workspace.memory.get(item.id)
+    assert changed is not None and changed.importance == 0.8
+
+
+def test_edit_memory_takes_values(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
+) -> None:
+    item = remember(workspace, "Likes cats")
+    one_line = sidebar.list_view.visualRect(sidebar.model.index(0)).height()
+    longer = "Likes cats and dogs, " * 12
+    sidebar.edit_memory(item.id, MemoryValues(longer, "preference", 0.6))
+    qtbot.waitUntil(lambda: texts(sidebar.model) == [longer.strip()])
+    assert sidebar.model.index(0).data(ItemRole).kind == "preference"
+    # The row grows to three lines (then elides).
+    qtbot.waitUntil(
+        lambda: sidebar.list_view.visualRect(sidebar.model.index(0)).height() > one_line + 20
+    )
+
+
+def test_add_through_the_dialog(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        MemoryDialog,
+        "ask",
+        staticmethod(lambda parent, item=None: MemoryValues("Allergic to peanuts", "fact", 0.9)),
+    )
+    assert sidebar.list_stack.currentIndex() == 1  # empty state
+    sidebar.empty_add.click()
+    qtbot.waitUntil(lambda: sidebar.model.rowCount() == 1)
+    assert sidebar.list_stack.currentIndex() == 0
+    assert sidebar.selected_item() is not None
+    assert sidebar.selected_item().text == "Allergic to peanuts"  # type: ignore[union-attr]
+    assert sidebar.count_label.text() == "1 memory"
+
+
+def test_adding_while_searching_reveals_the_new_memory(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    remember(workspace, "Cycles to work")
+    qtbot.keyClicks(sidebar.search, "cycles")
+    qtbot.waitUntil(lambda: sidebar.model.is_searching() and sidebar.model.rowCount() == 1)
+    monkeypatch.setattr(
+        MemoryDialog,
+        "ask",
+        staticmethod(lambda parent, item=None: MemoryValues("Owns a cargo bike", "fact", 0.5)),
+    )
+    sidebar.action_add.trigger()
+    qtbot.waitUntil(
+        lambda: (
+            sidebar.selected_item() is not None
+            and sidebar.selected_item().text == "Owns a cargo bike"
+        )  # type: ignore[union-attr]
+    )
+    assert sidebar.search.text() == ""
+    assert not sidebar.model.is_searching()
+
+
+def test_dialog_fields_and_values(qtbot: QtBot, workspace: Workspace) -> None:
+    item = remember(workspace, "Runs on Sundays", "event", importance=0.4)
+    dialog = MemoryDialog(item)
+    qtbot.addWidget(dialog)
+    assert dialog.values() == MemoryValues("Runs on Sundays", "event", 0.4)
+    assert dialog.importance_slider.value() == 40
+    save = dialog.buttons.button(QDialogButtonBox.StandardButton.Save)
+    dialog.text_edit.setPlainText("   ")
+    assert not save.isEnabled()
+    dialog.text_edit.setPlainText("Runs on Saturdays")
+    dialog.kind_combo.setCurrentIndex(dialog.kind_combo.findData("plan"))
+    dialog.importance_slider.setValue(75)
+    assert save.isEnabled()
+    assert dialog.values() == MemoryValues("Runs on Saturdays", "plan", 0.75)
+
+    empty = MemoryDialog()
+    qtbot.addWidget(empty)
+    assert empty.values().text == ""
+    assert not empty.buttons.button(QDialogButtonBox.StandardButton.Save).isEnabled()
+
+
+def test_memory_added_on_another_thread_appears_without_reset(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
+) -> None:
+    remember(workspace, "Already here")
+    resets: list[int] = []
+    inserted: list[int] = []
+    sidebar.model.modelReset.connect(lambda: resets.append(1))
+    sidebar.model.rowsInserted.connect(lambda *_: inserted.append(1))
+    thread = threading.Thread(target=workspace.memory.add, args=("Learned by the agent",))
+    thread.start()
+    thread.join()
+    qtbot.waitUntil(lambda: sidebar.model.rowCount() == 2)
+    assert texts(sidebar.model)[0] == "Learned by the agent"
+    assert inserted == [1]
+    assert resets == []
+
+
+def test_show_memory_clears_filters_and_selects(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
+) -> None:
+    target = remember(workspace, "The one to find", "decision")
+    for n in range(40):
+        remember(workspace, f"Filler memory {n}", "fact")
+    sidebar.kind_filter.setCurrentIndex(sidebar.kind_filter.findData("fact"))
+    qtbot.keyClicks(sidebar.search, "filler")
+    qtbot.waitUntil(sidebar.model.is_searching)
+    assert sidebar.model.row_of(target.id) < 0
+    sidebar.tabs.setCurrentIndex(1)
+
+    assert sidebar.show_memory(target.id)
+    assert sidebar.tabs.currentIndex() == 0
+    assert sidebar.search.text() == ""
+    assert sidebar.kind_filter.currentData() is None
+    selected = sidebar.selected_item()
+    assert selected is not None and selected.id == target.id
+    assert (
+        sidebar.list_view.viewport()
+        .rect()
+        .intersects(sidebar.list_view.visualRect(sidebar.model.index_of(target.id)))
+    )
+    assert not sidebar.show_memory("no-such-id")
+
+
+def test_show_source_emits_the_items_source(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
+) -> None:
+    sourced = remember(workspace, "From a chat", source=Source("conv-1", "msg-7"))
+    plain = remember(workspace, "Typed in by hand")
+    select(sidebar, plain.id)
+    assert not sidebar.action_source.isEnabled()
+    select(sidebar, sourced.id)
+    assert sidebar.action_source.isEnabled()
+    with qtbot.waitSignal(sidebar.source_requested, timeout=1000) as blocker:
+        sidebar.action_source.trigger()
+    assert blocker.args == ["conv-1", "msg-7"]
+
+
+def test_working_memory_view_is_live(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
+) -> None:
+    sidebar.set_conversation("conv-1")
+    assert EMPTY_WORKING in sidebar.working_view.toPlainText()
+    workspace.working.update("conv-1", task="Plan the Lisbon trip", push_subgoal="Book flights")
+    qtbot.waitUntil(lambda: "Plan the Lisbon trip" in sidebar.working_view.toPlainText())
+    workspace.working.update("conv-1", push_subgoal="Pick a hotel", note="Budget €1,200")
+    workspace.working.update("conv-1", result_name="cheapest flight", result="TAP, €186")
+    shown = sidebar.working_view.toPlainText()
+    for part in ("Book flights", "Pick a hotel", "Current step", "Budget €1,200", "TAP, €186"):
+        assert part in shown
+    workspace.working.update("conv-2", task="Another conversation's task")
+    assert "Another conversation" not in sidebar.working_view.toPlainText()
+    sidebar.set_conversation(None)
+    assert EMPTY_WORKING in sidebar.working_view.toPlainText()
+
+
+def test_conversation_page_shows_summary_and_topics(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
+) -> None:
+    info = workspace.conversations.create("Trip")
+    message = workspace.conversations.append(info.id, "user", "Let's plan a trip")
+    sidebar.set_conversation(info.id)
+    view = sidebar.conversation_view
+    assert "No summary yet" in view.toPlainText()
+    workspace.conversations.set_summary(info.id, "Planning a trip to Lisbon.", message.id)
+    qtbot.waitUntil(lambda: "Planning a trip to Lisbon." in view.toPlainText())
+    workspace.topics.set_summary("travel", "Trips and flights.", ())
+    qtbot.waitUntil(lambda: "Trips and flights." in view.toPlainText())
+
+
+def test_keyword_only_note(qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar) -> None:
+    assert sidebar.keyword_note.isHidden()  # empty store: nothing to say
+    workspace.memory.set_embedder(None)
+    qtbot.waitUntil(lambda: not sidebar.keyword_note.isHidden())
+    assert "Keyword search only" in sidebar.keyword_note.text()
+
+
+def test_context_menu_lists_the_actions(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
+) -> None:
+    remember(workspace, "Something")
+
+    def entries(pos: QPoint) -> list[tuple[str, bool]]:
+        menu = sidebar.context_menu(pos)
+        try:
+            return [(a.text(), a.isEnabled()) for a in menu.actions() if not a.isSeparator()]
+        finally:
+            menu.deleteLater()
+
+    row = sidebar.list_view.visualRect(sidebar.model.index(0)).center()
+    assert entries(row) == [
+        ("Pin", True),
+        ("Edit…", True),
+        ("Forget", True),
+        ("Show source", False),
+        ("Why this result", False),
+        ("Add memory…", True),
+    ]
+    assert sidebar.selected_item() is not None
+    assert entries(QPoint(5, 5000)) == [("Add memory…", True)]

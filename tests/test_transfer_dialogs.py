@@ -1,0 +1,271 @@
+"""Export and import dialogs: the preview, importing as copies, bad files, writing an export."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QDialogButtonBox, QProgressDialog, QWidget
+from pytestqt.qtbot import QtBot
+
+from assistant.transfer import StoreSet, export_data, write_export
+from assistant.ui import transfer_dialogs
+from assistant.ui.transfer_dialogs import (
+    ExportDialog,
+    ImportPreviewDialog,
+    export_conversations,
+    import_file,
+)
+from assistant.workspace import Workspace
+from tests.test_transfer import fill, offline_settings, snapshot
+
+pytestmark = [
+    pytest.mark.gui,
+    # The offscreen platform says so whenever a dialog is shown; it is not a problem of ours.
+    pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints"),
+]
+
+
+@dataclass
+class Hooks:
+    """What the dialogs asked and told the user, and the file names they will get."""
+
+    save_name: str = ""
+    open_name: str = ""
+    asked: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    infos: list[str] = field(default_factory=list)
+
+
+@pytest.fixture
+def hooks(monkeypatch: pytest.MonkeyPatch) -> Hooks:
+    recorded = Hooks()
+
+    def save(parent: QWidget, caption: str, path: str, filters: str) -> str:
+        recorded.asked.append(path)
+        return recorded.save_name
+
+    def open_(parent: QWidget, caption: str, directory: str, filters: str) -> str:
+        recorded.asked.append(directory)
+        return recorded.open_name
+
+    monkeypatch.setattr(transfer_dialogs, "get_save_file_name", save)
+    monkeypatch.setattr(transfer_dialogs, "get_open_file_name", open_)
+    monkeypatch.setattr(
+        transfer_dialogs, "show_error", lambda parent, title, text: recorded.errors.append(text)
+    )
+    monkeypatch.setattr(
+        transfer_dialogs, "show_info", lambda parent, title, text: recorded.infos.append(text)
+    )
+    return recorded
+
+
+@pytest.fixture
+def workspace(data_dir: Path) -> Iterator[Workspace]:
+    offline_settings(data_dir)
+    ws = Workspace.open(data_dir)
+    yield ws
+    ws.close()
+
+
+@pytest.fixture
+def parent(qtbot: QtBot) -> QWidget:
+    widget = QWidget()
+    qtbot.addWidget(widget)
+    return widget
+
+
+@pytest.fixture
+def export_file(workspace: Workspace, tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """An export of two conversations and three memories; only "Trip planning" is still here."""
+    stores = StoreSet(workspace.conversations, workspace.memory)
+    ids = fill(stores)
+    path = tmp_path / "in.json"
+    write_export(path, export_data(stores, [ids["trip"], ids["tea"]], include_memories=True))
+    workspace.conversations.delete(ids["tea"])
+    return path, ids
+
+
+def preview_dialog(qtbot: QtBot, parent: QWidget) -> ImportPreviewDialog:
+    qtbot.waitUntil(lambda: parent.findChild(ImportPreviewDialog) is not None, timeout=5000)
+    dialog = parent.findChild(ImportPreviewDialog)
+    assert isinstance(dialog, ImportPreviewDialog)
+    qtbot.waitUntil(dialog.isVisible)
+    return dialog
+
+
+def test_preview_shows_counts_and_conflicts(
+    qtbot: QtBot,
+    *,
+    parent: QWidget,
+    workspace: Workspace,
+    data_dir: Path,
+    export_file: tuple[Path, dict[str, str]],
+    hooks: Hooks,
+) -> None:
+    path, _ = export_file
+    workspace.conversations.list()  # settle the listing cache before taking the snapshot
+    before = snapshot(data_dir)
+    import_file(parent, workspace, str(path))
+    dialog = preview_dialog(qtbot, parent)
+    assert dialog.objectName() == "importPreviewDialog"
+    assert dialog.format_label.text() == "Format: Assistant export"
+    assert dialog.counts_label.text() == "2 conversations, 5 messages, 3 memories"
+    assert dialog.conflicts_label.text().startswith(
+        "1 conversation is already here and 3 memories are already here."
+    )
+    assert [dialog.conflict_list.item(i).text() for i in range(dialog.conflict_list.count())] == [
+        "Trip planning"
+    ]
+    assert dialog.skip_radio.isChecked() and dialog.copy_radio.isEnabled()
+    assert dialog.skip_radio.text() == "Skip conversations that already exist"
+    assert dialog.copy_radio.text() == "Import them as copies"
+    dialog.reject()
+    qtbot.wait(50)
+    assert hooks.errors == [] and hooks.infos == []
+    assert snapshot(data_dir) == before
+
+
+def test_import_as_copies_through_the_dialog(
+    qtbot: QtBot,
+    parent: QWidget,
+    workspace: Workspace,
+    export_file: tuple[Path, dict[str, str]],
+    hooks: Hooks,
+) -> None:
+    path, ids = export_file
+    hooks.open_name = str(path)
+    import_file(parent, workspace)  # no path: the open-file hook picks it
+    dialog = preview_dialog(qtbot, parent)
+    dialog.copy_radio.setChecked(True)
+    assert dialog.policy() == "copy"
+    dialog.import_button.click()
+    progress = parent.findChild(QProgressDialog, "importProgressDialog")
+    assert progress is not None and progress.maximum() == 5  # 2 conversations, 3 memories
+    qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=10_000)
+    assert hooks.errors == []
+    assert hooks.infos == ["Imported 2 conversations (1 as a copy) and 3 memories (3 as copies)"]
+    titles = sorted(c.title for c in workspace.conversations.list())
+    assert titles == ["Scratch", "Tea", "Trip planning", "Trip planning (imported)"]
+    tea = next(c for c in workspace.conversations.list() if c.title == "Tea")
+    assert tea.id == ids["tea"]  # not a conflict: imported under its own id
+    assert len(workspace.memory.items(None)) == 3 + 1 + 3  # forgotten one still until close
+    qtbot.waitUntil(
+        lambda: all(not p.isVisible() for p in parent.findChildren(QProgressDialog)),
+        timeout=5000,
+    )
+
+
+def test_a_bad_file_shows_the_error_and_changes_nothing(
+    qtbot: QtBot,
+    *,
+    parent: QWidget,
+    workspace: Workspace,
+    data_dir: Path,
+    export_file: tuple[Path, dict[str, str]],
+    hooks: Hooks,
+    tmp_path: Path,
+) -> None:
+    path, _ = export_file
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["conversations"][1]["messages"][0]["role"] = "narrator"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    workspace.conversations.list()
+    before = snapshot(data_dir)
+    import_file(parent, workspace, str(bad))
+    qtbot.waitUntil(lambda: bool(hooks.errors), timeout=5000)
+    (message,) = hooks.errors
+    assert "bad.json cannot be imported" in message
+    assert "conversations[1].messages[0].role: must be one of user, assistant, tool, system" in (
+        message
+    )
+    assert "Nothing was changed." in message
+    assert parent.findChild(ImportPreviewDialog) is None
+    assert snapshot(data_dir) == before
+
+
+def test_cancelling_the_file_dialog_does_nothing(
+    qtbot: QtBot, parent: QWidget, workspace: Workspace, hooks: Hooks
+) -> None:
+    import_file(parent, workspace)
+    qtbot.wait(50)
+    assert len(hooks.asked) == 1
+    assert parent.findChild(ImportPreviewDialog) is None
+    assert hooks.errors == [] and hooks.infos == []
+
+
+def _export_dialog(qtbot: QtBot, parent: QWidget) -> ExportDialog:
+    qtbot.waitUntil(lambda: parent.findChild(ExportDialog, "exportDialog") is not None)
+    dialog = parent.findChild(ExportDialog, "exportDialog")
+    assert isinstance(dialog, ExportDialog)
+    return dialog
+
+
+def _press_export(dialog: ExportDialog) -> None:
+    buttons = dialog.findChild(QDialogButtonBox)
+    assert buttons is not None
+    buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+
+
+def test_export_writes_a_file(
+    qtbot: QtBot, parent: QWidget, workspace: Workspace, hooks: Hooks, tmp_path: Path
+) -> None:
+    ids = fill(StoreSet(workspace.conversations, workspace.memory))
+    hooks.save_name = str(tmp_path / "all")  # no suffix: .json is added
+    export_conversations(parent, workspace, ids["tea"])
+    dialog = _export_dialog(qtbot, parent)
+    assert dialog.current_radio.isChecked() and dialog.current_radio.isEnabled()
+    dialog.all_radio.setChecked(True)
+    dialog.memories_check.setChecked(True)
+    _press_export(dialog)
+    qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=5000)
+    assert hooks.errors == []
+    assert hooks.infos == ["Exported 2 conversations and 3 memories to all.json"]
+    assert hooks.asked[0].endswith(f"assistant-export-{date.today().isoformat()}.json")
+    data = json.loads((tmp_path / "all.json").read_text(encoding="utf-8"))
+    assert [c["title"] for c in data["conversations"]] == ["Trip planning", "Tea"]
+    assert len(data["memories"]) == 3
+
+
+def test_export_of_the_current_conversation(
+    qtbot: QtBot, parent: QWidget, workspace: Workspace, hooks: Hooks, tmp_path: Path
+) -> None:
+    ids = fill(StoreSet(workspace.conversations, workspace.memory))
+    hooks.save_name = str(tmp_path / "one.json")
+    export_conversations(parent, workspace, ids["tea"])
+    _press_export(_export_dialog(qtbot, parent))
+    qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=5000)
+    assert hooks.infos == ["Exported 1 conversation to one.json"]
+    data = json.loads((tmp_path / "one.json").read_text(encoding="utf-8"))
+    assert [c["id"] for c in data["conversations"]] == [ids["tea"]]
+    assert "memories" not in data
+
+
+def test_export_without_a_current_conversation_exports_all(
+    qtbot: QtBot, parent: QWidget, workspace: Workspace, hooks: Hooks, tmp_path: Path
+) -> None:
+    export_conversations(parent, workspace, None)
+    dialog = _export_dialog(qtbot, parent)
+    assert not dialog.current_radio.isEnabled() and dialog.all_radio.isChecked()
+    hooks.save_name = ""  # the user cancels the file dialog
+    _press_export(dialog)
+    qtbot.wait(50)
+    assert hooks.infos == [] and hooks.errors == []
+    assert list(tmp_path.glob("*.json")) == []
+
+
+def test_export_error_is_shown(
+    qtbot: QtBot, parent: QWidget, workspace: Workspace, hooks: Hooks, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    hooks.save_name = str(blocker / "out.json")
+    export_conversations(parent, workspace, None)
+    _press_export(_export_dialog(qtbot, parent))
+    qtbot.waitUntil(lambda: bool(hooks.errors), timeout=5000)
+    assert "Could not write" in hooks.errors[0]
