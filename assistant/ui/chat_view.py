@@ -19,6 +19,7 @@ from PySide6.QtGui import (
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
+    QTextFormat,
     QTextFrameFormat,
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
@@ -156,7 +157,7 @@ class ChatView(QTextBrowser):
         cursor.setPosition(self._body_start)
         cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
-        cursor.insertMarkdown(self._body_text)
+        self._insert_markdown(cursor, self._body_text)
         self._body_start = None
 
     def start_tool_call(self, call_id: str, name: str, arguments: str) -> None:
@@ -249,7 +250,26 @@ class ChatView(QTextBrowser):
 
     def _markdown(self, cursor: QTextCursor, text: str) -> None:
         self._new_block(cursor)
+        self._insert_markdown(cursor, text)
+
+    def _insert_markdown(self, cursor: QTextCursor, text: str) -> None:
+        """Insert Markdown, then give code blocks a background and headings some air."""
+        first = cursor.block().blockNumber()
         cursor.insertMarkdown(text)
+        block = self.document().findBlockByNumber(first)
+        last = cursor.block().blockNumber()
+        code_bg = self.palette().color(QPalette.ColorRole.AlternateBase)
+        while block.isValid() and block.blockNumber() <= last:
+            fmt = block.blockFormat()
+            if fmt.hasProperty(QTextFormat.Property.BlockCodeFence):
+                fmt.setBackground(code_bg)
+                fmt.setLeftMargin(8)
+                QTextCursor(block).setBlockFormat(fmt)
+            elif fmt.headingLevel():
+                fmt.setTopMargin(10)
+                fmt.setBottomMargin(4)
+                QTextCursor(block).setBlockFormat(fmt)
+            block = block.next()
 
     def _tool_line(
         self,

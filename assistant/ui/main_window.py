@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QByteArray, Qt, QThread, Signal
+from PySide6.QtCore import QByteArray, Qt, QThread, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -41,6 +41,8 @@ from assistant.workspace import Workspace
 
 TITLE_WORDS = 7
 QUIT_WAIT_MS = 3000
+LIST_REFRESH_MS = 250
+TEXT_FLUSH_MS = 30
 
 WELCOME = f"""
 <h2>Welcome to {APP_NAME}</h2>
@@ -88,6 +90,9 @@ class MainWindow(QMainWindow):
         self.resize(1280, 800)
         self._busy = False
         self._current: str | None = None
+        self._pending_text: list[str] = []
+        self._flush_text = QTimer(self, singleShot=True, interval=TEXT_FLUSH_MS)
+        self._flush_text.timeout.connect(self._show_pending_text)
 
         self.bridge = StoreBridge(workspace, self)
         self.conversations = ConversationPane(workspace.conversations, self)
@@ -206,10 +211,15 @@ class MainWindow(QMainWindow):
         self.progress.hide()
         self.progress_label = QLabel(self)
         self.progress_label.hide()
-        for widget in (self.progress_label, self.progress, self.memory_label):
+        for widget in (
+            self.progress_label,
+            self.progress,
+            self.memory_label,
+            self.connection_label,
+            self.provider_label,
+        ):
+            widget.setContentsMargins(8, 0, 8, 0)
             bar.addPermanentWidget(widget)
-        bar.addPermanentWidget(self.connection_label)
-        bar.addPermanentWidget(self.provider_label)
         self._update_status()
 
     def _start_worker(self) -> None:
@@ -235,7 +245,10 @@ class MainWindow(QMainWindow):
         self.chat.retry_requested.connect(self.retry)
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
         self.sidebar.source_requested.connect(self._show_source)
-        self.bridge.conversation_changed.connect(lambda _cid: self.conversations.refresh())
+        # Coalesce: a turn saves several messages, the list needs one refresh.
+        self._refresh_list = QTimer(self, singleShot=True, interval=LIST_REFRESH_MS)
+        self._refresh_list.timeout.connect(self.conversations.refresh)
+        self.bridge.conversation_changed.connect(lambda _cid: self._refresh_list.start())
         self.bridge.memory_changed.connect(lambda _change: self._update_status())
 
     # -- conversations ---------------------------------------------------------------------------
@@ -250,6 +263,7 @@ class MainWindow(QMainWindow):
 
     def _show_conversation(self, conversation_id: str | None) -> None:
         self._current = conversation_id
+        self._pending_text.clear()
         conversation = (
             None if conversation_id is None else self.workspace.conversations.load(conversation_id)
         )
@@ -300,6 +314,12 @@ class MainWindow(QMainWindow):
         if self._busy:
             self.worker.cancel()
 
+    def _show_pending_text(self) -> None:
+        self._flush_text.stop()
+        if self._pending_text:
+            self.chat.append_delta("".join(self._pending_text))
+            self._pending_text.clear()
+
     def _set_busy(self, busy: bool) -> None:
         self._busy = busy
         self.send_button.setEnabled(not busy)
@@ -311,8 +331,13 @@ class MainWindow(QMainWindow):
         if event.conversation_id != self._current:
             return
         if isinstance(event, TextDelta):
-            self.chat.append_delta(event.text)
-        elif isinstance(event, ToolCallStarted):
+            # Chunks can arrive faster than the screen refreshes: show them in batches.
+            self._pending_text.append(event.text)
+            if not self._flush_text.isActive():
+                self._flush_text.start()
+            return
+        self._show_pending_text()
+        if isinstance(event, ToolCallStarted):
             self.chat.start_tool_call(event.call_id, event.name, event.arguments)
         elif isinstance(event, ToolCallFinished):
             self.chat.finish_tool_call(event.call_id, event.result, event.ok)
