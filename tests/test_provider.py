@@ -450,8 +450,9 @@ def test_cancel_stops_promptly(
     with pytest.raises(CancelledError):
         make_provider(stream=stream).chat(MESSAGES, cancel=token)
     assert when
-    assert time.monotonic() - when[0] < 0.3
-    assert len(fake_openai.requests) == 1  # not retried
+    assert time.monotonic() - when[0] <= 0.2  # the issue asks for <= 200 ms
+    time.sleep(0.3)  # a retry would have arrived by now
+    assert len(fake_openai.requests) <= 1  # not retried (the first may not be logged yet)
 
 
 def test_cancelled_before_the_call(fake_openai: FakeOpenAI, provider: OpenAIProvider) -> None:

@@ -81,6 +81,7 @@ class MainWindow(QMainWindow):
     _submit = Signal(str, str)
     _retry = Signal(str)
     _embed = Signal()
+    _maintain = Signal()
 
     def __init__(self, workspace: Workspace) -> None:
         super().__init__()
@@ -230,11 +231,12 @@ class MainWindow(QMainWindow):
         self._submit.connect(self.worker.submit)
         self._retry.connect(self.worker.retry)
         self._embed.connect(self.worker.embed_missing)
+        self._maintain.connect(self.worker.maintain)
         self.worker.agent_event.connect(self._on_agent_event)
         self.worker.busy_changed.connect(self._set_busy)
         self.worker.progress.connect(self._on_progress)
         self.thread_.start()
-        self._embed.emit()
+        self._maintain.emit()
 
     def _connect(self) -> None:
         self.conversations.selected.connect(self._show_conversation)

@@ -66,6 +66,14 @@ class AgentWorker(QObject):
         self.agent_event.emit(event)
 
     @Slot()
+    def maintain(self) -> None:
+        """At start-up: archive long-unused unimportant memories, then fill in vectors."""
+        archived = self._workspace.memory.decay(days=self._workspace.settings.decay_days)
+        if archived:
+            log.info("Archived %d long-unused memories", len(archived))
+        self.embed_missing()
+
+    @Slot()
     def embed_missing(self) -> None:
         """Give vectors to the memories that have none (after a model change or offline)."""
         memory = self._workspace.memory
