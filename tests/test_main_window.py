@@ -224,3 +224,41 @@ def test_large_conversation_renders_every_message(
     text = win.chat.toPlainText()
     assert "Question 0" in text and "Answer 249" in text
     win.close()
+
+
+def test_shift_enter_is_a_new_line_and_escape_stops(qtbot: QtBot, window: MainWindow) -> None:
+    window.input.setPlainText("first line")
+    window.input.moveCursor(window.input.textCursor().MoveOperation.End)
+    qtbot.keyClick(window.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClicks(window.input, "second line")
+    assert window.input.toPlainText() == "first line\nsecond line"
+    with qtbot.waitSignal(window.input.stop, timeout=1000):
+        qtbot.keyClick(window.input, Qt.Key.Key_Escape)
+
+
+def test_memory_chip_shows_the_memory_in_the_sidebar(qtbot: QtBot, window: MainWindow) -> None:
+    item = window.workspace.memory.add("The user's cat is called Miso")
+    window.workspace.memory.add("Another memory")
+    window.chat.memory_clicked.emit(item.id)
+    current = window.sidebar.findChild(QWidget, "memoryList").currentIndex()  # type: ignore[union-attr]
+    assert current.isValid()
+    assert "Miso" in current.data()
+
+
+def test_closing_during_a_reply_saves_the_partial_text(
+    qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI
+) -> None:
+    configure(data_dir, fake_openai)
+    win = MainWindow(Workspace.open(data_dir))
+    qtbot.addWidget(win)
+    win.show()
+    fake_openai.enqueue(Reply.text(" ".join(f"w{i}" for i in range(500)), chunk_delay=0.02))
+    send(qtbot, win, "Tell me everything")
+    qtbot.waitUntil(lambda: "w5" in win.chat.toPlainText(), timeout=10000)
+    cid = win.conversations.current_id()
+    win.close()
+    assert not win.thread_.isRunning()
+    assert cid is not None
+    messages = Workspace.open(data_dir).conversations.load(cid).messages
+    assert [m.role for m in messages] == ["user", "assistant"]
+    assert messages[1].content.startswith("w0 w1 w2")

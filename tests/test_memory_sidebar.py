@@ -473,7 +473,7 @@ def test_show_memory_clears_filters_and_selects(
     assert sidebar.show_memory(target.id)
     assert sidebar.tabs.currentIndex() == 0
     assert sidebar.search.text() == ""
-    assert sidebar.kind_filter.currentData() is None
+    assert sidebar.kind_filter.currentIndex() == 0  # all kinds
     selected = sidebar.selected_item()
     assert selected is not None and selected.id == target.id
     assert (
