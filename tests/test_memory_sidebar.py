@@ -246,6 +246,7 @@ def test_typing_a_search_shows_hits_and_clearing_restores(
     sidebar.search.clear()
     qtbot.waitUntil(lambda: not sidebar.model.is_searching())
     assert sidebar.model.rowCount() == 3
+    assert sidebar.notice.isHidden()  # the explanation went with the results
 
     qtbot.keyClicks(sidebar.search, "nothing like this")
     qtbot.waitUntil(lambda: sidebar.model.is_searching() and sidebar.list_stack.currentIndex() == 1)

@@ -390,7 +390,9 @@ class MainWindow(QMainWindow):
         else:
             self.memory_label.setText(f"{status.embedded:,} memories")
             self.memory_label.setToolTip(f"Hybrid search with {status.model}")
-        if not self.connection_label.text():
+        if not self.workspace.is_configured():
+            self.connection_label.setText("")
+        elif not self.connection_label.text():
             self.connection_label.setText("Ready")
 
     def _on_progress(self, what: str, done: int, total: int) -> None:

@@ -486,8 +486,7 @@ class NoticeBar(QFrame):
         *,
         title: str = "",
     ) -> None:
-        """Show `text` (plain, under a bold `title` if given), with a button `action` calling
-        `on_action`; hide after `timeout_ms` (never if 0)."""
+        """Show `text` under an optional bold `title`, maybe with an `action` button."""
         body = html.escape(text)
         self.label.setText(f"<b>{html.escape(title)}</b><br>{body}" if title else body)
         self._callback = on_action
@@ -533,6 +532,7 @@ class MemorySidebar(QWidget):
         self._search_generation = 0
         self._search_pending = False
         self._query = ""  # the text of the hits shown
+        self._explaining = False  # the notice shows why the selected hit ranked where it did
 
         self.model = MemoryListModel(workspace.memory, self)
         self.delegate = MemoryDelegate(self)
@@ -555,7 +555,7 @@ class MemorySidebar(QWidget):
         self.model.modelReset.connect(self._on_rows_changed)
         self.model.rowsInserted.connect(self._on_rows_changed)
         self.model.rowsRemoved.connect(self._on_rows_changed)
-        self.list_view.selectionModel().currentChanged.connect(self._update_actions)
+        self.list_view.selectionModel().currentChanged.connect(self._on_current_changed)
         self.model.dataChanged.connect(self._update_actions)
 
         bridge.memory_changed.connect(self._on_memory_changed)
@@ -610,7 +610,7 @@ class MemorySidebar(QWidget):
         self.kind_filter = QComboBox(page)
         self.kind_filter.setObjectName("memoryKindFilter")
         self.kind_filter.setAccessibleName("Kind")
-        self.kind_filter.addItem("All kinds", None)
+        self.kind_filter.addItem("All kinds", "")  # "", not None: kept out of QVariants
         for kind in KINDS:
             self.kind_filter.addItem(KIND_PLURALS.get(kind, kind.capitalize()), kind)
         self.kind_filter.currentIndexChanged.connect(self._on_filter_changed)
@@ -816,7 +816,7 @@ class MemorySidebar(QWidget):
                 self.search.clear()
                 self._apply_query()
             kind = self.kind_filter.currentData()
-            if kind is not None and kind != item.kind:
+            if kind and kind != item.kind:
                 self.kind_filter.setCurrentIndex(0)
             if self.model.state != item.state:
                 self.state_filter.setCurrentIndex(self.state_filter.findData(item.state))
@@ -865,6 +865,7 @@ class MemorySidebar(QWidget):
             self.notice.show_notice(f"Could not forget the memory: {exc}")
             return
         self._forgotten.append(memory_id)
+        self._explaining = False
         self.notice.show_notice("Memory forgotten.", "Undo", self.undo_forget)
         self._update_actions()
         if row >= 0 and self.model.rowCount():
@@ -933,6 +934,12 @@ class MemorySidebar(QWidget):
         hit = self.model.hit_at(self.list_view.currentIndex())
         if hit is not None:
             self.notice.show_notice(hit.why, timeout_ms=0, title="Why this result")
+            self._explaining = True
+
+    def _stop_explaining(self) -> None:
+        if self._explaining and not self.notice.isHidden():
+            self.notice.dismiss()
+        self._explaining = False
 
     def _toggle_pin_selected(self) -> None:
         item = self.selected_item()
@@ -979,11 +986,19 @@ class MemorySidebar(QWidget):
             menu.addAction(self.action_undo)
         return menu
 
+    def _on_current_changed(self, *_args: object) -> None:
+        self._update_actions()
+        if self._explaining:  # the explanation follows the selection
+            if self.model.hit_at(self.list_view.currentIndex()) is None:
+                self._stop_explaining()
+            else:
+                self.explain_selected()
+
     def _on_search_text(self, _text: str) -> None:
         self._search_timer.start()
 
     def _on_filter_changed(self) -> None:
-        kind = cast(MemoryKind | None, self.kind_filter.currentData())
+        kind = cast(MemoryKind | None, self.kind_filter.currentData() or None)
         state = cast(MemoryState, self.state_filter.currentData())
         previous = self.model.state
         self.model.set_filter(state, kind)
@@ -994,6 +1009,7 @@ class MemorySidebar(QWidget):
     def _apply_query(self) -> None:
         """Search now: semantic search for active memories, a word filter for the others."""
         self._search_timer.stop()
+        self._stop_explaining()
         text = self.search.text().strip()
         self._search_generation += 1
         generation = self._search_generation
@@ -1030,6 +1046,7 @@ class MemorySidebar(QWidget):
 
     def _on_search_failed(self, message: str) -> None:
         self._search_pending = False
+        self._explaining = False
         self.notice.show_notice(f"Search failed: {message}")
 
     def _on_added(self, item: MemoryItem) -> None:
@@ -1043,6 +1060,7 @@ class MemorySidebar(QWidget):
         self._select(item.id)
 
     def _on_job_error(self, message: str) -> None:
+        self._explaining = False
         self.notice.show_notice(message)
 
     def _on_memory_changed(self, change: MemoryChange) -> None:
