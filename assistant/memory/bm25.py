@@ -239,20 +239,25 @@ class BM25Index:
             self._mean_idf = float(idfs.sum() / len(idfs)) if len(idfs) else 0.0
         return self._mean_idf
 
-    def _postings(self, term: str) -> tuple[IntArray, npt.NDArray[np.float64]] | None:
+    def _postings(self, term: str) -> tuple[IntArray, npt.NDArray[np.int64]] | None:
         """Live documents containing `term` and the term's frequency in each."""
         tid = self._term_ids.get(term)
         if tid is None or self._df[tid] == 0:
             return None
         posted = np.frombuffer(self._post_docs[tid], dtype=np.int64)
+        tfs = np.frombuffer(self._post_tf[tid], dtype=np.int64)
+        if len(self._doc_of) == len(self._doc_key):  # no dead documents to skip
+            return posted, tfs
         alive = self._doc_alive[posted]
-        tfs = np.frombuffer(self._post_tf[tid], dtype=np.int64)[alive]
-        return posted[alive], tfs.astype(np.float64)
+        return posted[alive], tfs[alive]
 
     def _accumulate(
-        self, tokens: Sequence[str]
+        self, tokens: Sequence[str], require: Sequence[str] | None = None
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
-        """Per document number: the BM25 score, and whether any token occurs in it."""
+        """Per document number: the BM25 score, and whether it qualifies.
+
+        A document qualifies if it contains any of `tokens` (and, with `require`, any of those).
+        """
         n_docs = len(self._doc_key)
         acc = np.zeros(n_docs, dtype=np.float64)
         hit = np.zeros(n_docs, dtype=bool)
@@ -264,10 +269,13 @@ class BM25Index:
             found = self._postings(term)
             if found is None:
                 continue
-            docs, tf = found
+            docs, tfs = found
+            tf = tfs.astype(np.float64)
             norm = k1 * (1 - b + b * self._doc_len[docs] / avgdl)
             acc[docs] += self.idf(term) * (tf * (k1 + 1) / (tf + norm))
             hit[docs] = True
+        if require is not None:
+            hit &= self._containing(require)
         return acc, hit
 
     def _containing(self, tokens: Sequence[str]) -> npt.NDArray[np.bool_]:
@@ -293,9 +301,7 @@ class BM25Index:
         """
         if k <= 0:
             return []
-        acc, hit = self._accumulate(tokens)
-        if require is not None:
-            hit &= self._containing(require)
+        acc, hit = self._accumulate(tokens, require)
         docs = np.flatnonzero(hit)
         scores = acc[docs]
         if k < len(docs):

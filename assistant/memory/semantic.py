@@ -693,8 +693,8 @@ class SemanticMemory:
             return []
         n = self._n()
         sims = self._vectors.similarities(qvec / norm, n)
-        sims[~(self._active[:n] & self._vectors.present(n))] = -np.inf
-        top = np.argpartition(-sims, depth)[:depth] if depth < n else np.arange(n)
+        np.putmask(sims, ~(self._active[:n] & self._vectors.present(n)), -np.inf)
+        top = np.argpartition(sims, n - depth)[n - depth :] if depth < n else np.arange(n)
         top = top[np.argsort(-sims[top], kind="stable")]
         return [(int(s), float(sims[s])) for s in top if sims[s] >= floor]
 
