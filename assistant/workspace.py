@@ -5,19 +5,22 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from assistant.agent.curator import Curator
 from assistant.agent.loop import Agent, AgentConfig
-from assistant.agent.provider import OpenAIProvider, openai_client
 from assistant.credentials import Credentials
 from assistant.errors import ProviderError
 from assistant.memory.conversations import ConversationStore
-from assistant.memory.embedding import Embedder, OpenAIEmbedder
+from assistant.memory.embedding import Embedder, LazyEmbedder
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.topics import TopicStore
 from assistant.memory.working import WorkingMemoryStore
 from assistant.paths import memory_dir, settings_file
 from assistant.settings import BASE_URL_ENV, Settings
+
+if TYPE_CHECKING:
+    from assistant.agent.provider import OpenAIProvider
 
 
 @dataclass
@@ -70,6 +73,8 @@ class Workspace:
 
     def provider(self) -> OpenAIProvider:
         """The chat provider the settings describe; ProviderError if none is configured."""
+        from assistant.agent.provider import OpenAIProvider  # the openai package loads slowly
+
         if not self.is_configured():
             raise ProviderError("No model server is set up yet. Open Settings to connect one.")
         return OpenAIProvider.from_settings(self.settings, self.credentials)
@@ -109,4 +114,12 @@ def _embedder(settings: Settings, credentials: Credentials) -> Embedder | None:
     """The embedder of the settings, or None for keyword-only memory (or no server yet)."""
     if not settings.embedding_model or not _configured(settings, credentials):
         return None
-    return OpenAIEmbedder(openai_client(settings, credentials), settings.embedding_model)
+    model = settings.embedding_model
+
+    def build() -> Embedder:
+        from assistant.agent.provider import openai_client  # loads openai on first use
+        from assistant.memory.openai_embedder import OpenAIEmbedder
+
+        return OpenAIEmbedder(openai_client(settings, credentials), model)
+
+    return LazyEmbedder(model, build)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from assistant.agent.cancel import CancelToken
-from assistant.agent.provider import ChatResponse, ToolCallRequest
+from assistant.agent.chat import ChatResponse, ToolCallRequest
 
 Script = ChatResponse | str | Exception | Callable[[list[dict[str, Any]]], "ChatResponse | str"]
 

@@ -12,7 +12,7 @@ from assistant.agent.events import AgentEvent, Cancelled, Finished, TextDelta, T
 from assistant.agent.loop import Agent, AgentConfig
 from assistant.agent.provider import OpenAIProvider
 from assistant.memory.conversations import ConversationStore
-from assistant.memory.embedding import OpenAIEmbedder
+from assistant.memory.openai_embedder import OpenAIEmbedder
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.working import WorkingMemoryStore
 from tests.fake_openai import FakeOpenAI, Reply, ToolCall

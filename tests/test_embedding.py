@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from assistant.errors import ProviderError
-from assistant.memory.embedding import Embedder, OpenAIEmbedder
+from assistant.memory.embedding import Embedder
+from assistant.memory.openai_embedder import OpenAIEmbedder
 from tests.fake_openai import FakeOpenAI, Reply, hashed_embedding
 
 

@@ -14,13 +14,8 @@ import openai
 import pytest
 
 from assistant.agent.cancel import CancelledError, CancelToken
-from assistant.agent.provider import (
-    NO_API_KEY,
-    ChatProvider,
-    ChatResponse,
-    OpenAIProvider,
-    ToolCallRequest,
-)
+from assistant.agent.chat import ChatProvider, ChatResponse, ToolCallRequest
+from assistant.agent.provider import NO_API_KEY, OpenAIProvider
 from assistant.credentials import Credentials
 from assistant.errors import ProviderError
 from assistant.openai_errors import retry_after

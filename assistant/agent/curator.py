@@ -7,7 +7,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from assistant.agent.provider import ChatProvider
+from assistant.agent.chat import ChatProvider
 from assistant.errors import AssistantError
 from assistant.memory.conversations import Message
 from assistant.memory.items import KINDS, MemoryItem, MemoryKind, Source

@@ -10,6 +10,7 @@ from typing import Any
 
 from assistant.agent.builtin_tools import ToolContext, builtin_registry
 from assistant.agent.cancel import CancelledError, CancelToken
+from assistant.agent.chat import ChatProvider, ChatResponse, ToolCallRequest
 from assistant.agent.curator import Curator
 from assistant.agent.events import (
     Cancelled,
@@ -22,7 +23,6 @@ from assistant.agent.events import (
     ToolCallStarted,
 )
 from assistant.agent.prompt import build_prompt
-from assistant.agent.provider import ChatProvider, ChatResponse, ToolCallRequest
 from assistant.agent.tools import ToolRegistry
 from assistant.errors import AssistantError, ToolError
 from assistant.memory.conversations import Conversation, ConversationStore, Message

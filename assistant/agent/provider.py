@@ -15,12 +15,13 @@ import time
 from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from assistant.agent.cancel import CancelledError, CancelToken
+from assistant.agent.chat import ChatResponse, ToolCallRequest
 from assistant.credentials import Credentials
 from assistant.errors import ProviderError
 from assistant.openai_errors import (
@@ -55,42 +56,6 @@ def openai_client(settings: Settings, credentials: Credentials) -> openai.OpenAI
         timeout=settings.request_timeout,
         max_retries=0,
     )
-
-
-@dataclass(frozen=True)
-class ToolCallRequest:
-    """A tool call the model asked for; `arguments` is its raw JSON string, maybe invalid."""
-
-    id: str
-    name: str
-    arguments: str
-
-
-@dataclass(frozen=True)
-class ChatResponse:
-    """The model's answer: its text ("" when none), tool calls and why it stopped."""
-
-    content: str
-    tool_calls: tuple[ToolCallRequest, ...]
-    finish_reason: str | None
-
-
-class ChatProvider(Protocol):
-    """A chat model that answers a list of messages, optionally calling tools."""
-
-    model: str
-
-    def chat(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        on_text: Callable[[str], None] | None = None,
-        cancel: CancelToken | None = None,
-        json_mode: bool = False,
-    ) -> ChatResponse:
-        """Answer `messages`; text is passed to `on_text` as it arrives."""
-        ...
 
 
 class OpenAIProvider:

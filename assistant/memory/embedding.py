@@ -1,108 +1,47 @@
-"""Embedders turn texts into unit vectors; the OpenAI one works with any compatible server."""
+"""Embedders turn texts into unit vectors: the protocol, and a lazy wrapper."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
-import openai
-from openai.types import CreateEmbeddingResponse
-
-from assistant.errors import ProviderError
-from assistant.openai_errors import CLIENT_ERRORS, provider_error, server_url
 
 
 class Embedder(Protocol):
     """Something that embeds texts; `name` and `dim` identify its vector space."""
 
     name: str
-    dim: int
+
+    @property
+    def dim(self) -> int:
+        """The vector size."""
+        ...
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Return one float32 row per text, shape (len(texts), dim)."""
         ...
 
 
-_PROBE_TEXT = "dimension probe"
-_MALFORMED = "The server returned a malformed embedding response"
+class LazyEmbedder:
+    """An `Embedder` built on first use, so opening the memory needs no network client."""
 
+    def __init__(self, name: str, build: Callable[[], Embedder]) -> None:
+        self.name = name
+        self._build = build
+        self._embedder: Embedder | None = None
 
-class OpenAIEmbedder:
-    """An `Embedder` on an OpenAI-compatible `/embeddings` endpoint; rows are L2-normalised.
-
-    `dim` is the vector size; unless given, the first access embeds a probe text to learn it.
-    Every failure is raised as a `ProviderError` whose message a user can act on.
-    """
-
-    batch_size = 256
-
-    def __init__(self, client: openai.OpenAI, model: str, *, dim: int | None = None) -> None:
-        self._client = client
-        self.name = model
-        self._dim = dim
+    def _real(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = self._build()
+        return self._embedder
 
     @property
     def dim(self) -> int:
-        """The vector size, learned from the server on first use."""
-        if self._dim is None:
-            self._dim = int(self._embed_batch([_PROBE_TEXT]).shape[1])
-        return self._dim
-
-    @dim.setter
-    def dim(self, value: int) -> None:
-        self._dim = value
-
-    @property
-    def server_url(self) -> str:
-        """The base URL the client talks to, for messages."""
-        return server_url(self._client)
+        """The vector size (may ask the server)."""
+        return self._real().dim
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Embed `texts` in order, in batches of at most `batch_size`; shape (len(texts), dim)."""
-        texts = list(texts)
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        batches = [
-            self._embed_batch(texts[start : start + self.batch_size])
-            for start in range(0, len(texts), self.batch_size)
-        ]
-        vectors: npt.NDArray[np.float32] = np.concatenate(batches)
-        return vectors
-
-    def _embed_batch(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        # Some servers reject empty strings; a single space is accepted everywhere.
-        inputs = [text or " " for text in texts]
-        try:
-            response = self._client.embeddings.create(model=self.name, input=inputs)
-        except CLIENT_ERRORS as err:
-            raise provider_error(err, self._client, model=self.name, purpose="embeddings") from err
-        rows = self._rows(response, len(inputs))
-        if not np.all(np.isfinite(rows)):
-            raise ProviderError(f"{_MALFORMED}: vectors with NaN or infinite values.")
-        norms = np.linalg.norm(rows, axis=1, keepdims=True)
-        # A zero vector stays zero: it matches nothing, which beats failing the whole batch.
-        vectors: npt.NDArray[np.float32] = (rows / np.where(norms > 0, norms, 1.0)).astype(
-            np.float32
-        )
-        if self._dim is not None and vectors.shape[1] != self._dim:
-            raise ProviderError(
-                f"The embedding model '{self.name}' returned vectors of size {vectors.shape[1]}, "
-                f"expected {self._dim}."
-            )
-        self._dim = int(vectors.shape[1])
-        return vectors
-
-    def _rows(self, response: CreateEmbeddingResponse, count: int) -> npt.NDArray[np.float64]:
-        """The vectors of `response` in input order, checked for count and shape."""
-        try:
-            items = sorted(response.data, key=lambda item: item.index)
-            if [item.index for item in items] != list(range(count)):
-                raise ValueError("indices do not match the inputs")
-            rows = np.array([item.embedding for item in items], dtype=np.float64)
-        except (ValueError, TypeError, AttributeError) as err:
-            raise ProviderError(f"{_MALFORMED}: {err}.") from err
-        if rows.ndim != 2 or rows.shape[1] == 0:
-            raise ProviderError(f"{_MALFORMED}: vectors of unequal or zero size.")
-        return rows
+        """Embed with the real embedder, building it first if needed."""
+        return self._real().embed(texts)

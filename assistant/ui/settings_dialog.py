@@ -38,7 +38,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from assistant.agent.provider import OpenAIProvider
 from assistant.credentials import API_KEY_ENV, Credentials, backend_name
 from assistant.errors import AssistantError, CredentialError
 from assistant.settings import BASE_URL_ENV, PROVIDER_BASE_URLS, ProviderName, Settings
@@ -90,6 +89,8 @@ class _DialogCredentials(Credentials):
 
 def _list_models(settings: Settings, key: str | None) -> tuple[str, list[str]]:
     """The server URL and its model names (runs on the thread pool)."""
+    from assistant.agent.provider import OpenAIProvider  # the openai package loads slowly
+
     provider = OpenAIProvider.from_settings(settings, _DialogCredentials(key))
     try:
         return provider.server_url, provider.list_models()
