@@ -86,8 +86,11 @@ from assistant.ui.main_window import MainWindow
 from assistant.workspace import Workspace
 w = MainWindow(Workspace.open(Path(sys.argv[1])))
 w.show(); app.processEvents()
+other = next(c.id for c in w.workspace.conversations.list() if c.id != sys.argv[2])
+w.conversations.select(other); app.processEvents()
 t0 = time.perf_counter()
 w.conversations.select(sys.argv[2]); app.processEvents()
+assert "Answer 249" in w.chat.toPlainText()
 print(time.perf_counter() - t0)
 w.close()
 """
