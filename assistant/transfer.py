@@ -18,12 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol, get_args
 
-import numpy as np
-
 from assistant import APP_NAME, __version__
 from assistant.errors import ImportError_, StorageError
 from assistant.fileio import atomic_write_json
-from assistant.memory import semantic
 from assistant.memory.conversations import (
     ROLES,
     ConversationExistsError,
@@ -33,7 +30,7 @@ from assistant.memory.conversations import (
     is_valid_id,
 )
 from assistant.memory.items import MemoryItem
-from assistant.memory.semantic import Embedded, SemanticMemory
+from assistant.memory.semantic import SemanticMemory
 
 FORMAT = "assistant.export"
 FORMAT_VERSION = 1
@@ -751,35 +748,7 @@ def _import_conversation(
 def _insert_memories(
     memory: SemanticMemory, items: Sequence[MemoryItem], policy: ConflictPolicy
 ) -> tuple[int, int]:
-    """Add items as they are (ids, timestamps, access counts); returns (added, of them copies).
-
-    SemanticMemory's public `add` makes a new item, so this uses its internals, under its lock
-    and in the same order as `add`: log record, slot, vector, event.
-    """
-    # Decide before embedding, so that skipped items cost no embedding call.
-    chosen = [item for item in items if policy == "copy" or memory.get(item.id) is None]
-    active = [i for i, item in enumerate(chosen) if item.state == "active"]
-    embedded = memory._embed([chosen[i].text for i in active]) if active else None
-    added: list[str] = []
-    copies = 0
-    slots: dict[int, int] = {}
-    with memory._lock:
-        for i, candidate in enumerate(chosen):
-            item = candidate
-            if memory.get(item.id) is not None:
-                if policy == "skip":  # added meanwhile by someone else
-                    continue
-                item = item._replace(id=uuid.uuid4().hex)
-                copies += 1
-            memory._append(semantic._put(item))
-            slots[i] = memory._place(item)
-            added.append(item.id)
-        rows = [row for row, i in enumerate(active) if i in slots]
-        if embedded is not None and rows:
-            memory._store_vectors(
-                Embedded(embedded.embedder, np.asarray(embedded.vectors[rows])),
-                [slots[active[row]] for row in rows],
-            )
-    if added:
-        memory._emit("added", added)
-    return len(added), copies
+    """Store items as they are; returns (stored, of them copies)."""
+    stored = memory.insert(items, on_conflict=policy)
+    original = {i.id for i in items}
+    return len(stored), sum(1 for i in stored if i.id not in original)

@@ -575,3 +575,20 @@ def test_random_operations_match_reference(tmp_path: Path, ops: list[tuple], que
     assert [h.score for h in hits] == pytest.approx(best, abs=1e-6)
     for hit in hits:
         assert hit.score == pytest.approx(reference[hit.item.id], abs=1e-6)
+
+
+def test_insert_keeps_items_as_they_are(mem_dir: Path) -> None:
+    source = SemanticMemory.open(mem_dir / "a")
+    item = source.add("Alice prefers tea", kind="preference", importance=0.7)
+    source.mark_used([item.id], now=now_utc() - timedelta(days=3))
+    original = source.get(item.id)
+    assert original is not None
+    target = SemanticMemory.open(mem_dir / "b", HashEmbedder())
+    assert target.insert([original]) == [original]
+    assert target.get(item.id) == original
+    assert target.embedding_status().embedded == 1
+    assert target.insert([original]) == []  # skip: the id exists
+    (copy,) = target.insert([original], on_conflict="copy")
+    assert copy.id != item.id and copy.text == original.text
+    target.close()
+    assert len(SemanticMemory.open(mem_dir / "b")) == 2

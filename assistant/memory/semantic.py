@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -489,6 +489,37 @@ class SemanticMemory:
                 self._store_vectors(embedded, [slot])
         self._emit("added", [item.id])
         return item
+
+    def insert(
+        self, items: Sequence[MemoryItem], *, on_conflict: Literal["skip", "copy"] = "skip"
+    ) -> list[MemoryItem]:
+        """Store items as they are (ids, times, counts), e.g. from an import; returns those stored.
+
+        An item whose id exists is skipped, or stored under a new id with `on_conflict="copy"`.
+        Active items are embedded in one batch (outside the lock).
+        """
+        chosen = [i for i in items if on_conflict == "copy" or self.get(i.id) is None]
+        texts = [i.text for i in chosen if i.state == "active"]
+        embedded = self._embed(texts) if texts else None
+        stored: list[MemoryItem] = []
+        active_slots: list[int] = []
+        with self._lock:
+            for candidate in chosen:
+                item = candidate
+                if self.get(item.id) is not None:
+                    if on_conflict == "skip":  # added meanwhile
+                        continue
+                    item = item._replace(id=uuid.uuid4().hex)
+                self._append(_put(item))
+                slot = self._place(item)
+                stored.append(item)
+                if item.state == "active":
+                    active_slots.append(slot)
+            if embedded is not None and len(active_slots) == len(embedded.vectors):
+                self._store_vectors(embedded, active_slots)
+        if stored:
+            self._emit("added", [i.id for i in stored])
+        return stored
 
     def _vector_for(self, text: str, vector: npt.ArrayLike | None) -> Embedded | None:
         if vector is None:
