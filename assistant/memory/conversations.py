@@ -23,6 +23,7 @@ from assistant.errors import StorageError
 from assistant.fileio import atomic_write_json, fsync_dir
 from assistant.memory import jsonl
 from assistant.memory.bm25 import BM25Index
+from assistant.memory.subscribers import Subscribers
 from assistant.memory.text import is_informative, tokenize
 
 log = logging.getLogger(__name__)
@@ -335,7 +336,7 @@ class ConversationStore:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.warnings: builtins.list[str] = []
         self._lock = threading.RLock()
-        self._subscribers: builtins.list[Callable[[str], None]] = []
+        self._subscribers: Subscribers[str] = Subscribers("conversation")
         self._index_dirty = False
         self._entries = self._load_index()
         self._search: BM25Index | None = None
@@ -353,7 +354,7 @@ class ConversationStore:
             st = self._write(cid, _record("meta", meta))
             entry = _Entry(st.st_size, st.st_mtime_ns, title, now, now, 0, temporary, None)
             self._set_entry(cid, entry)
-        self._notify(cid)
+        self._subscribers.notify(cid)
         return entry.info(cid)
 
     def import_conversation(
@@ -410,7 +411,7 @@ class ConversationStore:
                 if not temporary:
                     for message in messages:
                         self._index_message(self._search, conversation_id, message)
-        self._notify(conversation_id)
+        self._subscribers.notify(conversation_id)
         return entry.info(conversation_id)
 
     def exists(self, conversation_id: str) -> bool:
@@ -471,7 +472,7 @@ class ConversationStore:
             )
             if self._search is not None and not entry.temporary:
                 self._index_message(self._search, conversation_id, message)
-        self._notify(conversation_id)
+        self._subscribers.notify(conversation_id)
         return message
 
     def rename(self, conversation_id: str, title: str) -> None:
@@ -484,7 +485,7 @@ class ConversationStore:
                 conversation_id,
                 replace(entry, size=st.st_size, mtime_ns=st.st_mtime_ns, title=title),
             )
-        self._notify(conversation_id)
+        self._subscribers.notify(conversation_id)
 
     def set_summary(self, conversation_id: str, summary: str, upto_message_id: str) -> None:
         """Record the rolling summary of the messages up to and including `upto_message_id`."""
@@ -500,7 +501,7 @@ class ConversationStore:
             self._set_entry(
                 conversation_id, replace(entry, size=st.st_size, mtime_ns=st.st_mtime_ns)
             )
-        self._notify(conversation_id)
+        self._subscribers.notify(conversation_id)
 
     def delete(self, conversation_id: str) -> None:
         """Delete a conversation's file."""
@@ -513,7 +514,7 @@ class ConversationStore:
             except OSError as exc:
                 raise StorageError(f"Could not delete conversation: {exc}") from exc
             self._forget(conversation_id)
-        self._notify(conversation_id)
+        self._subscribers.notify(conversation_id)
 
     def search(self, query: str, k: int = 10) -> builtins.list[ConversationHit]:
         """The `k` best-matching user and assistant messages of non-temporary conversations."""
@@ -536,15 +537,7 @@ class ConversationStore:
 
     def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:
         """Call `callback(conversation_id)` after each change; returns the unsubscribe function."""
-        with self._lock:
-            self._subscribers.append(callback)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if callback in self._subscribers:
-                    self._subscribers.remove(callback)
-
-        return unsubscribe
+        return self._subscribers.add(callback)
 
     def list(self) -> builtins.list[ConversationInfo]:
         """All conversations, most recently active first."""
@@ -704,15 +697,6 @@ class ConversationStore:
             log.warning("could not save the conversation index: %s", exc)
             return
         self._index_dirty = False
-
-    def _notify(self, conversation_id: str) -> None:
-        with self._lock:
-            callbacks = builtins.list(self._subscribers)
-        for callback in callbacks:
-            try:
-                callback(conversation_id)
-            except Exception:
-                log.exception("a conversation subscriber failed")
 
 
 def _read_conversation(path: Path) -> tuple[Conversation, list[str]]:

@@ -42,6 +42,7 @@ from assistant.memory.items import (
     now_utc,
 )
 from assistant.memory.ranking import SearchConfig, fuse
+from assistant.memory.subscribers import Subscribers
 from assistant.memory.text import is_informative, tokenize
 from assistant.memory.vectors import VectorMatrix
 
@@ -90,7 +91,7 @@ class SemanticMemory:
         self.config = config or SearchConfig()
         self.warnings: list[str] = []
         self._lock = threading.RLock()
-        self._subscribers: list[Subscriber] = []
+        self._subscribers: Subscribers[MemoryChange] = Subscribers("memory")
         self._embedder = embedder
         self._embed_error: str | None = None
         self._vectors: VectorMatrix | None = None
@@ -284,25 +285,10 @@ class SemanticMemory:
 
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
         """Call `callback` after each change, on the changing thread; returns an unsubscribe."""
-        with self._lock:
-            self._subscribers.append(callback)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if callback in self._subscribers:
-                    self._subscribers.remove(callback)
-
-        return unsubscribe
+        return self._subscribers.add(callback)
 
     def _emit(self, kind: ChangeKind, ids: Iterable[str] = ()) -> None:
-        change = MemoryChange(kind, tuple(ids))
-        with self._lock:
-            subscribers = list(self._subscribers)
-        for callback in subscribers:
-            try:
-                callback(change)
-            except Exception:
-                log.exception("A memory subscriber failed")
+        self._subscribers.notify(MemoryChange(kind, tuple(ids)))
 
     # -- embeddings ----------------------------------------------------------------------------
 

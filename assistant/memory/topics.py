@@ -12,6 +12,7 @@ from typing import Any
 
 from assistant.fileio import atomic_write_json, move_aside
 from assistant.memory.items import now_utc
+from assistant.memory.subscribers import Subscribers
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ class TopicStore:
         self.path = memory_dir / TOPICS_NAME
         self.warnings: list[str] = []
         self._lock = threading.RLock()
-        self._subscribers: list[Callable[[], None]] = []
+        self._subscribers: Subscribers[None] = Subscribers("topic")
         self._topics: dict[str, Topic] = self._load()
 
     def _load(self) -> dict[str, Topic]:
@@ -92,7 +93,7 @@ class TopicStore:
             topic = Topic(key, old.summary if old else "", ids, now_utc().isoformat())
             self._topics[key] = topic
             self._save()
-        self._notify()
+        self._subscribers.notify(None)
         return topic
 
     def set_summary(self, name: str, summary: str, memory_ids: tuple[str, ...]) -> None:
@@ -101,25 +102,11 @@ class TopicStore:
         with self._lock:
             self._topics[key] = Topic(key, summary.strip(), memory_ids, now_utc().isoformat())
             self._save()
-        self._notify()
+        self._subscribers.notify(None)
 
     def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]:
-        """Call `callback` after each change; returns an unsubscribe."""
-        with self._lock:
-            self._subscribers.append(callback)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if callback in self._subscribers:
-                    self._subscribers.remove(callback)
-
-        return unsubscribe
-
-    def _notify(self) -> None:
-        with self._lock:
-            subscribers = list(self._subscribers)
-        for callback in subscribers:
-            callback()
+        """Call `callback()` after each change; returns an unsubscribe."""
+        return self._subscribers.add(lambda _: callback())
 
 
 def normalize(name: str) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 from assistant.errors import StorageError
 from assistant.fileio import atomic_write_json, move_aside
+from assistant.memory.subscribers import Subscribers
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +108,7 @@ class WorkingMemoryStore:
         self.path = memory_dir / FILE_NAME
         self.warnings: list[str] = []
         self._lock = threading.RLock()
-        self._subscribers: list[Callable[[str], None]] = []
+        self._subscribers: Subscribers[str] = Subscribers("working memory")
         self._memories = self._load()
 
     def _load(self) -> dict[str, WorkingMemory]:
@@ -185,7 +186,7 @@ class WorkingMemoryStore:
                 self._commit(conversation_id, after)
             snapshot = after.copy()
         if changed:
-            self._notify(conversation_id)
+            self._subscribers.notify(conversation_id)
         return snapshot
 
     def drop(self, conversation_id: str) -> None:
@@ -194,19 +195,11 @@ class WorkingMemoryStore:
             if conversation_id not in self._memories:
                 return
             self._commit(conversation_id, WorkingMemory())
-        self._notify(conversation_id)
+        self._subscribers.notify(conversation_id)
 
     def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:
         """Call `callback(conversation_id)` after each change; returns the unsubscribe function."""
-        with self._lock:
-            self._subscribers.append(callback)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if callback in self._subscribers:
-                    self._subscribers.remove(callback)
-
-        return unsubscribe
+        return self._subscribers.add(callback)
 
     def _commit(self, conversation_id: str, memory: WorkingMemory) -> None:
         """Save the memories with `memory` in place (an empty one removes the entry)."""
@@ -224,15 +217,6 @@ class WorkingMemoryStore:
         except OSError as exc:
             raise StorageError(f"Could not save working memory to {self.path}: {exc}") from exc
         self._memories = memories
-
-    def _notify(self, conversation_id: str) -> None:
-        with self._lock:
-            callbacks = list(self._subscribers)
-        for callback in callbacks:
-            try:
-                callback(conversation_id)
-            except Exception:
-                log.exception("a working memory subscriber failed")
 
 
 def _push_subgoal(memory: WorkingMemory, subgoal: str) -> None:
