@@ -5,8 +5,11 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 PKG_STAMP := $(VENV)/.installed-package
+# The archive is named after assistant.__version__ and the machine, e.g. Assistant-0.1.0-linux-x86_64.
+VERSION = $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' assistant/__init__.py)
+ARCHIVE = dist/Assistant-$(VERSION)-linux-$(shell uname -m).tar.gz
 
-.PHONY: run test lint pytest bench package clean
+.PHONY: run test lint pytest bench package package-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +42,18 @@ test: lint pytest
 bench: $(DEV_STAMP)
 	$(BIN)/python -m tests.bench.memory_bench
 	$(BIN)/python -m tests.bench.ui_bench
+
+# The one-folder bundle dist/Assistant/ (PyInstaller, packaging/assistant.spec) and its archive.
+package: $(PKG_STAMP)
+	rm -rf build/pyinstaller dist/Assistant $(ARCHIVE)
+	$(BIN)/pyinstaller --noconfirm --clean --log-level WARN \
+		--distpath dist --workpath build/pyinstaller packaging/assistant.spec
+	tar -C dist --owner=0 --group=0 --numeric-owner -czf $(ARCHIVE) Assistant
+	@echo "dist/Assistant: $$(du -sh dist/Assistant | cut -f1) unpacked; $(ARCHIVE): $$(du -h $(ARCHIVE) | cut -f1)"
+
+# Build the bundle, then run it off-screen, under Xvfb, with a Secret Service, and installed.
+package-test: package
+	packaging/smoke_test.sh dist/Assistant
 
 clean:
 	rm -rf build dist .mypy_cache .pytest_cache .ruff_cache

@@ -151,6 +151,14 @@ def self_test(root: Path, started: float, *, timing: bool) -> int:
         print(f"SELF-TEST FAILED: {exc}", file=sys.stderr)
         return 1
     if timing:
+        from assistant.credentials import Credentials, backend_name
+        from assistant.resources import app_icon_files, resources_root
+
         print(f"window shown after {(shown - started) * 1000:.0f} ms")
+        # What a packaged build resolved: data dir, resources, keyring and key (never shown).
+        print(f"data dir: {root}")
+        print(f"resources: {resources_root()} ({len(app_icon_files())} icon sizes)")
+        key = "found" if Credentials().api_key() else "none"
+        print(f"keyring backend: {backend_name()} (API key: {key})")
     print("SELF-TEST OK")
     return 0

@@ -6,9 +6,11 @@ import sys
 import time
 from pathlib import Path
 
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from assistant import APP_NAME, __version__
+from assistant.resources import app_icon_files
 from assistant.ui.main_window import MainWindow
 from assistant.workspace import Workspace
 
@@ -22,7 +24,16 @@ def _application() -> QApplication:
     app.setApplicationDisplayName(APP_NAME)
     app.setApplicationVersion(__version__)
     app.setDesktopFileName("assistant")
+    app.setWindowIcon(app_icon())
     return app
+
+
+def app_icon() -> QIcon:
+    """The application icon at every size it was rendered at (null if the files are missing)."""
+    icon = QIcon()
+    for path in app_icon_files():
+        icon.addFile(str(path))
+    return icon
 
 
 def run_app(root: Path) -> int:

@@ -1,9 +1,8 @@
-"""PyInstaller hook for PySide6.QtGui: PyInstaller's own, minus the Qt plugins Assistant never loads.
+"""PyInstaller hook for PySide6.QtGui: the stock one, minus the Qt plugins Assistant never loads.
 
-It replaces the stock hook (hooks in the spec's `hookspath` take precedence), so the libraries those
-plugins link (QtNetwork, the EGLFS integration, GTK with its cairo and pango stack) are not collected.
+It replaces the stock hook (hooks in the spec's `hookspath` take precedence), so the libraries
+those plugins link (QtNetwork, the EGLFS integration, GTK with cairo and pango) are not collected.
 """
-# ruff: noqa: N999
 
 from pathlib import PurePath
 
@@ -18,9 +17,11 @@ UNUSED_PLUGINS = {
     "qvnc",
     "qvkkhrdisplay",
     "qdirect2d",
-    # the GTK 3 theme loads the system GTK into the process; a mismatch with bundled libraries crashes
+    # the GTK 3 theme loads the system GTK into the process, next to older bundled libraries
     "qgtk3",
-    # image formats the app never reads (PNG, JPEG, GIF, SVG and ICO stay for icons and themes)
+    # image formats the app never reads (PNG is built in; SVG and ICO stay for icons and themes)
+    "qjpeg",
+    "qgif",
     "qtiff",
     "qwebp",
     "qtga",
