@@ -41,32 +41,33 @@ def fuse(
     lists = int(bool(lexical)) + int(bool(dense))
     if not lists:
         return []
-    found: dict[int, list[float | None]] = {}  # slot -> keyword rank, BM25, vector rank, cos
-    for rank, (slot, score) in enumerate(lexical, start=1):
-        found[slot] = [rank, score, None, None]
-    for rank, (slot, sim) in enumerate(dense, start=1):
-        entry = found.setdefault(slot, [None, None, None, None])
-        entry[2], entry[3] = rank, sim
-    slots = np.fromiter(found, dtype=np.int64, count=len(found))
-    rrf = np.array(
-        [sum(1 / (config.rrf_k + r) for r in (e[0], e[2]) if r is not None) for e in found.values()]
+    order = list(dict.fromkeys([slot for slot, _ in lexical] + [slot for slot, _ in dense]))
+    row = {slot: i for i, slot in enumerate(order)}
+    slots = np.array(order, dtype=np.int64)
+    keyword_rank = np.zeros(len(order), dtype=np.int64)  # 0: not in that ranking
+    vector_rank = np.zeros(len(order), dtype=np.int64)
+    keyword_rank[[row[s] for s, _ in lexical]] = np.arange(1, len(lexical) + 1)
+    vector_rank[[row[s] for s, _ in dense]] = np.arange(1, len(dense) + 1)
+    keyword_score = dict(lexical)
+    similarity = dict(dense)
+    rrf = np.where(keyword_rank > 0, 1 / (config.rrf_k + keyword_rank), 0.0) + np.where(
+        vector_rank > 0, 1 / (config.rrf_k + vector_rank), 0.0
     )
     boost_importance = config.importance_weight * importance[slots]
     idle_days = np.maximum(0.0, now - last_used[slots]) / 86400
     boost_recency = config.recency_weight * np.exp(-idle_days / config.recency_days)
     scores = rrf * (config.rrf_k + 1) / lists + boost_importance + boost_recency
-    entries = list(found.values())
     hits = []
     for i in np.argsort(-scores, kind="stable")[:k].tolist():
-        keyword_rank, keyword_score, vector_rank, similarity = entries[i]
+        slot = order[i]
         hits.append(
             SearchHit(
-                item=items[int(slots[i])],
+                item=items[slot],
                 score=float(scores[i]),
-                keyword_rank=None if keyword_rank is None else int(keyword_rank),
-                keyword_score=keyword_score,
-                vector_rank=None if vector_rank is None else int(vector_rank),
-                similarity=similarity,
+                keyword_rank=int(keyword_rank[i]) or None,
+                keyword_score=keyword_score.get(slot),
+                vector_rank=int(vector_rank[i]) or None,
+                similarity=similarity.get(slot),
                 importance_boost=float(boost_importance[i]),
                 recency_boost=float(boost_recency[i]),
             )
