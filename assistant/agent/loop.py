@@ -22,7 +22,7 @@ from assistant.agent.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from assistant.agent.prompt import build_prompt
+from assistant.agent.prompt import Prompt, build_prompt
 from assistant.agent.tools import ToolRegistry
 from assistant.errors import AssistantError, ToolError
 from assistant.memory.conversations import Conversation, ConversationStore, Message
@@ -168,18 +168,9 @@ class Agent:
             pinned = self.memory.pinned()
             relevant = self._relevant(turn.conversation, turn.user.content, {i.id for i in pinned})
         working = self.working.get(turn.cid).to_prompt()
-        prompt = build_prompt(
-            turn.conversation,
-            now=self.clock().astimezone(),
-            pinned=pinned,
-            relevant=relevant,
-            working=working,
-            budget_tokens=self.config.prompt_budget_tokens,
-        )
-        if prompt.overflow:
-            self._summarize(turn, prompt.overflow)
-            turn.conversation = self.conversations.load(turn.cid)
-            prompt = build_prompt(
+
+        def build() -> Prompt:
+            return build_prompt(
                 turn.conversation,
                 now=self.clock().astimezone(),
                 pinned=pinned,
@@ -187,6 +178,12 @@ class Agent:
                 working=working,
                 budget_tokens=self.config.prompt_budget_tokens,
             )
+
+        prompt = build()
+        if prompt.overflow:
+            self._summarize(turn, prompt.overflow)
+            turn.conversation = self.conversations.load(turn.cid)
+            prompt = build()
         turn.memory_ids.extend(prompt.memory_ids)
         turn.on_event(MemoriesUsed(turn.cid, prompt.memory_ids))
         return prompt.messages
