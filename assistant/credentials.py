@@ -28,6 +28,7 @@ class Credentials:
 
     def __init__(self) -> None:
         self._session_key: str | None = None
+        self._warned = False
 
     def api_key(self) -> str | None:
         """The key to use: the environment, else a key kept for this run, else the keyring."""
@@ -39,7 +40,9 @@ class Credentials:
         try:
             key: str | None = keyring.get_password(KEYRING_SERVICE, KEYRING_USERNAME)
         except keyring.errors.KeyringError as exc:
-            log.warning("Could not read the API key from the keyring: %s", type(exc).__name__)
+            if not self._warned:  # asked often (status updates): say it once
+                log.warning("Could not read the API key from the keyring: %s", type(exc).__name__)
+                self._warned = True
             return None
         return key or None
 
