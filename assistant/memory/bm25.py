@@ -311,11 +311,6 @@ class BM25Index:
         order = np.lexsort((keys, -scores))
         return [(int(keys[i]), float(scores[i])) for i in order]
 
-    def keys_containing(self, tokens: Sequence[str]) -> IntArray:
-        """Keys of the live documents that contain at least one of `tokens`."""
-        docs = np.flatnonzero(self._containing(tokens))
-        return np.frombuffer(self._doc_key, dtype=np.int64)[docs].copy()
-
 
 def _int_array(values: npt.NDArray[np.int64]) -> array[int]:
     out = array("q")

@@ -68,13 +68,6 @@ class VectorMatrix:
         """Whether `slot` has a vector."""
         return slot < len(self._has) and bool(self._has[slot])
 
-    def get(self, slot: int) -> FloatMatrix:
-        """The unit vector at `slot` (a copy)."""
-        if not self.has(slot):
-            raise KeyError(slot)
-        row: FloatMatrix = self._m[slot].copy()
-        return row
-
     def present(self, n_slots: int) -> npt.NDArray[np.bool_]:
         """A mask over the first `n_slots` slots: which have a vector."""
         mask = np.zeros(n_slots, dtype=bool)
