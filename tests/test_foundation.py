@@ -170,6 +170,7 @@ def test_self_test_builds_window_offscreen(data_dir: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith("SELF-TEST OK")
     assert "window shown after" in result.stdout
+    assert "window ready after" in result.stdout
     assert data_dir.is_dir()
 
 

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -262,3 +266,120 @@ def test_closing_during_a_reply_saves_the_partial_text(
     messages = Workspace.open(data_dir).conversations.load(cid).messages
     assert [m.role for m in messages] == ["user", "assistant"]
     assert messages[1].content.startswith("w0 w1 w2")
+
+
+# -- opening in two steps: the frame at once, the panes when the workspace is open ---------------
+
+
+def test_frame_shows_first_then_panes_fill_with_the_data(qtbot: QtBot, data_dir: Path) -> None:
+    workspace = Workspace.open(data_dir)
+    cid = workspace.conversations.create("Trip planning").id
+    workspace.conversations.append(cid, "user", "Where should we hike?")
+    workspace.memory.add("The user likes hiking")
+    workspace.close()
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.open_workspace(data_dir)
+    win.show()
+    assert not win.is_ready()
+    assert not win.input.isEnabled() and not win.action_settings.isEnabled()
+    assert win.findChild(QWidget, "conversationList") is None
+    with qtbot.waitSignal(win.ready, timeout=10000):
+        pass
+    assert win.is_ready()
+    for name in OBJECT_NAMES:
+        assert win.findChild(QWidget, name) is not None, name
+    assert win.conversations.current_id() == cid
+    assert "Where should we hike?" in win.chat.toPlainText()
+    assert win.sidebar.model.rowCount() == 1
+    assert win.input.isEnabled() and win.action_settings.isEnabled()
+    assert not win.action_new.shortcut().isEmpty()
+    win.close()
+
+
+def test_layout_is_restored_before_the_panes_arrive(
+    qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI
+) -> None:
+    configure(data_dir, fake_openai)
+    first = MainWindow(Workspace.open(data_dir))
+    qtbot.addWidget(first)
+    first.show()
+    qtbot.waitExposed(first)
+    first.resize(1000, 640)
+    first.splitter.setSizes([200, 500, 300])
+    sizes = first.splitter.sizes()
+    first.close()
+    second = MainWindow()
+    qtbot.addWidget(second)
+    second.open_workspace(data_dir)
+    second.show()
+    qtbot.waitExposed(second)
+    assert second.size().height() == 640  # before the workspace is open
+    with qtbot.waitSignal(second.ready, timeout=10000):
+        pass
+    restored = second.splitter.sizes()
+    assert (restored[0], restored[2]) == (sizes[0], sizes[2])
+    second.close()
+
+
+@pytest.mark.parametrize("when", ["before the loader starts", "while it runs"])
+def test_closing_while_opening_closes_the_workspace_once(
+    qtbot: QtBot, data_dir: Path, monkeypatch: pytest.MonkeyPatch, when: str
+) -> None:
+    closed: list[Workspace] = []
+    real_close = Workspace.close
+
+    def close(self: Workspace) -> None:
+        closed.append(self)
+        real_close(self)
+
+    def slow_open(root: Path) -> Workspace:
+        time.sleep(0.3)  # a big data dir
+        return real_open(root)
+
+    real_open = Workspace.open
+    monkeypatch.setattr(Workspace, "close", close)
+    monkeypatch.setattr(Workspace, "open", slow_open)
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.open_workspace(data_dir)
+    win.show()
+    if when == "while it runs":
+        qtbot.waitUntil(lambda: win._loader is not None and win._loader.isRunning(), timeout=5000)
+    win.close()
+    qtbot.wait(300)  # any queued `opened` is delivered and ignored
+    assert not win.is_ready()
+    assert len(closed) == (1 if when == "while it runs" else 0)
+    assert win._loader is not None and not win._loader.isRunning()
+
+
+def test_a_data_dir_that_cannot_be_opened_is_reported(qtbot: QtBot, tmp_path: Path) -> None:
+    (tmp_path / "memory").write_text("a file where the memory folder should be")
+    win = MainWindow()
+    qtbot.addWidget(win)
+    with qtbot.waitSignal(win.open_failed, timeout=10000) as failed:
+        win.open_workspace(tmp_path)
+        win.show()
+    assert "memory" in failed.args[0]
+    assert "Could not open your data" in win.statusBar().currentMessage()
+    assert not win.is_ready()
+    win.close()
+
+
+def test_the_frame_imports_neither_numpy_nor_the_stores() -> None:
+    code = (
+        "import sys\n"
+        "from assistant.ui.app import MainWindow, _application\n"
+        "app = _application()\n"
+        "window = MainWindow()\n"
+        "window.show(); app.processEvents()\n"
+        "slow = ('numpy', 'keyring', 'openai', 'assistant.workspace', 'assistant.memory',\n"
+        "        'assistant.ui.memory_sidebar')\n"
+        "heavy = [m for m in slow if m in sys.modules]\n"
+        "print(heavy)\n"
+        "sys.exit(1 if heavy else 0)\n"
+    )
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    command = [sys.executable, "-c", code]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr

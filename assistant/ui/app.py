@@ -6,13 +6,14 @@ import sys
 import time
 from pathlib import Path
 
+from PySide6.QtCore import QEventLoop
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from assistant import APP_NAME, __version__
+from assistant.errors import AssistantError
 from assistant.resources import app_icon_files
 from assistant.ui.main_window import MainWindow
-from assistant.workspace import Workspace
 
 
 def _application() -> QApplication:
@@ -39,18 +40,39 @@ def app_icon() -> QIcon:
 def run_app(root: Path) -> int:
     """Show the main window on `root` and run the event loop until it closes."""
     app = _application()
-    window = MainWindow(Workspace.open(root))
+    window = MainWindow()
+
+    def cannot_open(message: str) -> None:
+        QMessageBox.critical(window, APP_NAME, f"Could not open your data in {root}:\n\n{message}")
+        window.close()
+        app.exit(1)
+
+    window.open_failed.connect(cannot_open)
+    window.open_workspace(root)
     window.show()
     return app.exec()
 
 
-def build_for_self_test(root: Path) -> float:
-    """Build and show the window, let it paint, close it; return when it was shown."""
+def build_for_self_test(root: Path, timeout_s: float = 60) -> tuple[float, float]:
+    """Show the window, wait until its panes are filled, close it.
+
+    Returns the `time.perf_counter()` at which the window was shown and at which it was ready;
+    raises AssistantError if the data could not be opened.
+    """
     app = _application()
-    window = MainWindow(Workspace.open(root))
+    window = MainWindow()
+    failures: list[str] = []
+    window.open_failed.connect(failures.append)
+    window.open_workspace(root)
     window.show()
     app.processEvents()
     shown = time.perf_counter()
+    deadline = shown + timeout_s
+    while not (window.is_ready() or failures) and time.perf_counter() < deadline:
+        app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
+    ready = time.perf_counter()
     window.close()
     app.processEvents()
-    return shown
+    if failures or not window.is_ready():
+        raise AssistantError(failures[0] if failures else "the window never became ready")
+    return shown, ready

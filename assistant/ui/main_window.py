@@ -1,8 +1,18 @@
-"""The main window: conversations on the left, the chat in the centre, memory on the right."""
+"""The main window: conversations on the left, the chat in the centre, memory on the right.
+
+The window opens in two steps so that it shows at once: first the frame (menus, splitter,
+input, status bar: Qt and the settings only), then, once the workspace is open (off the GUI
+thread: numpy, the stores, the keyring), the panes. So the modules behind the panes are
+imported where the panes are built, not at the top of this one.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QByteArray, Qt, QThread, QTimer, Signal
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QByteArray, QObject, QThread, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -28,16 +38,13 @@ from assistant.agent.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from assistant.memory.conversations import DEFAULT_TITLE
 from assistant.paths import settings_file
-from assistant.ui.bridge import StoreBridge
-from assistant.ui.chat_view import ChatView
-from assistant.ui.conversation_list import ConversationPane
-from assistant.ui.memory_sidebar import MemorySidebar
-from assistant.ui.settings_dialog import SettingsDialog
-from assistant.ui.transfer_dialogs import export_conversations, import_file
-from assistant.ui.worker import AgentWorker
-from assistant.workspace import Workspace
+from assistant.settings import Settings
+
+if TYPE_CHECKING:
+    from assistant.workspace import Workspace
+
+log = logging.getLogger(__name__)
 
 TITLE_WORDS = 7
 QUIT_WAIT_MS = 3000
@@ -65,80 +72,161 @@ class ChatInput(QPlainTextEdit):
     stop = Signal()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
-        shift = event.modifiers() & Qt.KeyboardModifier.ShiftModifier
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not shift:
+        # Key sequences rather than Qt.Key: the Qt namespace takes 40 ms to load, at start-up.
+        if event.matches(QKeySequence.StandardKey.InsertParagraphSeparator):  # Enter alone
             self.send.emit()
-            return
-        if event.key() == Qt.Key.Key_Escape:
+        elif event.matches(QKeySequence.StandardKey.Cancel):  # Esc
             self.stop.emit()
-            return
-        super().keyPressEvent(event)
+        else:
+            super().keyPressEvent(event)
+
+
+class WorkspaceLoader(QThread):
+    """Opens a data directory off the GUI thread; emits `opened` or `failed` once."""
+
+    opened = Signal(object)  # Workspace
+    failed = Signal(str)
+
+    def __init__(self, root: Path, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.root = root
+        self.workspace: Workspace | None = None
+
+    def run(self) -> None:
+        """Import the stores and open them (the slow part of a start)."""
+        try:
+            from assistant.workspace import Workspace
+
+            self.workspace = Workspace.open(self.root)
+        except OSError as exc:
+            self.failed.emit(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
+        except Exception as exc:  # shown to the user: the window has nothing else to show
+            log.exception("Could not open %s", self.root)
+            self.failed.emit(str(exc) or type(exc).__name__)
+        else:
+            self.opened.emit(self.workspace)
 
 
 class MainWindow(QMainWindow):
-    """Top-level window; widget object names are a contract (see DESIGN.md)."""
+    """Top-level window; widget object names are a contract (see DESIGN.md).
 
+    `MainWindow(workspace)` builds everything at once; `MainWindow()` then `open_workspace(root)`
+    shows the frame first and fills the panes when the workspace is open (`ready`), or emits
+    `open_failed` with the reason.
+    """
+
+    ready = Signal()
+    open_failed = Signal(str)
+    workspace: Workspace  # set by `attach`; nothing that uses it can be reached before
     _submit = Signal(str, str)
     _retry = Signal(str)
     _embed = Signal()
     _maintain = Signal()
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: Workspace | None = None) -> None:
         super().__init__()
-        self.workspace = workspace
         self.setWindowTitle(APP_NAME)
         self.setMinimumSize(880, 540)
         self.resize(1280, 800)
         self._busy = False
+        self._attached = False
+        self._closed = False
+        self._loader: WorkspaceLoader | None = None
         self._current: str | None = None
         self._pending_text: list[str] = []
         self._flush_text = QTimer(self, singleShot=True, interval=TEXT_FLUSH_MS)
         self._flush_text.timeout.connect(self._show_pending_text)
 
-        self.bridge = StoreBridge(workspace, self)
-        self.conversations = ConversationPane(workspace.conversations, self)
-        self.conversations.setMinimumWidth(180)
-        self.sidebar = MemorySidebar(workspace, self.bridge, self)
-        self.sidebar.setMinimumWidth(260)
-        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter = QSplitter()  # horizontal; the Qt namespace (40 ms) is not needed yet
         self.splitter.setChildrenCollapsible(False)
-        self.splitter.addWidget(self.conversations)
+        self.splitter.addWidget(_placeholder("Loading conversations…", 180, self))
         self.splitter.addWidget(self._build_chat())
-        self.splitter.addWidget(self.sidebar)
+        self.splitter.addWidget(_placeholder("Loading memories…", 260, self))
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([250, 690, 340])
         self.setCentralWidget(self.splitter)
         self._build_menus()
         self._build_status_bar()
-        self._start_worker()
+        if workspace is not None:
+            self._restore_layout(workspace.settings)
+            self.attach(workspace)
+
+    def open_workspace(self, root: Path) -> None:
+        """Lay the frame out as last time, then open `root` in the background and fill the panes."""
+        settings, _ = Settings.load(settings_file(root))  # problems are reported by the workspace
+        self._restore_layout(settings)
+        self.statusBar().showMessage("Opening your conversations and memories…")
+        self._loader = WorkspaceLoader(root, self)
+        self._loader.opened.connect(self.attach)
+        self._loader.failed.connect(self._on_open_failed)
+        QTimer.singleShot(0, self._start_loading)  # once the event loop runs: after show()
+
+    def _start_loading(self) -> None:
+        if self._loader is not None and not self._closed:
+            self._loader.start()
+
+    def attach(self, workspace: Workspace) -> None:
+        """Build the panes on `workspace`, start the agent's worker, show the last conversation."""
+        if self._closed:  # closed while the workspace was opening: closeEvent closed it
+            return
+        from assistant.ui.bridge import StoreBridge
+        from assistant.ui.chat_view import ChatView
+        from assistant.ui.conversation_list import ConversationPane
+        from assistant.ui.memory_sidebar import MemorySidebar
+
+        self.workspace = workspace
+        self._attached = True
+        self.bridge = StoreBridge(workspace, self)
+        self.conversations = ConversationPane(workspace.conversations, self)
+        self.conversations.setMinimumWidth(180)
+        self.sidebar = MemorySidebar(workspace, self.bridge, self)
+        self.sidebar.setMinimumWidth(260)
+        self.chat = ChatView(self._memory_text, workspace.conversations.load, self.stack)
+        self.stack.addWidget(self.chat)
+        self.stack.addWidget(self._build_welcome())
+        self.stack.removeWidget(self._blank)
+        self._blank.deleteLater()
+        layout = self.splitter.saveState()  # as restored, or as the user has just dragged it
+        for index, pane in ((0, self.conversations), (2, self.sidebar)):
+            placeholder = self.splitter.replaceWidget(index, pane)
+            if placeholder is not None:
+                placeholder.deleteLater()
+        self.splitter.restoreState(layout)
+        self._start_worker(workspace)
         self._connect()
-        self._restore_layout()
+        for action in self._workspace_actions:
+            action.setEnabled(True)
+        # Only now: standard keys load the Qt namespace (40 ms), which the frame does without.
+        self.action_new.setShortcut(QKeySequence.StandardKey.New)
+        self.action_quit.setShortcut(QKeySequence.StandardKey.Quit)
+        self.action_settings.setShortcut(QKeySequence.StandardKey.Preferences)
+        self.input.setEnabled(True)
+        self.send_button.setEnabled(True)
+        self.statusBar().clearMessage()
+        self._update_status()
         self._show_welcome_if_needed()
         self.conversations.select(self._first_conversation())
         if workspace.warnings:
             self.statusBar().showMessage(" ".join(workspace.warnings), 15000)
+        self.input.setFocus()
+        self.ready.emit()
+
+    def is_ready(self) -> bool:
+        """Whether the panes are built on an open workspace."""
+        return self._attached
+
+    def _on_open_failed(self, message: str) -> None:
+        self.statusBar().showMessage(f"Could not open your data: {message}")
+        self.open_failed.emit(message)
 
     # -- building --------------------------------------------------------------------------------
 
     def _build_chat(self) -> QWidget:
         pane = QWidget(self)
-        self.chat = ChatView(self._memory_text, self.workspace.conversations.load, pane)
-        self.welcome = QWidget(pane)
-        self.welcome.setObjectName("welcomePanel")
-        text = QLabel(WELCOME, self.welcome)
-        text.setWordWrap(True)
-        text.setTextFormat(Qt.TextFormat.RichText)
-        open_settings = QPushButton("Connect a model…", self.welcome)
-        open_settings.setObjectName("welcomeSettingsButton")
-        open_settings.clicked.connect(self.open_settings)
-        welcome_layout = QVBoxLayout(self.welcome)
-        welcome_layout.setContentsMargins(40, 30, 40, 30)
-        welcome_layout.addWidget(text)
-        welcome_layout.addWidget(open_settings, 0, Qt.AlignmentFlag.AlignLeft)
-        welcome_layout.addStretch(1)
         self.stack = QStackedWidget(pane)
-        self.stack.addWidget(self.chat)
-        self.stack.addWidget(self.welcome)
+        self._blank = QWidget(pane)  # shown until the conversation is there
+        self.stack.addWidget(self._blank)
+        self.stack.setCurrentWidget(self._blank)
 
         self.input = ChatInput(pane)
         self.input.setObjectName("chatInput")
@@ -147,9 +235,11 @@ class MainWindow(QMainWindow):
         )
         self.input.setMaximumHeight(120)
         self.input.setTabChangesFocus(True)
+        self.input.setEnabled(False)
         self.send_button = QPushButton("Send", pane)
         self.send_button.setObjectName("sendButton")
         self.send_button.setDefault(True)
+        self.send_button.setEnabled(False)
         self.stop_button = QPushButton("Stop", pane)
         self.stop_button.setObjectName("stopButton")
         self.stop_button.setToolTip("Stop the reply (Esc)")
@@ -167,35 +257,56 @@ class MainWindow(QMainWindow):
         layout.addLayout(row)
         return pane
 
+    def _build_welcome(self) -> QWidget:
+        self.welcome = QWidget(self.stack)
+        self.welcome.setObjectName("welcomePanel")
+        text = QLabel(WELCOME, self.welcome)  # rich text, recognized by its tags
+        text.setWordWrap(True)
+        open_settings = QPushButton("Connect a model…", self.welcome)
+        open_settings.setObjectName("welcomeSettingsButton")
+        open_settings.clicked.connect(self.open_settings)
+        button_row = QHBoxLayout()
+        button_row.addWidget(open_settings)
+        button_row.addStretch(1)
+        layout = QVBoxLayout(self.welcome)
+        layout.setContentsMargins(40, 30, 40, 30)
+        layout.addWidget(text)
+        layout.addLayout(button_row)
+        layout.addStretch(1)
+        return self.welcome
+
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
-        new = QAction("&New conversation", self)
-        new.setShortcut(QKeySequence.StandardKey.New)
-        new.triggered.connect(self._new_conversation)
+        self.action_new = QAction("&New conversation", self)
+        self.action_new.triggered.connect(self._new_conversation)
         self.action_import = QAction("&Import…", self)
         self.action_import.setObjectName("actionImport")
-        self.action_import.triggered.connect(lambda: import_file(self, self.workspace))
+        self.action_import.triggered.connect(self._import)
         self.action_export = QAction("&Export…", self)
         self.action_export.setObjectName("actionExport")
-        self.action_export.triggered.connect(
-            lambda: export_conversations(self, self.workspace, self._current)
-        )
-        quit_action = QAction("&Quit", self)
-        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-        quit_action.triggered.connect(self.close)
-        file_menu.addActions([new, self.action_import, self.action_export])
+        self.action_export.triggered.connect(self._export)
+        self.action_quit = QAction("&Quit", self)
+        self.action_quit.triggered.connect(self.close)
+        file_menu.addActions([self.action_new, self.action_import, self.action_export])
         file_menu.addSeparator()
-        file_menu.addAction(quit_action)
+        file_menu.addAction(self.action_quit)
         edit_menu = self.menuBar().addMenu("&Edit")
         self.action_settings = QAction("&Settings…", self)
         self.action_settings.setObjectName("actionSettings")
-        self.action_settings.setShortcut(QKeySequence.StandardKey.Preferences)
         self.action_settings.triggered.connect(self.open_settings)
         edit_menu.addAction(self.action_settings)
         help_menu = self.menuBar().addMenu("&Help")
         about = QAction(f"&About {APP_NAME}", self)
         about.triggered.connect(self._about)
         help_menu.addAction(about)
+        self._workspace_actions = [
+            self.action_new,
+            self.action_import,
+            self.action_export,
+            self.action_settings,
+        ]
+        for action in self._workspace_actions:
+            action.setEnabled(False)
 
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
@@ -221,12 +332,13 @@ class MainWindow(QMainWindow):
         ):
             widget.setContentsMargins(8, 0, 8, 0)
             bar.addPermanentWidget(widget)
-        self._update_status()
 
-    def _start_worker(self) -> None:
+    def _start_worker(self, workspace: Workspace) -> None:
+        from assistant.ui.worker import AgentWorker
+
         self.thread_ = QThread(self)
         self.thread_.setObjectName("agentThread")
-        self.worker = AgentWorker(self.workspace)
+        self.worker = AgentWorker(workspace)
         self.worker.moveToThread(self.thread_)
         self._submit.connect(self.worker.submit)
         self._retry.connect(self.worker.retry)
@@ -292,6 +404,8 @@ class MainWindow(QMainWindow):
             self._show_welcome_if_needed()
             self.open_settings()
             return
+        from assistant.memory.conversations import DEFAULT_TITLE
+
         cid = self._current or self.conversations.new_conversation()
         conversation = self.workspace.conversations.load(cid)
         if conversation.title == DEFAULT_TITLE and not conversation.messages:
@@ -358,6 +472,8 @@ class MainWindow(QMainWindow):
 
     def open_settings(self) -> None:
         """Show the settings; on OK, apply them and re-embed if the model changed."""
+        from assistant.ui.settings_dialog import SettingsDialog
+
         dialog = SettingsDialog(self.workspace, self)
         if dialog.exec():
             self._update_status()
@@ -407,18 +523,28 @@ class MainWindow(QMainWindow):
         self.progress.setValue(done)
         self.progress.show()
 
+    def _import(self) -> None:
+        from assistant.ui.transfer_dialogs import import_file
+
+        import_file(self, self.workspace)
+
+    def _export(self) -> None:
+        from assistant.ui.transfer_dialogs import export_conversations
+
+        export_conversations(self, self.workspace, self._current)
+
     def _about(self) -> None:
         QMessageBox.about(
             self,
             f"About {APP_NAME}",
             f"<b>{APP_NAME} {__version__}</b><p>A desktop personal assistant that remembers.</p>"
-            f"<p>Your data: {self.workspace.root}</p>",
+            + (f"<p>Your data: {self.workspace.root}</p>" if self._attached else ""),
         )
 
     # -- layout and closing ----------------------------------------------------------------------
 
-    def _restore_layout(self) -> None:
-        state = self.workspace.settings.ui_state
+    def _restore_layout(self, settings: Settings) -> None:
+        state = settings.ui_state
         if "geometry" in state:
             self.restoreGeometry(QByteArray.fromBase64(state["geometry"].encode()))
         if "splitter" in state:
@@ -432,6 +558,11 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         """Stop a running reply (its text is saved), end the worker, close the stores."""
+        self._closed = True
+        if not self._attached:
+            self._close_unattached()
+            super().closeEvent(event)
+            return
         self.worker.cancel()
         self.thread_.quit()
         self.thread_.wait(QUIT_WAIT_MS)
@@ -439,6 +570,21 @@ class MainWindow(QMainWindow):
         self.bridge.disconnect_stores()
         self.workspace.close()
         super().closeEvent(event)
+
+    def _close_unattached(self) -> None:
+        """Closed while the workspace was opening: let it finish, then close it unseen."""
+        if self._loader is not None:
+            self._loader.wait()
+            if self._loader.workspace is not None:
+                self._loader.workspace.close()
+
+
+def _placeholder(text: str, min_width: int, parent: QWidget) -> QLabel:
+    """A pane's stand-in while the workspace opens."""
+    label = QLabel(f'<div align="center">{text}</div>', parent)  # centred without Qt.Alignment
+    label.setEnabled(False)  # drawn in the palette's muted text colour
+    label.setMinimumWidth(min_width)
+    return label
 
 
 def _title_from(text: str) -> str:

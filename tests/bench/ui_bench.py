@@ -1,4 +1,6 @@
-"""Benchmark of the desktop app: cold start to window shown, and opening a long conversation.
+"""Benchmark of the desktop app: cold start to window shown and to ready, and opening a long
+conversation. "Shown" is the window's frame on screen (menus, splitter, input, status bar);
+"ready" is every pane filled from the data dir, which is opened off the GUI thread meanwhile.
 
 Run as `python -m tests.bench.ui_bench` (`make bench`). A data dir with 10,000 memories and 200
 conversations is made once; then each measurement runs in a fresh subprocess (a cold start of
@@ -73,8 +75,8 @@ import time, sys
 t0 = time.perf_counter()
 from assistant.ui.app import build_for_self_test
 from pathlib import Path
-shown = build_for_self_test(Path(sys.argv[1]))
-print(shown - t0)
+shown, ready = build_for_self_test(Path(sys.argv[1]))
+print(shown - t0, ready - t0)
 """
 
 LONG = """
@@ -96,8 +98,8 @@ w.close()
 """
 
 
-def timed(code: str, *args: str) -> float:
-    """Seconds printed by `code` run in a fresh offscreen interpreter."""
+def timed(code: str, *args: str) -> list[float]:
+    """The seconds printed by `code` run in a fresh offscreen interpreter."""
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     out = subprocess.run(
         [sys.executable, "-c", code, *args],
@@ -107,7 +109,7 @@ def timed(code: str, *args: str) -> float:
         cwd=ROOT,
         env=env,
     )
-    return float(out.stdout.strip().splitlines()[-1])
+    return [float(word) for word in out.stdout.strip().splitlines()[-1].split()]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -121,12 +123,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         long_id = populate(root)
         print(f"data made in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         timed(APP, str(root))  # warm the OS file cache once, as after a first launch
-        bare = [timed(BARE) for _ in range(args.runs)]
-        app = [timed(APP, str(root)) for _ in range(args.runs)]
-        long = [timed(LONG, str(root), long_id) for _ in range(args.runs)]
+        bare = [timed(BARE)[0] for _ in range(args.runs)]
+        app, ready = zip(*(timed(APP, str(root)) for _ in range(args.runs)), strict=True)
+        long = [timed(LONG, str(root), long_id)[0] for _ in range(args.runs)]
+    data = f"{MEMORIES:,} memories, {CONVERSATIONS} conversations"
     rows = [
         ("bare PySide6 window shown", bare),
-        (f"Assistant shown ({MEMORIES:,} memories, {CONVERSATIONS} conversations)", app),
+        (f"Assistant window shown ({data})", app),
+        (f"Assistant ready: panes filled ({data})", ready),
         (f"open a {LONG_CONVERSATION}-message conversation", long),
     ]
     print("| measurement | median s | min s | max s |")
@@ -137,10 +141,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     ratio = statistics.median(app) / statistics.median(bare)
     print(
-        f"\nCold start {statistics.median(app):.2f} s (goal <= {GOAL_SECONDS} s), "
-        f"{ratio:.1f}x a bare PySide6 window (goal <= 2x)."
+        f"\nCold start: window shown in {statistics.median(app):.2f} s, {ratio:.1f}x a bare "
+        f"PySide6 window (goal <= 2x); ready in {statistics.median(ready):.2f} s "
+        f"(goal <= {GOAL_SECONDS} s, for shown and ready alike)."
     )
-    print(json.dumps({"bare": bare, "app": app, "long": long}), file=sys.stderr)
+    print(json.dumps({"bare": bare, "app": app, "ready": ready, "long": long}), file=sys.stderr)
     return 0
 
 
