@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QByteArray, QObject, QThread, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QFrame,
     QHBoxLayout,
     QLabel,
     QMainWindow,
@@ -50,6 +51,8 @@ TITLE_WORDS = 7
 QUIT_WAIT_MS = 3000
 LIST_REFRESH_MS = 250
 TEXT_FLUSH_MS = 30
+LIST_MIN_WIDTH = 220  # fits the "New conversation" and "Temporary" buttons
+SIDEBAR_MIN_WIDTH = 260
 
 WELCOME = f"""
 <h2>Welcome to {APP_NAME}</h2>
@@ -139,9 +142,9 @@ class MainWindow(QMainWindow):
 
         self.splitter = QSplitter()  # horizontal; the Qt namespace (40 ms) is not needed yet
         self.splitter.setChildrenCollapsible(False)
-        self.splitter.addWidget(_placeholder("Loading conversations…", 180, self))
+        self.splitter.addWidget(_placeholder("Loading conversations…", LIST_MIN_WIDTH, self))
         self.splitter.addWidget(self._build_chat())
-        self.splitter.addWidget(_placeholder("Loading memories…", 260, self))
+        self.splitter.addWidget(_placeholder("Loading memories…", SIDEBAR_MIN_WIDTH, self))
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([250, 690, 340])
         self.setCentralWidget(self.splitter)
@@ -178,9 +181,9 @@ class MainWindow(QMainWindow):
         self._attached = True
         self.bridge = StoreBridge(workspace, self)
         self.conversations = ConversationPane(workspace.conversations, self)
-        self.conversations.setMinimumWidth(180)
+        self.conversations.setMinimumWidth(LIST_MIN_WIDTH)
         self.sidebar = MemorySidebar(workspace, self.bridge, self)
-        self.sidebar.setMinimumWidth(260)
+        self.sidebar.setMinimumWidth(SIDEBAR_MIN_WIDTH)
         self.chat = ChatView(self._memory_text, workspace.conversations.load, self.stack)
         self.stack.addWidget(self.chat)
         self.stack.addWidget(self._build_welcome())
@@ -224,7 +227,8 @@ class MainWindow(QMainWindow):
     def _build_chat(self) -> QWidget:
         pane = QWidget(self)
         self.stack = QStackedWidget(pane)
-        self._blank = QWidget(pane)  # shown until the conversation is there
+        self._blank = QFrame(pane)  # framed like the chat view, until that is there
+        self._blank.setFrameShape(QFrame.Shape.StyledPanel)
         self.stack.addWidget(self._blank)
         self.stack.setCurrentWidget(self._blank)
 
