@@ -7,8 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assistant.agent.curator import Curator
-from assistant.agent.loop import Agent, AgentConfig
 from assistant.credentials import Credentials
 from assistant.errors import ProviderError
 from assistant.memory.conversations import ConversationStore
@@ -20,6 +18,7 @@ from assistant.paths import memory_dir, settings_file
 from assistant.settings import BASE_URL_ENV, Settings
 
 if TYPE_CHECKING:
+    from assistant.agent.loop import Agent
     from assistant.agent.provider import OpenAIProvider
 
 
@@ -81,6 +80,9 @@ class Workspace:
 
     def agent(self) -> Agent:
         """An agent on this workspace, with a provider built from the current settings."""
+        from assistant.agent.curator import Curator  # the agent loads on first use: a faster start
+        from assistant.agent.loop import Agent, AgentConfig
+
         provider = self.provider()
         config = AgentConfig(
             max_steps=self.settings.max_steps,

@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QEventLoop
+from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -62,14 +62,17 @@ def build_for_self_test(root: Path, timeout_s: float = 60) -> tuple[float, float
     app = _application()
     window = MainWindow()
     failures: list[str] = []
+    wait = QEventLoop()
     window.open_failed.connect(failures.append)
+    window.open_failed.connect(wait.quit)
+    window.ready.connect(wait.quit)
+    QTimer.singleShot(int(timeout_s * 1000), wait.quit)
     window.open_workspace(root)
     window.show()
     app.processEvents()
     shown = time.perf_counter()
-    deadline = shown + timeout_s
-    while not (window.is_ready() or failures) and time.perf_counter() < deadline:
-        app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
+    if not window.is_ready():
+        wait.exec()
     ready = time.perf_counter()
     window.close()
     app.processEvents()
