@@ -29,7 +29,7 @@ run() {
         fail "$name: exit status"
     fi
     grep -qx "SELF-TEST OK" "$log" || { cat "$log" >&2; fail "$name: no SELF-TEST OK"; }
-    echo "$name: ok $(grep -E '^(window shown|keyring backend)' "$log" | paste -sd ';' - || true)"
+    echo "$name: ok $(grep -E '^(window shown|window ready|keyring backend)' "$log" | paste -sd ';' - || true)"
     passed=$((passed + 1))
 }
 
