@@ -16,20 +16,35 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QPalette,
+    QTextBlock,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
+    QTextDocument,
+    QTextDocumentFragment,
     QTextFormat,
     QTextFrameFormat,
+    QTextTable,
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from assistant.memory.conversations import Conversation, Message
 
+_BOLD = QTextCharFormat()
+_BOLD.setFontWeight(QFont.Weight.Bold)
+
 MemoryLookup = Callable[[str], str | None]  # memory id -> its text, None if gone
 Loader = Callable[[str], Conversation]  # conversation id -> the saved conversation
 SUMMARY_CHARS = 90
 CHIP_CHARS = 40
+
+
+def _same_cell(table: QTextTable, block: QTextBlock, other: QTextBlock) -> bool:
+    """Whether `other` is in the same cell of `table` as `block`."""
+    if not other.isValid():
+        return False
+    a, b = table.cellAt(block.position()), table.cellAt(other.position())
+    return b.isValid() and (a.row(), a.column()) == (b.row(), b.column())
 
 
 def _short(text: str, limit: int) -> str:
@@ -62,6 +77,7 @@ class ChatView(QTextBrowser):
         self._tool_args: dict[str, tuple[str, str]] = {}
         self._streaming = False
         self._positions: dict[str, int] = {}  # message id -> where it is shown
+        self._scratch = QTextDocument(self)  # where each message's Markdown is laid out
 
     # -- whole conversations ---------------------------------------------------------------------
 
@@ -253,23 +269,36 @@ class ChatView(QTextBrowser):
         self._insert_markdown(cursor, text)
 
     def _insert_markdown(self, cursor: QTextCursor, text: str) -> None:
-        """Insert Markdown, then give code blocks a background and headings some air."""
-        first = cursor.block().blockNumber()
-        cursor.insertMarkdown(text)
-        block = self.document().findBlockByNumber(first)
-        last = cursor.block().blockNumber()
+        """Insert Markdown laid out in a scratch document, where its structure is whole: code
+        blocks get a background, headings some air and table cells one top line."""
+        scratch = self._scratch
+        scratch.setMarkdown(text)
         code_bg = self.palette().color(QPalette.ColorRole.AlternateBase)
-        while block.isValid() and block.blockNumber() <= last:
+        block = scratch.begin()
+        while block.isValid():
+            here = QTextCursor(block)
             fmt = block.blockFormat()
             if fmt.hasProperty(QTextFormat.Property.BlockCodeFence):
                 fmt.setBackground(code_bg)
                 fmt.setLeftMargin(8)
-                QTextCursor(block).setBlockFormat(fmt)
             elif fmt.headingLevel():
                 fmt.setTopMargin(10)
                 fmt.setBottomMargin(4)
-                QTextCursor(block).setBlockFormat(fmt)
+            elif (table := here.currentTable()) is not None:
+                if not block.text() and _same_cell(table, block, block.next()):
+                    here.deleteChar()  # Qt starts the first cell with an empty line after code
+                    block = here.block()  # now holding the cell's text
+                    continue
+                fmt.setTopMargin(0)  # and gives it the paragraph's top margin
+                if table.cellAt(block.position()).row() == 0:  # and may not make it bold
+                    here.movePosition(
+                        QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor
+                    )
+                    here.mergeCharFormat(_BOLD)
+            here.setBlockFormat(fmt)
             block = block.next()
+        cursor.setBlockFormat(scratch.begin().blockFormat())  # the fragment's first block merges
+        cursor.insertFragment(QTextDocumentFragment(scratch))
 
     def _tool_line(
         self,
