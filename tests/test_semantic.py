@@ -14,16 +14,22 @@ from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
 from assistant.errors import ProviderError, StorageError
+from assistant.fileio import atomic_write_json
 from assistant.memory.items import MemoryChange, MemoryItem, Source, now_utc
+from assistant.memory.projection import Projection
+from assistant.memory.ranking import SearchConfig
 from assistant.memory.semantic import LOG_NAME, SemanticMemory
 from assistant.memory.text import is_informative, tokenize
+from assistant.memory.vectors import VectorMatrix, cache_paths
 from tests.embedders import HashEmbedder, hashed_vector
+from tests.test_projection import DIM, centres, clustered
 
 
 @pytest.fixture
@@ -301,6 +307,156 @@ def test_corrupt_vector_cache_is_rebuilt(mem_dir: Path, damaged: str) -> None:
     again = SemanticMemory.open(mem_dir, HashEmbedder())
     assert again.embedding_status().embedded == 0
     assert again.embed_missing() == 1
+
+
+# -- two-stage dense search -------------------------------------------------------------------
+
+TWO_STAGE = SearchConfig(exact_up_to=100)  # the projection from 101 vectors on
+EXACT = SearchConfig(exact_up_to=10**9)
+NOTE_WORDS = [f"w{i}" for i in range(40)]
+Query = tuple[str, npt.NDArray[np.float32]]
+
+
+def projected_store(directory: Path, n: int = 450) -> tuple[SemanticMemory, list[Query]]:
+    """A store of `n` memories with clustered random vectors, past the exact threshold."""
+    rng = np.random.default_rng(11)
+    topics = centres(rng, 8)
+    mem = SemanticMemory.open(directory, HashEmbedder("hash", DIM), TWO_STAGE)
+    for i, vector in enumerate(clustered(rng, n, topics)):
+        text = f"note{i} " + " ".join(rng.choice(NOTE_WORDS, 4).tolist())
+        mem.add(text, importance=float(rng.random()), vector=vector)
+    queries = [
+        (" ".join(rng.choice(NOTE_WORDS, 3).tolist()), vector)
+        for vector in clustered(rng, 20, topics)
+    ]
+    return mem, queries
+
+
+def assert_same_as_exact(mem: SemanticMemory, queries: list[Query]) -> None:
+    for text, vector in queries:
+        hits = mem.search(text, k=10, query_vector=vector)
+        exact = mem.search(text, k=10, query_vector=vector, config=EXACT)
+        assert [h.item.id for h in hits] == [h.item.id for h in exact]
+        assert [h.vector_rank for h in hits] == [h.vector_rank for h in exact]
+        assert [h.similarity for h in hits] == pytest.approx([h.similarity for h in exact])
+        assert [h.score for h in hits] == pytest.approx([h.score for h in exact])
+
+
+def vectors_of(mem: SemanticMemory) -> VectorMatrix:
+    assert mem._vectors is not None
+    return mem._vectors
+
+
+def assert_projected_rows_in_sync(matrix: VectorMatrix) -> None:
+    assert matrix.projection is not None
+    slots = np.flatnonzero(matrix.present(len(matrix._has)))
+    expected = matrix.projection.project(matrix._m[slots])
+    np.testing.assert_allclose(matrix._projected[slots], expected, atol=1e-5)
+
+
+@pytest.fixture
+def fits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of vectors of each projection fitted from now on."""
+    counts: list[int] = []
+    fit = Projection.fit.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[Projection], rows: object, *args: object, **kw: object) -> object:
+        counts.append(len(kw["among"]))  # type: ignore[arg-type]
+        return fit(cls, rows, *args, **kw)
+
+    monkeypatch.setattr(Projection, "fit", classmethod(counting))
+    return counts
+
+
+def test_two_stage_search_equals_exact_search(mem_dir: Path, fits: list[int]) -> None:
+    mem, queries = projected_store(mem_dir)
+    assert fits == [101, 404]  # as vectors were stored, not at the first search
+    assert_same_as_exact(mem, queries)
+    needle = mem.add("a needle in the haystack")  # embedded: far from every other vector
+    found = mem.find_similar("a needle in the haystack", 0.95)
+    assert [(i.id, round(sim, 5)) for i, sim in found] == [(needle.id, 1.0)]
+    assert fits == [101, 404]
+
+
+def test_projection_follows_adds_updates_and_forgets(mem_dir: Path) -> None:
+    mem, queries = projected_store(mem_dir)
+    items = mem.items()
+    rng = np.random.default_rng(12)
+    for item in items[:5]:
+        mem.update(item.id, text=item.text + " changed")  # embedded anew by the HashEmbedder
+    for item in items[5:10]:
+        mem.forget(item.id)
+    mem.restore(items[5].id)
+    mem.add("fresh memory", vector=rng.standard_normal(DIM))
+    assert_projected_rows_in_sync(vectors_of(mem))
+    assert_same_as_exact(mem, queries)
+
+
+def test_projection_cache_is_reused(mem_dir: Path, fits: list[int]) -> None:
+    mem, queries = projected_store(mem_dir)
+    mem.forget(mem.items()[-1].id)  # its row is left out when reopened
+    before = vectors_of(mem).projection
+    mem.close()
+    paths = cache_paths(mem_dir, "hash")
+    meta = json.loads(paths.meta.read_text())
+    assert meta["projection"]["fitted"] == 404
+    assert paths.projection.exists()
+
+    del fits[:]
+    embedder = HashEmbedder("hash", DIM)
+    again = SemanticMemory.open(mem_dir, embedder, TWO_STAGE)
+    matrix = vectors_of(again)
+    assert matrix.projection is not None and before is not None
+    np.testing.assert_array_equal(matrix.projection.basis, before.basis)
+    np.testing.assert_array_equal(matrix.projection.mean, before.mean)
+    assert_projected_rows_in_sync(matrix)
+    assert_same_as_exact(again, queries)
+    assert (fits, embedder.calls) == ([], 0)
+    again.add("one more", vector=np.ones(DIM))  # no refit before 4 x 404 vectors
+    assert fits == []
+
+
+@pytest.mark.parametrize("damage", ["garbage", "stale", "missing", "shape", "old cache"])
+def test_bad_projection_cache_is_fitted_again(
+    mem_dir: Path, fits: list[int], damage: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    mem, queries = projected_store(mem_dir)
+    mem.close()
+    paths = cache_paths(mem_dir, "hash")
+    stat = paths.projection.stat()
+    if damage == "garbage":  # same size and time: only the contents tell
+        paths.projection.write_bytes(b"x" * stat.st_size)
+        os.utime(paths.projection, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    elif damage == "stale":  # another write (same size): only the time tells
+        with np.load(paths.projection) as arrays:
+            np.savez(paths.projection, **{k: v + 1 for k, v in arrays.items()})
+        os.utime(paths.projection, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    elif damage == "missing":
+        paths.projection.unlink()
+    else:
+        meta = json.loads(paths.meta.read_text())
+        if damage == "shape":
+            zeros = np.zeros((DIM, 4), dtype=np.float32)
+            np.savez(paths.projection, mean=zeros[:, 0], basis=zeros, rows=zeros)
+            new = paths.projection.stat()
+            meta["projection"].update(size=new.st_size, mtime_ns=new.st_mtime_ns)
+        else:  # written before there were projections
+            del meta["projection"]
+            paths.projection.unlink()
+        atomic_write_json(paths.meta, meta)
+
+    del fits[:]
+    embedder = HashEmbedder("hash", DIM)
+    again = SemanticMemory.open(mem_dir, embedder, TWO_STAGE)
+    assert vectors_of(again).projection is None
+    assert again.embedding_status().embedded == 450  # the vectors themselves are kept
+    warned = sum("cached projection" in r.getMessage() for r in caplog.records)
+    assert warned == (damage != "old cache")
+    assert_same_as_exact(again, queries)  # the first search fits it again
+    assert (fits, embedder.calls) == ([450], 0)
+    assert_projected_rows_in_sync(vectors_of(again))
+    again.close()  # saves the projection fitted by the search
+    assert vectors_of(SemanticMemory.open(mem_dir, embedder, TWO_STAGE)).projection is not None
 
 
 def test_index_cache_opens_without_replaying_the_log(

@@ -15,7 +15,7 @@ Ranking = list[tuple[int, float]]  # (slot, score) best first
 
 @dataclass(frozen=True)
 class SearchConfig:
-    """How search ranks: fusion depth and constant, relevance floor and boosts."""
+    """How search ranks: fusion depth and constant, relevance floor, boosts, dense search."""
 
     depth: int = 50  # how far down each ranking is fused
     rrf_k: int = 60
@@ -23,6 +23,12 @@ class SearchConfig:
     importance_weight: float = 0.1
     recency_weight: float = 0.05
     recency_days: float = 30.0  # e-folding time of the recency boost
+    # Dense search scores every vector exactly up to `exact_up_to` vectors. Above, it ranks them
+    # by a projection and rescores the best exactly: `rescore_factor` per result wanted, and at
+    # least `rescore_fraction` of all (more than a topic cluster, or recall drops).
+    exact_up_to: int = 5000
+    rescore_factor: int = 10
+    rescore_fraction: float = 0.01
 
 
 def fuse(

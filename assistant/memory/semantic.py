@@ -346,6 +346,7 @@ class SemanticMemory:
         except ValueError as exc:
             log.warning("Ignoring unusable vectors from %s: %s", name, exc)
             return replaced
+        self._vectors.refresh_projection(self.config.exact_up_to)
         self._vectors_dirty = True
         return replaced
 
@@ -679,7 +680,7 @@ class SemanticMemory:
         depth = max(cfg.depth, k)
         with self._lock:
             lexical = self._bm25.top(tokens, depth, require=informative)
-            dense = self._dense_top(qvec, depth, cfg.min_similarity)
+            dense = self._dense_top(qvec, depth, cfg.min_similarity, cfg)
             return fuse(
                 lexical,
                 dense,
@@ -701,19 +702,29 @@ class SemanticMemory:
             )
 
     def _dense_top(
-        self, qvec: npt.NDArray[np.float32] | None, depth: int, floor: float
+        self, qvec: npt.NDArray[np.float32] | None, depth: int, floor: float, cfg: SearchConfig
     ) -> list[tuple[int, float]]:
-        if qvec is None or self._vectors is None or len(qvec) != self._vectors.dim:
+        """The best `depth` active items by cosine, if at least `floor`, best first."""
+        vectors = self._vectors
+        if qvec is None or vectors is None or len(qvec) != vectors.dim:
             return []
         norm = float(np.linalg.norm(qvec))
         if not math.isfinite(norm) or norm == 0:
             return []
-        n = self._n()
-        sims = self._vectors.similarities(qvec / norm, n)
-        np.putmask(sims, ~(self._active[:n] & self._vectors.present(n)), -np.inf)
-        top = np.argpartition(sims, n - depth)[n - depth :] if depth < n else np.arange(n)
-        top = top[np.argsort(-sims[top], kind="stable")]
-        return [(int(s), float(sims[s])) for s in top if sims[s] >= floor]
+        if vectors.refresh_projection(cfg.exact_up_to):  # usually done as vectors are stored
+            self._vectors_dirty = True
+        candidates = max(
+            depth, cfg.rescore_factor * depth, int(cfg.rescore_fraction * vectors.count)
+        )
+        slots, sims = vectors.nearest(
+            qvec / norm,
+            self._active[: self._n()],
+            depth,
+            exact_up_to=cfg.exact_up_to,
+            candidates=candidates,
+        )
+        keep = sims >= np.float64(floor)  # in float64: the floor in float32 may be a bit lower
+        return list(zip(slots[keep].tolist(), sims[keep].tolist(), strict=True))
 
     def find_similar(
         self, text: str, threshold: float = 0.85, k: int = 5
@@ -726,7 +737,7 @@ class SemanticMemory:
         embedded = self._embed([text]) if self._has_vectors() else None
         with self._lock:
             if embedded is not None:
-                dense = self._dense_top(embedded.vectors[0], k, threshold)
+                dense = self._dense_top(embedded.vectors[0], k, threshold, self.config)
                 if dense:
                     return [(self._items[s], sim) for s, sim in dense]
             words = set(tokenize(text))

@@ -1,8 +1,10 @@
 """Dense vectors: unit rows in one contiguous float32 matrix, and their on-disk cache.
 
 The cache is derived data: `vectors-<model>.npy` holds the rows, `vectors-<model>.json` their
-memory ids, the embedder's name and the size and time of the `.npy` it belongs to. A missing,
-stale or unreadable cache only means those memories get embedded again.
+memory ids, the embedder's name and the size and time of the `.npy` it belongs to. Above a few
+thousand vectors, `vectors-<model>.proj.npz` holds the fitted projection and the projected rows
+(in the order of the `.npy`), recorded in the `.json` the same way. A missing, stale or
+unreadable cache only means those memories get embedded again, or the projection fitted again.
 """
 
 from __future__ import annotations
@@ -12,23 +14,41 @@ import io
 import json
 import logging
 import re
+import zipfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from assistant.fileio import atomic_write_json, atomic_write_with
 from assistant.memory.arrays import ensure_capacity
+from assistant.memory.projection import Projection
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = 1
+CACHE_VERSION = 1  # the projection is optional: caches without it still load
+PROJECTED_DIM = 128
+REFIT_GROWTH = 4  # fit the projection again when the vectors have grown this many times
 FloatMatrix = npt.NDArray[np.float32]
+IntArray = npt.NDArray[np.int64]
+
+
+class CachePaths(NamedTuple):
+    """The cache files of one embedder."""
+
+    vectors: Path
+    meta: Path
+    projection: Path
 
 
 class VectorMatrix:
-    """Unit vectors by slot; slots without a vector are marked as missing."""
+    """Unit vectors by slot; slots without a vector are marked as missing.
+
+    Once there are enough vectors, a projection of them (see `refresh_projection`) lets
+    `nearest` score all rows cheaply and only the best candidates exactly.
+    """
 
     def __init__(self, name: str, dim: int, capacity: int = 1024) -> None:
         self.name = name
@@ -36,6 +56,20 @@ class VectorMatrix:
         self._m: FloatMatrix = np.zeros((capacity, dim), dtype=np.float32)
         self._has = np.zeros(capacity, dtype=bool)
         self._end = 0  # one past the highest slot ever set
+        self._count = 0  # slots with a vector
+        self._projection: Projection | None = None
+        self._projected: FloatMatrix = np.zeros((0, 0), dtype=np.float32)  # rows of _m, projected
+        self._fitted = 0  # vectors when the projection was fitted
+
+    @property
+    def count(self) -> int:
+        """How many slots have a vector."""
+        return self._count
+
+    @property
+    def projection(self) -> Projection | None:
+        """The projection used to pick candidates, once fitted."""
+        return self._projection
 
     def set(self, slot: int, vector: npt.ArrayLike) -> None:
         """Store `vector`, normalized to unit length, at `slot`."""
@@ -52,17 +86,25 @@ class VectorMatrix:
         norms = np.linalg.norm(rows, axis=1)
         if not np.all(np.isfinite(norms)) or np.any(norms == 0):
             raise ValueError("a vector is zero or not finite")
-        if len(index):
-            self._m = ensure_capacity(self._m, int(index.max()) + 1)
-            self._has = ensure_capacity(self._has, int(index.max()) + 1)
-            self._m[index] = rows / norms[:, None]
-            self._has[index] = True
-            self._end = max(self._end, int(index.max()) + 1)
+        if not len(index):
+            return
+        size = int(index.max()) + 1
+        self._m = ensure_capacity(self._m, size)
+        self._has = ensure_capacity(self._has, size)
+        self._count += int(np.count_nonzero(~self._has[np.unique(index)]))
+        unit = rows / norms[:, None]
+        self._m[index] = unit
+        self._has[index] = True
+        self._end = max(self._end, size)
+        if self._projection is not None:
+            self._projected = ensure_capacity(self._projected, size)
+            self._projected[index] = self._projection.project(unit)
 
     def clear(self, slot: int) -> None:
         """Mark `slot` as having no vector."""
-        if slot < len(self._has):
+        if self.has(slot):
             self._has[slot] = False
+            self._count -= 1
 
     def has(self, slot: int) -> bool:
         """Whether `slot` has a vector."""
@@ -75,29 +117,85 @@ class VectorMatrix:
         mask[:end] = self._has[:end]
         return mask
 
-    def similarities(self, query: FloatMatrix, n_slots: int) -> npt.NDArray[np.float32]:
-        """Cosine similarity of the unit `query` with the first `n_slots` slots (0 if missing)."""
-        sims = np.zeros(n_slots, dtype=np.float32)
-        end = min(n_slots, self._end)
-        if end:
-            sims[:end] = self._m[:end] @ query
-        return sims
+    def refresh_projection(self, exact_up_to: int) -> bool:
+        """Fit the projection once there are more than `exact_up_to` vectors, and again each
+        time their number has grown `REFIT_GROWTH` times (so amortized O(1) per vector).
+
+        Returns whether it was fitted.
+        """
+        if self._count <= exact_up_to:
+            return False
+        if self._projection is not None and self._count < REFIT_GROWTH * self._fitted:
+            return False
+        end = self._end
+        projection = Projection.fit(self._m, PROJECTED_DIM, among=np.flatnonzero(self._has[:end]))
+        self._projection, self._fitted = projection, self._count
+        self._projected = projection.project(self._m[:end])  # set_many grows it
+        log.info("Fitted the projection of %s on %d vectors", self.name, self._count)
+        return True
+
+    def nearest(
+        self,
+        query: FloatMatrix,
+        allowed: npt.NDArray[np.bool_],
+        depth: int,
+        *,
+        exact_up_to: int,
+        candidates: int,
+    ) -> tuple[IntArray, FloatMatrix]:
+        """The up to `depth` slots with a vector among `allowed` most similar to the unit
+        `query`, best first, and their exact cosines.
+
+        With more than `exact_up_to` vectors and a projection, only the `candidates` best slots
+        by the projected estimate are scored exactly; otherwise every slot is.
+        """
+        end = min(len(allowed), self._end)
+        mask = allowed[:end] & self._has[:end]
+        if self._projection is None or self._count <= exact_up_to or candidates >= end:
+            slots = np.arange(end)
+            sims: FloatMatrix = self._m[:end] @ query
+            np.putmask(sims, ~mask, -np.inf)
+        else:
+            estimate = self._projected[:end] @ self._projection.project_query(query)
+            np.putmask(estimate, ~mask, -np.inf)
+            slots = np.argpartition(estimate, end - candidates)[end - candidates :]
+            slots = np.sort(slots[mask[slots]])  # in memory order, for the rows' gather
+            sims = self._m[slots] @ query
+        kth = len(sims) - depth
+        order = np.argpartition(sims, kth - 1)[kth:] if kth > 0 else np.arange(len(sims))
+        order = order[np.argsort(-sims[order], kind="stable")]
+        order = order[sims[order] > -np.inf]
+        return slots[order], sims[order]
 
     def save(self, directory: Path, ids: list[str]) -> None:
-        """Write the vectors of the slots that have one (`.npy`), then their ids (`.json`)."""
+        """Write the vectors of the slots that have one (`.npy`), their projection (`.proj.npz`),
+        then their ids and the files' sizes and times (`.json`)."""
         end = min(self._end, len(ids))
         slots = np.flatnonzero(self._has[:end])
-        rows = self._m[:end] if len(slots) == end else self._m[slots]
-        npy, meta = cache_paths(directory, self.name)
-        atomic_write_with(npy, lambda f: np.lib.format.write_array(f, rows, allow_pickle=False))
-        stat = npy.stat()
+        every = len(slots) == end
+        rows = self._m[:end] if every else self._m[slots]
+        paths = cache_paths(directory, self.name)
+        atomic_write_with(
+            paths.vectors, lambda f: np.lib.format.write_array(f, rows, allow_pickle=False)
+        )
+        projection: dict[str, int] | None = None
+        if self._projection is not None:
+            mean, basis = self._projection.mean, self._projection.basis
+            projected = self._projected[:end] if every else self._projected[slots]
+            atomic_write_with(
+                paths.projection, lambda f: np.savez(f, mean=mean, basis=basis, rows=projected)
+            )
+            projection = {"fitted": self._fitted, **_stamp(paths.projection)}
+        else:
+            paths.projection.unlink(missing_ok=True)
         atomic_write_json(
-            meta,
+            paths.meta,
             {
                 "version": CACHE_VERSION,
                 "name": self.name,
                 "dim": self.dim,
-                "npy": {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns},
+                "npy": _stamp(paths.vectors),
+                "projection": projection,
                 "ids": [ids[s] for s in slots],
             },
         )
@@ -106,18 +204,18 @@ class VectorMatrix:
     def from_cache(cls, directory: Path, name: str, slot_of: dict[str, int]) -> VectorMatrix | None:
         """The vectors cached for the embedder `name`, placed at the slots of their ids.
 
-        None when there is no cache, or it is of another model, unreadable or inconsistent.
+        None when there is no cache, or it is of another model, unreadable or inconsistent. A
+        bad projection is only left out.
         """
-        npy, meta_path = cache_paths(directory, name)
+        paths = cache_paths(directory, name)
         try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            stat = npy.stat()
+            meta = json.loads(paths.meta.read_text(encoding="utf-8"))
             if meta["version"] != CACHE_VERSION or meta["name"] != name:
                 return None
-            if meta["npy"] != {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}:
+            if meta["npy"] != _stamp(paths.vectors):
                 raise ValueError("the vectors and their ids were not written together")
             ids, dim = meta["ids"], int(meta["dim"])
-            with npy.open("rb") as f:
+            with paths.vectors.open("rb") as f:
                 major, _ = np.lib.format.read_magic(f)
                 read_header = (
                     np.lib.format.read_array_header_1_0
@@ -127,21 +225,26 @@ class VectorMatrix:
                 shape, fortran, dtype = read_header(f)
                 if shape != (len(ids), dim) or fortran or dtype != np.float32:
                     raise ValueError(f"unexpected array {shape} {dtype}")
-                return cls._read_rows(f, name, dim, ids, slot_of)
+                matrix, slots = cls._read_rows(f, name, dim, ids, slot_of)
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError) as exc:
             log.warning("Ignoring the vector cache of %s (%s); will re-embed", name, exc)
             return None
+        matrix._read_projection(paths.projection, meta.get("projection"), slots)
+        return matrix
 
     @classmethod
     def _read_rows(
         cls, f: io.BufferedReader, name: str, dim: int, ids: list[str], slot_of: dict[str, int]
-    ) -> VectorMatrix:
-        """Read the rows straight into the matrix when they are in slot order (the usual case)."""
+    ) -> tuple[VectorMatrix, IntArray]:
+        """Read the rows straight into the matrix when they are in slot order (the usual case).
+
+        Also returns the slot of each row, -1 for ids the store no longer has.
+        """
         matrix = cls(name, dim, capacity=max(len(slot_of), 1024))
         slots = np.fromiter((slot_of.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
-        if np.array_equal(slots, np.arange(len(ids))):
+        if _in_order(slots):
             target = matrix._m[: len(ids)]
             if f.readinto(target.data.cast("B")) != target.nbytes:
                 raise ValueError("the vector file is truncated")
@@ -150,16 +253,59 @@ class VectorMatrix:
             if len(rows) != len(ids):
                 raise ValueError("the vector file is truncated")
             known = slots >= 0
-            slots = slots[known]
-            matrix._m[slots] = rows[known]
-        matrix._has[slots] = True
-        matrix._end = int(slots.max()) + 1 if len(slots) else 0
-        return matrix
+            matrix._m[slots[known]] = rows[known]
+        placed = slots[slots >= 0]
+        matrix._has[placed] = True
+        matrix._end = int(placed.max()) + 1 if len(placed) else 0
+        matrix._count = len(placed)
+        return matrix, slots
+
+    def _read_projection(self, path: Path, info: Any, slots: IntArray) -> None:
+        """Adopt the cached projection if it was written with the vectors just read."""
+        if info is None:
+            return
+        try:
+            if {k: info[k] for k in ("size", "mtime_ns")} != _stamp(path):
+                raise ValueError("the projection and the vectors were not written together")
+            fitted = int(info["fitted"])
+            with np.load(path, allow_pickle=False) as arrays:
+                mean, basis, rows = arrays["mean"], arrays["basis"], arrays["rows"]
+            d = basis.shape[1] if basis.ndim == 2 else -1
+            shapes = (mean.shape, basis.shape, rows.shape)
+            if shapes != ((self.dim,), (self.dim, d), (len(slots), d)):
+                raise ValueError(f"unexpected arrays {shapes}")
+            if any(a.dtype != np.float32 for a in (mean, basis, rows)):
+                raise ValueError("unexpected array types")
+        except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
+            log.warning(
+                "Ignoring the cached projection of %s (%s); will fit it again", self.name, exc
+            )
+            return
+        if _in_order(slots):
+            projected = rows  # covers the slots up to _end; set_many grows it
+        else:
+            known = slots >= 0
+            projected = np.zeros((len(self._m), d), dtype=np.float32)
+            projected[slots[known]] = rows[known]
+        self._projection, self._projected, self._fitted = Projection(mean, basis), projected, fitted
 
 
-def cache_paths(directory: Path, name: str) -> tuple[Path, Path]:
-    """The cache files (vectors, ids) of the embedder called `name`."""
+def _in_order(slots: IntArray) -> bool:
+    """Whether the rows of a cache belong to slots 0, 1, 2...: then they can be copied whole."""
+    return bool(np.array_equal(slots, np.arange(len(slots))))
+
+
+def _stamp(path: Path) -> dict[str, int]:
+    """The size and modification time of `path`: which write of it a record belongs to."""
+    stat = path.stat()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def cache_paths(directory: Path, name: str) -> CachePaths:
+    """The cache files of the embedder called `name`."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:60]
     digest = hashlib.sha1(name.encode("utf-8")).hexdigest()[:8]
     stem = f"vectors-{slug}-{digest}"
-    return directory / f"{stem}.npy", directory / f"{stem}.json"
+    return CachePaths(
+        directory / f"{stem}.npy", directory / f"{stem}.json", directory / f"{stem}.proj.npz"
+    )
