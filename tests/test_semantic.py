@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -304,6 +305,38 @@ def test_corrupt_vector_cache_is_rebuilt(mem_dir: Path, damaged: str) -> None:
         with npy.open("r+b") as f:
             f.truncate(stat.st_size - 8)
         os.utime(npy, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    again = SemanticMemory.open(mem_dir, HashEmbedder())
+    assert again.embedding_status().embedded == 0
+    assert again.embed_missing() == 1
+
+
+def test_copied_vector_cache_is_verified_and_kept(mem_dir: Path, tmp_path: Path) -> None:
+    mem = SemanticMemory.open(mem_dir, HashEmbedder())
+    for i in range(20):
+        mem.add(f"memory {i}")
+    mem.close()
+    copy = tmp_path / "restored"
+    shutil.copytree(mem_dir, copy, copy_function=shutil.copyfile)  # new times, same bytes
+    (npy,) = copy.glob("vectors-*.npy")
+    meta = npy.with_suffix(".json")
+    assert json.loads(meta.read_text())["npy"]["mtime_ns"] != npy.stat().st_mtime_ns
+
+    counting = HashEmbedder()
+    again = SemanticMemory.open(copy, counting)
+    assert again.embedding_status().embedded == 20
+    assert again.embed_missing() == 0 and counting.calls == 0
+    again.close()  # writes the cache again, with the copy's times
+    assert json.loads(meta.read_text())["npy"]["mtime_ns"] == npy.stat().st_mtime_ns
+
+
+def test_copied_vector_cache_with_other_bytes_is_rebuilt(mem_dir: Path) -> None:
+    mem = SemanticMemory.open(mem_dir, HashEmbedder())
+    mem.add("a memory")
+    mem.close()
+    (npy,) = mem_dir.glob("vectors-*.npy")
+    data = bytearray(npy.read_bytes())
+    data[-1] ^= 0xFF  # same size, another vector
+    npy.write_bytes(bytes(data))
     again = SemanticMemory.open(mem_dir, HashEmbedder())
     assert again.embedding_status().embedded == 0
     assert again.embed_missing() == 1

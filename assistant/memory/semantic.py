@@ -352,7 +352,7 @@ class SemanticMemory:
 
     def _load_vectors(self, name: str) -> None:
         self._vectors = VectorMatrix.from_cache(self.directory, name, self._slot_of)
-        self._vectors_dirty = False
+        self._vectors_dirty = self._vectors is not None and self._vectors.restamp
 
     def _save_vectors(self) -> None:
         if self._vectors is None or not self._vectors_dirty:

@@ -1,7 +1,8 @@
 """Dense vectors: unit rows in one contiguous float32 matrix, and their on-disk cache.
 
 The cache is derived data: `vectors-<model>.npy` holds the rows, `vectors-<model>.json` their
-memory ids, the embedder's name and the size and time of the `.npy` it belongs to. Above a few
+memory ids, the embedder's name and the size, time and CRC-32 of the `.npy` it belongs to (the
+CRC is checked only when the time differs: a copied data dir keeps its vectors). Above a few
 thousand vectors, `vectors-<model>.proj.npz` holds the fitted projection and the projected rows
 (in the order of the `.npy`), recorded in the `.json` the same way. A missing, stale or
 unreadable cache only means those memories get embedded again, or the projection fitted again.
@@ -15,6 +16,7 @@ import json
 import logging
 import re
 import zipfile
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -60,6 +62,7 @@ class VectorMatrix:
         self._projection: Projection | None = None
         self._projected: FloatMatrix = np.zeros((0, 0), dtype=np.float32)  # rows of _m, projected
         self._fitted = 0  # vectors when the projection was fitted
+        self.restamp = False  # read from a cache whose files were copied: write it again
 
     @property
     def count(self) -> int:
@@ -178,6 +181,7 @@ class VectorMatrix:
         atomic_write_with(
             paths.vectors, lambda f: np.lib.format.write_array(f, rows, allow_pickle=False)
         )
+        checksum = zlib.crc32(np.ascontiguousarray(rows).data)
         projection: dict[str, int] | None = None
         if self._projection is not None:
             mean, basis = self._projection.mean, self._projection.basis
@@ -194,7 +198,7 @@ class VectorMatrix:
                 "version": CACHE_VERSION,
                 "name": self.name,
                 "dim": self.dim,
-                "npy": _stamp(paths.vectors),
+                "npy": {**_stamp(paths.vectors), "crc32": checksum},
                 "projection": projection,
                 "ids": [ids[s] for s in slots],
             },
@@ -205,14 +209,18 @@ class VectorMatrix:
         """The vectors cached for the embedder `name`, placed at the slots of their ids.
 
         None when there is no cache, or it is of another model, unreadable or inconsistent. A
-        bad projection is only left out.
+        bad projection is only left out. A `.npy` of the recorded size but another time (the
+        data dir was copied or restored) is used if its rows have the recorded checksum; then
+        `restamp` is set, so that the cache is written again.
         """
         paths = cache_paths(directory, name)
         try:
             meta = json.loads(paths.meta.read_text(encoding="utf-8"))
             if meta["version"] != CACHE_VERSION or meta["name"] != name:
                 return None
-            if meta["npy"] != _stamp(paths.vectors):
+            recorded, actual = meta["npy"], _stamp(paths.vectors)
+            same_write = all(recorded[k] == actual[k] for k in actual)
+            if not same_write and (recorded["size"] != actual["size"] or "crc32" not in recorded):
                 raise ValueError("the vectors and their ids were not written together")
             ids, dim = meta["ids"], int(meta["dim"])
             with paths.vectors.open("rb") as f:
@@ -225,7 +233,11 @@ class VectorMatrix:
                 shape, fortran, dtype = read_header(f)
                 if shape != (len(ids), dim) or fortran or dtype != np.float32:
                     raise ValueError(f"unexpected array {shape} {dtype}")
-                matrix, slots = cls._read_rows(f, name, dim, ids, slot_of)
+                matrix, slots, checksum = cls._read_rows(f, name, dim, ids, slot_of)
+            if not same_write:
+                if checksum != recorded["crc32"]:
+                    raise ValueError("the vectors are not those their ids were written with")
+                matrix.restamp = True
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -237,10 +249,10 @@ class VectorMatrix:
     @classmethod
     def _read_rows(
         cls, f: io.BufferedReader, name: str, dim: int, ids: list[str], slot_of: dict[str, int]
-    ) -> tuple[VectorMatrix, IntArray]:
+    ) -> tuple[VectorMatrix, IntArray, int]:
         """Read the rows straight into the matrix when they are in slot order (the usual case).
 
-        Also returns the slot of each row, -1 for ids the store no longer has.
+        Also returns the slot of each row (-1 for ids the store no longer has) and the rows' CRC.
         """
         matrix = cls(name, dim, capacity=max(len(slot_of), 1024))
         slots = np.fromiter((slot_of.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
@@ -248,17 +260,19 @@ class VectorMatrix:
             target = matrix._m[: len(ids)]
             if f.readinto(target.data.cast("B")) != target.nbytes:
                 raise ValueError("the vector file is truncated")
+            checksum = zlib.crc32(target.data)
         else:
             rows = np.fromfile(f, dtype=np.float32, count=len(ids) * dim).reshape(-1, dim)
             if len(rows) != len(ids):
                 raise ValueError("the vector file is truncated")
             known = slots >= 0
             matrix._m[slots[known]] = rows[known]
+            checksum = zlib.crc32(rows.data)
         placed = slots[slots >= 0]
         matrix._has[placed] = True
         matrix._end = int(placed.max()) + 1 if len(placed) else 0
         matrix._count = len(placed)
-        return matrix, slots
+        return matrix, slots, checksum
 
     def _read_projection(self, path: Path, info: Any, slots: IntArray) -> None:
         """Adopt the cached projection if it was written with the vectors just read."""
