@@ -23,6 +23,7 @@ from rank_bm25 import BM25Okapi
 
 from assistant.errors import ProviderError, StorageError
 from assistant.fileio import atomic_write_json
+from assistant.memory import jsonl
 from assistant.memory.items import MemoryChange, MemoryItem, Source, now_utc
 from assistant.memory.projection import Projection
 from assistant.memory.ranking import SearchConfig
@@ -518,6 +519,33 @@ def test_index_cache_opens_without_replaying_the_log(
     # Opened again without close (a crash): the log has changed, so the cache is not used.
     replayed = SemanticMemory.open(mem_dir)
     assert {i.id for i in replayed.items()} == {a.id, b.id, c.id}
+
+
+@pytest.mark.parametrize("changed", [False, True])
+def test_index_cache_of_a_copied_log_is_used_if_the_bytes_match(
+    mem_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changed: bool
+) -> None:
+    mem = SemanticMemory.open(mem_dir)
+    items = [mem.add(f"Memory {i} about tea") for i in range(5)]
+    mem.close()
+    copy = tmp_path / "restored"
+    shutil.copytree(mem_dir, copy, copy_function=shutil.copyfile)  # new inode and times
+    if changed:  # same size, another text
+        log_path = copy / LOG_NAME
+        log_path.write_bytes(log_path.read_bytes().replace(b"Memory 3", b"Memory 9"))
+    replays: list[Path] = []
+    read = jsonl.read
+
+    def counted(path: Path) -> jsonl.Loaded:
+        replays.append(path)
+        return read(path)
+
+    monkeypatch.setattr("assistant.memory.jsonl.read", counted)
+    again = SemanticMemory.open(copy)
+    assert len(replays) == int(changed)
+    texts = [i.text for i in again.items(state=None)]
+    assert ("Memory 9 about tea" in texts) == changed
+    assert len(texts) == len(items)
 
 
 def test_unreadable_index_cache_falls_back_to_the_log(mem_dir: Path) -> None:

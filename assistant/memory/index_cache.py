@@ -3,9 +3,9 @@
 Replaying `semantic.jsonl` means parsing every record, tokenizing every text and indexing it;
 at 100,000 memories that takes seconds. At close the store writes this cache
 (`semantic-index.npz`: numeric columns as arrays, strings as one JSON blob, the BM25 index as
-flat arrays), stamped with the size, time and inode of the log it was made from. Opening uses
-it only if the log is still exactly that file; otherwise the log is replayed as before. The log
-stays the single source of truth.
+flat arrays), stamped with the size, time, inode and CRC-32 of the log it was made from. Opening
+uses it only if the log is still that file, or a copy of it (same size and CRC: a restored data
+dir); otherwise the log is replayed as before. The log stays the single source of truth.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import zipfile
+import zlib
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,9 +32,28 @@ CACHE_NAME = "semantic-index.npz"
 
 
 def fingerprint(log_path: Path) -> dict[str, int]:
-    """What identifies one state of the log file."""
+    """What identifies one state of the log file, cheaply."""
     stat = log_path.stat()
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "inode": stat.st_ino}
+
+
+def checksum(log_path: Path) -> int:
+    """The CRC-32 of the log file's bytes."""
+    crc = 0
+    with log_path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            crc = zlib.crc32(chunk, crc)
+    return crc
+
+
+def _same_log(recorded: Any, log_path: Path) -> bool:
+    """Whether the log is the one the cache was made from: the same file, or a copy of it."""
+    actual = fingerprint(log_path)
+    if not isinstance(recorded, dict) or recorded.get("size") != actual["size"]:
+        return False
+    if all(recorded.get(key) == value for key, value in actual.items()):
+        return True
+    return "crc32" in recorded and recorded["crc32"] == checksum(log_path)
 
 
 def save(
@@ -57,7 +77,7 @@ def save(
     }
     meta = {
         "version": CACHE_VERSION,
-        "log": fingerprint(log_path),
+        "log": {**fingerprint(log_path), "crc32": checksum(log_path)},
         "count": len(items),
         "records": records,
     }
@@ -84,7 +104,7 @@ def load(directory: Path, log_path: Path) -> tuple[list[MemoryItem], Snapshot, i
     try:
         with np.load(path, allow_pickle=False) as data:
             meta = _unblob(data["meta"])
-            if meta.get("version") != CACHE_VERSION or meta.get("log") != fingerprint(log_path):
+            if meta.get("version") != CACHE_VERSION or not _same_log(meta.get("log"), log_path):
                 return None  # the log changed since (or the cache is of another version)
             strings = _unblob(data["strings"])
             columns = {name: data[name] for name in data.files if name not in ("meta", "strings")}
