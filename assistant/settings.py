@@ -97,6 +97,18 @@ class Settings:
         return cls(**values), warnings
 
 
+def read_ui_state(path: Path) -> dict[str, str]:
+    """Only the window layout saved in the settings file, touching nothing (empty if unusable).
+
+    For the window frame, drawn before the settings are loaded for good (which reports problems).
+    """
+    try:
+        state = json.loads(path.read_text(encoding="utf-8")).get("ui_state")
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        return {}
+    return state if _valid("ui_state", state) else {}
+
+
 _TYPES: dict[str, tuple[type, ...]] = {
     "base_url": (str,),
     "chat_model": (str,),

@@ -240,6 +240,21 @@ def test_shift_enter_is_a_new_line_and_escape_stops(qtbot: QtBot, window: MainWi
         qtbot.keyClick(window.input, Qt.Key.Key_Escape)
 
 
+@pytest.mark.parametrize(
+    ("key", "modifier"),
+    [
+        (Qt.Key.Key_Return, Qt.KeyboardModifier.NoModifier),
+        (Qt.Key.Key_Enter, Qt.KeyboardModifier.KeypadModifier),
+        (Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier),
+    ],
+)
+def test_enter_sends(
+    qtbot: QtBot, window: MainWindow, key: Qt.Key, modifier: Qt.KeyboardModifier
+) -> None:
+    with qtbot.waitSignal(window.input.send, timeout=1000):
+        qtbot.keyClick(window.input, key, modifier)
+
+
 def test_memory_chip_shows_the_memory_in_the_sidebar(qtbot: QtBot, window: MainWindow) -> None:
     item = window.workspace.memory.add("The user's cat is called Miso")
     window.workspace.memory.add("Another memory")
@@ -347,10 +362,13 @@ def test_closing_while_opening_closes_the_workspace_once(
     if when == "while it runs":
         qtbot.waitUntil(lambda: win._loader is not None and win._loader.isRunning(), timeout=5000)
     win.close()
-    qtbot.wait(300)  # any queued `opened` is delivered and ignored
+    assert not win.isVisible()  # at once, even while the workspace is still opening
+    qtbot.waitUntil(lambda: len(closed) == (1 if when == "while it runs" else 0), timeout=5000)
+    assert win._loader is not None
+    qtbot.waitUntil(lambda: not win._loader.isRunning(), timeout=5000)
+    qtbot.wait(50)  # the queued `opened` and `finished` are delivered, and change nothing
     assert not win.is_ready()
     assert len(closed) == (1 if when == "while it runs" else 0)
-    assert win._loader is not None and not win._loader.isRunning()
 
 
 def test_a_data_dir_that_cannot_be_opened_is_reported(qtbot: QtBot, tmp_path: Path) -> None:
@@ -383,3 +401,70 @@ def test_the_frame_imports_neither_numpy_nor_the_stores() -> None:
     command = [sys.executable, "-c", code]
     result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_failure_while_building_the_panes_is_reported(
+    qtbot: QtBot, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    closed: list[Workspace] = []
+    real_close = Workspace.close
+
+    def close(self: Workspace) -> None:
+        closed.append(self)
+        real_close(self)
+
+    def broken(self: MainWindow) -> str | None:
+        raise RuntimeError("the conversation list is broken")
+
+    monkeypatch.setattr(Workspace, "close", close)
+    monkeypatch.setattr(MainWindow, "_first_conversation", broken)
+    win = MainWindow()
+    qtbot.addWidget(win)
+    with qtbot.waitSignal(win.open_failed, timeout=10000) as failed:
+        win.open_workspace(data_dir)
+        win.show()
+    assert failed.args == ["the conversation list is broken"]
+    assert not win.is_ready()
+    assert len(closed) == 1
+    assert not win.thread_.isRunning()
+    win.close()  # nothing left to stop or close
+    assert len(closed) in (1, 2)  # closing a closed workspace again does nothing
+
+
+def test_a_failure_after_the_window_closed_is_not_reported(
+    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "memory").write_text("a file where the memory folder should be")
+
+    def slow_open(root: Path) -> Workspace:
+        time.sleep(0.3)
+        return real_open(root)
+
+    real_open = Workspace.open
+    monkeypatch.setattr(Workspace, "open", slow_open)
+    win = MainWindow()
+    qtbot.addWidget(win)
+    reported: list[str] = []
+    win.open_failed.connect(reported.append)
+    win.open_workspace(tmp_path)
+    win.show()
+    qtbot.waitUntil(lambda: win._loader is not None and win._loader.isRunning(), timeout=5000)
+    win.close()
+    qtbot.waitUntil(lambda: win._loader is not None and win._loader.isFinished(), timeout=5000)
+    qtbot.wait(50)
+    assert reported == []
+
+
+def test_a_corrupt_settings_file_is_reported_by_the_two_step_start(
+    qtbot: QtBot, data_dir: Path
+) -> None:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    settings_file(data_dir).write_text("{ not json")
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.open_workspace(data_dir)  # reads the layout without moving the file aside
+    assert settings_file(data_dir).exists()
+    with qtbot.waitSignal(win.ready, timeout=10000):
+        win.show()
+    assert "Settings file was unreadable" in win.statusBar().currentMessage()
+    win.close()

@@ -39,8 +39,9 @@ from assistant.agent.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from assistant.errors import AssistantError
 from assistant.paths import settings_file
-from assistant.settings import Settings
+from assistant.settings import read_ui_state
 
 if TYPE_CHECKING:
     from assistant.workspace import Workspace
@@ -75,10 +76,13 @@ class ChatInput(QPlainTextEdit):
     stop = Signal()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
-        # Key sequences rather than Qt.Key: the Qt namespace takes 40 ms to load, at start-up.
-        if event.matches(QKeySequence.StandardKey.InsertParagraphSeparator):  # Enter alone
+        # Imported here: the Qt namespace takes 40 ms to load, and the frame shows without it.
+        from PySide6.QtCore import Qt
+
+        shift = event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not shift:
             self.send.emit()
-        elif event.matches(QKeySequence.StandardKey.Cancel):  # Esc
+        elif event.key() == Qt.Key.Key_Escape:
             self.stop.emit()
         else:
             super().keyPressEvent(event)
@@ -103,6 +107,8 @@ class WorkspaceLoader(QThread):
             self.workspace = Workspace.open(self.root)
         except OSError as exc:
             self.failed.emit(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
+        except AssistantError as exc:
+            self.failed.emit(str(exc))
         except Exception as exc:  # shown to the user: the window has nothing else to show
             log.exception("Could not open %s", self.root)
             self.failed.emit(str(exc) or type(exc).__name__)
@@ -132,7 +138,8 @@ class MainWindow(QMainWindow):
         self.setMinimumSize(880, 540)
         self.resize(1280, 800)
         self._busy = False
-        self._attached = False
+        self._attached = False  # the workspace is ours to close
+        self._ready = False  # and every pane is built on it
         self._closed = False
         self._loader: WorkspaceLoader | None = None
         self._current: str | None = None
@@ -151,16 +158,15 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._build_status_bar()
         if workspace is not None:
-            self._restore_layout(workspace.settings)
+            self._restore_layout(workspace.settings.ui_state)
             self.attach(workspace)
 
     def open_workspace(self, root: Path) -> None:
         """Lay the frame out as last time, then open `root` in the background and fill the panes."""
-        settings, _ = Settings.load(settings_file(root))  # problems are reported by the workspace
-        self._restore_layout(settings)
+        self._restore_layout(read_ui_state(settings_file(root)))  # the workspace reports problems
         self.statusBar().showMessage("Opening your conversations and memories…")
         self._loader = WorkspaceLoader(root, self)
-        self._loader.opened.connect(self.attach)
+        self._loader.opened.connect(self._on_opened)
         self._loader.failed.connect(self._on_open_failed)
         QTimer.singleShot(0, self._start_loading)  # once the event loop runs: after show()
 
@@ -168,10 +174,21 @@ class MainWindow(QMainWindow):
         if self._loader is not None and not self._closed:
             self._loader.start()
 
+    def _on_opened(self, workspace: Workspace) -> None:
+        if self._closed:  # closed while the workspace was opening: closeEvent closes it
+            return
+        try:
+            self.attach(workspace)
+        except Exception as exc:  # a bug or bad data: say so rather than look ready
+            log.exception("Could not show %s", workspace.root)
+            if self._attached:
+                self._detach()
+            else:
+                workspace.close()
+            self._on_open_failed(str(exc) or type(exc).__name__)
+
     def attach(self, workspace: Workspace) -> None:
         """Build the panes on `workspace`, start the agent's worker, show the last conversation."""
-        if self._closed:  # closed while the workspace was opening: closeEvent closed it
-            return
         from assistant.ui.bridge import StoreBridge
         from assistant.ui.chat_view import ChatView
         from assistant.ui.conversation_list import ConversationPane
@@ -212,13 +229,16 @@ class MainWindow(QMainWindow):
         if workspace.warnings:
             self.statusBar().showMessage(" ".join(workspace.warnings), 15000)
         self.input.setFocus()
+        self._ready = True
         self.ready.emit()
 
     def is_ready(self) -> bool:
         """Whether the panes are built on an open workspace."""
-        return self._attached
+        return self._ready
 
     def _on_open_failed(self, message: str) -> None:
+        if self._closed:  # the user has already left
+            return
         self.statusBar().showMessage(f"Could not open your data: {message}")
         self.open_failed.emit(message)
 
@@ -547,8 +567,7 @@ class MainWindow(QMainWindow):
 
     # -- layout and closing ----------------------------------------------------------------------
 
-    def _restore_layout(self, settings: Settings) -> None:
-        state = settings.ui_state
+    def _restore_layout(self, state: dict[str, str]) -> None:
         if "geometry" in state:
             self.restoreGeometry(QByteArray.fromBase64(state["geometry"].encode()))
         if "splitter" in state:
@@ -561,26 +580,37 @@ class MainWindow(QMainWindow):
         self.workspace.settings.save(settings_file(self.workspace.root))
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
-        """Stop a running reply (its text is saved), end the worker, close the stores."""
+        """Stop a running reply (its text is saved), end the worker, close the stores.
+
+        While the workspace is still opening, the window hides and closes once it is open.
+        """
         self._closed = True
-        if not self._attached:
-            self._close_unattached()
-            super().closeEvent(event)
+        if self._loader is not None and self._loader.isRunning():
+            event.ignore()
+            self.hide()
+            self._loader.finished.connect(self.close)
             return
-        self.worker.cancel()
-        self.thread_.quit()
-        self.thread_.wait(QUIT_WAIT_MS)
-        self._save_layout()
-        self.bridge.disconnect_stores()
-        self.workspace.close()
+        if self._ready:
+            self.worker.cancel()
+            self.thread_.quit()
+            self.thread_.wait(QUIT_WAIT_MS)
+            self._save_layout()
+            self.bridge.disconnect_stores()
+        if self._attached:
+            self.workspace.close()
+        elif self._loader is not None and self._loader.workspace is not None:
+            self._loader.workspace.close()  # opened after the window was closed
         super().closeEvent(event)
 
-    def _close_unattached(self) -> None:
-        """Closed while the workspace was opening: let it finish, then close it unseen."""
-        if self._loader is not None:
-            self._loader.wait()
-            if self._loader.workspace is not None:
-                self._loader.workspace.close()
+    def _detach(self) -> None:
+        """Undo a half-done `attach`: stop what it started and close the workspace."""
+        if hasattr(self, "thread_"):
+            self.thread_.quit()
+            self.thread_.wait(QUIT_WAIT_MS)
+        if hasattr(self, "bridge"):
+            self.bridge.disconnect_stores()
+        self.workspace.close()
+        self._attached = False
 
 
 def _placeholder(text: str, min_width: int, parent: QWidget) -> QLabel:
