@@ -330,6 +330,21 @@ def test_copied_vector_cache_is_verified_and_kept(mem_dir: Path, tmp_path: Path)
     assert json.loads(meta.read_text())["npy"]["mtime_ns"] == npy.stat().st_mtime_ns
 
 
+def test_vector_cache_of_the_same_write_opens_without_a_checksum(
+    mem_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mem = SemanticMemory.open(mem_dir, HashEmbedder())
+    mem.add("a memory")
+    mem.close()
+
+    def no_crc(data: object, value: int = 0) -> int:
+        raise AssertionError("the rows were checksummed on the fast path")
+
+    monkeypatch.setattr("assistant.memory.vectors.zlib.crc32", no_crc)
+    again = SemanticMemory.open(mem_dir, HashEmbedder())
+    assert again.embedding_status().embedded == 1
+
+
 def test_copied_vector_cache_with_other_bytes_is_rebuilt(mem_dir: Path) -> None:
     mem = SemanticMemory.open(mem_dir, HashEmbedder())
     mem.add("a memory")
@@ -345,7 +360,8 @@ def test_copied_vector_cache_with_other_bytes_is_rebuilt(mem_dir: Path) -> None:
 
 # -- two-stage dense search -------------------------------------------------------------------
 
-TWO_STAGE = SearchConfig(exact_up_to=100)  # the projection from 101 vectors on
+# The projection from 101 vectors on; 100 candidates rescored (of 450: the two-stage path).
+TWO_STAGE = SearchConfig(exact_up_to=100, rescore_factor=2)
 EXACT = SearchConfig(exact_up_to=10**9)
 NOTE_WORDS = [f"w{i}" for i in range(40)]
 Query = tuple[str, npt.NDArray[np.float32]]
@@ -367,13 +383,23 @@ def projected_store(directory: Path, n: int = 450) -> tuple[SemanticMemory, list
 
 
 def assert_same_as_exact(mem: SemanticMemory, queries: list[Query]) -> None:
+    estimated: list[int] = []
+    project_query = Projection.project_query
+
+    def counting(self: Projection, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        estimated.append(1)
+        return project_query(self, query)
+
     for text, vector in queries:
-        hits = mem.search(text, k=10, query_vector=vector)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(Projection, "project_query", counting)
+            hits = mem.search(text, k=10, query_vector=vector)
         exact = mem.search(text, k=10, query_vector=vector, config=EXACT)
         assert [h.item.id for h in hits] == [h.item.id for h in exact]
         assert [h.vector_rank for h in hits] == [h.vector_rank for h in exact]
         assert [h.similarity for h in hits] == pytest.approx([h.similarity for h in exact])
         assert [h.score for h in hits] == pytest.approx([h.score for h in exact])
+    assert len(estimated) == len(queries)  # every search took the two-stage path
 
 
 def vectors_of(mem: SemanticMemory) -> VectorMatrix:
@@ -448,6 +474,26 @@ def test_projection_cache_is_reused(mem_dir: Path, fits: list[int]) -> None:
     assert (fits, embedder.calls) == ([], 0)
     again.add("one more", vector=np.ones(DIM))  # no refit before 4 x 404 vectors
     assert fits == []
+
+
+def test_copied_projection_cache_is_kept(mem_dir: Path, tmp_path: Path, fits: list[int]) -> None:
+    mem, queries = projected_store(mem_dir)
+    mem.close()
+    copy = tmp_path / "restored"
+    shutil.copytree(mem_dir, copy, copy_function=shutil.copyfile)  # new times, same bytes
+    del fits[:]
+    again = SemanticMemory.open(copy, HashEmbedder("hash", DIM), TWO_STAGE)
+    assert_same_as_exact(again, queries)
+    assert fits == []
+
+
+def test_equal_similarities_rank_by_slot_on_both_paths(mem_dir: Path) -> None:
+    mem, _ = projected_store(mem_dir)
+    twin = np.ones(DIM, dtype=np.float32)
+    twins = [mem.add(f"twin {i}", vector=twin).id for i in range(30)]
+    for config in (TWO_STAGE, EXACT):
+        hits = mem.search("twin", k=5, query_vector=twin, config=config)
+        assert [h.item.id for h in hits] == twins[:5]
 
 
 @pytest.mark.parametrize("damage", ["garbage", "stale", "missing", "shape", "old cache"])

@@ -154,6 +154,7 @@ class VectorMatrix:
         """
         end = min(len(allowed), self._end)
         mask = allowed[:end] & self._has[:end]
+        candidates = max(candidates, depth, 1)
         if self._projection is None or self._count <= exact_up_to or candidates >= end:
             slots = np.arange(end)
             sims: FloatMatrix = self._m[:end] @ query
@@ -166,7 +167,7 @@ class VectorMatrix:
             sims = self._m[slots] @ query
         kth = len(sims) - depth
         order = np.argpartition(sims, kth - 1)[kth:] if kth > 0 else np.arange(len(sims))
-        order = order[np.argsort(-sims[order], kind="stable")]
+        order = order[np.lexsort((slots[order], -sims[order]))]  # equal ones by slot
         order = order[sims[order] > -np.inf]
         return slots[order], sims[order]
 
@@ -233,7 +234,9 @@ class VectorMatrix:
                 shape, fortran, dtype = read_header(f)
                 if shape != (len(ids), dim) or fortran or dtype != np.float32:
                     raise ValueError(f"unexpected array {shape} {dtype}")
-                matrix, slots, checksum = cls._read_rows(f, name, dim, ids, slot_of)
+                matrix, slots, checksum = cls._read_rows(
+                    f, name, dim, ids, slot_of, checksum=not same_write
+                )
             if not same_write:
                 if checksum != recorded["crc32"]:
                     raise ValueError("the vectors are not those their ids were written with")
@@ -243,43 +246,60 @@ class VectorMatrix:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             log.warning("Ignoring the vector cache of %s (%s); will re-embed", name, exc)
             return None
-        matrix._read_projection(paths.projection, meta.get("projection"), slots)
+        matrix._read_projection(
+            paths.projection, meta.get("projection"), slots, copied=not same_write
+        )
         return matrix
 
     @classmethod
     def _read_rows(
-        cls, f: io.BufferedReader, name: str, dim: int, ids: list[str], slot_of: dict[str, int]
-    ) -> tuple[VectorMatrix, IntArray, int]:
+        cls,
+        f: io.BufferedReader,
+        name: str,
+        dim: int,
+        ids: list[str],
+        slot_of: dict[str, int],
+        *,
+        checksum: bool,
+    ) -> tuple[VectorMatrix, IntArray, int | None]:
         """Read the rows straight into the matrix when they are in slot order (the usual case).
 
-        Also returns the slot of each row (-1 for ids the store no longer has) and the rows' CRC.
+        Also returns the slot of each row (-1 for ids the store no longer has) and, if asked
+        for, the rows' CRC-32.
         """
+        crc = None
         matrix = cls(name, dim, capacity=max(len(slot_of), 1024))
         slots = np.fromiter((slot_of.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
         if _in_order(slots):
             target = matrix._m[: len(ids)]
             if f.readinto(target.data.cast("B")) != target.nbytes:
                 raise ValueError("the vector file is truncated")
-            checksum = zlib.crc32(target.data)
+            if checksum:
+                crc = zlib.crc32(target.data)
         else:
             rows = np.fromfile(f, dtype=np.float32, count=len(ids) * dim).reshape(-1, dim)
             if len(rows) != len(ids):
                 raise ValueError("the vector file is truncated")
             known = slots >= 0
             matrix._m[slots[known]] = rows[known]
-            checksum = zlib.crc32(rows.data)
+            if checksum:
+                crc = zlib.crc32(rows.data)
         placed = slots[slots >= 0]
         matrix._has[placed] = True
         matrix._end = int(placed.max()) + 1 if len(placed) else 0
         matrix._count = len(placed)
-        return matrix, slots, checksum
+        return matrix, slots, crc
 
-    def _read_projection(self, path: Path, info: Any, slots: IntArray) -> None:
-        """Adopt the cached projection if it was written with the vectors just read."""
+    def _read_projection(self, path: Path, info: Any, slots: IntArray, *, copied: bool) -> None:
+        """Adopt the cached projection if it was written with the vectors just read.
+
+        When the vectors were `copied` (and checked by content) its time is another one too.
+        """
         if info is None:
             return
         try:
-            if {k: info[k] for k in ("size", "mtime_ns")} != _stamp(path):
+            recorded, actual = {k: info[k] for k in ("size", "mtime_ns")}, _stamp(path)
+            if recorded != actual and not (copied and recorded["size"] == actual["size"]):
                 raise ValueError("the projection and the vectors were not written together")
             fitted = int(info["fitted"])
             with np.load(path, allow_pickle=False) as arrays:
