@@ -27,7 +27,7 @@ class SearchConfig:
     # by a projection and rescores the best exactly: `rescore_factor` per result wanted, and at
     # least `rescore_fraction` of all (more than a topic cluster, or recall drops).
     exact_up_to: int = 5000
-    rescore_factor: int = 10
+    rescore_factor: int = 5
     rescore_fraction: float = 0.01
 
 

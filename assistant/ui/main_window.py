@@ -30,20 +30,12 @@ from PySide6.QtWidgets import (
 )
 
 from assistant import APP_NAME, __version__
-from assistant.agent.events import (
-    AgentEvent,
-    Cancelled,
-    Failed,
-    Finished,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-)
 from assistant.errors import AssistantError
 from assistant.paths import settings_file
 from assistant.settings import read_ui_state
 
 if TYPE_CHECKING:
+    from assistant.agent.events import AgentEvent
     from assistant.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -52,6 +44,7 @@ TITLE_WORDS = 7
 QUIT_WAIT_MS = 3000
 LIST_REFRESH_MS = 250
 TEXT_FLUSH_MS = 30
+PAINT_FIRST_MS = 15  # the frame paints before the loader thread competes for the interpreter
 LIST_MIN_WIDTH = 220  # fits the "New conversation" and "Temporary" buttons
 SIDEBAR_MIN_WIDTH = 260
 
@@ -168,7 +161,7 @@ class MainWindow(QMainWindow):
         self._loader = WorkspaceLoader(root, self)
         self._loader.opened.connect(self._on_opened)
         self._loader.failed.connect(self._on_open_failed)
-        QTimer.singleShot(0, self._start_loading)  # once the event loop runs: after show()
+        QTimer.singleShot(PAINT_FIRST_MS, self._start_loading)
 
     def _start_loading(self) -> None:
         if self._loader is not None and not self._closed:
@@ -468,27 +461,29 @@ class MainWindow(QMainWindow):
             self.connection_label.setText("Thinking…")
 
     def _on_agent_event(self, event: AgentEvent) -> None:
+        from assistant.agent import events  # loaded by then; the frame shows without it
+
         if event.conversation_id != self._current:
             return
-        if isinstance(event, TextDelta):
+        if isinstance(event, events.TextDelta):
             # Chunks can arrive faster than the screen refreshes: show them in batches.
             self._pending_text.append(event.text)
             if not self._flush_text.isActive():
                 self._flush_text.start()
             return
         self._show_pending_text()
-        if isinstance(event, ToolCallStarted):
+        if isinstance(event, events.ToolCallStarted):
             self.chat.start_tool_call(event.call_id, event.name, event.arguments)
-        elif isinstance(event, ToolCallFinished):
+        elif isinstance(event, events.ToolCallFinished):
             self.chat.finish_tool_call(event.call_id, event.result, event.ok)
-        elif isinstance(event, Finished):
+        elif isinstance(event, events.Finished):
             self.chat.finish_reply(event.memory_ids)
             self.connection_label.setText("Connected")
-        elif isinstance(event, Failed):
+        elif isinstance(event, events.Failed):
             self.chat.show_error(event.error)
             self.connection_label.setText("Connection problem")
             self.connection_label.setToolTip(event.error)
-        elif isinstance(event, Cancelled):
+        elif isinstance(event, events.Cancelled):
             self.chat.show_stopped()
             self.connection_label.setText("Stopped")
 
