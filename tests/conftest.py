@@ -14,6 +14,7 @@ import keyring.backend
 import keyring.errors
 import pytest
 
+from assistant.memory.projection import Projection
 from tests.fake_openai import FakeOpenAI
 
 # Before pytest-qt creates the QApplication.
@@ -105,3 +106,17 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+@pytest.fixture
+def fits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many vectors each projection fitted from now on was fitted on."""
+    counts: list[int] = []
+    fit = Projection.fit.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[Projection], rows: object, *args: object, **kw: object) -> object:
+        counts.append(len(kw["among"]))  # type: ignore[arg-type]
+        return fit(cls, rows, *args, **kw)
+
+    monkeypatch.setattr(Projection, "fit", classmethod(counting))
+    return counts

@@ -68,6 +68,45 @@ def wait_idle(qtbot: QtBot, win: MainWindow) -> None:
     qtbot.waitUntil(win.send_button.isEnabled, timeout=10000)
 
 
+def leave_a_layout(qtbot: QtBot, root: Path) -> list[int]:
+    """Open a window on `root`, resize it and its panes, close it; returns the pane sizes."""
+    first = MainWindow(Workspace.open(root))
+    qtbot.addWidget(first)
+    first.show()
+    qtbot.waitExposed(first)
+    first.resize(1000, 640)
+    first.splitter.setSizes([200, 500, 300])
+    sizes = first.splitter.sizes()
+    first.close()
+    return sizes
+
+
+@pytest.fixture
+def closed_workspaces(monkeypatch: pytest.MonkeyPatch) -> list[Workspace]:
+    """Every workspace closed from now on."""
+    closed: list[Workspace] = []
+    close = Workspace.close
+
+    def counting(self: Workspace) -> None:
+        closed.append(self)
+        close(self)
+
+    monkeypatch.setattr(Workspace, "close", counting)
+    return closed
+
+
+@pytest.fixture
+def slow_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening a workspace takes 0.3 s more, as a big data dir does."""
+    open_ = Workspace.open
+
+    def slow(root: Path) -> Workspace:
+        time.sleep(0.3)
+        return open_(root)
+
+    monkeypatch.setattr(Workspace, "open", slow)
+
+
 def test_window_has_contract_widgets_and_actions(window: MainWindow) -> None:
     for name in OBJECT_NAMES:
         assert window.findChild(QWidget, name) is not None, name
@@ -182,14 +221,7 @@ def test_gui_thread_never_stalls_during_a_turn(
 
 def test_layout_is_remembered(qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI) -> None:
     configure(data_dir, fake_openai)
-    first = MainWindow(Workspace.open(data_dir))
-    qtbot.addWidget(first)
-    first.show()
-    qtbot.waitExposed(first)
-    first.resize(1000, 640)
-    first.splitter.setSizes([200, 500, 300])
-    sizes = first.splitter.sizes()
-    first.close()
+    sizes = leave_a_layout(qtbot, data_dir)
     second = MainWindow(Workspace.open(data_dir))
     qtbot.addWidget(second)
     second.show()
@@ -316,14 +348,7 @@ def test_layout_is_restored_before_the_panes_arrive(
     qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI
 ) -> None:
     configure(data_dir, fake_openai)
-    first = MainWindow(Workspace.open(data_dir))
-    qtbot.addWidget(first)
-    first.show()
-    qtbot.waitExposed(first)
-    first.resize(1000, 640)
-    first.splitter.setSizes([200, 500, 300])
-    sizes = first.splitter.sizes()
-    first.close()
+    sizes = leave_a_layout(qtbot, data_dir)
     second = MainWindow()
     qtbot.addWidget(second)
     second.open_workspace(data_dir)
@@ -337,24 +362,12 @@ def test_layout_is_restored_before_the_panes_arrive(
     second.close()
 
 
+@pytest.mark.usefixtures("slow_open")
 @pytest.mark.parametrize("when", ["before the loader starts", "while it runs"])
 def test_closing_while_opening_closes_the_workspace_once(
-    qtbot: QtBot, data_dir: Path, monkeypatch: pytest.MonkeyPatch, when: str
+    qtbot: QtBot, data_dir: Path, closed_workspaces: list[Workspace], when: str
 ) -> None:
-    closed: list[Workspace] = []
-    real_close = Workspace.close
-
-    def close(self: Workspace) -> None:
-        closed.append(self)
-        real_close(self)
-
-    def slow_open(root: Path) -> Workspace:
-        time.sleep(0.3)  # a big data dir
-        return real_open(root)
-
-    real_open = Workspace.open
-    monkeypatch.setattr(Workspace, "close", close)
-    monkeypatch.setattr(Workspace, "open", slow_open)
+    closed = closed_workspaces
     win = MainWindow()
     qtbot.addWidget(win)
     win.open_workspace(data_dir)
@@ -404,19 +417,14 @@ def test_the_frame_imports_neither_numpy_nor_the_stores() -> None:
 
 
 def test_a_failure_while_building_the_panes_is_reported(
-    qtbot: QtBot, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+    qtbot: QtBot,
+    data_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    closed_workspaces: list[Workspace],
 ) -> None:
-    closed: list[Workspace] = []
-    real_close = Workspace.close
-
-    def close(self: Workspace) -> None:
-        closed.append(self)
-        real_close(self)
-
     def broken(self: MainWindow) -> str | None:
         raise RuntimeError("the conversation list is broken")
 
-    monkeypatch.setattr(Workspace, "close", close)
     monkeypatch.setattr(MainWindow, "_first_conversation", broken)
     win = MainWindow()
     qtbot.addWidget(win)
@@ -425,23 +433,15 @@ def test_a_failure_while_building_the_panes_is_reported(
         win.show()
     assert failed.args == ["the conversation list is broken"]
     assert not win.is_ready()
-    assert len(closed) == 1
+    assert len(closed_workspaces) == 1
     assert not win.thread_.isRunning()
     win.close()  # nothing left to stop or close
-    assert len(closed) in (1, 2)  # closing a closed workspace again does nothing
+    assert len(closed_workspaces) == 1
 
 
-def test_a_failure_after_the_window_closed_is_not_reported(
-    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("slow_open")
+def test_a_failure_after_the_window_closed_is_not_reported(qtbot: QtBot, tmp_path: Path) -> None:
     (tmp_path / "memory").write_text("a file where the memory folder should be")
-
-    def slow_open(root: Path) -> Workspace:
-        time.sleep(0.3)
-        return real_open(root)
-
-    real_open = Workspace.open
-    monkeypatch.setattr(Workspace, "open", slow_open)
     win = MainWindow()
     qtbot.addWidget(win)
     reported: list[str] = []

@@ -8,25 +8,9 @@ import pytest
 
 from assistant.memory.projection import Projection
 from assistant.memory.vectors import PROJECTED_DIM, REFIT_GROWTH, VectorMatrix
+from tests.clusters import DIM, centres, clustered
 
 FloatMatrix = npt.NDArray[np.float32]
-DIM = 256  # more than PROJECTED_DIM, so the projection loses something
-
-
-def centres(rng: np.random.Generator, count: int = 40) -> FloatMatrix:
-    """Random unit vectors: the topics of `clustered`."""
-    unit: FloatMatrix = rng.standard_normal((count, DIM), dtype=np.float32)
-    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
-    return unit
-
-
-def clustered(rng: np.random.Generator, n: int, topics: FloatMatrix) -> FloatMatrix:
-    """Unit vectors each near one of `topics` (same-topic cosine about 0.4, as in the bench)."""
-    noise = rng.standard_normal((n, DIM), dtype=np.float32)
-    noise /= np.linalg.norm(noise, axis=1, keepdims=True)
-    rows = 0.63 * topics[rng.integers(0, len(topics), n)] + 0.77 * noise
-    unit: FloatMatrix = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
-    return unit
 
 
 def filled(rows: FloatMatrix) -> VectorMatrix:
@@ -178,15 +162,7 @@ def test_projected_rows_follow_sets_and_clears() -> None:
     assert best.tolist() == [2000]
 
 
-def test_refit_when_the_vectors_have_grown(monkeypatch: pytest.MonkeyPatch) -> None:
-    fits: list[int] = []
-    fit = Projection.fit.__func__  # type: ignore[attr-defined]
-
-    def counting(cls: type[Projection], rows: FloatMatrix, *args: object, **kw: object) -> object:
-        fits.append(len(kw["among"]))  # type: ignore[arg-type]
-        return fit(cls, rows, *args, **kw)
-
-    monkeypatch.setattr(Projection, "fit", classmethod(counting))
+def test_refit_when_the_vectors_have_grown(fits: list[int]) -> None:
     rng = np.random.default_rng(9)
     matrix = VectorMatrix("test", DIM)
     rows = clustered(rng, 900, centres(rng))

@@ -30,8 +30,8 @@ from assistant.memory.ranking import SearchConfig
 from assistant.memory.semantic import LOG_NAME, SemanticMemory
 from assistant.memory.text import is_informative, tokenize
 from assistant.memory.vectors import VectorMatrix, cache_paths
+from tests.clusters import DIM, centres, clustered
 from tests.embedders import HashEmbedder, hashed_vector
-from tests.test_projection import DIM, centres, clustered
 
 
 @pytest.fixture
@@ -412,20 +412,6 @@ def assert_projected_rows_in_sync(matrix: VectorMatrix) -> None:
     slots = np.flatnonzero(matrix.present(len(matrix._has)))
     expected = matrix.projection.project(matrix._m[slots])
     np.testing.assert_allclose(matrix._projected[slots], expected, atol=1e-5)
-
-
-@pytest.fixture
-def fits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The number of vectors of each projection fitted from now on."""
-    counts: list[int] = []
-    fit = Projection.fit.__func__  # type: ignore[attr-defined]
-
-    def counting(cls: type[Projection], rows: object, *args: object, **kw: object) -> object:
-        counts.append(len(kw["among"]))  # type: ignore[arg-type]
-        return fit(cls, rows, *args, **kw)
-
-    monkeypatch.setattr(Projection, "fit", classmethod(counting))
-    return counts
 
 
 def test_two_stage_search_equals_exact_search(mem_dir: Path, fits: list[int]) -> None:

@@ -170,6 +170,8 @@ class MainWindow(QMainWindow):
     def _on_opened(self, workspace: Workspace) -> None:
         if self._closed:  # closed while the workspace was opening: closeEvent closes it
             return
+        if self._loader is not None:
+            self._loader.workspace = None  # ours now, to attach or to close here
         try:
             self.attach(workspace)
         except Exception as exc:  # a bug or bad data: say so rather than look ready
