@@ -329,7 +329,9 @@ def test_frame_shows_first_then_panes_fill_with_the_data(qtbot: QtBot, data_dir:
     win.open_workspace(data_dir)
     win.show()
     assert not win.is_ready()
-    assert not win.input.isEnabled() and not win.action_settings.isEnabled()
+    assert not win.send_button.isEnabled() and not win.action_settings.isEnabled()
+    qtbot.keyClicks(win.input, "typed while loading")
+    qtbot.keyClick(win.input, Qt.Key.Key_Return)  # nothing to send to yet: the text stays
     assert win.findChild(QWidget, "conversationList") is None
     with qtbot.waitSignal(win.ready, timeout=10000):
         pass
@@ -339,7 +341,8 @@ def test_frame_shows_first_then_panes_fill_with_the_data(qtbot: QtBot, data_dir:
     assert win.conversations.current_id() == cid
     assert "Where should we hike?" in win.chat.toPlainText()
     assert win.sidebar.model.rowCount() == 1
-    assert win.input.isEnabled() and win.action_settings.isEnabled()
+    assert win.send_button.isEnabled() and win.action_settings.isEnabled()
+    assert win.input.toPlainText() == "typed while loading"
     assert not win.action_new.shortcut().isEmpty()
     win.close()
 

@@ -150,6 +150,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.splitter)
         self._build_menus()
         self._build_status_bar()
+        self.input.setFocus()
         if workspace is not None:
             self._restore_layout(workspace.settings.ui_state)
             self.attach(workspace)
@@ -215,7 +216,6 @@ class MainWindow(QMainWindow):
         self.action_new.setShortcut(QKeySequence.StandardKey.New)
         self.action_quit.setShortcut(QKeySequence.StandardKey.Quit)
         self.action_settings.setShortcut(QKeySequence.StandardKey.Preferences)
-        self.input.setEnabled(True)
         self.send_button.setEnabled(True)
         self.statusBar().clearMessage()
         self._update_status()
@@ -254,7 +254,7 @@ class MainWindow(QMainWindow):
         )
         self.input.setMaximumHeight(120)
         self.input.setTabChangesFocus(True)
-        self.input.setEnabled(False)
+        # Typing can start at once (it has the focus); Enter sends once the workspace is open.
         self.send_button = QPushButton("Send", pane)
         self.send_button.setObjectName("sendButton")
         self.send_button.setDefault(True)
