@@ -29,7 +29,7 @@ from assistant.memory.projection import Projection
 from assistant.memory.ranking import SearchConfig
 from assistant.memory.semantic import LOG_NAME, SemanticMemory
 from assistant.memory.text import is_informative, tokenize
-from assistant.memory.vectors import VectorMatrix, cache_paths
+from assistant.memory.vectors import Refit, VectorMatrix, cache_paths
 from tests.clusters import DIM, centres, clustered
 from tests.embedders import HashEmbedder, hashed_vector
 
@@ -422,6 +422,38 @@ def test_two_stage_search_equals_exact_search(mem_dir: Path, fits: list[int]) ->
     found = mem.find_similar("a needle in the haystack", 0.95)
     assert [(i.id, round(sim, 5)) for i, sim in found] == [(needle.id, 1.0)]
     assert fits == [101, 404]
+
+
+def test_the_store_stays_usable_while_a_projection_is_fitted(
+    mem_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(13)
+    vectors = clustered(rng, 130, centres(rng, 8))
+    mem = SemanticMemory.open(mem_dir, HashEmbedder("hash", DIM), TWO_STAGE)
+    for vector in vectors[:100]:
+        mem.add("before the fit", vector=vector)
+    assert vectors_of(mem).projection is None
+    started, release = threading.Event(), threading.Event()
+    compute = Refit.compute
+
+    def slow_compute(self: Refit) -> tuple[Projection, npt.NDArray[np.float32]]:
+        started.set()
+        assert release.wait(10)
+        return compute(self)
+
+    monkeypatch.setattr(Refit, "compute", slow_compute)
+    fitting = threading.Thread(target=mem.add, args=("the 101st",), kwargs={"vector": vectors[100]})
+    fitting.start()
+    assert started.wait(10)
+    # The fit holds no lock: reads, searches and more adds go on meanwhile.
+    meanwhile = [mem.add(f"during the fit {i}", vector=v) for i, v in enumerate(vectors[101:])]
+    assert mem.get(meanwhile[0].id) == meanwhile[0]
+    assert mem.search("during fit", k=3, query_vector=vectors[101])[0].item.id == meanwhile[0].id
+    release.set()
+    fitting.join(10)
+    matrix = vectors_of(mem)
+    assert matrix.projection is not None
+    assert_projected_rows_in_sync(matrix)  # the rows set during the fit were projected too
 
 
 def test_projection_follows_adds_updates_and_forgets(mem_dir: Path) -> None:

@@ -96,6 +96,7 @@ class SemanticMemory:
         self._embed_error: str | None = None
         self._vectors: VectorMatrix | None = None
         self._vectors_dirty = False
+        self._refitting = False  # a projection is being fitted, outside the lock
         self._items: list[MemoryItem] = []
         self._slot_of: dict[str, int] = {}
         self._active = np.zeros(1024, dtype=bool)
@@ -346,9 +347,30 @@ class SemanticMemory:
         except ValueError as exc:
             log.warning("Ignoring unusable vectors from %s: %s", name, exc)
             return replaced
-        self._vectors.refresh_projection(self.config.exact_up_to)
         self._vectors_dirty = True
         return replaced
+
+    def _refit_projection(self) -> None:
+        """Fit the dense search's projection if it is due (see `VectorMatrix.refit_due`).
+
+        Call without the lock held: it is taken only to snapshot and to adopt, so the GUI's
+        reads never wait for a fit (up to a second at 100,000 vectors).
+        """
+        with self._lock:
+            vectors = self._vectors
+            if vectors is None or self._refitting or not vectors.refit_due(self.config.exact_up_to):
+                return
+            self._refitting = True
+            refit = vectors.begin_refit()
+        fitted = None
+        try:
+            fitted = refit.compute()
+        finally:
+            with self._lock:
+                self._refitting = False
+                vectors.end_refit(refit, fitted)
+                if fitted is not None and vectors is self._vectors:
+                    self._vectors_dirty = True
 
     def _load_vectors(self, name: str) -> None:
         self._vectors = VectorMatrix.from_cache(self.directory, name, self._slot_of)
@@ -418,6 +440,7 @@ class SemanticMemory:
                         Embedded(embedded.embedder, embedded.vectors[fresh]),
                         [batch[i][0] for i in fresh],
                     )
+                self._refit_projection()
                 done += len(batch)
                 if progress is not None:
                     progress(done, total)
@@ -474,6 +497,7 @@ class SemanticMemory:
             slot = self._place(item)
             if embedded is not None:
                 self._store_vectors(embedded, [slot])
+        self._refit_projection()
         self._emit("added", [item.id])
         return item
 
@@ -504,6 +528,7 @@ class SemanticMemory:
                     active_slots.append(slot)
             if embedded is not None and len(active_slots) == len(embedded.vectors):
                 self._store_vectors(embedded, active_slots)
+        self._refit_projection()
         if stored:
             self._emit("added", [i.id for i in stored])
         return stored
@@ -546,6 +571,7 @@ class SemanticMemory:
                 slot = self._slot_of[item_id]
                 if self._items[slot].text == text:
                     self._store_vectors(embedded, [slot])
+            self._refit_projection()
         return item
 
     def _change(self, item_id: str, **changes: Any) -> MemoryItem:
@@ -578,6 +604,7 @@ class SemanticMemory:
         if embedded is not None:
             with self._lock:
                 self._store_vectors(embedded, [slot])
+            self._refit_projection()
         return item
 
     def _set_state(self, item_id: str, state: MemoryState) -> MemoryItem:
@@ -678,6 +705,7 @@ class SemanticMemory:
             embedded = self._embed([query]) if self._has_vectors() else None
             qvec = None if embedded is None else embedded.vectors[0]
         depth = max(cfg.depth, k)
+        self._refit_projection()  # due after a cache without one; else nothing to do
         with self._lock:
             lexical = self._bm25.top(tokens, depth, require=informative)
             dense = self._dense_top(qvec, depth, cfg.min_similarity, cfg)
@@ -711,8 +739,6 @@ class SemanticMemory:
         norm = float(np.linalg.norm(qvec))
         if not math.isfinite(norm) or norm == 0:
             return []
-        if vectors.refresh_projection(cfg.exact_up_to):  # usually done as vectors are stored
-            self._vectors_dirty = True
         candidates = max(
             depth, cfg.rescore_factor * depth, int(cfg.rescore_fraction * vectors.count)
         )

@@ -37,6 +37,21 @@ FloatMatrix = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 
 
+class Refit(NamedTuple):
+    """A snapshot to fit a projection on: the matrix (not copied), its used end, the slots
+    with a vector, and how many those were."""
+
+    rows: FloatMatrix
+    end: int
+    among: IntArray
+    vectors: int
+
+    def compute(self) -> tuple[Projection, FloatMatrix]:
+        """Fit the projection and project the rows (the slow part: up to a second at 100k)."""
+        projection = Projection.fit(self.rows, PROJECTED_DIM, among=self.among)
+        return projection, projection.project(self.rows[: self.end])
+
+
 class CachePaths(NamedTuple):
     """The cache files of one embedder."""
 
@@ -62,6 +77,7 @@ class VectorMatrix:
         self._projection: Projection | None = None
         self._projected: FloatMatrix = np.zeros((0, 0), dtype=np.float32)  # rows of _m, projected
         self._fitted = 0  # vectors when the projection was fitted
+        self._changed: list[int] | None = None  # slots set while a refit is computed
         self.restamp = False  # read from a cache whose files were copied: write it again
 
     @property
@@ -102,6 +118,8 @@ class VectorMatrix:
         if self._projection is not None:
             self._projected = ensure_capacity(self._projected, size)
             self._projected[index] = self._projection.project(unit)
+        if self._changed is not None:
+            self._changed.extend(index.tolist())
 
     def clear(self, slot: int) -> None:
         """Mark `slot` as having no vector."""
@@ -120,22 +138,40 @@ class VectorMatrix:
         mask[:end] = self._has[:end]
         return mask
 
-    def refresh_projection(self, exact_up_to: int) -> bool:
-        """Fit the projection once there are more than `exact_up_to` vectors, and again each
-        time their number has grown `REFIT_GROWTH` times (so amortized O(1) per vector).
-
-        Returns whether it was fitted.
-        """
+    def refit_due(self, exact_up_to: int) -> bool:
+        """Whether to fit the projection: once there are more than `exact_up_to` vectors, and
+        again each time their number has grown `REFIT_GROWTH` times (amortized O(1) a vector)."""
         if self._count <= exact_up_to:
             return False
-        if self._projection is not None and self._count < REFIT_GROWTH * self._fitted:
+        return self._projection is None or self._count >= REFIT_GROWTH * self._fitted
+
+    def refresh_projection(self, exact_up_to: int) -> bool:
+        """Fit the projection now if it is due; returns whether it was fitted."""
+        if not self.refit_due(exact_up_to):
             return False
-        end = self._end
-        projection = Projection.fit(self._m, PROJECTED_DIM, among=np.flatnonzero(self._has[:end]))
-        self._projection, self._fitted = projection, self._count
-        self._projected = projection.project(self._m[:end])  # set_many grows it
-        log.info("Fitted the projection of %s on %d vectors", self.name, self._count)
+        refit = self.begin_refit()
+        self.end_refit(refit, refit.compute())
         return True
+
+    def begin_refit(self) -> Refit:
+        """What a new projection is fitted on; from now on the slots set are noted, so that
+        `end_refit` can project them again. `Refit.compute` may then run without a lock."""
+        end = self._end
+        self._changed = []
+        return Refit(self._m, end, np.flatnonzero(self._has[:end]), self._count)
+
+    def end_refit(self, refit: Refit, fitted: tuple[Projection, FloatMatrix] | None) -> None:
+        """Adopt a computed projection (None: give up), projecting again the slots set since."""
+        changed, self._changed = self._changed, None
+        if fitted is None:
+            return
+        projection, projected = fitted
+        projected = ensure_capacity(projected, self._end)
+        if changed:
+            slots = np.unique(np.asarray(changed, dtype=np.int64))
+            projected[slots] = projection.project(self._m[slots])
+        self._projection, self._projected, self._fitted = projection, projected, refit.vectors
+        log.info("Fitted the projection of %s on %d vectors", self.name, refit.vectors)
 
     def nearest(
         self,
