@@ -13,6 +13,15 @@ from tests.clusters import DIM, centres, clustered
 FloatMatrix = npt.NDArray[np.float32]
 
 
+def refit(matrix: VectorMatrix, exact_up_to: int) -> bool:
+    """Fit the matrix's projection if it is due, as the store does; whether it was fitted."""
+    if not matrix.refit_due(exact_up_to):
+        return False
+    snapshot = matrix.begin_refit()
+    matrix.end_refit(snapshot, snapshot.compute())
+    return True
+
+
 def filled(rows: FloatMatrix) -> VectorMatrix:
     matrix = VectorMatrix("test", DIM)
     matrix.set_many(range(len(rows)), rows)
@@ -75,7 +84,7 @@ def test_two_stage_search_equals_exact_search() -> None:
     topics = centres(rng)
     rows = clustered(rng, 4000, topics)
     matrix = filled(rows)
-    matrix.refresh_projection(1000)
+    refit(matrix, 1000)
     assert matrix.projection is not None and matrix.projection.d == PROJECTED_DIM
     allowed = rng.random(4000) < 0.9  # e.g. archived items are left out
     queries = clustered(rng, 30, topics)
@@ -99,7 +108,7 @@ def test_two_stage_recall_and_that_it_is_used(monkeypatch: pytest.MonkeyPatch) -
     rng = np.random.default_rng(6)
     topics = centres(rng, 25)
     matrix = filled(clustered(rng, 5000, topics))
-    matrix.refresh_projection(1000)
+    refit(matrix, 1000)
     allowed = np.ones(5000, dtype=bool)
     estimates = 0
     project_query = Projection.project_query
@@ -127,7 +136,7 @@ def test_small_or_unprojected_matrices_are_scanned_exactly() -> None:
     rng = np.random.default_rng(7)
     rows = clustered(rng, 300, centres(rng))
     matrix = filled(rows)
-    matrix.refresh_projection(300)
+    refit(matrix, 300)
     assert matrix.projection is None  # not more than exact_up_to vectors
     query = rows[5]
     slots, sims = matrix.nearest(query, np.ones(300, dtype=bool), 3, exact_up_to=0, candidates=10)
@@ -143,7 +152,7 @@ def test_projected_rows_follow_sets_and_clears() -> None:
     rng = np.random.default_rng(8)
     topics = centres(rng)
     matrix = filled(clustered(rng, 600, topics))
-    matrix.refresh_projection(500)
+    refit(matrix, 500)
     projection = matrix.projection
     assert projection is not None
     matrix.set_many([3, 700, 2000], clustered(rng, 3, topics))  # replace one, add two (grows)
@@ -168,9 +177,9 @@ def test_refit_when_the_vectors_have_grown(fits: list[int]) -> None:
     rows = clustered(rng, 900, centres(rng))
     for start in range(0, 900, 50):
         matrix.set_many(range(start, start + 50), rows[start : start + 50])
-        matrix.refresh_projection(100)
+        refit(matrix, 100)
     assert fits == [150, 150 * REFIT_GROWTH]  # first past 100, then at 4x as many
     for slot in range(600):
         matrix.clear(slot)
-    matrix.refresh_projection(100)
+    refit(matrix, 100)
     assert fits == [150, 600]  # shrinking does not refit

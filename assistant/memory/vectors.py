@@ -63,7 +63,7 @@ class CachePaths(NamedTuple):
 class VectorMatrix:
     """Unit vectors by slot; slots without a vector are marked as missing.
 
-    Once there are enough vectors, a projection of them (see `refresh_projection`) lets
+    Once there are enough vectors, a projection of them (`begin_refit`, `end_refit`) lets
     `nearest` score all rows cheaply and only the best candidates exactly.
     """
 
@@ -144,14 +144,6 @@ class VectorMatrix:
         if self._count <= exact_up_to:
             return False
         return self._projection is None or self._count >= REFIT_GROWTH * self._fitted
-
-    def refresh_projection(self, exact_up_to: int) -> bool:
-        """Fit the projection now if it is due; returns whether it was fitted."""
-        if not self.refit_due(exact_up_to):
-            return False
-        refit = self.begin_refit()
-        self.end_refit(refit, refit.compute())
-        return True
 
     def begin_refit(self) -> Refit:
         """What a new projection is fitted on; from now on the slots set are noted, so that
