@@ -28,21 +28,40 @@ def calls(*requests: tuple[str, dict[str, Any] | str], content: str = "") -> Cha
     return ChatResponse(content, made, "tool_calls")
 
 
+class UnscriptedCallError(AssertionError):
+    """The code under test called the model more often than the test scripted."""
+
+
 class ScriptedProvider:
-    """Pops one scripted reply per call and records what it was asked."""
+    """Pops one scripted reply per call and records what it was asked.
+
+    Strict: a call with nothing scripted raises `UnscriptedCallError` (and is recorded, in case
+    the code under test catches it), and `assert_all_used()` fails if there was such a call or
+    if a scripted reply was never asked for.
+    """
 
     model = "scripted"
 
-    def __init__(self, *replies: Script, default: str = "OK.") -> None:
+    def __init__(self, *replies: Script) -> None:
         self.replies: deque[Script] = deque(replies)
-        self.default = default
         self.requests: list[dict[str, Any]] = []
+        self.unscripted: list[str] = []
+        self.standing: list[tuple[Callable[[list[dict[str, Any]]], bool], Script]] = []
         self.streaming = threading.Event()  # set while streaming; tests cancel on it
         self.chunk_pause = 0.0
 
     def enqueue(self, *replies: Script) -> None:
         """Queue more replies."""
         self.replies.extend(replies)
+
+    def always(self, when: Callable[[list[dict[str, Any]]], bool], script: Script) -> None:
+        """Answer every call whose messages match `when` with `script` (it is not used up)."""
+        self.standing.append((when, script))
+
+    def assert_all_used(self) -> None:
+        """Fail if the model was called unscripted, or a scripted reply was never asked for."""
+        assert not self.unscripted, f"unscripted model calls: {self.unscripted}"
+        assert not self.replies, f"{len(self.replies)} scripted replies were never used"
 
     def chat(
         self,
@@ -55,7 +74,15 @@ class ScriptedProvider:
     ) -> ChatResponse:
         listed = [dict(m) for m in messages]
         self.requests.append({"messages": listed, "tools": tools, "json_mode": json_mode})
-        script = self.replies.popleft() if self.replies else self.default
+        standing = [script for when, script in self.standing if when(listed)]
+        if standing:
+            script = standing[0]
+        elif self.replies:
+            script = self.replies.popleft()
+        else:
+            asked = listed[-1].get("content") if listed else None
+            self.unscripted.append(f"call #{len(self.requests)}: {asked!r}")
+            raise UnscriptedCallError(f"model call #{len(self.requests)} was not scripted")
         if isinstance(script, Exception):
             raise script
         reply = script(listed) if callable(script) else script

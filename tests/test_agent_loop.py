@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -59,8 +60,10 @@ class Harness:
 
 
 @pytest.fixture
-def provider() -> ScriptedProvider:
-    return ScriptedProvider()
+def provider() -> Iterator[ScriptedProvider]:
+    scripted = ScriptedProvider()
+    yield scripted
+    scripted.assert_all_used()
 
 
 @pytest.fixture
@@ -275,6 +278,10 @@ def test_old_messages_are_summarized_when_over_budget(
     data_dir: Path, provider: ScriptedProvider
 ) -> None:
     h = Harness(data_dir, provider, prompt_budget_tokens=600, auto_memories=False)
+    h.provider.always(
+        lambda messages: "running summary" in messages[0]["content"],
+        "The user asked numbered questions and got long answers.",
+    )
     cid = h.conversations.create().id
     for i in range(8):
         h.provider.enqueue(f"Answer {i} " + "blah " * 60)
@@ -282,7 +289,10 @@ def test_old_messages_are_summarized_when_over_budget(
     summaries = [r for r in h.provider.requests if "running summary" in r["messages"][0]["content"]]
     assert summaries, "the overflow was never summarized"
     conversation = h.conversations.load(cid)
-    assert conversation.summary
+    assert conversation.summary == "The user asked numbered questions and got long answers."
+    assert [m.content for m in conversation.messages[1::2]] == [
+        f"Answer {i} " + "blah " * 60 for i in range(8)
+    ]
     assert conversation.summary_upto is not None
     assert len(conversation.messages) == 16  # the file keeps everything
     last_prompt = h.provider.requests[-1]["messages"]

@@ -14,6 +14,7 @@ from assistant import APP_NAME, __version__
 from assistant.errors import AssistantError
 from assistant.resources import app_icon_files
 from assistant.ui.main_window import MainWindow
+from assistant.ui.shutdown import join_all
 
 
 def _application() -> QApplication:
@@ -50,7 +51,9 @@ def run_app(root: Path) -> int:
     window.open_failed.connect(cannot_open)
     window.open_workspace(root)
     window.show()
-    return app.exec()
+    code = app.exec()
+    join_all()  # no thread may outlive the application
+    return code
 
 
 def build_for_self_test(root: Path, timeout_s: float = 60) -> tuple[float, float]:
@@ -76,6 +79,7 @@ def build_for_self_test(root: Path, timeout_s: float = 60) -> tuple[float, float
     ready = time.perf_counter()
     window.close()
     app.processEvents()
+    join_all()
     if failures or not window.is_ready():
         raise AssistantError(failures[0] if failures else "the window never became ready")
     return shown, ready

@@ -12,7 +12,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QObject, QThread, QTimer, Signal
+from PySide6.QtCore import QByteArray, QThread, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFrame,
@@ -33,6 +33,7 @@ from assistant import APP_NAME, __version__
 from assistant.errors import AssistantError
 from assistant.paths import settings_file
 from assistant.settings import read_ui_state
+from assistant.ui.shutdown import release_when_finished, stop_thread
 
 if TYPE_CHECKING:
     from assistant.agent.events import AgentEvent
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TITLE_WORDS = 7
-QUIT_WAIT_MS = 3000
 LIST_REFRESH_MS = 250
 TEXT_FLUSH_MS = 30
 PAINT_FIRST_MS = 15  # the frame paints before the loader thread competes for the interpreter
@@ -82,15 +82,26 @@ class ChatInput(QPlainTextEdit):
 
 
 class WorkspaceLoader(QThread):
-    """Opens a data directory off the GUI thread; emits `opened` or `failed` once."""
+    """Opens a data directory off the GUI thread; emits `opened` or `failed` once.
+
+    It owns the workspace it opened until a window takes it (sets `workspace` to None);
+    `close_unclaimed` closes it if none did. Parentless, so that no window can destroy it
+    while it runs (see `shutdown`).
+    """
 
     opened = Signal(object)  # Workspace
     failed = Signal(str)
 
-    def __init__(self, root: Path, parent: QObject | None = None) -> None:
-        super().__init__(parent)
+    def __init__(self, root: Path) -> None:
+        super().__init__()
         self.root = root
         self.workspace: Workspace | None = None
+
+    def close_unclaimed(self) -> None:
+        """Close the opened workspace if no window took it (it was closed meanwhile)."""
+        if self.workspace is not None:
+            self.workspace.close()
+            self.workspace = None
 
     def run(self) -> None:
         """Import the stores and open them (the slow part of a start)."""
@@ -159,7 +170,7 @@ class MainWindow(QMainWindow):
         """Lay the frame out as last time, then open `root` in the background and fill the panes."""
         self._restore_layout(read_ui_state(settings_file(root)))  # the workspace reports problems
         self.statusBar().showMessage("Opening your conversations and memories…")
-        self._loader = WorkspaceLoader(root, self)
+        self._loader = WorkspaceLoader(root)
         self._loader.opened.connect(self._on_opened)
         self._loader.failed.connect(self._on_open_failed)
         QTimer.singleShot(PAINT_FIRST_MS, self._start_loading)
@@ -167,9 +178,10 @@ class MainWindow(QMainWindow):
     def _start_loading(self) -> None:
         if self._loader is not None and not self._closed:
             self._loader.start()
+            release_when_finished(self._loader, self._loader.close_unclaimed)
 
     def _on_opened(self, workspace: Workspace) -> None:
-        if self._closed:  # closed while the workspace was opening: closeEvent closes it
+        if self._closed:  # closed while the workspace was opening: the loader closes it
             return
         if self._loader is not None:
             self._loader.workspace = None  # ours now, to attach or to close here
@@ -577,37 +589,36 @@ class MainWindow(QMainWindow):
         self.workspace.settings.save(settings_file(self.workspace.root))
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
-        """Stop a running reply (its text is saved), end the worker, close the stores.
+        """Stop a running reply (its text is saved) and background work, close the stores.
 
-        While the workspace is still opening, the window hides and closes once it is open.
+        A workspace still opening is closed by its loader once open. Work that does not stop
+        within a bounded wait finishes on its own, and the stores close after it (`shutdown`).
         """
-        self._closed = True
-        if self._loader is not None and self._loader.isRunning():
-            event.ignore()
-            self.hide()
-            self._loader.finished.connect(self.close)
-            return
-        if self._ready:
-            self.worker.cancel()
-            self.thread_.quit()
-            self.thread_.wait(QUIT_WAIT_MS)
-            self._save_layout()
-            self.bridge.disconnect_stores()
-        if self._attached:
-            self.workspace.close()
-        elif self._loader is not None and self._loader.workspace is not None:
-            self._loader.workspace.close()  # opened after the window was closed
+        if not self._closed:
+            self._closed = True
+            if self._ready:
+                try:
+                    self._save_layout()
+                except (AssistantError, OSError) as exc:  # quitting still closes the stores
+                    log.warning("Could not save the window layout: %s", exc)
+            if self._attached:
+                self._detach()
         super().closeEvent(event)
 
     def _detach(self) -> None:
-        """Undo a half-done `attach`: stop what it started and close the workspace."""
+        """Stop what `attach` started (reply, upkeep, jobs), then close the workspace."""
+        self._attached = False
+        stopped = True
         if hasattr(self, "thread_"):
-            self.thread_.quit()
-            self.thread_.wait(QUIT_WAIT_MS)
+            self.worker.stop()
+            stopped = stop_thread(self.thread_)
         if hasattr(self, "bridge"):
             self.bridge.disconnect_stores()
-        self.workspace.close()
-        self._attached = False
+        if stopped:
+            self.workspace.close()
+        else:
+            log.warning("Background work is still running; the data closes when it is done")
+            release_when_finished(self.thread_, self.workspace.close, jobs=True, keep=self.worker)
 
 
 def _placeholder(text: str, min_width: int, parent: QWidget) -> QLabel:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 
 from PySide6.QtCore import QObject, Signal, Slot
 
@@ -17,8 +18,8 @@ log = logging.getLogger(__name__)
 class AgentWorker(QObject):
     """Runs turns and embedding work off the GUI thread; reports through `agent_event`.
 
-    Move it to a QThread and call its slots through queued signals; `cancel()` is the one
-    method the GUI thread calls directly (it only sets a flag).
+    Move it to a QThread and call its slots through queued signals; `cancel()` and `stop()`
+    are the methods the GUI thread calls directly (they only set flags).
     """
 
     agent_event = Signal(object)  # an AgentEvent
@@ -29,9 +30,15 @@ class AgentWorker(QObject):
         super().__init__()
         self._workspace = workspace
         self._cancel = CancelToken()
+        self._stopping = threading.Event()
 
     def cancel(self) -> None:
         """Stop the running turn (safe to call from any thread)."""
+        self._cancel.cancel()
+
+    def stop(self) -> None:
+        """Stop the running turn and background upkeep for good: the app is closing."""
+        self._stopping.set()
         self._cancel.cancel()
 
     @Slot(str, str)
@@ -46,6 +53,8 @@ class AgentWorker(QObject):
 
     def _turn(self, conversation_id: str, text: str | None) -> None:
         self._cancel = CancelToken()
+        if self._stopping.is_set():  # checked after the new token: `stop()` cancels one of them
+            return
         self.busy_changed.emit(True)
         try:
             try:
@@ -68,6 +77,8 @@ class AgentWorker(QObject):
     @Slot()
     def maintain(self) -> None:
         """At start-up: archive long-unused unimportant memories, then fill in vectors."""
+        if self._stopping.is_set():
+            return
         archived = self._workspace.memory.decay(days=self._workspace.settings.decay_days)
         if archived:
             log.info("Archived %d long-unused memories", len(archived))
@@ -81,7 +92,8 @@ class AgentWorker(QObject):
             return
         try:
             memory.embed_missing(
-                lambda done, total: self.progress.emit("Embedding memories", done, total)
+                lambda done, total: self.progress.emit("Embedding memories", done, total),
+                cancel=self._stopping.is_set,
             )
         except AssistantError as exc:
             log.warning("Embedding memories failed: %s", exc)
