@@ -9,7 +9,7 @@ PKG_STAMP := $(VENV)/.installed-package
 VERSION = $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' assistant/__init__.py)
 ARCHIVE = dist/Assistant-$(VERSION)-linux-$(shell uname -m).tar.gz
 
-.PHONY: run test lint pytest bench package package-test clean
+.PHONY: run test lint pytest bench test-stress package package-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ pytest: $(DEV_STAMP)
 	$(BIN)/pytest
 
 test: lint pytest
+
+# `make test` 10 times on a fresh clone with both cores busy, each run in a new random order.
+test-stress:
+	tests/stress.sh 10
 
 bench: $(DEV_STAMP)
 	$(BIN)/python -m tests.bench.memory_bench
