@@ -1,0 +1,110 @@
+"""Applying an import plan: add its conversations and memories, never overwriting anything."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Literal
+
+from assistant.errors import ImportError_
+from assistant.memory.conversations import ConversationExistsError, ConversationStore
+from assistant.memory.items import MemoryItem
+from assistant.memory.semantic import SemanticMemory
+from assistant.transfer.plan import (
+    POLICIES,
+    ConflictPolicy,
+    ImportedConversation,
+    ImportPlan,
+    ImportResult,
+    Progress,
+    Stores,
+)
+
+COPY_SUFFIX = " (imported)"
+_MEMORY_BATCH = 64
+
+
+def apply_import(
+    plan: ImportPlan,
+    stores: Stores,
+    policy: ConflictPolicy,
+    progress: Progress | None = None,
+) -> ImportResult:
+    """Add the plan's conversations and memories; never overwrites anything.
+
+    An item whose id exists is skipped (`"skip"`) or added with a new id (`"copy"`; a copied
+    conversation's title gets " (imported)"). Each conversation file is written atomically.
+    `progress(done, total)` is called after each conversation and each batch of memories.
+    Memories may be embedded over the network: call this off the GUI thread.
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
+    total = plan.total
+    done = 0
+    if progress is not None:
+        progress(done, total)
+    counts = dict.fromkeys(
+        ("imported", "copied", "skipped", "messages", "m_imported", "m_copied", "m_skipped"), 0
+    )
+    store = stores.conversations
+    for conversation in plan.conversations:
+        outcome = _import_conversation(store, conversation, policy)
+        if outcome != "skipped":
+            counts["imported"] += 1
+            counts["messages"] += len(conversation.messages)
+        if outcome != "imported":
+            counts[outcome] += 1
+        done += 1
+        if progress is not None:
+            progress(done, total)
+    for start in range(0, len(plan.memories), _MEMORY_BATCH):
+        batch = plan.memories[start : start + _MEMORY_BATCH]
+        added, copied = _insert_memories(stores.memory, batch, policy)
+        counts["m_imported"] += added
+        counts["m_copied"] += copied
+        counts["m_skipped"] += len(batch) - added
+        done += len(batch)
+        if progress is not None:
+            progress(done, total)
+    return ImportResult(
+        conversations_imported=counts["imported"],
+        conversations_copied=counts["copied"],
+        conversations_skipped=counts["skipped"],
+        memories_imported=counts["m_imported"],
+        memories_copied=counts["m_copied"],
+        memories_skipped=counts["m_skipped"],
+        messages_imported=counts["messages"],
+    )
+
+
+def _import_conversation(
+    store: ConversationStore, conversation: ImportedConversation, policy: ConflictPolicy
+) -> Literal["imported", "copied", "skipped"]:
+    cid, title = conversation.id, conversation.title
+    outcome: Literal["imported", "copied"] = "imported"
+    while True:
+        try:
+            store.import_conversation(
+                cid,
+                title,
+                conversation.created_at,
+                conversation.messages,
+                summary=conversation.summary,
+            )
+        except ConversationExistsError:
+            if policy == "skip":
+                return "skipped"
+            cid, title, outcome = uuid.uuid4().hex, conversation.title + COPY_SUFFIX, "copied"
+            continue
+        except ValueError as exc:  # validated already; only a changed store rule gets here
+            raise ImportError_(f"conversation {conversation.id!r}: {exc}") from exc
+        return outcome
+
+
+def _insert_memories(
+    memory: SemanticMemory, items: Sequence[MemoryItem], policy: ConflictPolicy
+) -> tuple[int, int]:
+    """Store items as they are; returns (stored, of them copies)."""
+    stored = memory.insert(items, on_conflict=policy)
+    original = {i.id for i in items}
+    return len(stored), sum(1 for i in stored if i.id not in original)

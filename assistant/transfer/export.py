@@ -1,0 +1,79 @@
+"""Export: the app's own JSON document of conversations (and memories), written atomically."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from assistant import APP_NAME, __version__
+from assistant.errors import StorageError
+from assistant.fileio import atomic_write_json
+from assistant.transfer.checks import iso
+from assistant.transfer.plan import Stores, counted
+
+FORMAT = "assistant.export"
+FORMAT_VERSION = 1
+EXPORTED_STATES = ("active", "archived")
+
+
+def export_data(
+    stores: Stores,
+    conversation_ids: Sequence[str] | None = None,
+    include_memories: bool = False,
+) -> dict[str, Any]:
+    """The export document of the given conversations (all but temporary ones with None).
+
+    With `include_memories`, active and archived long-term memories are added (no vectors).
+    Raises ConversationNotFoundError (a StorageError) for an unknown id.
+    """
+    store = stores.conversations
+    if conversation_ids is None:
+        infos = sorted(
+            (c for c in store.list() if not c.temporary), key=lambda c: (c.created_at, c.id)
+        )
+        ids = [c.id for c in infos]
+    else:
+        ids = list(dict.fromkeys(conversation_ids))
+    conversations = []
+    for cid in ids:
+        conversation = store.load(cid)
+        conversations.append(
+            {
+                "id": conversation.id,
+                "title": conversation.title,
+                "created_at": conversation.created_at,
+                "updated_at": conversation.updated_at,
+                "summary": conversation.summary,
+                "messages": [m.to_json() for m in conversation.messages],
+            }
+        )
+    data: dict[str, Any] = {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "exported_at": iso(datetime.now(UTC)),
+        "app": {"name": APP_NAME, "version": __version__},
+        "conversations": conversations,
+    }
+    if include_memories:
+        items = [i for i in stores.memory.items(None) if i.state in EXPORTED_STATES]
+        items.sort(key=lambda i: (i.created_at, i.id))
+        data["memories"] = [i.to_json() for i in items]
+    return data
+
+
+def write_export(path: Path, data: Mapping[str, Any]) -> None:
+    """Write an export document atomically (a crash leaves the old file or the new one)."""
+    try:
+        atomic_write_json(path, data)
+    except OSError as exc:
+        raise StorageError(f"Could not write {path}: {exc.strerror or exc}") from exc
+
+
+def export_summary(data: Mapping[str, Any], path: Path | str | None = None) -> str:
+    """One line saying what an export document holds, e.g. for the command line."""
+    text = f"Exported {counted(len(data['conversations']), 'conversation')}"
+    if "memories" in data:
+        text += f" and {counted(len(data['memories']), 'memory', 'memories')}"
+    return text + (f" to {path}" if path is not None else "")
