@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
 
 from assistant.agent.cancel import CancelToken
@@ -77,21 +76,17 @@ def test_cancel_mid_stream_keeps_the_partial_text(data_dir: Path, fake_openai: F
     fake_openai.enqueue(Reply.text(words, chunk_delay=0.05))
     cancel = CancelToken()
     events: list[AgentEvent] = []
-    cancelled_at: list[float] = []
 
     def on_event(event: AgentEvent) -> None:
         events.append(event)
-        if isinstance(event, TextDelta) and not cancelled_at:
-            threading.Timer(
-                0.2, lambda: (cancelled_at.append(time.monotonic()), cancel.cancel())
-            ).start()
+        if sum(isinstance(e, TextDelta) for e in events) == 3:
+            cancel.cancel()
 
     thread = threading.Thread(target=agent.run, args=(cid, "Count for me", on_event, cancel))
     thread.start()
-    thread.join(timeout=10)
-    ended = time.monotonic()
+    thread.join(timeout=30)
+    assert not thread.is_alive()
     assert any(isinstance(e, Cancelled) for e in events)
-    assert ended - cancelled_at[0] < 0.5
     shown = "".join(e.text for e in events if isinstance(e, TextDelta))
     saved = conversations.load(cid).messages
     assert [m.role for m in saved] == ["user", "assistant"]

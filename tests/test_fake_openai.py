@@ -246,12 +246,10 @@ def test_wrong_api_key_is_401() -> None:
 
 
 def test_delay_causes_a_client_timeout(fake_openai: FakeOpenAI) -> None:
-    fake_openai.enqueue(Reply.text("late", delay=2.0))
+    fake_openai.enqueue(Reply.text("late", delay=30.0))  # the server stops waiting at teardown
     client = fake_openai.client(timeout=0.2)
-    started = time.monotonic()
-    with pytest.raises(openai.APITimeoutError):
+    with pytest.raises(openai.APITimeoutError):  # rather than the reply, 30 s later
         client.chat.completions.create(model="m", messages=MESSAGES)
-    assert time.monotonic() - started < 1.5
 
 
 def test_chunk_delay_spaces_the_stream(fake_openai: FakeOpenAI, client: openai.OpenAI) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -304,9 +303,9 @@ def test_test_connection_reports_unreachable_server_without_blocking(
     point_at(qtbot, dialog, url)
     button = child(dialog, QPushButton, "testConnectionButton")
 
-    started = time.monotonic()
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
-    assert time.monotonic() - started < 0.1
+    # The click returned before the answer: the probe runs off the GUI thread.
+    assert "Contacting the server" in result_label(dialog).text()
 
     qtbot.waitUntil(lambda: "Could not reach" in result_label(dialog).text(), timeout=10_000)
     assert url in result_label(dialog).text()
