@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TextIO
 
 from assistant import APP_NAME, __version__
 from assistant.errors import AssistantError
@@ -55,9 +55,13 @@ def build_parser() -> argparse.ArgumentParser:
     imp = commands.add_parser(
         "import",
         parents=[common],
-        help="add conversations and memories from an export or a ChatGPT conversations.json",
+        help="add conversations and memories from an Assistant, ChatGPT or Claude export",
     )
-    imp.add_argument("source", metavar="IN.json", help="the file to import")
+    imp.add_argument(
+        "source",
+        metavar="PATH",
+        help="an export as delivered: its .zip, its unpacked folder, or a .json file in it",
+    )
     imp.add_argument(
         "--on-conflict",
         choices=("skip", "copy"),
@@ -108,23 +112,65 @@ def export_command(
 
 
 def import_command(root: Path, source: Path, policy: Literal["skip", "copy"]) -> int:
-    """`assistant import`: validate the whole file first, then add what is not here yet."""
+    """`assistant import`: validate the whole export first, then add what is not here yet."""
     from assistant.transfer import apply_import, load_import
     from assistant.workspace import Workspace
 
+    meter = _ProgressLine(sys.stderr) if sys.stderr.isatty() else None
     try:
-        plan = load_import(source)  # before opening anything: a bad file changes nothing
+        plan = load_import(source, meter.bytes if meter else None)  # a bad file changes nothing
+        if meter:
+            meter.done()
         workspace = Workspace.open(root)
         try:
-            result = apply_import(plan, workspace, policy)
+            result = apply_import(plan, workspace, policy, meter.steps if meter else None)
         finally:
             workspace.close()
+            if meter:
+                meter.done()
     except AssistantError as exc:
+        if meter:
+            meter.done()
         return _fail(exc)
     print(result.summary())
-    for note in plan.notes:
-        print(note)
+    for note in (plan.unreadable_note(), *plan.notes):
+        if note:
+            print(note)
+    if plan.suggested_memories:
+        print(
+            f"The export holds custom instructions ({len(plan.suggested_memories)}); "
+            "File > Import in the app offers them as memories."
+        )
     return 0
+
+
+class _ProgressLine:
+    """A progress line on a terminal, redrawn in place and erased when done."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._shown = ""
+
+    def bytes(self, done: int, total: int) -> None:
+        """Reading: megabytes of the export."""
+        self._show(f"Reading {done / 1e6:,.0f} of {total / 1e6:,.0f} MB")
+
+    def steps(self, done: int, total: int) -> None:
+        """Importing: conversations and memories."""
+        self._show(f"Importing {done:,} of {total:,}")
+
+    def _show(self, text: str) -> None:
+        if text != self._shown:
+            self._stream.write(f"\r{text}\x1b[K")
+            self._stream.flush()
+            self._shown = text
+
+    def done(self) -> None:
+        """Erase the line."""
+        if self._shown:
+            self._stream.write("\r\x1b[K")
+            self._stream.flush()
+            self._shown = ""
 
 
 def _fail(exc: AssistantError) -> int:

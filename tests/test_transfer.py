@@ -28,10 +28,12 @@ from assistant.transfer import (
     COPY_SUFFIX,
     FORMAT,
     ImportPlan,
+    PlannedConversation,
     StoreSet,
     apply_import,
     export_data,
     parse_import,
+    read_conversations,
     write_export,
 )
 from assistant.workspace import Workspace
@@ -451,10 +453,15 @@ RAW_MALFORMED: list[tuple[str, bytes, str]] = [
     ("empty file", b"", "not valid JSON"),
     ("not utf-8", b"\xff\xfe\x00{", "not UTF-8"),
     ("NaN", b'{"format": "assistant.export", "version": NaN}', "not valid JSON"),
-    ("number", b"42", "not an Assistant export or a ChatGPT"),
-    ("string", b'"hello"', "not an Assistant export or a ChatGPT"),
-    ("chatgpt no mapping", b'[{"title": "x"}]', "[0].mapping: missing"),
-    ("chatgpt not objects", b"[1, 2]", "[0]: must be an object"),
+    ("number", b"42", "not an Assistant, ChatGPT or Claude export: the file holds a number"),
+    ("string", b'"hello"', "not an Assistant, ChatGPT or Claude export: the file holds a string"),
+    ("chatgpt no mapping", b'[{"title": "x"}]', "export: x has neither a mapping (ChatGPT)"),
+    ("chatgpt not objects", b"[1, 2]", "export: conversation 1 is a number, not a conversation"),
+    ("empty list", b"[]", "No conversations found"),
+    ("only empty", b'[{"mapping": {}}]', "No conversations found in conversations.json. 1 conv"),
+    ("truncated", b'[{"mapping": {}}, {"mapp', "it ends too early (the file may be cut short)"),
+    ("garbage after", b'[{"mapping": {}}] x', "there is more text after the end of the JSON"),
+    ("deep", b"[" * 600 + b"]" * 600, "nested more than 512 levels deep"),
 ]
 
 
@@ -653,36 +660,43 @@ def chatgpt_sample() -> list[dict[str, Any]]:
 def test_chatgpt_imports_only_the_current_branch_in_order(target: StoreSet) -> None:
     plan = parse_import(json.dumps(chatgpt_sample()))
     assert plan.format == "chatgpt" and plan.format_name.startswith("ChatGPT")
-    assert len(plan.conversations) == 2
+    assert len(plan.conversations) == 2 and plan.message_count == 7
     assert plan.notes == ("1 conversation without text messages will be left out.",)
-    first = plan.conversations[0]
+    first, last = read_conversations(plan)
+    assert plan.conversations[0] == PlannedConversation.of(first)
     assert first.id == "6a1c2f3e-0000-4000-8000-000000000001"
     assert first.title == "Capital of Portugal"
     assert first.created_at == "2023-11-14T22:13:20.500000Z"
+    # Images stay as placeholders and code as a code block, so that the turns keep their order.
     assert [(m.role, m.content) for m in first.messages] == [
-        ("user", "What is the capital of Portugal?"),
+        ("user", "What is the capital of Portugal?\n[image]"),
         ("assistant", "It is \nLisbon."),
+        ("user", "[image]"),
+        ("assistant", "```python\nprint(1)\n```"),
         ("user", "Thanks!"),
         ("assistant", "You're welcome."),
     ]
-    assert [m.id for m in first.messages] == ["u1b", "a1b", "u2", "a2"]
-    assert [m.parent_id for m in first.messages] == [None, "u1b", "a1b", "u2"]
+    assert [m.id for m in first.messages] == ["u1b", "a1b", "img", "code", "u2", "a2"]
+    assert [m.parent_id for m in first.messages] == [None, "u1b", "a1b", "img", "code", "u2"]
     times = [m.created_at for m in first.messages]
     # "Thanks!" has no time of its own and takes the one before it.
     assert times == [
         "2023-11-14T22:14:20.500000Z",
         "2023-11-14T22:14:23.500000Z",
-        "2023-11-14T22:14:23.500000Z",
+        "2023-11-14T22:14:30.500000Z",
+        "2023-11-14T22:14:31.500000Z",
+        "2023-11-14T22:14:31.500000Z",
         "2023-11-14T22:14:50.500000Z",
     ]
     # Without a current_node, the newest leaf is followed; an empty title gets a default one.
-    last = plan.conversations[1]
     assert [m.content for m in last.messages] == ["newer"]
     assert last.title == "ChatGPT conversation"
     assert last.id.startswith("chatgpt-")
+    # No conversation time: the first message's, never the time of the import.
+    assert last.created_at == "2023-11-14T22:13:21.500000Z"
 
     result = apply_import(plan, target, "skip")
-    assert (result.conversations_imported, result.messages_imported) == (2, 5)
+    assert (result.conversations_imported, result.messages_imported) == (2, 7)
     loaded = target.conversations.load(first.id)
     assert list(loaded.messages) == list(first.messages)
     assert loaded.updated_at == "2023-11-14T22:14:50.500000Z"
@@ -695,28 +709,37 @@ def test_chatgpt_imports_only_the_current_branch_in_order(target: StoreSet) -> N
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        (_set([0, "mapping", "a2", "parent"], "ghost"), "[0].mapping.a2.parent: 'ghost' is not"),
+        (_set([0, "mapping", "a2", "parent"], "ghost"), "mapping.a2.parent: 'ghost' is not"),
         (_set([0, "mapping", "u1b", "parent"], "a1b"), "the parent links form a cycle"),
-        (_set([0, "current_node"], "ghost"), "[0].current_node: 'ghost' is not a node"),
-        (_set([0, "create_time"], "yesterday"), "[0].create_time: must be a number"),
+        (_set([0, "current_node"], "ghost"), "current_node: 'ghost' is not a node"),
+        (_set([0, "create_time"], "yesterday"), "create_time: must be a number"),
         (_set([0, "mapping", "a2", "message", "create_time"], 1e300), "not a usable time"),
         (_set([0, "mapping", "a2", "message", "author"], None), "a2.message.author: must be"),
-        (_set([0, "mapping", "a2", "message", "content", "parts"], "x"), "content.parts: must"),
-        (_set([2, "mapping"], []), "[2].mapping: must be an object"),
+        (_set([0, "mapping", "a2"], "node"), "mapping.a2: must be an object, not a string"),
+        (_delete([0, "mapping"]), "has neither a mapping (ChatGPT) nor chat_messages"),
     ],
 )
-def test_malformed_chatgpt_names_the_field(
-    populated: StoreSet,
-    data_dir: Path,
-    change: Callable[[Any], Any],
-    expected: str,
+def test_a_bad_chatgpt_conversation_is_skipped_and_named(
+    target: StoreSet, change: Callable[[Any], Any], expected: str
 ) -> None:
-    before = snapshot(data_dir)
-    with pytest.raises(ImportError_) as exc:
-        parse_import(json.dumps(change(chatgpt_sample())))
-    assert expected in str(exc.value)
-    assert str(exc.value).startswith("ChatGPT conversations.json: ")
-    assert snapshot(data_dir) == before
+    plan = parse_import(json.dumps(change(chatgpt_sample())))
+    assert [c.title for c in plan.conversations] == ["ChatGPT conversation"]
+    (bad,) = plan.unreadable
+    assert bad.name == "Capital of Portugal" and expected in bad.reason
+    note = plan.unreadable_note()
+    assert note is not None
+    assert note.startswith("1 conversation could not be read and will be left out: ")
+    assert "'Capital of Portugal' (" in note
+    result = apply_import(plan, target, "skip")
+    assert (result.conversations_imported, result.messages_imported) == (1, 1)
+
+
+def test_a_bad_mapping_value_is_named(target: StoreSet) -> None:
+    sample = chatgpt_sample()
+    sample[2]["mapping"] = []
+    plan = parse_import(json.dumps(sample))
+    (bad,) = plan.unreadable
+    assert bad.reason == "mapping: must be an object, not a list"
 
 
 # -- command line ----------------------------------------------------------------------------------

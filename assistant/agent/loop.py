@@ -299,5 +299,6 @@ class Agent:
         if turn.long_term and ids:
             self.memory.mark_used(ids)
         turn.on_event(Finished(turn.cid, reply.id, text, ids))
-        if turn.long_term and self.config.auto_memories and self.curator is not None:
+        learns = turn.long_term and not turn.conversation.do_not_remember
+        if learns and self.config.auto_memories and self.curator is not None:
             self.curator.process(turn.cid, turn.user, reply)

@@ -29,7 +29,7 @@ from assistant.memory.text import is_informative, tokenize
 log = logging.getLogger(__name__)
 
 RECORD_VERSION = 1
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # 2: entries say do_not_remember
 INDEX_NAME = "index.json"
 DEFAULT_TITLE = "New conversation"
 RECOVERED_TITLE = "Recovered conversation"
@@ -201,6 +201,7 @@ class Conversation:
     summary: str
     summary_upto: str | None
     messages: list[Message]
+    do_not_remember: bool = False  # imported so: the curator never learns from it
 
     def prompt_messages(self, budget_tokens: int) -> PromptWindow:
         """The summary and the newest messages after `summary_upto` that fit the budget.
@@ -243,6 +244,7 @@ class ConversationInfo:
     updated_at: str
     message_count: int
     temporary: bool
+    do_not_remember: bool = False
 
 
 @dataclass(frozen=True)
@@ -268,6 +270,7 @@ class _Entry:
     message_count: int
     temporary: bool
     last_message_id: str | None
+    do_not_remember: bool = False
 
     def info(self, conversation_id: str) -> ConversationInfo:
         """The listing entry."""
@@ -278,6 +281,7 @@ class _Entry:
             self.updated_at,
             self.message_count,
             self.temporary,
+            self.do_not_remember,
         )
 
     def matches(self, st: os.stat_result) -> bool:
@@ -297,6 +301,7 @@ class _Entry:
             len(messages),
             conversation.temporary,
             messages[-1].id if messages else None,
+            conversation.do_not_remember,
         )
 
     @classmethod
@@ -320,6 +325,7 @@ _ENTRY_TYPES: dict[str, type | tuple[type, ...]] = {
     "message_count": int,
     "temporary": bool,
     "last_message_id": (str, type(None)),
+    "do_not_remember": bool,
 }
 
 
@@ -367,10 +373,12 @@ class ConversationStore:
         summary: str = "",
         summary_upto: str | None = None,
         temporary: bool = False,
+        do_not_remember: bool = False,
     ) -> ConversationInfo:
         """Create a conversation with this id, metadata and messages in one atomic write.
 
         The messages keep their ids, parents, timestamps, roles, tool calls and memory ids.
+        `do_not_remember` marks a conversation the curator must never learn from.
         Raises ValueError (see `check_messages`) for invalid input and ConversationExistsError
         if the id is taken; then nothing is written. A crash leaves the whole file or none.
         """
@@ -380,8 +388,11 @@ class ConversationStore:
         if not _is_timestamp(created_at):
             raise ValueError("created_at: not an ISO 8601 timestamp")
         check_messages(messages, summary_upto)
-        meta = {"id": conversation_id, "title": title, "created_at": created_at}
-        records = [_record("meta", {**meta, "temporary": temporary})]
+        meta: dict[str, Any] = {"id": conversation_id, "title": title, "created_at": created_at}
+        meta["temporary"] = temporary
+        if do_not_remember:
+            meta["do_not_remember"] = True
+        records = [_record("meta", meta)]
         records += [_record("message", m.to_json()) for m in messages]
         if summary:
             records.append(_record("update", {"summary": summary, "summary_upto": summary_upto}))
@@ -404,6 +415,7 @@ class ConversationStore:
                 len(messages),
                 temporary,
                 messages[-1].id if messages else None,
+                do_not_remember,
             )
             self._set_entry(conversation_id, entry)
             if self._search is not None:
@@ -670,7 +682,7 @@ class ConversationStore:
         try:
             raw = json.loads(self._index_path().read_text(encoding="utf-8"))
             if not isinstance(raw, dict) or raw.get("version") != INDEX_VERSION:
-                raise ValueError("not a version 1 index")
+                raise ValueError(f"not a version {INDEX_VERSION} index")
             entries = raw.get("conversations")
             if not isinstance(entries, dict):
                 raise ValueError("no 'conversations' object")
@@ -717,8 +729,9 @@ def _read_conversation(path: Path) -> tuple[Conversation, list[str]]:
             elif kind == "meta" and meta is None:
                 _required_str(record, "title")
                 _required_str(record, "created_at")
-                if not isinstance(record.get("temporary", False), bool):
-                    raise ValueError("'temporary' must be true or false")
+                for flag in ("temporary", "do_not_remember"):
+                    if not isinstance(record.get(flag, False), bool):
+                        raise ValueError(f"{flag!r} must be true or false")
                 meta = record
             elif kind == "update":
                 if "title" in record:
@@ -751,6 +764,7 @@ def _read_conversation(path: Path) -> tuple[Conversation, list[str]]:
         summary=summary,
         summary_upto=summary_upto,
         messages=messages,
+        do_not_remember=meta.get("do_not_remember", False),
     )
     return conversation, loaded.warnings + problems
 

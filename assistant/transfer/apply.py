@@ -18,7 +18,10 @@ from assistant.transfer.plan import (
     ImportResult,
     Progress,
     Stores,
+    SuggestedMemory,
 )
+from assistant.transfer.reader import read_conversations
+from assistant.transfer.stream import Cancel, ImportCancelledError
 
 COPY_SUFFIX = " (imported)"
 _MEMORY_BATCH = 64
@@ -29,17 +32,22 @@ def apply_import(
     stores: Stores,
     policy: ConflictPolicy,
     progress: Progress | None = None,
+    *,
+    suggestions: Sequence[SuggestedMemory] = (),
+    cancel: Cancel | None = None,
 ) -> ImportResult:
-    """Add the plan's conversations and memories; never overwrites anything.
+    """Add the plan's conversations and memories, and the chosen suggestions; never overwrites.
 
     An item whose id exists is skipped (`"skip"`) or added with a new id (`"copy"`; a copied
-    conversation's title gets " (imported)"). Each conversation file is written atomically.
-    `progress(done, total)` is called after each conversation and each batch of memories.
+    conversation's title gets " (imported)"). Each conversation file is written atomically;
+    the conversations of a streamed export are read again from its files, one at a time.
+    `progress(done, total)` is called after each conversation and each batch of memories;
+    `cancel()` returning True stops with ImportCancelledError, keeping what was imported.
     Memories may be embedded over the network: call this off the GUI thread.
     """
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
-    total = plan.total
+    total = plan.total + len(suggestions)
     done = 0
     if progress is not None:
         progress(done, total)
@@ -47,7 +55,9 @@ def apply_import(
         ("imported", "copied", "skipped", "messages", "m_imported", "m_copied", "m_skipped"), 0
     )
     store = stores.conversations
-    for conversation in plan.conversations:
+    for conversation in read_conversations(plan, cancel=cancel):
+        if cancel is not None and cancel():
+            raise ImportCancelledError
         outcome = _import_conversation(store, conversation, policy)
         if outcome != "skipped":
             counts["imported"] += 1
@@ -66,6 +76,12 @@ def apply_import(
         done += len(batch)
         if progress is not None:
             progress(done, total)
+    for suggestion in suggestions:
+        stores.memory.add(suggestion.text, suggestion.kind, 0.7, tags=[suggestion.origin])
+        counts["m_imported"] += 1
+        done += 1
+        if progress is not None:
+            progress(done, total)
     return ImportResult(
         conversations_imported=counts["imported"],
         conversations_copied=counts["copied"],
@@ -82,6 +98,8 @@ def _import_conversation(
 ) -> Literal["imported", "copied", "skipped"]:
     cid, title = conversation.id, conversation.title
     outcome: Literal["imported", "copied"] = "imported"
+    if policy == "skip" and store.exists(cid):
+        return "skipped"  # without writing the file first
     while True:
         try:
             store.import_conversation(
@@ -90,6 +108,7 @@ def _import_conversation(
                 conversation.created_at,
                 conversation.messages,
                 summary=conversation.summary,
+                do_not_remember=conversation.do_not_remember,
             )
         except ConversationExistsError:
             if policy == "skip":

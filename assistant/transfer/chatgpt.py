@@ -1,4 +1,4 @@
-"""Reading ChatGPT's `conversations.json`: the branch the user last saw, as text messages."""
+"""Reading one conversation of a ChatGPT export: the branch the user last saw, as messages."""
 
 from __future__ import annotations
 
@@ -9,112 +9,104 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from assistant.errors import ImportError_
 from assistant.memory.conversations import Message, is_valid_id
-from assistant.transfer.checks import InvalidError, as_list, as_object, fail, iso, kind
-from assistant.transfer.plan import ImportedConversation, ImportPlan, counted
+from assistant.transfer.chatgpt_content import message_text
+from assistant.transfer.checks import as_object, fail, iso, kind, undated
+from assistant.transfer.plan import ImportedConversation
+from assistant.transfer.tally import Tally
 
 CHATGPT_TITLE = "ChatGPT conversation"
 
-
-def parse_chatgpt(doc: list[Any]) -> ImportPlan:
-    """Validate a ChatGPT `conversations.json` document; ImportError_ names the bad field."""
-    conversations: list[ImportedConversation] = []
-    empty = 0
-    seen: dict[str, int] = {}
-    try:
-        for i, raw in enumerate(doc):
-            path = f"[{i}]"
-            conversation = _chatgpt_conversation(as_object(raw, path), path)
-            if conversation is None:
-                empty += 1
-                continue
-            if conversation.id in seen:
-                raise fail(
-                    f"{path}.id", f"{conversation.id!r} is also the id of [{seen[conversation.id]}]"
-                )
-            seen[conversation.id] = i
-            conversations.append(conversation)
-    except InvalidError as exc:
-        raise ImportError_(f"ChatGPT conversations.json: {exc}") from None
-    notes: tuple[str, ...] = ()
-    if empty:
-        notes = (f"{counted(empty, 'conversation')} without text messages will be left out.",)
-    return ImportPlan("chatgpt", tuple(conversations), (), notes)
+Visible = tuple[Literal["user", "assistant"], str, str | None, str]
 
 
-def _chatgpt_conversation(raw: dict[str, Any], path: str) -> ImportedConversation | None:
-    """One ChatGPT conversation: the branch ending at `current_node`, or None if it has no text."""
+def is_chatgpt(raw: object) -> bool:
+    """Whether a list item looks like a ChatGPT conversation."""
+    return isinstance(raw, dict) and "mapping" in raw
+
+
+def read_chatgpt(raw: dict[str, Any], order: int, tally: Tally) -> ImportedConversation | None:
+    """One ChatGPT conversation: the branch ending at `current_node`, or None if it shows nothing.
+
+    InvalidError names what makes it unreadable. `order` is its place in the export, the date of
+    a conversation that has no time at all.
+    """
     if "mapping" not in raw:
-        raise fail(f"{path}.mapping", "missing: this is not a ChatGPT conversations.json")
-    mapping = as_object(raw["mapping"], f"{path}.mapping")
+        raise fail("mapping", "missing")
+    mapping = as_object(raw["mapping"], "mapping")
     title = raw.get("title")
     if title is not None and not isinstance(title, str):
-        raise fail(f"{path}.title", f"must be a string or null, not {kind(title)}")
-    created = _epoch(raw.get("create_time"), f"{path}.create_time")
-    updated = _epoch(raw.get("update_time"), f"{path}.update_time")
+        raise fail("title", f"must be a string or null, not {kind(title)}")
+    created = _epoch(raw.get("create_time"), "create_time")
+    updated = _epoch(raw.get("update_time"), "update_time")
     current = raw.get("current_node")
     if current is not None and not isinstance(current, str):
-        raise fail(f"{path}.current_node", f"must be a string or null, not {kind(current)}")
+        raise fail("current_node", f"must be a string or null, not {kind(current)}")
     if current is None:
-        current = _latest_leaf(mapping, path)
+        current = _latest_leaf(mapping)
         if current is None:
+            tally.empty += 1
             return None
     elif current not in mapping:
-        raise fail(f"{path}.current_node", f"{current!r} is not a node of the mapping")
+        raise fail("current_node", f"{current!r} is not a node of the mapping")
+    visible: list[Visible] = []
+    for node_id in _branch(mapping, current):
+        node_path = f"mapping.{node_id}"
+        message = _chatgpt_message(
+            as_object(mapping[node_id], node_path), node_id, node_path, tally
+        )
+        if message is not None:
+            visible.append(message)
+    if not visible:
+        tally.empty += 1
+        return None
+    times = [at for _, _, at, _ in visible if at is not None]
+    start = created or updated or (times[0] if times else undated(order))
     messages: list[Message] = []
     taken: set[str] = set()
-    fallback = created or updated or iso(datetime.now(UTC))
-    for node_id in _branch(mapping, current, path):
-        node_path = f"{path}.mapping.{node_id}"
-        message = _chatgpt_message(as_object(mapping[node_id], node_path), node_id, node_path)
-        if message is None:
-            continue
-        role, text, at, message_id = message
-        at = at or (messages[-1].created_at if messages else fallback)
-        message_id = _unique(message_id, taken)
-        taken.add(message_id)
+    for role, text, at, message_id in visible:
+        unique = _unique(message_id, taken)
+        taken.add(unique)
+        when = at or (messages[-1].created_at if messages else start)
         parent = messages[-1].id if messages else None
-        messages.append(Message(message_id, parent, role, text, at))
-    if not messages:
-        return None
-    created_at = created or messages[0].created_at
-    cid = _chatgpt_id(raw)
+        messages.append(Message(unique, parent, role, text, when))
     clean_title = " ".join((title or "").split()) or CHATGPT_TITLE
     return ImportedConversation(
-        cid, clean_title, created_at, updated or messages[-1].created_at, "", tuple(messages)
+        _chatgpt_id(raw),
+        clean_title,
+        start,
+        updated or messages[-1].created_at,
+        "",
+        tuple(messages),
+        do_not_remember=raw.get("is_do_not_remember") is True,
     )
 
 
-def _branch(mapping: dict[str, Any], leaf: str, path: str) -> Iterator[str]:
+def _branch(mapping: dict[str, Any], leaf: str) -> Iterator[str]:
     """Node ids from the root down to `leaf`, following `parent` links up from it."""
     chain: list[str] = []
     seen: set[str] = set()
     node_id: str | None = leaf
     while node_id is not None:
         if node_id in seen:
-            raise fail(f"{path}.mapping.{node_id}.parent", "the parent links form a cycle")
+            raise fail(f"mapping.{node_id}.parent", "the parent links form a cycle")
         seen.add(node_id)
         chain.append(node_id)
-        node = as_object(mapping[node_id], f"{path}.mapping.{node_id}")
+        node = as_object(mapping[node_id], f"mapping.{node_id}")
         parent = node.get("parent")
         if parent is not None and not isinstance(parent, str):
-            raise fail(
-                f"{path}.mapping.{node_id}.parent", f"must be a string or null, not {kind(parent)}"
-            )
+            raise fail(f"mapping.{node_id}.parent", f"must be a string or null, not {kind(parent)}")
         if parent is not None and parent not in mapping:
-            raise fail(
-                f"{path}.mapping.{node_id}.parent", f"{parent!r} is not a node of the mapping"
-            )
+            raise fail(f"mapping.{node_id}.parent", f"{parent!r} is not a node of the mapping")
         node_id = parent
     return reversed(chain)
 
 
-def _latest_leaf(mapping: dict[str, Any], path: str) -> str | None:
+def _latest_leaf(mapping: dict[str, Any]) -> str | None:
     """Without a `current_node`: the childless node with the newest message."""
     best: tuple[float, str] | None = None
     for node_id, raw in mapping.items():
-        node = as_object(raw, f"{path}.mapping.{node_id}")
+        node = as_object(raw, f"mapping.{node_id}")
         if node.get("children"):
             continue
         message = node.get("message")
@@ -125,10 +117,8 @@ def _latest_leaf(mapping: dict[str, Any], path: str) -> str | None:
     return None if best is None else best[1]
 
 
-def _chatgpt_message(
-    node: dict[str, Any], node_id: str, path: str
-) -> tuple[Literal["user", "assistant"], str, str | None, str] | None:
-    """(role, text, time, id) of a node's message, or None if it is not a visible text message."""
+def _chatgpt_message(node: dict[str, Any], node_id: str, path: str, tally: Tally) -> Visible | None:
+    """(role, text, time, id) of a node's message, or None if the user did not see it."""
     raw = node.get("message")
     if raw is None:
         return None
@@ -137,27 +127,32 @@ def _chatgpt_message(
     role = author.get("role")
     if not isinstance(role, str):
         raise fail(f"{path}.message.author.role", f"must be a string, not {kind(role)}")
-    if role not in ("user", "assistant"):
-        return None  # system prompts, tool output
     metadata = message.get("metadata")
     if isinstance(metadata, dict) and metadata.get("is_visually_hidden_from_conversation"):
+        content = message.get("content")
+        if isinstance(content, dict) and content.get("content_type") == "user_editable_context":
+            message_text(message, tally)  # custom instructions: offered as memories
         return None
-    recipient = message.get("recipient", "all")
-    if recipient not in ("all", None):
-        return None  # the assistant calling a tool
-    content = as_object(message.get("content"), f"{path}.message.content")
-    parts = content.get("parts")
-    if parts is None:
-        return None  # code, thoughts and other non-text content
-    parts = as_list(parts, f"{path}.message.content.parts")
-    text = "\n".join(p for p in parts if isinstance(p, str) and p.strip())
-    if not text.strip():
+    if role == "tool" and not _shows_image(message):
+        return None  # tool output; a generated image is what the user saw of it
+    if role not in ("user", "assistant", "tool"):
+        return None  # system prompts
+    text = message_text(message, tally)
+    if text is None:
         return None
     at = _epoch(message.get("create_time"), f"{path}.message.create_time")
     message_id = message.get("id")
     if not isinstance(message_id, str) or not message_id:
         message_id = node_id
     return ("user" if role == "user" else "assistant"), text, at, message_id
+
+
+def _shows_image(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return isinstance(parts, list) and any(
+        isinstance(p, dict) and p.get("content_type") == "image_asset_pointer" for p in parts
+    )
 
 
 def _epoch(value: object, path: str) -> str | None:

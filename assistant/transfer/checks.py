@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 
@@ -91,3 +91,8 @@ def join(path: str, key: str) -> str:
 def iso(moment: datetime) -> str:
     """An aware datetime as ISO 8601 UTC with microseconds and a Z, as the stores write it."""
     return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def undated(order: int) -> str:
+    """The time given to a conversation that has none: 1970, in file order ("date unknown")."""
+    return iso(datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=order))

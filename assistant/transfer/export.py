@@ -39,16 +39,17 @@ def export_data(
     conversations = []
     for cid in ids:
         conversation = store.load(cid)
-        conversations.append(
-            {
-                "id": conversation.id,
-                "title": conversation.title,
-                "created_at": conversation.created_at,
-                "updated_at": conversation.updated_at,
-                "summary": conversation.summary,
-                "messages": [m.to_json() for m in conversation.messages],
-            }
-        )
+        entry: dict[str, Any] = {
+            "id": conversation.id,
+            "title": conversation.title,
+            "created_at": conversation.created_at,
+            "updated_at": conversation.updated_at,
+            "summary": conversation.summary,
+            "messages": [m.to_json() for m in conversation.messages],
+        }
+        if conversation.do_not_remember:
+            entry["do_not_remember"] = True
+        conversations.append(entry)
     data: dict[str, Any] = {
         "format": FORMAT,
         "version": FORMAT_VERSION,

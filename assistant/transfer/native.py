@@ -20,23 +20,27 @@ from assistant.transfer.checks import (
     timestamp,
 )
 from assistant.transfer.export import EXPORTED_STATES, FORMAT, FORMAT_VERSION
-from assistant.transfer.plan import ImportedConversation, ImportPlan
+from assistant.transfer.plan import ImportedConversation
 
 
-def parse_assistant(doc: dict[str, Any]) -> ImportPlan:
+def read_assistant(
+    doc: dict[str, Any],
+) -> tuple[list[ImportedConversation], list[MemoryItem]]:
     """Validate an Assistant export document; ImportError_ names the bad field."""
     try:
-        return _assistant_plan(doc)
+        return _assistant_document(doc)
     except InvalidError as exc:
         raise ImportError_(str(exc)) from None
 
 
-def _assistant_plan(doc: dict[str, Any]) -> ImportPlan:
+def _assistant_document(
+    doc: dict[str, Any],
+) -> tuple[list[ImportedConversation], list[MemoryItem]]:
     if "format" not in doc:
         raise fail(
             "format",
             f"missing: this is not an Assistant export (expected {FORMAT!r}) "
-            "or a ChatGPT conversations.json",
+            "or a ChatGPT or Claude export",
         )
     if doc["format"] != FORMAT:
         raise fail("format", f"must be {FORMAT!r}, not {doc['format']!r}")
@@ -79,7 +83,7 @@ def _assistant_plan(doc: dict[str, Any]) -> ImportPlan:
                 raise fail(f"{path}.id", f"{item.id!r} is the id of an earlier memory too")
             seen.add(item.id)
             memories.append(item)
-    return ImportPlan("assistant", tuple(conversations), tuple(memories))
+    return conversations, memories
 
 
 def _conversation(raw: dict[str, Any], path: str) -> ImportedConversation:
@@ -104,7 +108,12 @@ def _conversation(raw: dict[str, Any], path: str) -> ImportedConversation:
         check_messages(messages)
     except ValueError as exc:  # "messages[i].field: problem"
         raise InvalidError(f"{path}.{exc}") from None
-    return ImportedConversation(cid, title, created_at, updated_at, summary, messages)
+    do_not_remember = raw.get("do_not_remember", False)
+    if not isinstance(do_not_remember, bool):
+        raise fail(f"{path}.do_not_remember", f"must be true or false, not {kind(do_not_remember)}")
+    return ImportedConversation(
+        cid, title, created_at, updated_at, summary, messages, do_not_remember
+    )
 
 
 def _message(raw: dict[str, Any], path: str) -> Message:

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, Protocol, get_args
+from typing import TYPE_CHECKING, Literal, Protocol, get_args
 
 from assistant.memory.conversations import ConversationStore, Message
-from assistant.memory.items import MemoryItem
+from assistant.memory.items import MemoryItem, MemoryKind
 from assistant.memory.semantic import SemanticMemory
 
-ImportFormat = Literal["assistant", "chatgpt"]
+if TYPE_CHECKING:
+    from assistant.transfer.sources import ImportSource
+
+ImportFormat = Literal["assistant", "chatgpt", "claude"]
 ConflictPolicy = Literal["skip", "copy"]
 POLICIES: tuple[str, ...] = get_args(ConflictPolicy)
 Progress = Callable[[int, int], None]
 
 FORMAT_NAMES: dict[str, str] = {
     "assistant": "Assistant export",
-    "chatgpt": "ChatGPT conversations.json",
+    "chatgpt": "ChatGPT export",
+    "claude": "Claude export",
 }
 
 
@@ -49,16 +53,59 @@ class ImportedConversation:
     updated_at: str
     summary: str
     messages: tuple[Message, ...]
+    do_not_remember: bool = False  # ChatGPT's `is_do_not_remember`: the curator stays away
+
+
+@dataclass(frozen=True)
+class PlannedConversation:
+    """What the preview knows of a conversation; its messages are read again when applied."""
+
+    id: str
+    title: str
+    created_at: str
+    message_count: int
+
+    @classmethod
+    def of(cls, conversation: ImportedConversation) -> PlannedConversation:
+        """The plan's entry of a conversation just read."""
+        return cls(
+            conversation.id, conversation.title, conversation.created_at, len(conversation.messages)
+        )
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A conversation of the file that cannot be read, and why; the others still import."""
+
+    name: str  # its title, else its id, else its place in the file
+    reason: str
+
+
+@dataclass(frozen=True)
+class SuggestedMemory:
+    """Something an export says about the user (ChatGPT's custom instructions), offered as a
+    memory the user can choose to keep."""
+
+    text: str
+    kind: MemoryKind
+    origin: str  # e.g. "Imported from ChatGPT", kept as the memory's tag
 
 
 @dataclass(frozen=True)
 class ImportPlan:
-    """Everything an import file holds, validated; applying it is `apply_import`."""
+    """Everything an import file holds, validated; applying it is `apply_import`.
+
+    A streamed export (ChatGPT, Claude) keeps only the list of its conversations here and is
+    read again, one conversation at a time, by `read_conversations`.
+    """
 
     format: ImportFormat
-    conversations: tuple[ImportedConversation, ...]
+    conversations: tuple[PlannedConversation, ...]
     memories: tuple[MemoryItem, ...] = ()
     notes: tuple[str, ...] = ()  # what was left out, for the preview
+    unreadable: tuple[Unreadable, ...] = ()
+    suggested_memories: tuple[SuggestedMemory, ...] = ()
+    source: ImportSource | None = None
 
     @property
     def format_name(self) -> str:
@@ -68,12 +115,23 @@ class ImportPlan:
     @property
     def message_count(self) -> int:
         """Messages in all conversations."""
-        return sum(len(c.messages) for c in self.conversations)
+        return sum(c.message_count for c in self.conversations)
 
     @property
     def total(self) -> int:
         """Conversations plus memories: the steps of `apply_import`'s progress."""
         return len(self.conversations) + len(self.memories)
+
+    def unreadable_note(self, listed: int = 3) -> str | None:
+        """ "2 conversations could not be read: 'Trip' (no mapping), …", or None."""
+        if not self.unreadable:
+            return None
+        shown = [f"{u.name!r} ({u.reason})" for u in self.unreadable[:listed]]
+        more = len(self.unreadable) - listed
+        if more > 0:
+            shown.append(f"and {more} more")
+        verb = "could not be read and will be left out" if self.source else "could not be read"
+        return f"{counted(len(self.unreadable), 'conversation')} {verb}: {'; '.join(shown)}."
 
     def conflicts(self, target: Stores | ConversationStore) -> list[str]:
         """Ids of the plan's conversations that already exist in the store."""

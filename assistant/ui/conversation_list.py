@@ -31,6 +31,8 @@ from assistant.memory.conversations import ConversationInfo, ConversationStore
 
 IdRole = Qt.ItemDataRole.UserRole + 1
 Index = QModelIndex | QPersistentModelIndex
+# Imports that carry no time at all are dated in 1970, in file order.
+UNDATED_BEFORE_YEAR = 1971
 
 
 class ConversationListModel(QAbstractListModel):
@@ -63,11 +65,15 @@ class ConversationListModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return info.title
         if role == Qt.ItemDataRole.ToolTipRole:
-            kind = "Temporary chat (not remembered)" if info.temporary else "Conversation"
+            kind = "Conversation"
+            if info.temporary:
+                kind = "Temporary chat (not remembered)"
+            elif info.do_not_remember:
+                kind = "Imported as not to be remembered"
             return (
                 f"{info.title}\n{kind} · {info.message_count} messages · {_when(info.updated_at)}"
             )
-        if role == Qt.ItemDataRole.FontRole and info.temporary:
+        if role == Qt.ItemDataRole.FontRole and (info.temporary or info.do_not_remember):
             font = QFont()
             font.setItalic(True)
             return font
@@ -234,4 +240,6 @@ def _when(stamp: str) -> str:
         moment = datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone()
     except ValueError:
         return stamp
+    if moment.year < UNDATED_BEFORE_YEAR:
+        return "date unknown"
     return moment.strftime("%d %b %Y, %H:%M")
