@@ -46,6 +46,7 @@ test-stress:
 bench: $(DEV_STAMP)
 	$(BIN)/python -m tests.bench.memory_bench
 	$(BIN)/python -m tests.bench.ui_bench
+	$(BIN)/python -m tests.bench.import_bench
 
 # The one-folder bundle dist/Assistant/ (PyInstaller, packaging/assistant.spec) and its archive.
 package: $(PKG_STAMP)

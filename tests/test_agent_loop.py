@@ -23,7 +23,7 @@ from assistant.agent.events import (
 )
 from assistant.agent.loop import CANCELLED_TOOL_RESULT, Agent, AgentConfig
 from assistant.errors import ProviderError
-from assistant.memory.conversations import ConversationStore
+from assistant.memory.conversations import ConversationStore, Message
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.topics import TopicStore
 from assistant.memory.working import WorkingMemoryStore
@@ -352,3 +352,17 @@ def test_curator_is_off_when_settings_say_so(h: Harness) -> None:
     h.provider.enqueue("Hi.")
     h.turn(cid, "I like jazz")
     assert len(h.provider.requests) == 1
+
+
+def test_the_curator_never_learns_from_a_conversation_not_to_be_remembered(
+    data_dir: Path, provider: ScriptedProvider
+) -> None:
+    h = Harness(data_dir, provider, auto_memories=True)
+    message = Message("m1", None, "user", "Earlier", "2026-01-01T00:00:00.000000Z")
+    h.conversations.import_conversation(
+        "private", "Private", message.created_at, [message], do_not_remember=True
+    )
+    h.provider.enqueue("Noted for this chat only.")
+    h.turn("private", "My PIN hint is the cat's birthday")
+    assert len(h.provider.requests) == 1  # no curator call
+    assert len(h.memory) == 0

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QInputDialog
 from pytestqt.qtbot import QtBot
 
-from assistant.memory.conversations import ConversationStore
+from assistant.memory.conversations import ConversationStore, Message
 from assistant.ui.conversation_list import ConversationPane
 
 pytestmark = pytest.mark.gui
@@ -83,3 +84,23 @@ def test_delete_asks_first(monkeypatch: pytest.MonkeyPatch, pane: ConversationPa
     pane.delete_current()
     assert not pane._store.exists(doomed)
     assert pane.current_id() == keep
+
+
+def test_imported_not_remembered_and_undated_conversations_say_so(pane: ConversationPane) -> None:
+    store = pane._store
+    message = Message("m1", None, "user", "hi", "1970-01-01T00:00:03.000000Z")
+    store.import_conversation("old", "Undated", message.created_at, [message])
+    store.import_conversation("secret", "Private", "2026-01-01T00:00:00Z", [], do_not_remember=True)
+    pane.refresh()
+    model = pane.view.model()
+    tips = {
+        model.index(r, 0).data(): model.index(r, 0).data(Qt.ItemDataRole.ToolTipRole)
+        for r in range(model.rowCount())
+    }
+    assert tips["Undated"].endswith("· date unknown")
+    assert "Imported as not to be remembered" in tips["Private"]
+    fonts = {
+        model.index(r, 0).data(): model.index(r, 0).data(Qt.ItemDataRole.FontRole)
+        for r in range(model.rowCount())
+    }
+    assert fonts["Private"].italic() and fonts["Undated"] is None
