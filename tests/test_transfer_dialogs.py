@@ -3,24 +3,43 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QDialogButtonBox, QProgressDialog, QWidget
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QDialogButtonBox,
+    QLabel,
+    QMainWindow,
+    QProgressDialog,
+    QPushButton,
+    QTextEdit,
+    QWidget,
+)
 from pytestqt.qtbot import QtBot
 
-from assistant.transfer import StoreSet, export_data, write_export
+from assistant.transfer import ImportCancelledError, StoreSet, export_data, write_export
 from assistant.ui import transfer_dialogs
+from assistant.ui.import_drop import ImportDropFilter, dropped_export
 from assistant.ui.transfer_dialogs import (
     ExportDialog,
     ImportPreviewDialog,
     export_conversations,
     import_file,
+    import_folder,
 )
 from assistant.workspace import Workspace
+from tests.data.exports import HERE as EXPORTS
 from tests.test_transfer import fill, offline_settings, snapshot
 
 pytestmark = [
@@ -269,3 +288,144 @@ def test_export_error_is_shown(
     _press_export(_export_dialog(qtbot, parent))
     qtbot.waitUntil(lambda: bool(hooks.errors), timeout=5000)
     assert "Could not write" in hooks.errors[0]
+
+
+# -- other apps' exports ---------------------------------------------------------------------------
+
+
+def test_the_open_dialog_offers_zip_files(
+    parent: QWidget, workspace: Workspace, hooks: Hooks, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    filters: list[str] = []
+    monkeypatch.setattr(
+        transfer_dialogs,
+        "get_open_file_name",
+        lambda parent, caption, directory, f: filters.append(f) or "",
+    )
+    import_file(parent, workspace)
+    assert filters[0].startswith("ChatGPT export (*.zip *.json)")
+
+
+def test_a_sharded_zip_previews_summed_with_what_is_left_out(
+    qtbot: QtBot, parent: QWidget, workspace: Workspace, hooks: Hooks
+) -> None:
+    import_file(parent, workspace, str(EXPORTS / "chatgpt-sharded.zip"))
+    dialog = preview_dialog(qtbot, parent)
+    assert dialog.format_label.text() == "Format: ChatGPT export"
+    assert dialog.counts_label.text() == "7 conversations, 19 messages, from 3 files"
+    labels = [label.text() for label in dialog.findChildren(QLabel)]
+    assert any(t.startswith("Left out as they cannot be shown as text") for t in labels)
+    checks = dialog.findChildren(QCheckBox, "importSuggestionCheck")
+    assert [c.text() for c in checks] == [
+        "I live in Porto and work as a nurse on night shifts.",
+        "Answer briefly, in British English.",
+    ]
+    assert not any(c.isChecked() for c in checks)  # unticked by default
+    assert not dialog.unreadable_list.isVisibleTo(dialog)
+    checks[1].setChecked(True)
+    assert [s.text for s in dialog.chosen_suggestions()] == ["Answer briefly, in British English."]
+    dialog.import_button.click()
+    qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=10_000)
+    assert hooks.infos == ["Imported 7 conversations and 1 memory"]
+    (memory,) = workspace.memory.items(None)
+    assert memory.tags == ("Imported from ChatGPT",) and memory.kind == "preference"
+
+
+def test_unreadable_conversations_are_listed_in_the_preview(
+    qtbot: QtBot, parent: QWidget, workspace: Workspace, hooks: Hooks
+) -> None:
+    import_file(parent, workspace, str(EXPORTS / "chatgpt-bad-entries.json"))
+    dialog = preview_dialog(qtbot, parent)
+    label = dialog.findChild(QLabel, "importUnreadableLabel")
+    assert label is not None
+    assert label.text() == "4 conversations could not be read and will be left out:"
+    rows = [dialog.unreadable_list.item(i).text() for i in range(dialog.unreadable_list.count())]
+    assert rows[0] == "Lost mapping: has neither a mapping (ChatGPT) nor chat_messages (Claude)"
+    assert len(rows) == 4 and dialog.import_button.isEnabled()
+    dialog.reject()
+
+
+def test_an_export_folder_can_be_chosen(
+    qtbot: QtBot,
+    *,
+    parent: QWidget,
+    workspace: Workspace,
+    hooks: Hooks,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder = tmp_path / "chatgpt"
+    with zipfile.ZipFile(EXPORTS / "chatgpt-sharded.zip") as archive:
+        archive.extractall(folder)
+    monkeypatch.setattr(
+        transfer_dialogs, "get_existing_directory", lambda parent, caption, d: str(folder)
+    )
+    import_folder(parent, workspace)
+    dialog = preview_dialog(qtbot, parent)
+    assert dialog.counts_label.text() == "7 conversations, 19 messages, from 3 files"
+    dialog.reject()
+
+
+def test_reading_shows_progress_and_can_be_cancelled(
+    qtbot: QtBot,
+    *,
+    parent: QWidget,
+    workspace: Workspace,
+    data_dir: Path,
+    hooks: Hooks,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    started = threading.Event()
+
+    def slow_read(path: Path, progress: Any, cancel: Any) -> Any:
+        progress(1 << 20, 4 << 20)  # the first MB of four
+        started.set()
+        while not cancel():
+            time.sleep(0.01)
+        raise ImportCancelledError
+
+    monkeypatch.setattr(transfer_dialogs, "load_import", slow_read)
+    workspace.conversations.list()
+    before = snapshot(data_dir)
+    import_file(parent, workspace, str(EXPORTS / "chatgpt-realistic.json"))
+    progress = parent.findChild(QProgressDialog, "importReadProgressDialog")
+    assert progress is not None
+    qtbot.waitUntil(lambda: progress.value() == 1024 and progress.maximum() == 4096)
+    assert started.is_set()
+    qtbot.waitUntil(progress.isVisible, timeout=5000)
+    (cancel_button,) = progress.findChildren(QPushButton)
+    assert cancel_button.text() == "Cancel"
+    cancel_button.click()
+    qtbot.waitUntil(lambda: not progress.isVisible(), timeout=5000)
+    # The read stops and the flow ends without a word.
+    flow = transfer_dialogs._ImportFlow
+    qtbot.waitUntil(lambda: parent.findChild(flow) is None, timeout=5000)
+    assert hooks.errors == [] and hooks.infos == []
+    assert parent.findChild(ImportPreviewDialog) is None
+    assert snapshot(data_dir) == before
+
+
+def test_dropping_an_export_on_the_window_imports_it(qtbot: QtBot, tmp_path: Path) -> None:
+    window = QMainWindow()
+    child = QTextEdit(window)
+    window.setCentralWidget(child)
+    qtbot.addWidget(window)
+    dropped: list[Path] = []
+    ImportDropFilter(window, dropped.append)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(EXPORTS / "chatgpt-classic.zip"))])
+    point = QPointF(5, 5)
+    buttons, keys = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    enter = QDragEnterEvent(point.toPoint(), Qt.DropAction.CopyAction, mime, buttons, keys)
+    QApplication.sendEvent(child.viewport(), enter)
+    assert enter.isAccepted()
+    drop = QDropEvent(point, Qt.DropAction.CopyAction, mime, buttons, keys)
+    QApplication.sendEvent(child.viewport(), drop)
+    assert dropped == [EXPORTS / "chatgpt-classic.zip"]
+    assert child.toPlainText() == ""  # the path was not pasted
+    other = QMimeData()
+    other.setUrls([QUrl.fromLocalFile(str(tmp_path / "notes.txt"))])
+    assert dropped_export(other) is None
+    text = QMimeData()
+    text.setText("hello")
+    assert dropped_export(text) is None

@@ -33,6 +33,7 @@ from assistant import APP_NAME, __version__
 from assistant.errors import AssistantError
 from assistant.paths import settings_file
 from assistant.settings import read_ui_state
+from assistant.ui.import_drop import ImportDropFilter
 from assistant.ui.shutdown import release_when_finished, stop_thread
 
 if TYPE_CHECKING:
@@ -160,6 +161,7 @@ class MainWindow(QMainWindow):
         self.splitter.setSizes([250, 690, 340])
         self.setCentralWidget(self.splitter)
         self._build_menus()
+        self._import_drop = ImportDropFilter(self, self._import_dropped)
         self._build_status_bar()
         self.input.setFocus()
         if workspace is not None:
@@ -313,12 +315,18 @@ class MainWindow(QMainWindow):
         self.action_import = QAction("&Import…", self)
         self.action_import.setObjectName("actionImport")
         self.action_import.triggered.connect(self._import)
+        self.action_import_folder = QAction("Import &Folder…", self)
+        self.action_import_folder.setObjectName("actionImportFolder")
+        self.action_import_folder.setToolTip("Import an unpacked ChatGPT or Claude export")
+        self.action_import_folder.triggered.connect(self._import_folder)
         self.action_export = QAction("&Export…", self)
         self.action_export.setObjectName("actionExport")
         self.action_export.triggered.connect(self._export)
         self.action_quit = QAction("&Quit", self)
         self.action_quit.triggered.connect(self.close)
-        file_menu.addActions([self.action_new, self.action_import, self.action_export])
+        file_menu.addActions(
+            [self.action_new, self.action_import, self.action_import_folder, self.action_export]
+        )
         file_menu.addSeparator()
         file_menu.addAction(self.action_quit)
         edit_menu = self.menuBar().addMenu("&Edit")
@@ -333,6 +341,7 @@ class MainWindow(QMainWindow):
         self._workspace_actions = [
             self.action_new,
             self.action_import,
+            self.action_import_folder,
             self.action_export,
             self.action_settings,
         ]
@@ -560,6 +569,19 @@ class MainWindow(QMainWindow):
         from assistant.ui.transfer_dialogs import import_file
 
         import_file(self, self.workspace)
+
+    def _import_folder(self) -> None:
+        from assistant.ui.transfer_dialogs import import_folder
+
+        import_folder(self, self.workspace)
+
+    def _import_dropped(self, path: Path) -> None:
+        """An export dropped on the window: import it once the data is open."""
+        if self.workspace is None or not self.action_import.isEnabled():
+            return
+        from assistant.ui.transfer_dialogs import import_file
+
+        import_file(self, self.workspace, str(path))
 
     def _export(self) -> None:
         from assistant.ui.transfer_dialogs import export_conversations

@@ -1,11 +1,14 @@
 """Export and import dialogs: choose what and where, preview an import, run it in the background.
 
 The file dialogs and message boxes go through the module-level hooks `get_save_file_name`,
-`get_open_file_name`, `show_error` and `show_info`, which tests replace.
+`get_open_file_name`, `get_existing_directory`, `show_error` and `show_info`, which tests
+replace. Reading an import shows its progress from the first byte and can be cancelled.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -34,6 +37,7 @@ from assistant.transfer import (
     ImportPlan,
     ImportResult,
     Stores,
+    SuggestedMemory,
     apply_import,
     counted,
     export_data,
@@ -44,6 +48,11 @@ from assistant.transfer import (
 from assistant.ui.jobs import Progress, run_job
 
 JSON_FILTER = "JSON files (*.json);;All files (*)"
+IMPORT_FILTER = (
+    "ChatGPT export (*.zip *.json);;Claude or Assistant export (*.zip *.json);;All files (*)"
+)
+MAX_LISTED_UNREADABLE = 50
+PROGRESS_DELAY_MS = 200
 STATUS_MILLISECONDS = 10_000
 MAX_LISTED_CONFLICTS = 50
 
@@ -60,6 +69,11 @@ def get_open_file_name(parent: QWidget, caption: str, directory: str, filters: s
     """Ask which file to open; '' when cancelled."""
     name, _ = QFileDialog.getOpenFileName(parent, caption, directory, filters)
     return name
+
+
+def get_existing_directory(parent: QWidget, caption: str, directory: str) -> str:
+    """Ask which folder to open; '' when cancelled."""
+    return QFileDialog.getExistingDirectory(parent, caption, directory)
 
 
 def show_error(parent: QWidget, title: str, text: str) -> None:
@@ -193,7 +207,7 @@ class _ExportFlow(QObject):
 
 @dataclass(frozen=True)
 class ImportPreview:
-    """A parsed import file and what of it is already here."""
+    """A parsed import and what of it is already here."""
 
     path: Path
     plan: ImportPlan
@@ -201,22 +215,33 @@ class ImportPreview:
     memory_conflicts: list[str]
 
 
-def prepare_import(path: Path, workspace: Stores) -> ImportPreview:
-    """Parse and validate a file and find its conflicts (off the GUI thread)."""
-    plan = load_import(path)
+def prepare_import(
+    path: Path,
+    workspace: Stores,
+    progress: Progress | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> ImportPreview:
+    """Read and validate an export and find its conflicts (off the GUI thread)."""
+    plan = load_import(path, progress, cancel)
     return ImportPreview(path, plan, plan.conflicts(workspace), plan.memory_conflicts(workspace))
 
 
 class ImportPreviewDialog(QDialog):
-    """What a file holds, what is already here, and whether to skip or copy that."""
+    """What an export holds, what cannot be read, what is already here, and what to do."""
 
     def __init__(self, parent: QWidget | None, preview: ImportPreview) -> None:
         super().__init__(parent)
         self.setObjectName("importPreviewDialog")
         self.setWindowTitle("Import")
         self.preview = preview
-        plan = preview.plan
         layout = QVBoxLayout(self)
+        self._add_summary(layout)
+        self._add_unreadable(layout)
+        self._add_suggestions(layout)
+        self._add_conflicts(layout)
+
+    def _add_summary(self, layout: QVBoxLayout) -> None:
+        preview, plan = self.preview, self.preview.plan
         file_label = QLabel(f"File: {preview.path.name}", self)
         file_label.setToolTip(str(preview.path))
         self.format_label = QLabel(f"Format: {plan.format_name}", self)
@@ -227,14 +252,55 @@ class ImportPreviewDialog(QDialog):
         ]
         if plan.format == "assistant":
             counts.append(counted(len(plan.memories), "memory", "memories"))
+        files = len(plan.source.members) if plan.source is not None else 1
+        if files > 1:
+            counts.append(f"from {files} files")
         self.counts_label = QLabel(", ".join(counts), self)
         self.counts_label.setObjectName("importCountsLabel")
         layout.addWidget(file_label)
         layout.addWidget(self.format_label)
         layout.addWidget(self.counts_label)
         for note in plan.notes:
-            layout.addWidget(QLabel(note, self))
+            label = QLabel(note, self)
+            label.setWordWrap(True)
+            layout.addWidget(label)
 
+    def _add_unreadable(self, layout: QVBoxLayout) -> None:
+        plan = self.preview.plan
+        self.unreadable_list = QListWidget(self)
+        self.unreadable_list.setObjectName("importUnreadableList")
+        if plan.unreadable:
+            verb = "could not be read and will be left out"
+            unreadable_label = QLabel(f"{counted(len(plan.unreadable), 'conversation')} {verb}:")
+            unreadable_label.setObjectName("importUnreadableLabel")
+            layout.addWidget(unreadable_label)
+            for entry in plan.unreadable[:MAX_LISTED_UNREADABLE]:
+                self.unreadable_list.addItem(f"{entry.name}: {entry.reason}")
+            if len(plan.unreadable) > MAX_LISTED_UNREADABLE:
+                more = len(plan.unreadable) - MAX_LISTED_UNREADABLE
+                self.unreadable_list.addItem(f"… and {more} more")
+            self.unreadable_list.setMaximumHeight(110)
+            layout.addWidget(self.unreadable_list)
+        else:
+            self.unreadable_list.hide()
+
+    def _add_suggestions(self, layout: QVBoxLayout) -> None:
+        plan = self.preview.plan
+        self.suggestion_checks: list[tuple[QCheckBox, SuggestedMemory]] = []
+        if plan.suggested_memories:
+            box = QGroupBox("Keep what you told ChatGPT about yourself as memories?", self)
+            box.setObjectName("importSuggestions")
+            box_layout = QVBoxLayout(box)
+            for suggestion in plan.suggested_memories:
+                check = QCheckBox(_one_line(suggestion.text), box)
+                check.setObjectName("importSuggestionCheck")
+                check.setToolTip(suggestion.text)
+                box_layout.addWidget(check)
+                self.suggestion_checks.append((check, suggestion))
+            layout.addWidget(box)
+
+    def _add_conflicts(self, layout: QVBoxLayout) -> None:
+        preview, plan = self.preview, self.preview.plan
         self.conflicts_label = QLabel(self._conflict_text(), self)
         self.conflicts_label.setObjectName("importConflictsLabel")
         self.conflicts_label.setWordWrap(True)
@@ -293,18 +359,34 @@ class ImportPreviewDialog(QDialog):
         """The chosen conflict policy."""
         return "copy" if self.copy_radio.isChecked() else "skip"
 
+    def chosen_suggestions(self) -> tuple[SuggestedMemory, ...]:
+        """The suggested memories the user ticked (none by default)."""
+        return tuple(s for check, s in self.suggestion_checks if check.isChecked())
+
+
+def _one_line(text: str, limit: int = 90) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
 
 def import_file(parent: QWidget, workspace: Stores, path: str | None = None) -> None:
-    """Pick a file (unless given), preview it, and import it in the background."""
+    """Pick an export (unless given), preview it, and import it in the background."""
     if path is None:
-        path = get_open_file_name(parent, "Import", str(Path.home()), JSON_FILTER)
+        path = get_open_file_name(parent, "Import", str(Path.home()), IMPORT_FILTER)
         if not path:
             return
     _ImportFlow(parent, workspace, Path(path)).start()
 
 
+def import_folder(parent: QWidget, workspace: Stores) -> None:
+    """Pick an unpacked export folder, preview it, and import it in the background."""
+    path = get_existing_directory(parent, "Import an export folder", str(Path.home()))
+    if path:
+        _ImportFlow(parent, workspace, Path(path)).start()
+
+
 class _ImportFlow(QObject):
-    """One import: parse in the background, preview, apply with a progress dialog, report."""
+    """One import: read with progress, preview, apply with progress, report; each cancellable."""
 
     def __init__(self, parent: QWidget, workspace: Stores, path: Path) -> None:
         super().__init__(parent)
@@ -312,25 +394,50 @@ class _ImportFlow(QObject):
         self._workspace = workspace
         self._path = path
         self._progress: QProgressDialog | None = None
+        self._cancel = threading.Event()
 
     def start(self) -> None:
-        path, workspace = self._path, self._workspace
+        path, workspace, cancel = self._path, self._workspace, self._cancel
+        self._show_progress(f"Reading {path.name}…", "importReadProgressDialog")
+
+        def read(report: Progress) -> ImportPreview:
+            return prepare_import(path, workspace, _in_kib(report), cancel.is_set)
+
         run_job(
-            lambda _: prepare_import(path, workspace),
+            read,
             on_done=self._on_parsed,
             on_error=self._on_parse_failed,
+            on_progress=self._on_progress,
         )
 
+    def _show_progress(self, text: str, name: str) -> None:
+        progress = QProgressDialog(text, "Cancel", 0, 0, self._parent)
+        progress.setObjectName(name)
+        progress.setWindowTitle("Import")
+        progress.setWindowModality(Qt.WindowModality.WindowModal)
+        progress.setMinimumDuration(PROGRESS_DELAY_MS)
+        progress.setAutoClose(False)
+        progress.setAutoReset(False)
+        progress.canceled.connect(self._cancel.set)
+        progress.setValue(0)
+        self._progress = progress
+
     def _on_parse_failed(self, message: str) -> None:
-        show_error(
-            self._parent,
-            "Import failed",
-            f"{self._path.name} cannot be imported.\n\n{message}\n\nNothing was changed.",
-        )
+        self._close_progress()
+        if not self._cancel.is_set():
+            show_error(
+                self._parent,
+                "Import failed",
+                f"{self._path.name} cannot be imported.\n\n{message}\n\nNothing was changed.",
+            )
         self.deleteLater()
 
     def _on_parsed(self, preview: Any) -> None:
         assert isinstance(preview, ImportPreview)
+        self._close_progress()
+        if self._cancel.is_set():
+            self.deleteLater()
+            return
         dialog = ImportPreviewDialog(self._parent, preview)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.finished.connect(lambda result: self._on_previewed(dialog, preview.plan, result))
@@ -340,19 +447,15 @@ class _ImportFlow(QObject):
         if result != QDialog.DialogCode.Accepted:
             self.deleteLater()
             return
-        policy = dialog.policy()
-        progress = QProgressDialog("Importing…", "", 0, max(plan.total, 1), self._parent)
-        progress.setObjectName("importProgressDialog")
-        progress.setWindowTitle("Import")
-        progress.setWindowModality(Qt.WindowModality.WindowModal)
-        progress.setMinimumDuration(300)
-        progress.setAutoClose(False)
-        progress.setAutoReset(False)
-        progress.setValue(0)
-        self._progress = progress
+        policy, suggestions, cancel = dialog.policy(), dialog.chosen_suggestions(), self._cancel
+        self._show_progress("Importing…", "importProgressDialog")
+        assert self._progress is not None
+        self._progress.setMaximum(max(plan.total + len(suggestions), 1))
         workspace = self._workspace
         run_job(
-            lambda report: apply_import(plan, workspace, policy, report),
+            lambda report: apply_import(
+                plan, workspace, policy, report, suggestions=suggestions, cancel=cancel.is_set
+            ),
             on_done=self._on_imported,
             on_error=self._on_import_failed,
             on_progress=self._on_progress,
@@ -365,6 +468,7 @@ class _ImportFlow(QObject):
 
     def _close_progress(self) -> None:
         if self._progress is not None:
+            self._progress.blockSignals(True)  # closing it emits canceled
             self._progress.close()
             self._progress.deleteLater()
             self._progress = None
@@ -377,10 +481,22 @@ class _ImportFlow(QObject):
 
     def _on_import_failed(self, message: str) -> None:
         self._close_progress()
-        show_error(
-            self._parent,
-            "Import failed",
-            f"The import stopped: {message}\n\nWhat was imported before the error was kept; "
-            "nothing was overwritten.",
-        )
+        if self._cancel.is_set():
+            show_info(
+                self._parent,
+                "Import cancelled",
+                "Import cancelled; what was imported before was kept.",
+            )
+        else:
+            show_error(
+                self._parent,
+                "Import failed",
+                f"The import stopped: {message}\n\nWhat was imported before the error was "
+                "kept; nothing was overwritten.",
+            )
         self.deleteLater()
+
+
+def _in_kib(report: Progress) -> Progress:
+    """Byte counts for a Qt signal of 32-bit ints: in KiB, so that exports of GBs fit."""
+    return lambda done, total: report(done >> 10, total >> 10)
