@@ -561,6 +561,15 @@ class MainWindow(QMainWindow):
 
         import_file(self, self.workspace)
 
+    def import_path(self, path: str) -> None:
+        """Preview and import `path` (handed over by `assistant import`), once the data is open."""
+        from assistant.ui.transfer_dialogs import import_file
+
+        if self._ready:
+            import_file(self, self.workspace, path)
+        else:
+            self.ready.connect(lambda: import_file(self, self.workspace, path))
+
     def _export(self) -> None:
         from assistant.ui.transfer_dialogs import export_conversations
 
