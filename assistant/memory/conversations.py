@@ -20,7 +20,7 @@ from typing import Any, Literal, get_args
 
 from assistant import paths
 from assistant.errors import StorageError
-from assistant.fileio import atomic_write_json, fsync_dir
+from assistant.fileio import atomic_write_json, fsync_dir, make_dir
 from assistant.memory import jsonl
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.subscribers import Subscribers
@@ -333,7 +333,7 @@ class ConversationStore:
 
     def __init__(self, root: Path) -> None:
         self.directory = paths.conversations_dir(root)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        make_dir(self.directory)
         self.warnings: builtins.list[str] = []
         self._lock = threading.RLock()
         self._subscribers: Subscribers[str] = Subscribers("conversation")

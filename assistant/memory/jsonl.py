@@ -74,7 +74,7 @@ def read(path: Path) -> Loaded:
         bad = _parse_lines(lines, loaded)
     kept = copy_aside(path) if bad else None  # the original, before anything is changed
     if tail:
-        _repair_tail(path, data, tail, loaded)
+        _repair_tail(path, len(data), tail, loaded)
     if kept is not None:
         atomic_write_bytes(path, b"".join(encode(r) for r in loaded.records))
         msg = (
@@ -84,6 +84,25 @@ def read(path: Path) -> Loaded:
         log.warning(msg)
         loaded.warnings.append(msg)
     return loaded
+
+
+def read_tail(path: Path, offset: int) -> list[dict[str, Any]] | None:
+    """The records after byte `offset`, a torn last line cut off as `read` does; None if a
+    line there is unreadable (then read the whole file with `read`)."""
+    refuse_link(path)
+    with writing(path, "read"), path.open("rb") as f:
+        f.seek(offset)
+        data = f.read()
+    if not data:
+        return []
+    lines = data.split(b"\n")
+    tail = lines.pop()
+    loaded = Loaded()
+    if _parse_lines(lines, loaded):
+        return None
+    if tail:
+        _repair_tail(path, offset + len(data), tail, loaded)
+    return loaded.records
 
 
 def _parse_lines(lines: list[bytes], loaded: Loaded) -> int:
@@ -103,7 +122,7 @@ def _parse_lines(lines: list[bytes], loaded: Loaded) -> int:
     return bad
 
 
-def _repair_tail(path: Path, data: bytes, tail: bytes, loaded: Loaded) -> None:
+def _repair_tail(path: Path, size: int, tail: bytes, loaded: Loaded) -> None:
     """Keep a complete last record that only lacks its newline; cut off a torn one."""
     try:
         record = json.loads(tail)
@@ -114,10 +133,10 @@ def _repair_tail(path: Path, data: bytes, tail: bytes, loaded: Loaded) -> None:
         try:
             if isinstance(record, dict):
                 loaded.records.append(record)
-                os.lseek(fd, len(data), os.SEEK_SET)
+                os.lseek(fd, size, os.SEEK_SET)
                 _write_all(fd, b"\n")
             else:
-                os.ftruncate(fd, len(data) - len(tail))
+                os.ftruncate(fd, size - len(tail))
                 log.warning("%s: dropped an incomplete last line (%d bytes)", path.name, len(tail))
             os.fsync(fd)
         finally:
