@@ -14,7 +14,7 @@ from typing import Literal
 from assistant import APP_NAME, __version__
 from assistant.datalock import DataDirLock, DataDirLockedError
 from assistant.errors import AssistantError
-from assistant.fileio import remove_stale_temp_files
+from assistant.fileio import reason, remove_stale_temp_files
 from assistant.paths import data_dir
 
 ERROR_PREFIX = "assistant"
@@ -107,6 +107,8 @@ def export_command(
                 workspace.close()
     except AssistantError as exc:
         return _fail(exc)
+    except OSError as exc:  # a file the core did not name: still one line, no traceback
+        return _fail_os(exc)
     print(export_summary(data, out))
     return 0
 
@@ -128,6 +130,8 @@ def import_command(root: Path, source: Path, policy: Literal["skip", "copy"]) ->
         return _hand_over_import(root, source, exc)
     except AssistantError as exc:
         return _fail(exc)
+    except OSError as exc:
+        return _fail_os(exc)
     print(result.summary())
     for note in plan.notes:
         print(note)
@@ -154,6 +158,12 @@ def _hand_over_import(root: Path, source: Path, locked: DataDirLockedError) -> i
 
 def _fail(exc: AssistantError) -> int:
     print(f"{ERROR_PREFIX}: {exc}", file=sys.stderr)
+    return 1
+
+
+def _fail_os(exc: OSError) -> int:
+    where = f" {exc.filename}" if exc.filename else ""
+    print(f"{ERROR_PREFIX}: could not use{where}: {reason(exc)}.", file=sys.stderr)
     return 1
 
 

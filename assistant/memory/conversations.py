@@ -693,7 +693,7 @@ class ConversationStore:
         }
         try:
             atomic_write_json(self._index_path(), doc)
-        except OSError as exc:  # only a cache: the next run rebuilds what it lacks
+        except (OSError, StorageError) as exc:  # only a cache: the next run rebuilds it
             log.warning("could not save the conversation index: %s", exc)
             return
         self._index_dirty = False

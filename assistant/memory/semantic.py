@@ -447,7 +447,7 @@ class SemanticMemory:
             return
         try:
             self._vectors.save(self.directory, [i.id for i in self._items])
-        except OSError as exc:
+        except (OSError, StorageError) as exc:
             log.warning("Could not save the vector cache: %s", exc)
             return
         self._vectors_dirty = False
