@@ -83,7 +83,9 @@ class Curator:
 
     def _store(self, candidate: Candidate, source: Source) -> MemoryItem:
         similar = self.memory.find_similar(candidate.text, self.merge_threshold, k=1)
-        if similar:
+        if similar and similar[0][0].pinned:
+            item = similar[0][0]  # pinned memories change only when the user confirms
+        elif similar:
             old, _ = similar[0]
             item = self.memory.update(
                 old.id,
