@@ -49,6 +49,7 @@ log = logging.getLogger(__name__)
 
 LOG_VERSION = 1
 LOG_NAME = "semantic.jsonl"
+MAX_TEXT_CHARS = 2000  # a memory is a fact, not a document; bounds every prompt it enters
 _MIN_COMPACT_RECORDS = 1000
 _EMBED_BATCH = 256
 
@@ -575,6 +576,9 @@ class SemanticMemory:
         An item whose id exists is skipped, or stored under a new id with `on_conflict="copy"`.
         Active items are embedded in one batch (outside the lock).
         """
+        for item in items:
+            if len(item.text) > MAX_TEXT_CHARS:
+                raise ValueError(f"memory {item.id}: {_too_long(item.text)}")
         chosen = [i for i in items if on_conflict == "copy" or self.get(i.id) is None]
         texts = [i.text for i in chosen if i.state == "active"]
         embedded = self._embed(texts) if texts else None
@@ -871,7 +875,16 @@ def _clean_text(text: str) -> str:
     text = text.strip()
     if not text:
         raise ValueError("A memory needs some text.")
+    if len(text) > MAX_TEXT_CHARS:
+        raise ValueError(f"A memory {_too_long(text)}")
     return text
+
+
+def _too_long(text: str) -> str:
+    return (
+        f"can be at most {MAX_TEXT_CHARS:,} characters; this one has {len(text):,}. Keep the "
+        "essential fact, or split it into several memories."
+    )
 
 
 def _check(kind: str, importance: float) -> None:
