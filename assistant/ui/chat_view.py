@@ -222,6 +222,18 @@ class ChatView(QTextBrowser):
         )
         self._scroll_to_end()
 
+    def add_line(self, html_text: str) -> None:
+        """Append a small muted line of HTML (a notice, with links) below what is shown."""
+        cursor = self._end()
+        fmt = QTextBlockFormat()
+        fmt.setTopMargin(2)
+        fmt.setBottomMargin(2)
+        self._new_block(cursor, fmt)
+        cursor.insertHtml(
+            f'<span style="color:{self._muted()}; font-size:small">{html_text}</span>'
+        )
+        self._scroll_to_end()
+
     def show_stopped(self) -> None:
         """The user stopped the reply; what was streamed stays."""
         self._body_start = None

@@ -200,6 +200,7 @@ class MainWindow(QMainWindow):
         from assistant.ui.bridge import StoreBridge
         from assistant.ui.chat_view import ChatView
         from assistant.ui.conversation_list import ConversationPane
+        from assistant.ui.memory_edit_lines import MemoryEditLines
         from assistant.ui.memory_sidebar import MemorySidebar
 
         self.workspace = workspace
@@ -210,6 +211,7 @@ class MainWindow(QMainWindow):
         self.sidebar = MemorySidebar(workspace, self.bridge, self)
         self.sidebar.setMinimumWidth(SIDEBAR_MIN_WIDTH)
         self.chat = ChatView(self._memory_text, workspace.conversations.load, self.stack)
+        self.memory_edits = MemoryEditLines(self.chat, workspace.memory, self)
         self.stack.addWidget(self.chat)
         self.stack.addWidget(self._build_welcome())
         self.stack.removeWidget(self._blank)
@@ -490,6 +492,8 @@ class MainWindow(QMainWindow):
             self.chat.start_tool_call(event.call_id, event.name, event.arguments)
         elif isinstance(event, events.ToolCallFinished):
             self.chat.finish_tool_call(event.call_id, event.result, event.ok)
+        elif isinstance(event, events.MemoryEdited):
+            self.memory_edits.show(event.edit)
         elif isinstance(event, events.Finished):
             self.chat.finish_reply(event.memory_ids)
             self.connection_label.setText("Connected")
