@@ -59,6 +59,19 @@ def writing(path: Path, action: str = "write") -> Iterator[None]:
         raise storage_error(action, path, exc) from exc
 
 
+def refuse_newer(path: Path, raw: object, supported: int) -> None:
+    """Raise StorageError if the JSON object `raw` read from `path` has a later `version`.
+
+    Such a file was written by a newer Assistant: it is left untouched, never "repaired".
+    """
+    version = raw.get("version") if isinstance(raw, dict) else None
+    if isinstance(version, int) and not isinstance(version, bool) and version > supported:
+        raise StorageError(
+            f"{path} was made by a newer version of Assistant (format {version}; this version "
+            f"reads up to {supported}). Update Assistant to open it; the file was left as it is."
+        )
+
+
 def refuse_link(path: Path) -> None:
     """Raise StorageError if `path` is a symbolic link: data files are not written through one."""
     if path.is_symlink():

@@ -4,6 +4,7 @@ cut and future files, write errors, links and permissions."""
 from __future__ import annotations
 
 import errno
+import json
 import os
 import signal
 import stat
@@ -280,3 +281,46 @@ def test_stale_temp_files_are_removed(data_dir: Path) -> None:
     other.write_bytes(b"y")
     assert remove_stale_temp_files(data_dir) == 1
     assert not stale.exists() and other.exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("settings.json", {"version": 99, "chat_model": "future"}),
+        ("memory/working.json", {"version": 99, "conversations": {}}),
+        ("memory/topics.json", {"version": 99, "topics": {}}),
+    ],
+)
+def test_files_of_a_newer_version_are_refused_and_left_alone(
+    data_dir: Path, name: str, content: dict[str, object]
+) -> None:
+    from assistant.workspace import Workspace
+
+    path = data_dir / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(content))
+    with pytest.raises(StorageError, match="made by a newer version of Assistant"):
+        Workspace.open(data_dir)
+    assert json.loads(path.read_text()) == content
+    assert list(path.parent.glob("*.corrupt-*")) == []
+
+
+def test_an_unreadable_settings_file_is_reported_not_replaced(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assistant.settings import Settings
+
+    path = data_dir / "settings.json"
+    Settings(chat_model="mine").save(path)
+    real = Path.read_bytes
+
+    def denied(self: Path) -> bytes:
+        if self == path:
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", denied)
+    with pytest.raises(StorageError, match=r"settings\.json: permission denied"):
+        Settings.load(path)
+    monkeypatch.undo()
+    assert Settings.load(path)[0].chat_model == "mine"

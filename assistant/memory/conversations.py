@@ -612,6 +612,8 @@ class ConversationStore:
             return False
         except StorageError as exc:  # one unreadable file must not hide the others
             log.warning("%s", exc)
+            if str(exc) not in self.warnings:
+                self.warnings.append(str(exc))
             return False
         return True
 

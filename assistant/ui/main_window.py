@@ -236,10 +236,16 @@ class MainWindow(QMainWindow):
         self._show_welcome_if_needed()
         self.conversations.select(self._first_conversation())
         if workspace.warnings:
-            self.statusBar().showMessage(" ".join(workspace.warnings), 15000)
+            self._report_problems(workspace)
         self.input.setFocus()
         self._ready = True
         self.ready.emit()
+
+    def _report_problems(self, workspace: Workspace) -> None:
+        """Say what was wrong on disk and where the copies are; it stays until replaced."""
+        text = " ".join(workspace.warnings)
+        self.statusBar().showMessage(f"⚠ {text} (in {workspace.root})")
+        self.statusBar().setToolTip("\n\n".join(workspace.warnings))
 
     def is_ready(self) -> bool:
         """Whether the panes are built on an open workspace."""
