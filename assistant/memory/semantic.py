@@ -26,7 +26,7 @@ import numpy.typing as npt
 from assistant.errors import AssistantError, ProviderError, StorageError
 from assistant.fileio import atomic_write_bytes, copy_aside, make_dir, refuse_link
 from assistant.memory import index_cache, jsonl
-from assistant.memory.arrays import ensure_capacity
+from assistant.memory.arrays import ensure_capacity, with_headroom
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.embedding import Embedder
 from assistant.memory.items import (
@@ -200,7 +200,7 @@ class SemanticMemory:
         n = len(items)
         self._items = items
         self._slot_of = {item.id: slot for slot, item in enumerate(items)}
-        size = max(1024, n)
+        size = with_headroom(n)
         self._active = np.zeros(size, dtype=bool)
         self._active[:n] = [i.state == "active" for i in items]
         self._pinned = np.zeros(size, dtype=bool)
@@ -408,7 +408,7 @@ class SemanticMemory:
         replaced = False
         if self._vectors is None or self._vectors.name != name or self._vectors.dim != dim:
             replaced = self._vectors is not None
-            self._vectors = VectorMatrix(name, dim, capacity=max(1024, self._n()))
+            self._vectors = VectorMatrix(name, dim, capacity=with_headroom(self._n()))
         try:
             self._vectors.set_many(slots, embedded.vectors)
         except ValueError as exc:
