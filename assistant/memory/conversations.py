@@ -376,6 +376,8 @@ class ConversationStore:
         """
         if not is_valid_id(conversation_id):
             raise ValueError(f"id: {conversation_id!r} cannot name a conversation")
+        if self._path(conversation_id).exists():  # before writing anything (a re-import)
+            raise ConversationExistsError(conversation_id)
         title = _clean_title(title)
         if not _is_timestamp(created_at):
             raise ValueError("created_at: not an ISO 8601 timestamp")
