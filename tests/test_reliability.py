@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import random
 import signal
 import stat
 import subprocess
@@ -23,6 +24,8 @@ from assistant.memory import jsonl
 from assistant.memory.index_cache import CACHE_NAME
 from assistant.memory.semantic import LOG_NAME, SemanticMemory
 from assistant.paths import memory_dir
+from tests.reliability.harness import Acked, run_and_kill
+from tests.reliability.writer import WRITERS
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -324,3 +327,13 @@ def test_an_unreadable_settings_file_is_reported_not_replaced(
         Settings.load(path)
     monkeypatch.undo()
     assert Settings.load(path)[0].chat_model == "mine"
+
+
+@pytest.mark.parametrize("kind", sorted(WRITERS))
+def test_a_killed_writer_loses_no_acknowledged_write(kind: str, tmp_path: Path) -> None:
+    """One kill per writer here; `make test-reliability` does 200."""
+    root = tmp_path / "killed"
+    root.mkdir()
+    acked = Acked()
+    outcome = run_and_kill(kind, root, acked, random.Random(kind), tmp_path / "acks.txt")
+    assert (outcome.lost, outcome.warnings) == ([], [])
