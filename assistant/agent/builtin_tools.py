@@ -6,10 +6,10 @@ import json
 from dataclasses import dataclass, field
 
 from assistant.agent import calculator as calc
-from assistant.agent.memory_edits import MemoryEdit
 from assistant.agent.tools import Tool, ToolRegistry, tool
 from assistant.errors import ToolError
 from assistant.memory.conversations import ConversationStore
+from assistant.memory.edits import MemoryEdit
 from assistant.memory.items import MemoryItem, MemoryKind, Source, now_utc
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.working import WorkingMemoryStore

@@ -10,7 +10,7 @@ import html
 
 from PySide6.QtCore import QObject, QUrl
 
-from assistant.agent.memory_edits import MemoryEdit, undo
+from assistant.memory.edits import MemoryEdit, undo
 from assistant.memory.semantic import SemanticMemory
 from assistant.ui.chat_view import ChatView
 from assistant.ui.jobs import run_job
