@@ -37,6 +37,8 @@ _REASONS = {
     errno.ENOENT: "it does not exist",
     errno.EISDIR: "it is a folder",
     errno.EIO: "an input/output error (a failing disk?)",
+    errno.EEXIST: "a file of that name is in the way",
+    errno.ENOTDIR: "part of the path is a file, not a folder",
 }
 
 
@@ -83,11 +85,15 @@ def refuse_link(path: Path) -> None:
 
 def make_dir(path: Path) -> None:
     """Create `path` and missing parents, private (0700 on POSIX)."""
+    with writing(path, "create the folder"):
+        _make_dir(path)
+
+
+def _make_dir(path: Path) -> None:
     if path.is_dir():
         return
-    with writing(path, "create the folder"):
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fsync_dir(path.parent)
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fsync_dir(path.parent)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -100,9 +106,9 @@ def atomic_write_with(path: Path, write: Callable[[BinaryIO], object]) -> None:
 
     The temp file is 0600 (as `mkstemp` makes it); a symbolic link at `path` is refused.
     """
-    make_dir(path.parent)
     refuse_link(path)
     with writing(path):
+        _make_dir(path.parent)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as f:
