@@ -337,3 +337,47 @@ def test_a_killed_writer_loses_no_acknowledged_write(kind: str, tmp_path: Path) 
     acked = Acked()
     outcome = run_and_kill(kind, root, acked, random.Random(kind), tmp_path / "acks.txt")
     assert (outcome.lost, outcome.warnings) == ([], [])
+
+
+def test_a_conversation_of_a_newer_version_is_reported_and_left_alone(data_dir: Path) -> None:
+    from assistant.workspace import Workspace
+
+    folder = data_dir / "conversations"
+    folder.mkdir(parents=True)
+    future = folder / "future.jsonl"
+    content = b'{"version":7,"type":"meta","title":"t","created_at":"2024-01-01T00:00:00Z"}\n'
+    future.write_bytes(content)
+    workspace = Workspace.open(data_dir)
+    assert any("newer version of Assistant" in w for w in workspace.warnings)
+    assert [c.id for c in workspace.conversations.list()] == []
+    assert future.read_bytes() == content
+
+
+def test_cli_write_errors_are_one_line(
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    assert main(["export", str(blocker / "out.json")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "a file of that name is in the way" in err
+    source = tmp_path / "in.json"
+    source.write_text(
+        '{"format": "assistant.export", "version": 1, "exported_at": "2024-01-01T00:00:00Z",'
+        ' "app": {"name": "Assistant", "version": "0"}, "conversations": [{"id": "c1",'
+        ' "title": "t", "created_at": "2024-01-01T00:00:00Z", "updated_at":'
+        ' "2024-01-01T00:00:00Z", "summary": "", "messages": []}]}'
+    )
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    assert main(["import", str(source)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the disk is full" in err
+    monkeypatch.undo()
+    assert not (data_dir / "conversations" / "c1.jsonl").exists()

@@ -20,7 +20,7 @@ from typing import Any, Literal, get_args
 
 from assistant import paths
 from assistant.errors import StorageError
-from assistant.fileio import atomic_write_json, fsync_dir, make_dir
+from assistant.fileio import atomic_write_json, fsync_dir, make_dir, refuse_newer
 from assistant.memory import jsonl
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.subscribers import Subscribers
@@ -704,8 +704,13 @@ class ConversationStore:
 
 
 def _read_conversation(path: Path) -> tuple[Conversation, list[str]]:
-    """Parse a conversation file (repairing it as `jsonl.read` does) and say what was wrong."""
+    """Parse a conversation file (repairing it as `jsonl.read` does) and say what was wrong.
+
+    A file with records of a newer version is a StorageError (and is left as it is).
+    """
     loaded = jsonl.read(path)
+    for record in loaded.records:
+        refuse_newer(path, record, RECORD_VERSION)
     problems: list[str] = []
     meta: dict[str, Any] | None = None
     title: str | None = None
