@@ -20,7 +20,13 @@ from typing import Any, Literal, get_args
 
 from assistant import paths
 from assistant.errors import StorageError
-from assistant.fileio import atomic_write_json, fsync_dir, make_dir, refuse_newer
+from assistant.fileio import (
+    atomic_write_json,
+    fsync_dir,
+    make_dir,
+    refuse_newer,
+    storage_error,
+)
 from assistant.memory import jsonl
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.subscribers import Subscribers
@@ -350,8 +356,13 @@ class ConversationStore:
         cid = uuid.uuid4().hex
         now = _now()
         meta = {"id": cid, "title": title, "created_at": now, "temporary": temporary}
+        path = self._path(cid)
         with self._lock:
-            st = self._write(cid, _record("meta", meta))
+            try:  # whole or not at all: a crash must not leave a file without its header
+                _create_file(path, jsonl.encode(_record("meta", meta)))
+                st = path.stat()
+            except OSError as exc:
+                raise storage_error("save the new conversation to", path, exc) from exc
             entry = _Entry(st.st_size, st.st_mtime_ns, title, now, now, 0, temporary, None)
             self._set_entry(cid, entry)
         self._subscribers.notify(cid)

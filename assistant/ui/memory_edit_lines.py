@@ -6,8 +6,6 @@ undoing runs in the background, as restoring may need the embedding server.
 
 from __future__ import annotations
 
-import html
-
 from PySide6.QtCore import QObject, QUrl
 
 from assistant.memory.edits import MemoryEdit, undo
@@ -33,9 +31,7 @@ class MemoryEditLines(QObject):
         """Add the line of one change."""
         index = len(self._edits)
         self._edits.append(edit)
-        self._chat.add_line(
-            f'↺ {html.escape(edit.describe())} · <a href="{UNDO_SCHEME}:{index}">Undo</a>'
-        )
+        self._chat.add_line(f"↺ {edit.describe()} · ", ("Undo", f"{UNDO_SCHEME}:{index}"))
 
     def undo(self, index: int) -> None:
         """Undo change `index` (once), in the background."""
@@ -45,13 +41,13 @@ class MemoryEditLines(QObject):
         edit, memory = self._edits[index], self._memory
         run_job(
             lambda _p: undo(memory, edit),
-            on_done=lambda _item: self._chat.add_line(f"Undone: {html.escape(edit.describe())}"),
+            on_done=lambda _item: self._chat.add_line(f"Undone: {edit.describe()}"),
             on_error=lambda message: self._on_failed(index, message),
         )
 
     def _on_failed(self, index: int, message: str) -> None:
         self._undone.discard(index)
-        self._chat.add_line(f"⚠ Could not undo: {html.escape(message)}")
+        self._chat.add_line(f"⚠ Could not undo: {message}")
 
     def _on_anchor(self, url: QUrl) -> None:
         kind, _, value = url.toString().partition(":")
