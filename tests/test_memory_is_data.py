@@ -171,3 +171,28 @@ def test_memories_are_bounded_and_count_against_the_budget(rig: Rig) -> None:
     system_tokens = len(prompt.messages[0]["content"]) / 4
     assert 0 < len(prompt.memory_ids) < len(many)
     assert system_tokens < budget * MEMORY_SHARE + 1000
+
+
+def test_the_curator_reports_its_changes_and_leaves_pinned_memories_alone(
+    data_dir: Path,
+) -> None:
+    from assistant.agent.curator import Curator
+    from assistant.memory.topics import TopicStore
+
+    rig = Rig(data_dir)
+    rig.agent.config.auto_memories = True
+    rig.agent.curator = Curator(rig.provider, rig.memory, TopicStore(data_dir / "memory"))
+    pinned = rig.memory.add("The user is allergic to penicillin", pinned=True)
+    extraction = {
+        "memories": [
+            {"kind": "fact", "text": "The user is not allergic to penicillin", "topic": "health"},
+            {"kind": "preference", "text": "The user likes jazz", "topic": "music"},
+        ]
+    }
+    rig.provider.enqueue("Noted.", json.dumps(extraction), "Health.", "Music.")
+    rig.turn("I like jazz, and I am not allergic to penicillin")
+    assert rig.memory.get(pinned.id).text == pinned.text  # type: ignore[union-attr]
+    [added] = rig.edits()
+    assert added.edit.action == "remembered" and added.edit.after.text == "The user likes jazz"
+    undo(rig.memory, added.edit)
+    assert [i.text for i in rig.memory.items()] == [pinned.text]

@@ -318,4 +318,9 @@ class Agent:
             self.memory.mark_used(ids)
         turn.on_event(Finished(turn.cid, reply.id, text, ids))
         if turn.long_term and self.config.auto_memories and self.curator is not None:
-            self.curator.process(turn.cid, turn.user, reply)
+            self.curator.process(
+                turn.cid,
+                turn.user,
+                reply,
+                on_edit=lambda edit: turn.on_event(MemoryEdited(turn.cid, edit)),
+            )
