@@ -9,7 +9,7 @@ PKG_STAMP := $(VENV)/.installed-package
 VERSION = $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' assistant/__init__.py)
 ARCHIVE = dist/Assistant-$(VERSION)-linux-$(shell uname -m).tar.gz
 
-.PHONY: run test lint pytest bench test-stress package package-test clean
+.PHONY: run test lint pytest bench test-stress test-reliability package package-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,12 @@ test: lint pytest
 # `make test` 10 times on a fresh clone with both cores busy, each run in a new random order.
 test-stress:
 	tests/stress.sh 10
+
+# The long reliability suite: 200 SIGKILLs over every writer, hostile imports, and the reliability
+# cases that `make test` also runs (KILLS_PER_WRITER=40 by default).
+test-reliability: $(DEV_STAMP)
+	ASSISTANT_RELIABILITY=1 $(BIN)/pytest -q -s tests/reliability tests/test_reliability.py \
+		tests/test_memory_is_data.py tests/test_memory_edit_lines.py
 
 bench: $(DEV_STAMP)
 	$(BIN)/python -m tests.bench.memory_bench

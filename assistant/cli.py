@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Literal, TextIO
 
 from assistant import APP_NAME, __version__
+from assistant.datalock import DataDirLock, DataDirLockedError
 from assistant.errors import AssistantError
+from assistant.fileio import reason, remove_stale_temp_files
 from assistant.paths import data_dir
 
 ERROR_PREFIX = "assistant"
@@ -99,14 +102,17 @@ def export_command(
     from assistant.workspace import Workspace
 
     try:
-        workspace = Workspace.open(root)
-        try:
-            data = export_data(workspace, conversation_ids, include_memories=memories)
-            write_export(out, data)
-        finally:
-            workspace.close()
+        with _locked(root):
+            workspace = Workspace.open(root)
+            try:
+                data = export_data(workspace, conversation_ids, include_memories=memories)
+                write_export(out, data)
+            finally:
+                workspace.close()
     except AssistantError as exc:
         return _fail(exc)
+    except OSError as exc:  # a file the core did not name: still one line, no traceback
+        return _fail_os(exc)
     print(export_summary(data, out))
     return 0
 
@@ -121,17 +127,22 @@ def import_command(root: Path, source: Path, policy: Literal["skip", "copy"]) ->
         plan = load_import(source, meter.bytes if meter else None)  # a bad file changes nothing
         if meter:
             meter.done()
-        workspace = Workspace.open(root)
-        try:
-            result = apply_import(plan, workspace, policy, meter.steps if meter else None)
-        finally:
-            workspace.close()
-            if meter:
-                meter.done()
+        with _locked(root):
+            workspace = Workspace.open(root)
+            try:
+                result = apply_import(plan, workspace, policy, meter.steps if meter else None)
+            finally:
+                workspace.close()
+                if meter:
+                    meter.done()
+    except DataDirLockedError as exc:
+        return _hand_over_import(root, source, exc)
     except AssistantError as exc:
         if meter:
             meter.done()
         return _fail(exc)
+    except OSError as exc:
+        return _fail_os(exc)
     print(result.summary())
     for note in (plan.unreadable_note(), *plan.notes):
         if note:
@@ -173,8 +184,32 @@ class _ProgressLine:
             self._shown = ""
 
 
+@contextlib.contextmanager
+def _locked(root: Path) -> Iterator[None]:
+    """Hold the data dir's lock (DataDirLockedError if the app has it); tidy what crashes left."""
+    with DataDirLock(root):
+        remove_stale_temp_files(root)
+        yield
+
+
+def _hand_over_import(root: Path, source: Path, locked: DataDirLockedError) -> int:
+    """The app has the data open: ask it to show its import preview, else refuse."""
+    from assistant.ui.single_instance import send_request
+
+    if send_request(root, {"action": "import", "path": str(source.resolve())}):
+        print(f"{APP_NAME} is open on {root}: the import preview is shown in its window.")
+        return 0
+    return _fail(locked)
+
+
 def _fail(exc: AssistantError) -> int:
     print(f"{ERROR_PREFIX}: {exc}", file=sys.stderr)
+    return 1
+
+
+def _fail_os(exc: OSError) -> int:
+    where = f" {exc.filename}" if exc.filename else ""
+    print(f"{ERROR_PREFIX}: could not use{where}: {reason(exc)}.", file=sys.stderr)
     return 1
 
 
@@ -192,7 +227,8 @@ def self_test(root: Path, started: float, *, timing: bool) -> int:
     from assistant.ui.app import build_for_self_test
 
     try:
-        shown, ready = build_for_self_test(root)
+        with _locked(root):
+            shown, ready = build_for_self_test(root)
     except AssistantError as exc:
         print(f"SELF-TEST FAILED: {exc}", file=sys.stderr)
         return 1

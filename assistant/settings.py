@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from assistant.fileio import atomic_write_json, move_aside
+from assistant.fileio import atomic_write_json, move_aside, refuse_newer, storage_error
 
 log = logging.getLogger(__name__)
 
@@ -61,20 +61,29 @@ class Settings:
 
     @classmethod
     def load(cls, path: Path) -> tuple[Settings, list[str]]:
-        """Read settings; a corrupt file is moved aside and defaults are used, with a warning."""
+        """Read settings; a corrupt file is moved aside and defaults are used, with a warning.
+
+        A file that cannot be read, or was made by a newer version, is a StorageError and
+        stays as it is.
+        """
         if not path.exists():
             return cls(), []
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
+            data = path.read_bytes()
+        except OSError as exc:  # unreadable is not corrupt: keep it, and say so
+            raise storage_error("read the settings", path, exc) from exc
+        try:
+            raw = json.loads(data.decode("utf-8"))
             if not isinstance(raw, dict):
                 raise ValueError("the top level is not a JSON object")
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
+        except ValueError as exc:  # UnicodeDecodeError too
             moved = move_aside(path)
             msg = (
                 f"Settings file was unreadable ({exc}); moved it to {moved.name} and used defaults."
             )
             log.warning(msg)
             return cls(), [msg]
+        refuse_newer(path, raw, SETTINGS_VERSION)
         return cls.from_json(raw)
 
     @classmethod

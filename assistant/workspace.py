@@ -50,6 +50,7 @@ class Workspace:
             working=WorkingMemoryStore(memory_dir(root)),
             topics=TopicStore(memory_dir(root)),
         )
+        workspace.conversations.list()  # scans changed files: their problems are reported now
         workspace.warnings = [
             *warnings,
             *memory.warnings,

@@ -20,6 +20,9 @@ from tests.fake_openai import FakeOpenAI
 # Before pytest-qt creates the QApplication.
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
+# The long reliability suite runs with `make test-reliability` only.
+collect_ignore = [] if os.environ.get("ASSISTANT_RELIABILITY") else ["reliability"]
+
 
 class MemoryKeyring(keyring.backend.KeyringBackend):
     """A keyring that keeps passwords in a dict."""

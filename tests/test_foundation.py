@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import socket
@@ -17,7 +18,7 @@ import pytest
 from assistant import __version__
 from assistant.cli import main
 from assistant.credentials import KEYRING_SERVICE, KEYRING_USERNAME, Credentials
-from assistant.errors import CredentialError
+from assistant.errors import CredentialError, StorageError
 from assistant.fileio import atomic_write_bytes
 from assistant.paths import data_dir
 from assistant.settings import Settings
@@ -98,10 +99,10 @@ def test_atomic_write_keeps_old_file_when_write_fails(
     atomic_write_bytes(path, b"old")
 
     def fail(*args: object) -> None:
-        raise OSError("disk full")
+        raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(os, "replace", fail)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(StorageError, match=r"Could not write .*f\.json: the disk is full"):
         atomic_write_bytes(path, b"new")
     assert path.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["f.json"]

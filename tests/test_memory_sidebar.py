@@ -561,3 +561,16 @@ def test_context_menu_lists_the_actions(
     ]
     assert sidebar.selected_item() is not None
     assert entries(QPoint(5, 5000)) == [("Add memory…", True)]
+
+
+def test_too_many_pinned_memories_are_warned_about(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
+) -> None:
+    workspace.settings.prompt_budget_tokens = 1000
+    remember(workspace, "A short pinned fact", pinned=True)
+    qtbot.wait(10)
+    assert "Too much pinned" not in sidebar.notice.label.text()
+    for i in range(4):
+        remember(workspace, f"Pinned fact {i}: " + "detail " * 60, pinned=True)
+    qtbot.waitUntil(lambda: "Too much pinned" in sidebar.notice.label.text(), timeout=5000)
+    assert sidebar.notice.isVisible()

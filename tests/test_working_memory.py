@@ -210,7 +210,7 @@ def test_drop_persists(memory_dir: Path) -> None:
         b"{not json",
         b"[]",
         b'{"version": 1, "conversations": {"c": {"subgoals": "not a list"}}}',
-        b'{"version": 99, "conversations": {}}',
+        b'{"version": "x", "conversations": {}}',
     ],
 )
 def test_corrupt_file_is_moved_aside(memory_dir: Path, content: bytes) -> None:

@@ -9,20 +9,47 @@ from assistant.agent import calculator as calc
 from assistant.agent.tools import Tool, ToolRegistry, tool
 from assistant.errors import ToolError
 from assistant.memory.conversations import ConversationStore
-from assistant.memory.items import MemoryKind, Source, now_utc
+from assistant.memory.edits import MemoryEdit
+from assistant.memory.items import MemoryItem, MemoryKind, Source, now_utc
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.working import WorkingMemoryStore
 
 DUPLICATE_THRESHOLD = 0.9
+MAX_CHANGES_PER_TURN = 3  # forgets, pin changes and rewrites of existing memories per reply
 
 
 @dataclass
 class ToolContext:
-    """What tools know about the turn they run in."""
+    """What tools know about the turn they run in, and what they changed in it."""
 
     conversation_id: str
     message_id: str | None
     recalled: list[str] = field(default_factory=list)  # memory ids the tools showed the model
+    edits: list[MemoryEdit] = field(default_factory=list)  # taken by the loop after each tool
+    confirmable: frozenset[str] = frozenset()  # pinned ids the user was asked about last turn
+    asked: set[str] = field(default_factory=set)  # pinned ids the user is asked about now
+    changes: int = 0
+
+    def allow_change(self, tool_name: str, item: MemoryItem) -> None:
+        """Raise ToolError unless this existing memory may change now.
+
+        A pinned memory changes only after the user was asked about it (in the previous
+        reply), and no more than MAX_CHANGES_PER_TURN existing memories change per reply.
+        """
+        if item.pinned and item.id not in self.confirmable:
+            self.asked.add(item.id)
+            raise ToolError(
+                f"{tool_name}: memory {item.id} is pinned ({item.text[:80]!r}). Pinned memories "
+                "change only when the user confirms: ask the user in your reply, and if they "
+                f"agree, call {tool_name} again in your next reply."
+            )
+        if self.changes >= MAX_CHANGES_PER_TURN:
+            raise ToolError(
+                f"{tool_name}: at most {MAX_CHANGES_PER_TURN} existing memories can be changed "
+                "or forgotten per reply. Tell the user what else you would change; they can "
+                "ask again or use the memory panel."
+            )
+        self.changes += 1
 
 
 @tool
@@ -45,16 +72,21 @@ def remember(
     similar = memory.find_similar(text, DUPLICATE_THRESHOLD, k=1)
     if similar:
         old, _ = similar[0]
+        if old.text == text.strip():
+            return f"Already remembered as {old.id}."
+        context.allow_change("remember", old)
         item = memory.update(
             old.id, text=text, kind=kind, importance=max(importance, old.importance)
         )
-        return f"Updated the existing memory {item.id}."
+        context.edits.append(MemoryEdit("updated", old, item))
+        return f"Updated the existing memory {item.id} (it said: {old.text!r})."
     item = memory.add(
         text,
         kind=kind,
         importance=importance,
         source=Source(context.conversation_id, context.message_id),
     )
+    context.edits.append(MemoryEdit("remembered", None, item))
     return f"Remembered as {item.id}."
 
 
@@ -74,34 +106,41 @@ def recall(query: str, context: ToolContext, memory: SemanticMemory, k: int = 5)
 
 
 @tool
-def forget(memory_id: str, memory: SemanticMemory) -> str:
-    """Forget a memory, when the user asks for it or it is wrong.
+def forget(memory_id: str, context: ToolContext, memory: SemanticMemory) -> str:
+    """Forget a memory, when the user asks for it or it is wrong (at most 3 per reply).
 
     Args:
         memory_id: The id of the memory, as shown in brackets.
     """
-    _existing(memory, memory_id)
-    memory.forget(memory_id)
+    old = _existing(memory, memory_id)
+    context.allow_change("forget", old)
+    item = memory.forget(memory_id)
+    context.edits.append(MemoryEdit("forgot", old, item))
     return f"Forgot {memory_id}."
 
 
 @tool
-def pin(memory_id: str, memory: SemanticMemory, pinned: bool = True) -> str:
-    """Pin a memory so it is in every prompt, or unpin it.
+def pin(memory_id: str, context: ToolContext, memory: SemanticMemory, pinned: bool = True) -> str:
+    """Pin a memory so it is in every prompt, or unpin it (unpinning needs the user's consent).
 
     Args:
         memory_id: The id of the memory, as shown in brackets.
         pinned: True to pin, False to unpin.
     """
-    _existing(memory, memory_id)
-    memory.pin(memory_id, pinned)
+    old = _existing(memory, memory_id)
+    if old.pinned == pinned:
+        return f"{memory_id} is already {'pinned' if pinned else 'not pinned'}."
+    context.allow_change("pin", old)
+    item = memory.pin(memory_id, pinned)
+    context.edits.append(MemoryEdit("pinned" if pinned else "unpinned", old, item))
     return f"{'Pinned' if pinned else 'Unpinned'} {memory_id}."
 
 
-def _existing(memory: SemanticMemory, memory_id: str) -> None:
+def _existing(memory: SemanticMemory, memory_id: str) -> MemoryItem:
     item = memory.get(memory_id)
     if item is None or item.state == "forgotten":
         raise ToolError(f"There is no memory with id {memory_id!r}.")
+    return item
 
 
 @tool

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from assistant.agent.chat import ChatProvider
 from assistant.errors import AssistantError
 from assistant.memory.conversations import Message
+from assistant.memory.edits import MemoryEdit
 from assistant.memory.items import KINDS, MemoryItem, MemoryKind, Source
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.topics import TopicStore
@@ -61,11 +63,22 @@ class Curator:
         self.topics = topics
         self.merge_threshold = merge_threshold
 
-    def process(self, conversation_id: str, user: Message, reply: Message) -> list[MemoryItem]:
-        """Extract and store memories from one exchange; returns the items added or updated."""
+    def process(
+        self,
+        conversation_id: str,
+        user: Message,
+        reply: Message,
+        on_edit: Callable[[MemoryEdit], None] | None = None,
+    ) -> list[MemoryItem]:
+        """Extract and store memories from one exchange; returns the items added or updated.
+
+        `on_edit` hears of each memory added or changed (the chat shows it with Undo).
+        """
+        report = on_edit or (lambda _edit: None)
         try:
             candidates = self._extract(user, reply)
-            stored = [self._store(c, Source(conversation_id, user.id)) for c in candidates]
+            source = Source(conversation_id, user.id)
+            stored = [self._store(c, source, report) for c in candidates]
             for topic in dict.fromkeys(c.topic for c in candidates):
                 self._summarize_topic(topic)
         except AssistantError as exc:
@@ -81,9 +94,13 @@ class Curator:
         )
         return parse_candidates(response.content)
 
-    def _store(self, candidate: Candidate, source: Source) -> MemoryItem:
+    def _store(
+        self, candidate: Candidate, source: Source, report: Callable[[MemoryEdit], None]
+    ) -> MemoryItem:
         similar = self.memory.find_similar(candidate.text, self.merge_threshold, k=1)
-        if similar:
+        if similar and similar[0][0].pinned:
+            item = similar[0][0]  # pinned memories change only when the user confirms
+        elif similar:
             old, _ = similar[0]
             item = self.memory.update(
                 old.id,
@@ -91,6 +108,8 @@ class Curator:
                 kind=candidate.kind,
                 importance=max(old.importance, candidate.importance),
             )
+            if (item.text, item.kind) != (old.text, old.kind):
+                report(MemoryEdit("updated", old, item))
         else:
             item = self.memory.add(
                 candidate.text,
@@ -99,6 +118,7 @@ class Curator:
                 source=source,
                 tags=[f"topic:{candidate.topic}"],
             )
+            report(MemoryEdit("remembered", None, item))
         self.topics.add_memory(candidate.topic, item.id)
         return item
 

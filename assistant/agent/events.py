@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from assistant.memory.edits import MemoryEdit
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,15 @@ class ToolCallFinished:
     result: str
     ok: bool
     type: Literal["tool_call_finished"] = field(default="tool_call_finished", init=False)
+
+
+@dataclass(frozen=True)
+class MemoryEdited:
+    """A tool changed long-term memory; the chat shows `edit.describe()` with Undo."""
+
+    conversation_id: str
+    edit: MemoryEdit
+    type: Literal["memory_edited"] = field(default="memory_edited", init=False)
 
 
 @dataclass(frozen=True)
@@ -77,6 +89,13 @@ class Cancelled:
 
 
 AgentEvent = (
-    TextDelta | ToolCallStarted | ToolCallFinished | MemoriesUsed | Finished | Failed | Cancelled
+    TextDelta
+    | ToolCallStarted
+    | ToolCallFinished
+    | MemoryEdited
+    | MemoriesUsed
+    | Finished
+    | Failed
+    | Cancelled
 )
 EventSink = Callable[[AgentEvent], None]

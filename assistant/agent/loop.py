@@ -18,6 +18,7 @@ from assistant.agent.events import (
     Failed,
     Finished,
     MemoriesUsed,
+    MemoryEdited,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -95,6 +96,9 @@ class Agent:
         self.config = config or AgentConfig()
         self.curator = curator
         self.clock = clock
+        # Pinned memories a tool wanted to change, by conversation: the user was asked about
+        # them in the last reply, so the next turn may change them.
+        self._asked: dict[str, frozenset[str]] = {}
 
     def run(
         self, conversation_id: str, user_text: str, on_event: EventSink, cancel: CancelToken
@@ -140,14 +144,25 @@ class Agent:
         self, conversation_id: str, user: Message, on_event: EventSink, cancel: CancelToken
     ) -> None:
         conversation = self.conversations.load(conversation_id)
+        context = ToolContext(
+            conversation_id, user.id, confirmable=self._asked.pop(conversation_id, frozenset())
+        )
         turn = _Turn(
             conversation=conversation,
             user=user,
             on_event=on_event,
             cancel=cancel,
-            context=ToolContext(conversation_id, user.id),
+            context=context,
             registry=builtin_registry(long_term_memory=not conversation.temporary),
         )
+        try:
+            self._steps(turn)
+        finally:
+            if context.asked:
+                self._asked[conversation_id] = frozenset(context.asked)
+
+    def _steps(self, turn: _Turn) -> None:
+        cancel = turn.cancel
         messages = self._prompt(turn)
         for _ in range(self.config.max_steps):
             cancel.raise_if_cancelled()
@@ -275,6 +290,9 @@ class Agent:
                 result, ok = f"Error: {exc}", False
             self._tool_result(turn, messages, call, result)
             turn.on_event(ToolCallFinished(turn.cid, call.id, call.name, result, ok))
+            for edit in turn.context.edits:
+                turn.on_event(MemoryEdited(turn.cid, edit))
+            turn.context.edits.clear()
 
     def _tool_scope(self, turn: _Turn) -> dict[str, Any]:
         return {
@@ -301,4 +319,9 @@ class Agent:
         turn.on_event(Finished(turn.cid, reply.id, text, ids))
         learns = turn.long_term and not turn.conversation.do_not_remember
         if learns and self.config.auto_memories and self.curator is not None:
-            self.curator.process(turn.cid, turn.user, reply)
+            self.curator.process(
+                turn.cid,
+                turn.user,
+                reply,
+                on_edit=lambda edit: turn.on_event(MemoryEdited(turn.cid, edit)),
+            )

@@ -20,7 +20,13 @@ from typing import Any, Literal, get_args
 
 from assistant import paths
 from assistant.errors import StorageError
-from assistant.fileio import atomic_write_json, fsync_dir
+from assistant.fileio import (
+    atomic_write_json,
+    fsync_dir,
+    make_dir,
+    refuse_newer,
+    storage_error,
+)
 from assistant.memory import jsonl
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.subscribers import Subscribers
@@ -339,7 +345,7 @@ class ConversationStore:
 
     def __init__(self, root: Path) -> None:
         self.directory = paths.conversations_dir(root)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        make_dir(self.directory)
         self.warnings: builtins.list[str] = []
         self._lock = threading.RLock()
         self._subscribers: Subscribers[str] = Subscribers("conversation")
@@ -356,8 +362,13 @@ class ConversationStore:
         cid = uuid.uuid4().hex
         now = _now()
         meta = {"id": cid, "title": title, "created_at": now, "temporary": temporary}
+        path = self._path(cid)
         with self._lock:
-            st = self._write(cid, _record("meta", meta))
+            try:  # whole or not at all: a crash must not leave a file without its header
+                _create_file(path, jsonl.encode(_record("meta", meta)))
+                st = path.stat()
+            except OSError as exc:
+                raise storage_error("save the new conversation to", path, exc) from exc
             entry = _Entry(st.st_size, st.st_mtime_ns, title, now, now, 0, temporary, None)
             self._set_entry(cid, entry)
         self._subscribers.notify(cid)
@@ -384,6 +395,8 @@ class ConversationStore:
         """
         if not is_valid_id(conversation_id):
             raise ValueError(f"id: {conversation_id!r} cannot name a conversation")
+        if self._path(conversation_id).exists():  # before writing anything (a re-import)
+            raise ConversationExistsError(conversation_id)
         title = _clean_title(title)
         if not _is_timestamp(created_at):
             raise ValueError("created_at: not an ISO 8601 timestamp")
@@ -624,6 +637,8 @@ class ConversationStore:
             return False
         except StorageError as exc:  # one unreadable file must not hide the others
             log.warning("%s", exc)
+            if str(exc) not in self.warnings:
+                self.warnings.append(str(exc))
             return False
         return True
 
@@ -705,15 +720,20 @@ class ConversationStore:
         }
         try:
             atomic_write_json(self._index_path(), doc)
-        except OSError as exc:  # only a cache: the next run rebuilds what it lacks
+        except (OSError, StorageError) as exc:  # only a cache: the next run rebuilds it
             log.warning("could not save the conversation index: %s", exc)
             return
         self._index_dirty = False
 
 
 def _read_conversation(path: Path) -> tuple[Conversation, list[str]]:
-    """Parse a conversation file (repairing it as `jsonl.read` does) and say what was wrong."""
+    """Parse a conversation file (repairing it as `jsonl.read` does) and say what was wrong.
+
+    A file with records of a newer version is a StorageError (and is left as it is).
+    """
     loaded = jsonl.read(path)
+    for record in loaded.records:
+        refuse_newer(path, record, RECORD_VERSION)
     problems: list[str] = []
     meta: dict[str, Any] | None = None
     title: str | None = None

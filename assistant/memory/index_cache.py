@@ -3,9 +3,12 @@
 Replaying `semantic.jsonl` means parsing every record, tokenizing every text and indexing it;
 at 100,000 memories that takes seconds. At close the store writes this cache
 (`semantic-index.npz`: numeric columns as arrays, strings as one JSON blob, the BM25 index as
-flat arrays), stamped with the size, time, inode and CRC-32 of the log it was made from. Opening
-uses it only if the log is still that file, or a copy of it (same size and CRC: a restored data
-dir); otherwise the log is replayed as before. The log stays the single source of truth.
+flat arrays), stamped with the offset the items reflect (the log's size then), its record
+count, and the time, inode and CRC-32 of those bytes. Opening uses it only if the log still
+starts with those bytes (the same file, or a copy with the same CRC: a restored data dir); the
+records after the offset are then replayed on top, so a cache can never hide a record written
+later by anyone. A log shorter than the offset was cut or replaced: `Cached.truncated` says so.
+Otherwise the log is replayed in full. The log stays the single source of truth.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import json
 import logging
 import zipfile
 import zlib
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,8 +31,24 @@ from assistant.memory.items import MemoryItem, Source
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3  # 3: the stamp is a prefix of the log (offset, records, CRC of those bytes)
 CACHE_NAME = "semantic-index.npz"
+
+
+@dataclass(frozen=True)
+class Cached:
+    """A cache that matches the log's first `offset` bytes, or a log cut below them."""
+
+    items: list[MemoryItem]
+    index: Snapshot
+    records: int  # records in the log's first `offset` bytes
+    offset: int
+    log_size: int  # the log's size now (0 if it is missing)
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the log is shorter than when the cache was written: cut or replaced."""
+        return self.log_size < self.offset
 
 
 def fingerprint(log_path: Path) -> dict[str, int]:
@@ -37,29 +57,51 @@ def fingerprint(log_path: Path) -> dict[str, int]:
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "inode": stat.st_ino}
 
 
-def checksum(log_path: Path) -> int:
-    """The CRC-32 of the log file's bytes."""
+def checksum(log_path: Path, size: int | None = None) -> int:
+    """The CRC-32 of the log file's bytes (its first `size` bytes if given)."""
     crc = 0
     with log_path.open("rb") as f:
-        while chunk := f.read(1 << 20):
+        while True:
+            want = 1 << 20 if size is None else min(1 << 20, size)
+            chunk = f.read(want) if want else b""
+            if not chunk:
+                return crc
             crc = zlib.crc32(chunk, crc)
-    return crc
+            if size is not None:
+                size -= len(chunk)
 
 
-def _same_log(recorded: Any, log_path: Path) -> bool:
-    """Whether the log is the one the cache was made from: the same file, or a copy of it."""
-    actual = fingerprint(log_path)
-    if not isinstance(recorded, dict) or recorded.get("size") != actual["size"]:
+def log_size(log_path: Path) -> int:
+    """The log's size in bytes (0 if it is missing)."""
+    try:
+        return log_path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _starts_with(recorded: Any, log_path: Path, size: int) -> bool:
+    """Whether the log starts with the bytes the cache was made from (the same file, or a
+    copy of it)."""
+    offset = recorded["size"]
+    if size < offset:
         return False
-    if all(recorded.get(key) == value for key, value in actual.items()):
-        return True
-    return "crc32" in recorded and recorded["crc32"] == checksum(log_path)
+    actual = fingerprint(log_path)
+    if size == offset and all(recorded.get(key) == value for key, value in actual.items()):
+        return True  # the very file, unchanged: no need to read it
+    return "crc32" in recorded and recorded["crc32"] == checksum(log_path, offset)
 
 
 def save(
-    directory: Path, log_path: Path, items: list[MemoryItem], index: Snapshot, records: int
+    directory: Path,
+    log_path: Path,
+    items: list[MemoryItem],
+    index: Snapshot,
+    *,
+    records: int,
+    offset: int,
 ) -> None:
-    """Write the cache for `items` (in slot order), the BM25 index and the log's record count."""
+    """Write the cache for `items` (in slot order) and the BM25 index: what the first `offset`
+    bytes of the log, `records` records, hold (the log may be longer: those are replayed)."""
     strings = {
         "id": [i.id for i in items],
         "text": [i.text for i in items],
@@ -77,7 +119,7 @@ def save(
     }
     meta = {
         "version": CACHE_VERSION,
-        "log": {**fingerprint(log_path), "crc32": checksum(log_path)},
+        "log": {**fingerprint(log_path), "size": offset, "crc32": checksum(log_path, offset)},
         "count": len(items),
         "records": records,
     }
@@ -98,14 +140,18 @@ def save(
     atomic_write_with(directory / CACHE_NAME, lambda f: np.savez(f, **arrays))  # type: ignore[arg-type]
 
 
-def load(directory: Path, log_path: Path) -> tuple[list[MemoryItem], Snapshot, int] | None:
-    """The cached items, index and record count; None without a cache of this very log."""
+def load(directory: Path, log_path: Path) -> Cached | None:
+    """The cache, if the log starts with what it was made from or was cut below it; else None."""
     path = directory / CACHE_NAME
+    size = log_size(log_path)
     try:
         with np.load(path, allow_pickle=False) as data:
             meta = _unblob(data["meta"])
-            if meta.get("version") != CACHE_VERSION or not _same_log(meta.get("log"), log_path):
-                return None  # the log changed since (or the cache is of another version)
+            if meta.get("version") != CACHE_VERSION:
+                return None
+            offset = int(meta["log"]["size"])
+            if size >= offset and not _starts_with(meta["log"], log_path, size):
+                return None  # the log was rewritten since: replay it
             strings = _unblob(data["strings"])
             columns = {name: data[name] for name in data.files if name not in ("meta", "strings")}
         items = _items(strings, columns, meta["count"])
@@ -124,7 +170,7 @@ def load(directory: Path, log_path: Path) -> tuple[list[MemoryItem], Snapshot, i
     except (OSError, ValueError, KeyError, TypeError, IndexError, zipfile.BadZipFile) as exc:
         log.warning("Ignoring the memory index cache (%s); replaying the log", exc)
         return None
-    return items, index, int(meta["records"])
+    return Cached(items, index, int(meta["records"]), offset, size)
 
 
 def _items(strings: dict[str, Any], columns: dict[str, Any], count: int) -> list[MemoryItem]:

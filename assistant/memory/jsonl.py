@@ -2,17 +2,32 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-from assistant.fileio import atomic_write_bytes, corrupt_name
+from assistant.errors import StorageError
+from assistant.fileio import (
+    NOFOLLOW,
+    atomic_write_bytes,
+    copy_aside,
+    fsync_dir,
+    make_dir,
+    refuse_link,
+    storage_error,
+    writing,
+)
 
 log = logging.getLogger(__name__)
+
+_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
+_APPEND_FLAGS = (
+    os.O_WRONLY | os.O_APPEND | os.O_CREAT | NOFOLLOW | _BINARY | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 @dataclass
@@ -31,14 +46,18 @@ def encode(record: dict[str, Any]) -> bytes:
 def read(path: Path) -> Loaded:
     """Read every record of `path`, repairing the file so that appends can go on.
 
-    A torn last line (a write cut short by a crash) is cut off. Corrupt lines elsewhere are
-    skipped: the original file is kept as `<name>.corrupt-<timestamp>` and the file rewritten
-    with the good lines, with a warning saying so.
+    A torn last line (a write cut short by a crash, never acknowledged) is cut off. Corrupt
+    lines elsewhere are skipped: the original file is first copied to
+    `<name>.corrupt-<timestamp>`, then rewritten with the good lines, with a warning saying so.
+    A symbolic link is refused (StorageError), as is a file that cannot be read.
     """
+    refuse_link(path)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return Loaded()
+    except OSError as exc:
+        raise storage_error("read", path, exc) from exc
     if not data:
         return Loaded()
     lines = data.split(b"\n")
@@ -53,11 +72,10 @@ def read(path: Path) -> Loaded:
             raise ValueError("not all records are objects")
     except ValueError:
         bad = _parse_lines(lines, loaded)
+    kept = copy_aside(path) if bad else None  # the original, before anything is changed
     if tail:
-        _repair_tail(path, data, tail, loaded)
-    if bad:
-        kept = corrupt_name(path)
-        shutil.copy2(path, kept)
+        _repair_tail(path, len(data), tail, loaded)
+    if kept is not None:
         atomic_write_bytes(path, b"".join(encode(r) for r in loaded.records))
         msg = (
             f"{path.name}: skipped {bad} unreadable line(s); the original file was kept as "
@@ -66,6 +84,25 @@ def read(path: Path) -> Loaded:
         log.warning(msg)
         loaded.warnings.append(msg)
     return loaded
+
+
+def read_tail(path: Path, offset: int) -> list[dict[str, Any]] | None:
+    """The records after byte `offset`, a torn last line cut off as `read` does; None if a
+    line there is unreadable (then read the whole file with `read`)."""
+    refuse_link(path)
+    with writing(path, "read"), path.open("rb") as f:
+        f.seek(offset)
+        data = f.read()
+    if not data:
+        return []
+    lines = data.split(b"\n")
+    tail = lines.pop()
+    loaded = Loaded()
+    if _parse_lines(lines, loaded):
+        return None
+    if tail:
+        _repair_tail(path, offset + len(data), tail, loaded)
+    return loaded.records
 
 
 def _parse_lines(lines: list[bytes], loaded: Loaded) -> int:
@@ -85,43 +122,92 @@ def _parse_lines(lines: list[bytes], loaded: Loaded) -> int:
     return bad
 
 
-def _repair_tail(path: Path, data: bytes, tail: bytes, loaded: Loaded) -> None:
+def _repair_tail(path: Path, size: int, tail: bytes, loaded: Loaded) -> None:
     """Keep a complete last record that only lacks its newline; cut off a torn one."""
     try:
         record = json.loads(tail)
     except ValueError:
         record = None
-    with path.open("r+b") as f:
-        if isinstance(record, dict):
-            loaded.records.append(record)
-            f.seek(0, os.SEEK_END)
-            f.write(b"\n")
-        else:
-            f.truncate(len(data) - len(tail))
-            log.warning("%s: dropped an incomplete last line (%d bytes)", path.name, len(tail))
-        f.flush()
-        os.fsync(f.fileno())
+    with writing(path, "repair"):
+        fd = os.open(path, os.O_WRONLY | NOFOLLOW | _BINARY)
+        try:
+            if isinstance(record, dict):
+                loaded.records.append(record)
+                os.lseek(fd, size, os.SEEK_SET)
+                _write_all(fd, b"\n")
+            else:
+                os.ftruncate(fd, size - len(tail))
+                log.warning("%s: dropped an incomplete last line (%d bytes)", path.name, len(tail))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 class Appender:
-    """Appends records to a JSON Lines file; each append is fsynced before it returns."""
+    """Appends records to a JSON Lines file; each append is fsynced before it returns.
+
+    A failed append (a full disk) is cut off again, so no half-written record can come back
+    later; appending to a file that was replaced or removed meanwhile is refused rather than
+    written where nobody reads it. Errors are StorageErrors.
+    """
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._file: BinaryIO = path.open("ab")
+        self._fd = -1
+        self._open()
 
-    def append(self, *records: dict[str, Any]) -> None:
-        """Durably append one or more records (one fsync)."""
-        self._file.write(b"".join(encode(r) for r in records))
-        self._file.flush()
-        os.fsync(self._file.fileno())
+    def _open(self) -> None:
+        make_dir(self.path.parent)
+        refuse_link(self.path)
+        with writing(self.path, "open"):
+            created = not self.path.exists()
+            self._fd = os.open(self.path, _APPEND_FLAGS, 0o600)
+            if created:
+                fsync_dir(self.path.parent)
+            self._stat = os.fstat(self._fd)
+        self.size = self._stat.st_size
+
+    def append(self, *records: dict[str, Any]) -> int:
+        """Durably append one or more records (one fsync); returns the offset they start at."""
+        data = b"".join(encode(r) for r in records)
+        with writing(self.path, "save to"):
+            self._check_same_file()
+            start = os.fstat(self._fd).st_size
+            try:
+                _write_all(self._fd, data)
+                os.fsync(self._fd)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._fd, start)
+                    os.fsync(self._fd)
+                raise
+        self.size = start + len(data)
+        return start
+
+    def _check_same_file(self) -> None:
+        try:
+            now = os.stat(self.path, follow_symlinks=False)
+        except FileNotFoundError:
+            now = None
+        if now is None or not os.path.samestat(now, self._stat):
+            raise StorageError(
+                f"Could not save to {self.path}: the file was replaced or removed by another "
+                "program while it was open. Restart Assistant to reload it."
+            )
 
     def reopen(self) -> None:
         """Reopen after the file was replaced (by a compaction)."""
-        self._file.close()
-        self._file = self.path.open("ab")
+        self.close()
+        self._open()
 
     def close(self) -> None:
         """Close the file."""
-        self._file.close()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-import shutil
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -25,9 +24,9 @@ import numpy as np
 import numpy.typing as npt
 
 from assistant.errors import AssistantError, ProviderError, StorageError
-from assistant.fileio import atomic_write_bytes, corrupt_name
+from assistant.fileio import atomic_write_bytes, copy_aside, make_dir, refuse_link
 from assistant.memory import index_cache, jsonl
-from assistant.memory.arrays import ensure_capacity
+from assistant.memory.arrays import ensure_capacity, with_headroom
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.embedding import Embedder
 from assistant.memory.items import (
@@ -50,6 +49,7 @@ log = logging.getLogger(__name__)
 
 LOG_VERSION = 1
 LOG_NAME = "semantic.jsonl"
+MAX_TEXT_CHARS = 2000  # a memory is a fact, not a document; bounds every prompt it enters
 _MIN_COMPACT_RECORDS = 1000
 _EMBED_BATCH = 256
 
@@ -105,6 +105,8 @@ class SemanticMemory:
         self._last_used = np.zeros(1024, dtype=np.float64)  # POSIX seconds
         self._bm25 = BM25Index()
         self._records = 0
+        self._offset = 0  # the log's bytes these items reflect
+        self._foreign = False  # someone else wrote to the log: never rewrite it or cache it
         self._log: jsonl.Appender | None = None
 
     # -- opening, closing, files ---------------------------------------------------------------
@@ -114,7 +116,7 @@ class SemanticMemory:
         cls, path: Path, embedder: Embedder | None = None, config: SearchConfig | None = None
     ) -> SemanticMemory:
         """Open (or create) the store in directory `path`."""
-        path.mkdir(parents=True, exist_ok=True)
+        make_dir(path)
         mem = cls(path, embedder, config)
         mem._load()
         return mem
@@ -124,39 +126,73 @@ class SemanticMemory:
         return self.directory / LOG_NAME
 
     def _load(self) -> None:
+        refuse_link(self._log_path)
         cached = index_cache.load(self.directory, self._log_path)
-        if cached is None:
-            self._load_log()
-        else:
-            items, snapshot, self._records = cached
-            self._fill(items, BM25Index.from_snapshot(snapshot))
+        if cached is None or cached.truncated or not self._load_cached(cached):
+            self._load_log(cached if cached is not None and cached.truncated else None)
         self._log = jsonl.Appender(self._log_path)
+        self._offset = self._log.size
         if self._embedder is not None:
             self._load_vectors(self._embedder.name)
 
-    def _load_log(self) -> None:
-        """Replay the log, dropping forgotten items and moving unreadable records aside."""
+    def _load_cached(self, cached: index_cache.Cached) -> bool:
+        """Take the items from the cache and replay the records after it; False if it cannot."""
+        tail = jsonl.read_tail(self._log_path, cached.offset)
+        if tail is None:
+            return False
+        changed: dict[str, MemoryItem] = {}
+        slot_of = {item.id: slot for slot, item in enumerate(cached.items)}
+        try:
+            for record in tail:
+                for item_id in record.get("ids", ()) if record.get("op") == "used" else ():
+                    if item_id not in changed and item_id in slot_of:
+                        changed[item_id] = cached.items[slot_of[item_id]]
+                self._replay(record, changed)
+        except (ValueError, KeyError, TypeError) as exc:
+            log.warning("%s: replaying the whole log (%s)", LOG_NAME, exc)
+            return False
+        self._fill(cached.items, BM25Index.from_snapshot(cached.index))
+        for item in changed.values():
+            self._place(item)
+        self._records = cached.records + len(tail)
+        return True
+
+    def _load_log(self, lost: index_cache.Cached | None = None) -> None:
+        """Replay the log, dropping forgotten items and moving unreadable records aside.
+
+        With `lost` (a cache of a longer log: the log was cut or replaced), the original is
+        copied aside first, the memories only the cache has are put back, and the user is told.
+        """
+        kept = copy_aside(self._log_path) if lost is not None and self._log_path.exists() else None
         loaded = jsonl.read(self._log_path)
         self.warnings.extend(loaded.warnings)
         items: dict[str, MemoryItem] = {}
         bad = 0
         for record in loaded.records:
+            _refuse_newer(record)
             try:
                 self._replay(record, items)
             except (ValueError, KeyError, TypeError) as exc:
                 bad += 1
                 log.warning("%s: skipped a bad record: %s", LOG_NAME, exc)
         if bad:
-            kept = corrupt_name(self._log_path)
-            shutil.copy2(self._log_path, kept)
+            kept = kept or copy_aside(self._log_path)
             self.warnings.append(
                 f"{LOG_NAME}: skipped {bad} unreadable memory record(s); "
                 f"the original file was kept as {kept.name}."
             )
+        restored = 0
+        if lost is not None:
+            for item in lost.items:
+                if item.id not in items:
+                    items[item.id] = item
+                    restored += 1
+            self.warnings.append(_truncation_warning(lost, restored, kept))
         live = [item for item in items.values() if item.state != "forgotten"]
         self._fill(live, None)
         self._records = len(loaded.records)
-        if bad or len(live) < len(items) or self._needs_compaction():
+        self._offset = index_cache.log_size(self._log_path)
+        if bad or restored or len(live) < len(items) or self._needs_compaction():
             self._rewrite_log()
 
     def _fill(self, items: list[MemoryItem], index: BM25Index | None) -> None:
@@ -164,7 +200,7 @@ class SemanticMemory:
         n = len(items)
         self._items = items
         self._slot_of = {item.id: slot for slot, item in enumerate(items)}
-        size = max(1024, n)
+        size = with_headroom(n)
         self._active = np.zeros(size, dtype=bool)
         self._active[:n] = [i.state == "active" for i in items]
         self._pinned = np.zeros(size, dtype=bool)
@@ -201,20 +237,36 @@ class SemanticMemory:
     def _needs_compaction(self) -> bool:
         return self._records > max(2 * len(self._items), _MIN_COMPACT_RECORDS)
 
-    def _rewrite_log(self, *, drop_forgotten: bool = False) -> None:
-        """Replace the log by one `put` record per item (atomically)."""
+    def _log_is_ours(self) -> bool:
+        """Whether the log holds exactly what these items reflect (nobody else wrote to it)."""
+        if not self._foreign and index_cache.log_size(self._log_path) != self._offset:
+            log.warning("%s changed under this process: it will not be rewritten", LOG_NAME)
+            self._foreign = True
+        return not self._foreign
+
+    def _rewrite_log(self, *, drop_forgotten: bool = False) -> bool:
+        """Replace the log by one `put` record per item (atomically); False if it is not ours."""
+        if not self._log_is_ours():
+            return False
         keep = [i for i in self._items if not (drop_forgotten and i.state == "forgotten")]
-        atomic_write_bytes(self._log_path, b"".join(jsonl.encode(_put(i)) for i in keep))
+        data = b"".join(jsonl.encode(_put(i)) for i in keep)
+        atomic_write_bytes(self._log_path, data)
         self._records = len(keep)
+        self._offset = len(data)
         if self._log is not None:
             self._log.reopen()
+        return True
 
     def _append(self, *records: dict[str, Any]) -> None:
         if self._log is None:
             raise StorageError("The memory store is closed.")
         if self._needs_compaction():  # before the append: the log matches the items now
             self._rewrite_log()
-        self._log.append(*records)
+        start = self._log.append(*records)
+        if start != self._offset and not self._foreign:
+            log.warning("%s was appended to by another process", LOG_NAME)
+            self._foreign = True
+        self._offset = self._log.size
         self._records += len(records)
 
     def compact(self) -> None:
@@ -228,17 +280,32 @@ class SemanticMemory:
             if self._log is None:
                 return
             self._save_vectors()
-            snapshot = self._bm25.snapshot()
-            if any(i.state == "forgotten" for i in self._items):
-                self._rewrite_log(drop_forgotten=True)
-                kept = np.array([i.state != "forgotten" for i in self._items], dtype=bool)
-                snapshot = dataclasses.replace(snapshot, keys=(np.cumsum(kept) - 1)[snapshot.keys])
             self._log.close()
             self._log = None
-            items = [i for i in self._items if i.state != "forgotten"]
+            if not self._log_is_ours():
+                return  # the old cache (if any) stays valid: the records after it are replayed
+            snapshot = self._bm25.snapshot()
+            items = self._items
+            if any(i.state == "forgotten" for i in self._items):
+                try:
+                    self._rewrite_log(drop_forgotten=True)
+                except StorageError as exc:  # they are dropped at the next open instead
+                    log.warning("Could not compact the memory log: %s", exc)
+                else:
+                    kept = np.array([i.state != "forgotten" for i in self._items], dtype=bool)
+                    keys = (np.cumsum(kept) - 1)[snapshot.keys]
+                    snapshot = dataclasses.replace(snapshot, keys=keys)
+                    items = [i for i in self._items if i.state != "forgotten"]
             try:
-                index_cache.save(self.directory, self._log_path, items, snapshot, self._records)
-            except OSError as exc:
+                index_cache.save(
+                    self.directory,
+                    self._log_path,
+                    items,
+                    snapshot,
+                    records=self._records,
+                    offset=self._offset,
+                )
+            except (OSError, StorageError) as exc:
                 log.warning("Could not write the memory index cache: %s", exc)
 
     # -- slots ---------------------------------------------------------------------------------
@@ -341,7 +408,7 @@ class SemanticMemory:
         replaced = False
         if self._vectors is None or self._vectors.name != name or self._vectors.dim != dim:
             replaced = self._vectors is not None
-            self._vectors = VectorMatrix(name, dim, capacity=max(1024, self._n()))
+            self._vectors = VectorMatrix(name, dim, capacity=with_headroom(self._n()))
         try:
             self._vectors.set_many(slots, embedded.vectors)
         except ValueError as exc:
@@ -381,7 +448,7 @@ class SemanticMemory:
             return
         try:
             self._vectors.save(self.directory, [i.id for i in self._items])
-        except OSError as exc:
+        except (OSError, StorageError) as exc:
             log.warning("Could not save the vector cache: %s", exc)
             return
         self._vectors_dirty = False
@@ -509,6 +576,9 @@ class SemanticMemory:
         An item whose id exists is skipped, or stored under a new id with `on_conflict="copy"`.
         Active items are embedded in one batch (outside the lock).
         """
+        for item in items:
+            if len(item.text) > MAX_TEXT_CHARS:
+                raise ValueError(f"memory {item.id}: {_too_long(item.text)}")
         chosen = [i for i in items if on_conflict == "copy" or self.get(i.id) is None]
         texts = [i.text for i in chosen if i.state == "active"]
         embedded = self._embed(texts) if texts else None
@@ -778,6 +848,25 @@ class SemanticMemory:
             return found[:k]
 
 
+def _refuse_newer(record: dict[str, Any]) -> None:
+    """Raise StorageError for a record of a later format: this version must not rewrite it."""
+    version = record.get("version")
+    if isinstance(version, int) and version > LOG_VERSION:
+        raise StorageError(
+            f"{LOG_NAME} was made by a newer version of Assistant (record version {version}); "
+            "update Assistant to open it. The file was left as it is."
+        )
+
+
+def _truncation_warning(lost: index_cache.Cached, restored: int, kept: Path | None) -> str:
+    found = f"{lost.log_size:,} of the {lost.offset:,} bytes it had when last closed"
+    copy = f" The file as found was kept as {kept.name}." if kept is not None else ""
+    return (
+        f"{LOG_NAME} was cut short or replaced ({found}). {restored} memor"
+        f"{'y was' if restored == 1 else 'ies were'} restored from the index cache.{copy}"
+    )
+
+
 def _put(item: MemoryItem) -> dict[str, Any]:
     return {"version": LOG_VERSION, "op": "put", "item": item.to_json()}
 
@@ -786,7 +875,16 @@ def _clean_text(text: str) -> str:
     text = text.strip()
     if not text:
         raise ValueError("A memory needs some text.")
+    if len(text) > MAX_TEXT_CHARS:
+        raise ValueError(f"A memory {_too_long(text)}")
     return text
+
+
+def _too_long(text: str) -> str:
+    return (
+        f"can be at most {MAX_TEXT_CHARS:,} characters; this one has {len(text):,}. Keep the "
+        "essential fact, or split it into several memories."
+    )
 
 
 def _check(kind: str, importance: float) -> None:

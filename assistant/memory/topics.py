@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assistant.fileio import atomic_write_json, move_aside
+from assistant.fileio import atomic_write_json, move_aside, refuse_newer
 from assistant.memory.items import now_utc
 from assistant.memory.subscribers import Subscribers
 
@@ -43,6 +43,7 @@ class TopicStore:
     def _load(self) -> dict[str, Topic]:
         try:
             raw = json.loads(self.path.read_text(encoding="utf-8"))
+            refuse_newer(self.path, raw, TOPICS_VERSION)
             if raw.get("version") != TOPICS_VERSION:
                 raise ValueError(f"unsupported version {raw.get('version')!r}")
             return {

@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from assistant.fileio import atomic_write_json, atomic_write_with
-from assistant.memory.arrays import ensure_capacity
+from assistant.memory.arrays import ensure_capacity, with_headroom
 from assistant.memory.projection import Projection
 
 log = logging.getLogger(__name__)
@@ -296,7 +296,7 @@ class VectorMatrix:
         for, the rows' CRC-32.
         """
         crc = None
-        matrix = cls(name, dim, capacity=max(len(slot_of), 1024))
+        matrix = cls(name, dim, capacity=with_headroom(len(slot_of)))
         slots = np.fromiter((slot_of.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
         if _in_order(slots):
             target = matrix._m[: len(ids)]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.errors import StorageError
-from assistant.fileio import atomic_write_json, move_aside
+from assistant.fileio import atomic_write_json, move_aside, refuse_newer
 from assistant.memory.subscribers import Subscribers
 
 log = logging.getLogger(__name__)
@@ -120,6 +120,7 @@ class WorkingMemoryStore:
             return self._move_aside(str(exc))
         except OSError as exc:
             raise StorageError(f"Could not read working memory from {self.path}: {exc}") from exc
+        refuse_newer(self.path, raw, WORKING_VERSION)
         try:
             if not isinstance(raw, dict) or not isinstance(raw.get("conversations"), dict):
                 raise ValueError("it has no 'conversations' object")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from pathlib import Path
@@ -11,10 +12,15 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from assistant import APP_NAME, __version__
-from assistant.errors import AssistantError
+from assistant.datalock import DataDirLock, DataDirLockedError
+from assistant.errors import AssistantError, StorageError
+from assistant.fileio import remove_stale_temp_files
 from assistant.resources import app_icon_files
 from assistant.ui.main_window import MainWindow
 from assistant.ui.shutdown import join_all
+from assistant.ui.single_instance import InstanceServer, send_request
+
+log = logging.getLogger(__name__)
 
 
 def _application() -> QApplication:
@@ -39,9 +45,30 @@ def app_icon() -> QIcon:
 
 
 def run_app(root: Path) -> int:
-    """Show the main window on `root` and run the event loop until it closes."""
+    """Show the main window on `root` and run the event loop until it closes.
+
+    The data dir's lock is held until the process ends. If another instance holds it, that one
+    is asked to come to the front instead; if it does not answer, the user is told why.
+    """
     app = _application()
+    lock = DataDirLock(root)
+    try:
+        lock.acquire()
+    except DataDirLockedError as exc:
+        if send_request(root, {"action": "activate"}):
+            return 0
+        QMessageBox.critical(None, APP_NAME, str(exc))
+        return 1
+    except StorageError as exc:
+        QMessageBox.critical(None, APP_NAME, f"Could not open your data in {root}:\n\n{exc}")
+        return 1
+    remove_stale_temp_files(root)
     window = MainWindow()
+    server = InstanceServer(window)
+    server.activate.connect(lambda: _bring_to_front(window))
+    server.import_file.connect(window.import_path)
+    if not server.listen(root):
+        log.warning("A second start cannot hand over to this window: no local socket")
 
     def cannot_open(message: str) -> None:
         QMessageBox.critical(window, APP_NAME, f"Could not open your data in {root}:\n\n{message}")
@@ -51,9 +78,21 @@ def run_app(root: Path) -> int:
     window.open_failed.connect(cannot_open)
     window.open_workspace(root)
     window.show()
-    code = app.exec()
-    join_all()  # no thread may outlive the application
-    return code
+    try:
+        code = app.exec()
+        join_all()  # no thread may outlive the application, nor write after the lock is gone
+        return code
+    finally:
+        server.close()
+        lock.release()
+
+
+def _bring_to_front(window: MainWindow) -> None:
+    if window.isMinimized():
+        window.showNormal()
+    window.show()
+    window.raise_()
+    window.activateWindow()
 
 
 def build_for_self_test(root: Path, timeout_s: float = 60) -> tuple[float, float]:

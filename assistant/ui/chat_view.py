@@ -222,6 +222,28 @@ class ChatView(QTextBrowser):
         )
         self._scroll_to_end()
 
+    def add_line(self, text: str, link: tuple[str, str] | None = None) -> None:
+        """Append a small muted line of plain `text` below what is shown, with an optional
+        (label, href) link after it."""
+        cursor = self._end()
+        fmt = QTextBlockFormat()
+        fmt.setTopMargin(2)
+        fmt.setBottomMargin(2)
+        self._new_block(cursor, fmt)
+        muted = QTextCharFormat()
+        muted.setForeground(QColor(self._muted()))
+        muted.setFontPointSize(self.font().pointSizeF() * 0.85)
+        cursor.insertText(text, muted)
+        if link is not None:
+            anchor = QTextCharFormat(muted)
+            anchor.setAnchor(True)
+            anchor.setAnchorHref(link[1])
+            anchor.setForeground(self.palette().color(QPalette.ColorRole.Link))
+            anchor.setFontUnderline(True)
+            cursor.insertText(link[0], anchor)
+        cursor.setCharFormat(QTextCharFormat())
+        self._scroll_to_end()
+
     def show_stopped(self) -> None:
         """The user stopped the reply; what was streamed stays."""
         self._body_start = None

@@ -202,6 +202,7 @@ class MainWindow(QMainWindow):
         from assistant.ui.bridge import StoreBridge
         from assistant.ui.chat_view import ChatView
         from assistant.ui.conversation_list import ConversationPane
+        from assistant.ui.memory_edit_lines import MemoryEditLines
         from assistant.ui.memory_sidebar import MemorySidebar
 
         self.workspace = workspace
@@ -212,6 +213,7 @@ class MainWindow(QMainWindow):
         self.sidebar = MemorySidebar(workspace, self.bridge, self)
         self.sidebar.setMinimumWidth(SIDEBAR_MIN_WIDTH)
         self.chat = ChatView(self._memory_text, workspace.conversations.load, self.stack)
+        self.memory_edits = MemoryEditLines(self.chat, workspace.memory, self)
         self.stack.addWidget(self.chat)
         self.stack.addWidget(self._build_welcome())
         self.stack.removeWidget(self._blank)
@@ -236,10 +238,16 @@ class MainWindow(QMainWindow):
         self._show_welcome_if_needed()
         self.conversations.select(self._first_conversation())
         if workspace.warnings:
-            self.statusBar().showMessage(" ".join(workspace.warnings), 15000)
+            self._report_problems(workspace)
         self.input.setFocus()
         self._ready = True
         self.ready.emit()
+
+    def _report_problems(self, workspace: Workspace) -> None:
+        """Say what was wrong on disk and where the copies are; it stays until replaced."""
+        text = " ".join(workspace.warnings)
+        self.statusBar().showMessage(f"⚠ {text} (in {workspace.root})")
+        self.statusBar().setToolTip("\n\n".join(workspace.warnings))
 
     def is_ready(self) -> bool:
         """Whether the panes are built on an open workspace."""
@@ -499,6 +507,8 @@ class MainWindow(QMainWindow):
             self.chat.start_tool_call(event.call_id, event.name, event.arguments)
         elif isinstance(event, events.ToolCallFinished):
             self.chat.finish_tool_call(event.call_id, event.result, event.ok)
+        elif isinstance(event, events.MemoryEdited):
+            self.memory_edits.show(event.edit)
         elif isinstance(event, events.Finished):
             self.chat.finish_reply(event.memory_ids)
             self.connection_label.setText("Connected")
@@ -582,6 +592,15 @@ class MainWindow(QMainWindow):
         from assistant.ui.transfer_dialogs import import_file
 
         import_file(self, self.workspace, str(path))
+
+    def import_path(self, path: str) -> None:
+        """Preview and import `path` (handed over by `assistant import`), once the data is open."""
+        from assistant.ui.transfer_dialogs import import_file
+
+        if self._ready:
+            import_file(self, self.workspace, path)
+        else:
+            self.ready.connect(lambda: import_file(self, self.workspace, path))
 
     def _export(self) -> None:
         from assistant.ui.transfer_dialogs import export_conversations

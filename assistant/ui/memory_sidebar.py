@@ -1069,7 +1069,24 @@ class MemorySidebar(QWidget):
         self.model.on_memory_changed(change)
         if change.kind in ("added", "updated", "embeddings"):
             self._refresh_keyword_note()
+        if change.kind in ("added", "updated"):
+            self.check_pinned_budget()
         self._update_actions()
+
+    def check_pinned_budget(self) -> None:
+        """Warn when the pinned memories alone no longer fit in their share of a prompt."""
+        from assistant.agent.prompt import MEMORY_SHARE, pinned_tokens
+
+        budget = self._workspace.settings.prompt_budget_tokens
+        used = pinned_tokens(self._memory.pinned())
+        if used > budget * MEMORY_SHARE:
+            self.notice.show_notice(
+                f"Pinned memories need about {used:,} tokens, more than the "
+                f"{int(budget * MEMORY_SHARE):,} a prompt keeps for memories: the oldest "
+                "pinned ones are left out. Unpin some, or raise the prompt budget in Settings.",
+                timeout_ms=0,
+                title="Too much pinned",
+            )
 
     def _on_working_changed(self, conversation_id: str) -> None:
         if conversation_id == self._conversation_id:

@@ -1,0 +1,67 @@
+"""Changes the agent makes to long-term memory: what changed, a line for the chat, and Undo.
+
+Every memory tool records a `MemoryEdit` with the item before and after; the loop reports it as
+a `MemoryEdited` event, and `undo` puts the memory back as it was (until the app quits: forgotten
+items stay on disk until then).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from assistant.memory.items import MemoryItem
+
+if TYPE_CHECKING:
+    from assistant.memory.semantic import SemanticMemory
+
+EditAction = Literal["remembered", "updated", "forgot", "pinned", "unpinned"]
+QUOTE_CHARS = 60
+
+
+@dataclass(frozen=True)
+class MemoryEdit:
+    """One change by the agent: `before` is None for a new memory."""
+
+    action: EditAction
+    before: MemoryItem | None
+    after: MemoryItem
+
+    @property
+    def memory_id(self) -> str:
+        """The id of the memory changed."""
+        return self.after.id
+
+    def describe(self) -> str:
+        """The chat line, e.g. `Forgot "The user likes tea"`."""
+        verb = {
+            "remembered": "Remembered",
+            "updated": "Updated",
+            "forgot": "Forgot",
+            "pinned": "Pinned",
+            "unpinned": "Unpinned",
+        }[self.action]
+        if self.action == "updated" and self.before is not None:
+            return f"{verb} {_quote(self.before.text)} to {_quote(self.after.text)}"
+        return f"{verb} {_quote(self.after.text)}"
+
+
+def undo(memory: SemanticMemory, edit: MemoryEdit) -> MemoryItem:
+    """Put the memory back as it was before `edit`; returns it as it is now."""
+    before, item_id = edit.before, edit.memory_id
+    if before is None:
+        return memory.forget(item_id)
+    if edit.action == "forgot":
+        return memory.restore(item_id)
+    if edit.action in ("pinned", "unpinned"):
+        return memory.pin(item_id, before.pinned)
+    return memory.update(
+        item_id, text=before.text, kind=before.kind, importance=before.importance, tags=before.tags
+    )
+
+
+def _quote(text: str) -> str:
+    short = " ".join(text.split())
+    if len(short) > QUOTE_CHARS:
+        short = short[: QUOTE_CHARS - 1].rstrip() + "…"
+    return f"“{short}”"

@@ -1,0 +1,55 @@
+"""Each change the agent makes to long-term memory, shown in the chat as a line with Undo.
+
+The lines and their Undo live until the app quits (forgotten memories stay on disk until then);
+undoing runs in the background, as restoring may need the embedding server.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, QUrl
+
+from assistant.memory.edits import MemoryEdit, undo
+from assistant.memory.semantic import SemanticMemory
+from assistant.ui.chat_view import ChatView
+from assistant.ui.jobs import run_job
+
+UNDO_SCHEME = "undo-memory"
+
+
+class MemoryEditLines(QObject):
+    """Adds `“Forgot …” · Undo` lines to the chat and undoes them when clicked."""
+
+    def __init__(self, chat: ChatView, memory: SemanticMemory, parent: QObject | None = None):
+        super().__init__(parent)
+        self._chat = chat
+        self._memory = memory
+        self._edits: list[MemoryEdit] = []
+        self._undone: set[int] = set()
+        chat.anchorClicked.connect(self._on_anchor)
+
+    def show(self, edit: MemoryEdit) -> None:
+        """Add the line of one change."""
+        index = len(self._edits)
+        self._edits.append(edit)
+        self._chat.add_line(f"↺ {edit.describe()} · ", ("Undo", f"{UNDO_SCHEME}:{index}"))
+
+    def undo(self, index: int) -> None:
+        """Undo change `index` (once), in the background."""
+        if not 0 <= index < len(self._edits) or index in self._undone:
+            return
+        self._undone.add(index)
+        edit, memory = self._edits[index], self._memory
+        run_job(
+            lambda _p: undo(memory, edit),
+            on_done=lambda _item: self._chat.add_line(f"Undone: {edit.describe()}"),
+            on_error=lambda message: self._on_failed(index, message),
+        )
+
+    def _on_failed(self, index: int, message: str) -> None:
+        self._undone.discard(index)
+        self._chat.add_line(f"⚠ Could not undo: {message}")
+
+    def _on_anchor(self, url: QUrl) -> None:
+        kind, _, value = url.toString().partition(":")
+        if kind == UNDO_SCHEME and value.isdigit():
+            self.undo(int(value))

@@ -1,0 +1,58 @@
+"""Changes the agent makes to memory show in the chat as lines whose Undo works."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QUrl
+from pytestqt.qtbot import QtBot
+
+from assistant.paths import settings_file
+from assistant.settings import Settings
+from assistant.ui.main_window import MainWindow
+from assistant.workspace import Workspace
+from tests.fake_openai import FakeOpenAI, Reply, ToolCall
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def window(qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI) -> Iterator[MainWindow]:
+    Settings(
+        provider="custom",
+        base_url=fake_openai.base_url,
+        chat_model="chat-model",
+        embedding_model="",
+        auto_memories=False,
+        request_timeout=10,
+    ).save(settings_file(data_dir))
+    win = MainWindow(Workspace.open(data_dir))
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    yield win
+    win.close()
+
+
+def test_a_forget_by_the_agent_shows_a_line_whose_undo_restores_it(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    item = window.workspace.memory.add("The user plays the cello")
+    fake_openai.enqueue(
+        Reply.tool_calls(ToolCall("forget", json.dumps({"memory_id": item.id}))),
+        Reply.text("Forgotten."),
+    )
+    window.input.setPlainText("Forget that I play the cello")
+    window.send_button.click()
+    qtbot.waitUntil(lambda: "Forgotten." in window.chat.toPlainText(), timeout=10000)
+    assert "↺ Forgot “The user plays the cello” · Undo" in window.chat.toPlainText()
+    assert window.workspace.memory.get(item.id).state == "forgotten"  # type: ignore[union-attr]
+    window.chat.anchorClicked.emit(QUrl("undo-memory:0"))
+    qtbot.waitUntil(
+        lambda: window.workspace.memory.get(item.id).state == "active",  # type: ignore[union-attr]
+        timeout=10000,
+    )
+    qtbot.waitUntil(lambda: "Undone: Forgot" in window.chat.toPlainText(), timeout=10000)
