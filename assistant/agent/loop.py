@@ -54,8 +54,16 @@ EMPTY_REPLY = "The model sent an empty reply."
 # A summary is at most 200 words; this bounds what the model may write.
 SUMMARY_MAX_TOKENS = 400
 MIN_SUMMARY_CHUNK = 100
+# The summary request's own words and each message's role and separators, in tokens.
+SUMMARY_OVERHEAD = 40
 # How often a turn rebuilds a smaller prompt after the server says it does not fit.
 OVERFLOW_RETRIES = 2
+# Tools are offered only while their schemas take at most this share of the prompt budget.
+TOOLS_SHARE = 0.5
+NO_TOOLS_NOTICE = (
+    "The model's context window is too small for tools: it answers without them "
+    "(memories are still saved after each reply)."
+)
 
 
 @dataclass
@@ -81,6 +89,7 @@ class _Turn:
     registry: ToolRegistry
     memory_ids: list[str] = field(default_factory=list)
     shrink: float = 1.0  # the budget's factor after overflows with no window stated
+    use_tools: bool = True  # False when the tool schemas would take too much of the budget
     prompt_tokens: int = 0  # the estimated size of the last prompt built
 
     @property
@@ -193,6 +202,10 @@ class Agent:
         working = self.working.get(turn.cid).to_prompt()
         budget = self._budget(turn)
         tools = estimate_tokens(json.dumps(turn.registry.schemas()))
+        if tools > budget * TOOLS_SHARE:
+            if turn.use_tools:
+                turn.on_event(Notice(turn.cid, NO_TOOLS_NOTICE))
+            turn.use_tools, tools = False, 0
 
         def build() -> Prompt:
             return build_prompt(
@@ -235,7 +248,8 @@ class Agent:
         summary = turn.conversation.summary
         pending = [m for m in overflow if m.content and m.role != "tool"]
         while pending:
-            room = max(MIN_SUMMARY_CHUNK, budget - estimate_tokens(SUMMARY_PROMPT + summary))
+            used = estimate_tokens(SUMMARY_PROMPT + summary) + SUMMARY_OVERHEAD
+            room = max(MIN_SUMMARY_CHUNK, budget - used)
             chunk = _summary_chunk(pending, room)
             lines = "\n".join(f"{m.role}: {_clip(m.content, room)}" for m in chunk)
             request = f"Previous summary:\n{summary or '(none)'}\n\nNew messages:\n{lines}"
@@ -305,7 +319,7 @@ class Agent:
             try:
                 return self.provider.chat(
                     sent,
-                    tools=turn.registry.schemas() if tools else None,
+                    tools=turn.registry.schemas() if tools and turn.use_tools else None,
                     on_text=on_text,
                     cancel=turn.cancel,
                     max_tokens=reply_limit(
@@ -401,7 +415,7 @@ def _summary_chunk(messages: Sequence[Message], tokens: int) -> list[Message]:
     chunk: list[Message] = []
     used = 0
     for message in messages:
-        cost = min(tokens, estimate_tokens(message.content)) + 4
+        cost = min(tokens, estimate_tokens(message.content)) + 8
         if chunk and used + cost > tokens:
             break
         chunk.append(message)
