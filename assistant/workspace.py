@@ -108,6 +108,7 @@ class Workspace:
             self.working,
             config=config,
             curator=Curator(provider, self.memory, self.topics),
+            notices=self.notices,
         )
 
     def close(self) -> None:

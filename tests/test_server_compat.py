@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from assistant.agent.cancel import CancelToken
 from assistant.agent.capabilities import CapabilityMemory
+from assistant.agent.events import AgentEvent, Failed, Notice
+from assistant.agent.loop import NO_TOOLS_NOTICE, SUMMARY_PROMPT
 from assistant.agent.provider import STREAM_TOOLS_NOTICE, OpenAIProvider
 from assistant.errors import ContextOverflowError, ProviderError
-from tests.fake_openai import ContextInfo, FakeOpenAI, Reply, ToolCall
+from assistant.workspace import Workspace
+from tests.fake_openai import ContextInfo, FakeOpenAI, Reply, ToolCall, prompt_tokens
 
 MESSAGES = [{"role": "user", "content": "What is the weather in Paris?"}]
 TOOLS = [
@@ -240,3 +245,53 @@ def test_a_silent_server_is_retried_once_and_reported_as_a_timeout() -> None:
     assert str(caught.value) == (
         f"The server at {fake.base_url} did not answer in time (waited 0.2 s). Tried 2 times."
     )
+
+
+# --- the whole app core on a server like llama-cpp-python with a 2,048-token model ---------------
+
+
+def llama_cpp_workspace(data_dir: Path, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+    workspace = Workspace.open(data_dir)
+    workspace.settings.chat_model = "fake-chat"
+    workspace.settings.embedding_model = ""
+    workspace.settings.auto_memories = False
+    return workspace
+
+
+def small_model_reply(request: dict[str, Any]) -> Reply:
+    """Long answers to the user; a short summary when asked for one."""
+    if request["messages"][0]["content"] == SUMMARY_PROMPT:
+        return Reply.text("The user asked many questions and got long answers.")
+    return Reply.text("Here is more: " + "and so on " * 60)
+
+
+def test_a_growing_conversation_keeps_working_on_a_small_model(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeOpenAI(
+        context_window=2048, stream_tool_choice=False, default_reply=small_model_reply
+    ) as fake:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+        workspace = Workspace.open(data_dir)
+        workspace.settings = replace(
+            workspace.settings, chat_model="fake-chat", embedding_model="", auto_memories=False
+        )
+        notices: list[str] = []
+        workspace.notices.subscribe(notices.append)
+        cid = workspace.conversations.create().id
+        turn_notices: list[str] = []
+        for turn in range(8):
+            events: list[AgentEvent] = []
+            question = f"Question {turn}: " + "tell me more " * 60
+            workspace.agent().run(cid, question, events.append, CancelToken())
+            assert not [e for e in events if isinstance(e, Failed)]
+            turn_notices += [e.text for e in events if isinstance(e, Notice)]
+        conversation = workspace.conversations.load(cid)
+        sizes = [prompt_tokens(r.body) for r in fake.requests_to("/chat/completions")]
+    assert conversation.summary == "The user asked many questions and got long answers."
+    assert len(conversation.messages) == 16
+    # One overflow taught the window; the tools no longer fit it, and every later prompt did.
+    assert notices == [STREAM_TOOLS_NOTICE, NO_TOOLS_NOTICE]
+    assert turn_notices == ["The prompt was too long for the model; shortened."]
+    assert sum(size > 2048 for size in sizes) == 1

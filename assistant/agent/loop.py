@@ -38,6 +38,7 @@ from assistant.memory.conversations import (
 from assistant.memory.items import MemoryItem, now_utc
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.working import WorkingMemoryStore
+from assistant.notices import Notices
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +115,7 @@ class Agent:
         config: AgentConfig | None = None,
         curator: Curator | None = None,
         clock: Callable[[], datetime] = now_utc,
+        notices: Notices | None = None,
     ) -> None:
         self.provider = provider
         self.memory = memory
@@ -122,6 +124,7 @@ class Agent:
         self.config = config or AgentConfig()
         self.curator = curator
         self.clock = clock
+        self.notices = notices  # said once per run of the app; else notices are turn events
 
     def run(
         self, conversation_id: str, user_text: str, on_event: EventSink, cancel: CancelToken
@@ -204,7 +207,7 @@ class Agent:
         tools = estimate_tokens(json.dumps(turn.registry.schemas()))
         if tools > budget * TOOLS_SHARE:
             if turn.use_tools:
-                turn.on_event(Notice(turn.cid, NO_TOOLS_NOTICE))
+                self._say_once(turn, NO_TOOLS_NOTICE)
             turn.use_tools, tools = False, 0
 
         def build() -> Prompt:
@@ -282,6 +285,12 @@ class Agent:
         if summary and overflow[-1].id != turn.conversation.summary_upto:
             # Tool results and empty messages after the last summarized one are covered too.
             self.conversations.set_summary(turn.cid, summary, overflow[-1].id)
+
+    def _say_once(self, turn: _Turn, text: str) -> None:
+        if self.notices is None:
+            turn.on_event(Notice(turn.cid, text))
+        else:
+            self.notices.say(text)
 
     def _summary_failed(self, turn: _Turn, reason: str) -> None:
         log.warning("Could not update the summary; older messages leave the prompt: %s", reason)
