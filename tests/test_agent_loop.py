@@ -375,13 +375,23 @@ def prompt_size(request: dict[str, Any]) -> int:
 
 
 def summary_requests(provider: ScriptedProvider) -> list[dict[str, Any]]:
-    return [r for r in provider.requests if r["messages"][0]["content"] == SUMMARY_PROMPT]
+    return [r for r in provider.requests if is_summary(r["messages"])]
+
+
+def is_summary(messages: list[dict[str, Any]]) -> bool:
+    return bool(messages[0]["content"] == SUMMARY_PROMPT)
+
+
+def summarizes(provider: ScriptedProvider, summary: str = "The summary so far.") -> None:
+    """Answer every summary request with `summary`."""
+    provider.always(is_summary, summary)
 
 
 def test_the_budget_follows_a_small_context_window(
     data_dir: Path, provider: ScriptedProvider
 ) -> None:
     provider.window = 2500
+    summarizes(provider)
     h = Harness(data_dir, provider, auto_memories=False)
     cid = h.conversations.create().id
     for i in range(10):
@@ -397,6 +407,7 @@ def test_the_budget_follows_a_small_context_window(
 
 
 def test_without_a_window_the_reply_limit_is_the_setting(h: Harness) -> None:
+    h.provider.enqueue("Hi.")
     h.turn(h.conversations.create().id, "Hello")
     assert h.provider.requests[0]["max_tokens"] == 4096
 
@@ -410,6 +421,8 @@ def test_a_large_overflow_is_summarized_in_chunks_that_fit(
         h.conversations.append(cid, "user", f"Question {i} " + "words " * 300)
         h.conversations.append(cid, "assistant", f"Answer {i} " + "blah " * 300)
     provider.window = 2000  # then a small model is chosen
+    summarizes(provider)
+    provider.enqueue("Now this.")
     h.turn(cid, "And now?")
     summaries = summary_requests(provider)
     assert len(summaries) > 3
@@ -418,7 +431,7 @@ def test_a_large_overflow_is_summarized_in_chunks_that_fit(
     assert conversation.summary_upto is not None
     assert h.of(Finished)
     # Each summary folds the previous one in.
-    assert all("OK." in r["messages"][1]["content"] for r in summaries[1:])
+    assert all("The summary so far." in r["messages"][1]["content"] for r in summaries[1:])
 
 
 def test_a_message_longer_than_a_chunk_is_clipped_for_its_summary(
@@ -429,6 +442,8 @@ def test_a_message_longer_than_a_chunk_is_clipped_for_its_summary(
     cid = h.conversations.create().id
     h.conversations.append(cid, "user", "start " + "huge " * 5000 + " end")
     h.conversations.append(cid, "assistant", "Noted.")
+    summarizes(provider)
+    provider.enqueue("Next it is.")
     h.turn(cid, "Next")
     (summary,) = summary_requests(provider)
     assert prompt_size(summary) <= 600
@@ -462,7 +477,8 @@ def test_an_overflow_builds_a_smaller_prompt_and_answers(
         provider.window = 1500  # what the provider learns from the error
         raise ContextOverflowError("too long", context_tokens=1500, prompt_tokens=5000)
 
-    provider.enqueue(overflow)
+    provider.enqueue(overflow, "Yes.")
+    summarizes(provider)
     h.turn(cid, "Still there?")
     assert h.of(Finished)
     notices = [n.text for n in h.of(Notice)]
@@ -482,7 +498,8 @@ def test_an_overflow_without_numbers_halves_the_budget(
         h.conversations.append(cid, "user", f"Question {i} " + "words " * 300)
         h.conversations.append(cid, "assistant", f"Answer {i} " + "blah " * 300)
     too_long = ContextOverflowError("too long", context_tokens=None, prompt_tokens=None)
-    provider.enqueue(too_long)
+    provider.enqueue(too_long, "Yes.")
+    summarizes(provider)
     h.turn(cid, "Still there?")
     sizes = [prompt_size(r) for r in provider.requests if r["tools"]]
     assert sizes[1] < sizes[0]
