@@ -862,6 +862,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--api-key", help="require this API key")
     parser.add_argument("--dim", type=int, default=DEFAULT_DIM, help="embedding size")
+    parser.add_argument("--context-window", type=int, help="refuse longer prompts, as llama.cpp")
+    parser.add_argument(
+        "--no-stream-tool-choice",
+        action="store_true",
+        help="an empty 200 for streamed requests with tool_choice, as llama-cpp-python",
+    )
+    parser.add_argument(
+        "--token-embeddings", action="store_true", help="one vector per word, as without pooling"
+    )
     args = parser.parse_args(argv)
     fake = FakeOpenAI(
         port=args.port,
@@ -869,6 +878,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         embedding_dim=args.dim,
         default_reply=demo_reply,
         verbose=True,
+        context_window=args.context_window,
+        stream_tool_choice=not args.no_stream_tool_choice,
+        token_embeddings=args.token_embeddings,
     )
     with fake:
         print(f"Fake OpenAI server at {fake.base_url} (Ctrl-C to stop)", flush=True)

@@ -15,8 +15,8 @@ from assistant.openai_errors import CLIENT_ERRORS, provider_error, server_url
 _PROBE_TEXT = "dimension probe"
 _UNUSABLE = "The server's embeddings are unusable"
 POOLING_NOTICE = (
-    "The embedding server returns one vector per word piece; Assistant averages them. "
-    "Starting the server with pooling (e.g. llama.cpp's --pooling mean) gives better search."
+    "The embedding server sends a vector per word; Assistant averages them "
+    "(a server started with pooling searches better)."
 )
 
 

@@ -477,7 +477,9 @@ class MainWindow(QMainWindow):
             self.connection_label.setText("Thinking…")
 
     def _show_notice(self, text: str) -> None:
-        self.statusBar().showMessage(text, NOTICE_MS)
+        # Notices often come in twos (a server's first turn): keep the one still showing.
+        shown = self.statusBar().currentMessage()
+        self.statusBar().showMessage(f"{shown}  ·  {text}" if shown else text, NOTICE_MS)
 
     def _on_agent_event(self, event: AgentEvent) -> None:
         from assistant.agent import events  # loaded by then; the frame shows without it
