@@ -1,8 +1,11 @@
 """The chat model: a `ChatProvider` protocol and its implementation on the `openai` client.
 
-`OpenAIProvider` works with OpenAI and with compatible local servers (Ollama, LM Studio, vLLM):
-it sends only the parameters they all understand, streams text and tool calls, retries transient
-failures with backoff, and raises every failure as a `ProviderError` a user can act on.
+`OpenAIProvider` works with OpenAI and with compatible local servers (llama.cpp, Ollama, LM
+Studio, vLLM): it streams text and tool calls; when a stream breaks or comes back empty before any
+text it asks again without streaming (which also brings out the server's real error), and drops
+an optional field the server names in its refusal (`tool_choice`, `response_format`, ...), and it
+remembers both per server and model. It retries transient failures with backoff, and raises every
+failure as a `ProviderError` a user can act on (`ContextOverflowError` for a prompt too long).
 """
 
 from __future__ import annotations
@@ -165,10 +168,7 @@ class OpenAIProvider:
         caps = self.capabilities
         if caps.context_tokens is None and not caps.context_probed:
             found = probe_context_window(self._client, self.model)
-            caps = self._memory.learn(
-                self._key, context_tokens=self.capabilities.context_tokens or found
-            )
-            caps = self._memory.learn(self._key, context_probed=True)
+            caps = self._memory.learn(self._key, context_tokens=found, context_probed=True)
             if found is not None:
                 log.info("%s has a context window of %d tokens.", self.model, found)
         if caps.context_tokens is None:
