@@ -295,3 +295,13 @@ def test_a_growing_conversation_keeps_working_on_a_small_model(
     assert notices == [STREAM_TOOLS_NOTICE, NO_TOOLS_NOTICE]
     assert turn_notices == ["The prompt was too long for the model; shortened."]
     assert sum(size > 2048 for size in sizes) == 1
+
+
+def test_an_error_about_one_tool_schema_keeps_the_tools() -> None:
+    with FakeOpenAI() as fake:
+        fake.enqueue(Reply.error(400, "Invalid schema for function 'get_weather' in tools[0]."))
+        provider = provider_on(fake)
+        with pytest.raises(ProviderError, match=r"HTTP 400.*Invalid schema"):
+            provider.chat(MESSAGES, tools=TOOLS)
+        assert len(bodies(fake)) == 1
+        assert provider.capabilities.dropped == frozenset()

@@ -14,6 +14,7 @@ import json
 import logging
 import queue
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
@@ -60,6 +61,10 @@ _OPTIONAL = (
     "max_completion_tokens",
     "max_tokens",
     "tools",
+)
+# A refusal of tools as such (Ollama: "... does not support tools"), not of one tool's schema.
+_NO_TOOLS = re.compile(
+    r"(?:does not|doesn't|do not) support tools|tools? (?:are|is) not supported", re.I
 )
 # The statuses with which servers reject a field they do not know or support.
 _REJECTING = frozenset({400, 415, 422, 500, 501})
@@ -283,7 +288,8 @@ class OpenAIProvider:
             self._memory.learn(self._key, max_completion_tokens=True)
             return True
         for name in _OPTIONAL:
-            if name in options and name in text:
+            named = _NO_TOOLS.search(text) if name == "tools" else name in text
+            if name in options and named:
                 del options[name]
                 if name == "tools":
                     options.pop("tool_choice", None)
