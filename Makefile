@@ -9,7 +9,7 @@ PKG_STAMP := $(VENV)/.installed-package
 VERSION = $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' assistant/__init__.py)
 ARCHIVE = dist/Assistant-$(VERSION)-linux-$(shell uname -m).tar.gz
 
-.PHONY: run test lint pytest bench test-stress test-reliability package package-test clean
+.PHONY: run test lint pytest bench test-stress test-reliability test-servers package package-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,10 @@ bench: $(DEV_STAMP)
 	$(BIN)/python -m tests.bench.memory_bench
 	$(BIN)/python -m tests.bench.ui_bench
 	$(BIN)/python -m tests.bench.import_bench
+
+# The app core against real llama-cpp-python servers (slow the first time: it compiles). Not in `test`.
+test-servers: $(DEV_STAMP)
+	tests/servers/run.sh
 
 # The one-folder bundle dist/Assistant/ (PyInstaller, packaging/assistant.spec) and its archive.
 package: $(PKG_STAMP)

@@ -9,6 +9,17 @@ class ProviderError(AssistantError):
     """The model server failed, refused the request or returned something unusable."""
 
 
+class ContextOverflowError(ProviderError):
+    """The prompt did not fit the model's context window; the numbers are tokens, if known."""
+
+    def __init__(
+        self, message: str, *, context_tokens: int | None, prompt_tokens: int | None
+    ) -> None:
+        super().__init__(message)
+        self.context_tokens = context_tokens
+        self.prompt_tokens = prompt_tokens
+
+
 class ToolError(AssistantError):
     """A tool was called wrongly or failed; the message goes back to the model."""
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import email.utils
 import math
+import re
 import time
+from collections.abc import Iterable
 from typing import Literal
 
 import openai
 
-from assistant.errors import ProviderError
+from assistant.errors import ContextOverflowError, ProviderError
 
 Purpose = Literal["chat", "embeddings", "models"]
 
@@ -21,6 +23,34 @@ Purpose = Literal["chat", "embeddings", "models"]
 MALFORMED_ERRORS: tuple[type[Exception], ...] = (ValueError, TypeError, AttributeError)
 # Everything a call of the client may raise: catch these and pass them to `provider_error`.
 CLIENT_ERRORS: tuple[type[Exception], ...] = (openai.OpenAIError, *MALFORMED_ERRORS)
+
+# Server texts are cut to this many characters in messages.
+MESSAGE_CHARS = 300
+# Words of an error that no retry can fix: the request or the server's set-up is wrong.
+_CAUSE = re.compile(
+    r"not supported|unsupported|not implemented|not enabled|does not support|"
+    r"must be|is required|invalid|unknown (?:parameter|field|argument)|"
+    r"embedding=true|pooling|no such|not allowed|not permitted"
+)
+_OVERFLOW_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
+# llama.cpp (Python and C++), OpenAI and vLLM, LM Studio.
+_OVERFLOW_SIGNS = (
+    re.compile(r"exceeds? (?:the )?(?:available )?context"),
+    re.compile(r"maximum context length"),
+    re.compile(r"context (?:window|length|size) of (?:only )?\d+"),
+    re.compile(r"context_length_exceeded"),
+)
+_CONTEXT_NUMBER = (
+    re.compile(r"context (?:window|length|size) of (?:only )?(\d+)", re.I),
+    re.compile(r"maximum context length is (\d+)", re.I),
+)
+_PROMPT_NUMBER = (
+    re.compile(r"requested tokens \((\d+)\)", re.I),
+    re.compile(r"resulted in (\d+) tokens", re.I),
+    re.compile(r"\((\d+) in the messages", re.I),
+    re.compile(r"request has (\d+) input tokens", re.I),
+    re.compile(r"keep the first (\d+) tokens", re.I),
+)
 
 _MODEL_NOUN: dict[Purpose, str] = {
     "chat": "model",
@@ -45,20 +75,83 @@ def server_url(client: openai.OpenAI) -> str:
 
 
 def server_message(err: openai.APIStatusError) -> str:
-    """The server's own error message, without the client's "Error code: ..." prefix."""
-    body = err.body
+    """The server's own error text, shortened, without the client's "Error code: ..." prefix."""
+    return shorten(_body_text(err.body) or err.message)
+
+
+def shorten(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """`text` on one line, cut to about `limit` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _body_text(body: object) -> str:
+    """The message in an error body: OpenAI's, FastAPI's `detail`, or a plain string."""
+    if isinstance(body, str):
+        return body
     if isinstance(body, dict):
-        body = body.get("message") or body.get("error")
-    return body if isinstance(body, str) and body else err.message
+        for name in ("message", "error", "detail", "msg"):
+            text = _body_text(body.get(name))
+            if text:
+                return text
+    if isinstance(body, list) and body:
+        return "; ".join(filter(None, (_body_text(entry) for entry in body[:3])))
+    return ""
 
 
-def is_transient(err: BaseException) -> bool:
-    """Whether another try may succeed: connection problems, timeouts, 408, 429 and 5xx."""
+def error_text(err: BaseException) -> str:
+    """Everything the server said about `err` (message and body), for matching words."""
+    if isinstance(err, openai.APIError):
+        return f"{err.message} {_body_text(err.body)}"
+    return str(err)
+
+
+def names_a_cause(text: str, parameters: Iterable[str] = ()) -> bool:
+    """Whether an error text blames something a retry cannot change (a parameter, a feature)."""
+    lowered = text.lower()
+    return _CAUSE.search(lowered) is not None or any(p.lower() in lowered for p in parameters)
+
+
+def is_transient(err: BaseException, parameters: Iterable[str] = ()) -> bool:
+    """Whether another try may succeed: connection problems, timeouts, 408, 429, 502-504, and a
+    500 whose text names no parameter (of `parameters`, the ones sent) or missing feature."""
     if isinstance(err, openai.APIConnectionError):
         return True
     if isinstance(err, openai.APIStatusError):
-        return err.status_code in (408, 429) or err.status_code >= 500
+        if err.status_code in (408, 429, 502, 503, 504):
+            return True
+        if err.status_code == 500:
+            return not names_a_cause(error_text(err), parameters) and not is_overflow(err)
     return False
+
+
+def is_overflow(err: BaseException) -> bool:
+    """Whether `err` says the prompt does not fit the model's context window."""
+    if not isinstance(err, openai.APIError):
+        return False
+    text = error_text(err).lower()
+    return err.code in _OVERFLOW_CODES or any(p.search(text) for p in _OVERFLOW_SIGNS)
+
+
+def overflow_numbers(err: openai.APIError) -> tuple[int | None, int | None]:
+    """(context window, prompt tokens) as the server's overflow error states them, if it does."""
+    body = err.body if isinstance(err.body, dict) else {}
+    context = _number(body.get("n_ctx"))
+    prompt = _number(body.get("n_prompt_tokens"))
+    text = error_text(err)
+    for pattern in _CONTEXT_NUMBER:
+        found = pattern.search(text)
+        if context is None and found:
+            context = int(found.group(1))
+    for pattern in _PROMPT_NUMBER:
+        found = pattern.search(text)
+        if prompt is None and found:
+            prompt = int(found.group(1))
+    return context, prompt
+
+
+def _number(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def retry_after(err: BaseException) -> float | None:
@@ -102,12 +195,17 @@ def provider_error(
     key = client.api_key
     if len(key) >= 8:
         message = message.replace(key, "***")
+    if isinstance(err, openai.APIError) and is_overflow(err):
+        context, prompt = overflow_numbers(err)
+        return ContextOverflowError(message, context_tokens=context, prompt_tokens=prompt)
     return ProviderError(message)
 
 
 def _message(err: BaseException, client: openai.OpenAI, *, model: str, purpose: Purpose) -> str:
     url = server_url(client)
     noun = _MODEL_NOUN[purpose]
+    if isinstance(err, openai.APIError) and is_overflow(err):
+        return f"The request is too long for the {noun}'s context window: {_said(err)}"
     if isinstance(err, openai.APITimeoutError):
         return f"The server at {url} did not answer in time{_waited(err)}."
     if isinstance(err, openai.APIConnectionError):
@@ -122,9 +220,13 @@ def _message(err: BaseException, client: openai.OpenAI, *, model: str, purpose: 
             return f"The {noun} '{model}' was not found on the server."
         return f"{url} has no {_ENDPOINT[purpose]} endpoint (HTTP 404). Check the URL."
     if isinstance(err, openai.RateLimitError):
-        return "The server is rate limiting requests; try again later."
+        return f"The server is rate limiting requests; try again later. ({server_message(err)})"
     if isinstance(err, openai.InternalServerError):
-        return f"The server at {url} had an error (HTTP {err.status_code}); try again later."
+        advice = "" if names_a_cause(error_text(err)) else "; try again later"
+        return (
+            f"The server at {url} had an error (HTTP {err.status_code}){advice}: "
+            f"{server_message(err)}"
+        )
     if isinstance(err, openai.APIStatusError):
         return (
             f"The server refused the {_REQUEST_NOUN[purpose]} request "
@@ -134,8 +236,15 @@ def _message(err: BaseException, client: openai.OpenAI, *, model: str, purpose: 
         return f"The server at {url} sent a malformed response that could not be read."
     if isinstance(err, openai.APIError):
         # An error event inside a stream: no status code, only the server's message.
-        return f"The server at {url} reported an error: {err.message}"
+        return f"The server at {url} reported an error: {shorten(err.message)}"
     return f"The {_REQUEST_NOUN[purpose]} request to {url} failed: {err}"
+
+
+def _said(err: openai.APIError) -> str:
+    """The server's text of `err`, shortened."""
+    if isinstance(err, openai.APIStatusError):
+        return server_message(err)
+    return shorten(err.message)
 
 
 def _waited(err: openai.APIError) -> str:

@@ -17,6 +17,11 @@ log = logging.getLogger(__name__)
 SETTINGS_VERSION = 1
 BASE_URL_ENV = "OPENAI_BASE_URL"
 
+# An automatic prompt budget (0) is this share of the model's context window, the rest being left
+# for the reply; or this many tokens when the server does not tell the window.
+PROMPT_SHARE = 0.6
+DEFAULT_PROMPT_BUDGET = 8000
+
 ProviderName = Literal["openai", "ollama", "lmstudio", "custom"]
 
 PROVIDER_BASE_URLS: dict[str, str] = {
@@ -38,7 +43,8 @@ class Settings:
     auto_memories: bool = True
     memories_per_prompt: int = 6
     decay_days: int = 90
-    prompt_budget_tokens: int = 8000
+    prompt_budget_tokens: int = 0  # 0: a share of the model's context window
+    reply_max_tokens: int = 4096
     max_steps: int = 8
     request_timeout: float = 60.0
     ui_state: dict[str, str] = field(default_factory=dict)
@@ -126,10 +132,15 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "memories_per_prompt": (int,),
     "decay_days": (int,),
     "prompt_budget_tokens": (int,),
+    "reply_max_tokens": (int,),
     "max_steps": (int,),
     "request_timeout": (int, float),
     "ui_state": (dict,),
 }
+
+
+# Number settings where 0 means "choose for me".
+_ZERO_MEANS_AUTOMATIC = frozenset({"prompt_budget_tokens"})
 
 
 def _valid(name: str, value: Any) -> bool:
@@ -141,7 +152,7 @@ def _valid(name: str, value: Any) -> bool:
     if not isinstance(value, types):
         return False
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return value > 0
+        return value >= 0 if name in _ZERO_MEANS_AUTOMATIC else value > 0
     if isinstance(value, dict):
         return all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
     return True

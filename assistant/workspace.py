@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from assistant.agent.capabilities import CapabilityMemory
 from assistant.credentials import Credentials
 from assistant.errors import ProviderError
 from assistant.memory.conversations import ConversationStore
@@ -14,6 +15,7 @@ from assistant.memory.embedding import Embedder, LazyEmbedder
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.topics import TopicStore
 from assistant.memory.working import WorkingMemoryStore
+from assistant.notices import Notices
 from assistant.paths import memory_dir, settings_file
 from assistant.settings import BASE_URL_ENV, Settings
 
@@ -34,13 +36,20 @@ class Workspace:
     working: WorkingMemoryStore
     topics: TopicStore
     warnings: list[str] = field(default_factory=list)
+    notices: Notices = field(default_factory=Notices)
+    capabilities: CapabilityMemory = field(init=False)
+
+    def __post_init__(self) -> None:
+        # What each server was found to support outlives the provider of one turn.
+        self.capabilities = CapabilityMemory(self.notices.say)
 
     @classmethod
     def open(cls, root: Path, credentials: Credentials | None = None) -> Workspace:
         """Open (or create) every store in `root`; problems found on disk become warnings."""
         settings, warnings = Settings.load(settings_file(root))
         credentials = credentials or Credentials()
-        memory = SemanticMemory.open(memory_dir(root), _embedder(settings, credentials))
+        notices = Notices()
+        memory = SemanticMemory.open(memory_dir(root), _embedder(settings, credentials, notices))
         workspace = cls(
             root=root,
             settings=settings,
@@ -49,6 +58,7 @@ class Workspace:
             conversations=ConversationStore(root),
             working=WorkingMemoryStore(memory_dir(root)),
             topics=TopicStore(memory_dir(root)),
+            notices=notices,
         )
         workspace.conversations.list()  # scans changed files: their problems are reported now
         workspace.warnings = [
@@ -69,7 +79,7 @@ class Workspace:
         self.settings.save(settings_file(self.root))
         # A new embedder even for the same model: the URL or the key may have changed. The
         # store keeps its vectors when the model name is the same.
-        self.memory.set_embedder(_embedder(self.settings, self.credentials))
+        self.memory.set_embedder(_embedder(self.settings, self.credentials, self.notices))
 
     def provider(self) -> OpenAIProvider:
         """The chat provider the settings describe; ProviderError if none is configured."""
@@ -77,7 +87,7 @@ class Workspace:
 
         if not self.is_configured():
             raise ProviderError("No model server is set up yet. Open Settings to connect one.")
-        return OpenAIProvider.from_settings(self.settings, self.credentials)
+        return OpenAIProvider.from_settings(self.settings, self.credentials, self.capabilities)
 
     def agent(self) -> Agent:
         """An agent on this workspace, with a provider built from the current settings."""
@@ -89,6 +99,7 @@ class Workspace:
             max_steps=self.settings.max_steps,
             memories_per_prompt=self.settings.memories_per_prompt,
             prompt_budget_tokens=self.settings.prompt_budget_tokens,
+            reply_max_tokens=self.settings.reply_max_tokens,
             auto_memories=self.settings.auto_memories,
         )
         return Agent(
@@ -98,6 +109,7 @@ class Workspace:
             self.working,
             config=config,
             curator=Curator(provider, self.memory, self.topics),
+            notices=self.notices,
         )
 
     def close(self) -> None:
@@ -113,7 +125,7 @@ def _configured(settings: Settings, credentials: Credentials) -> bool:
     return bool(settings.effective_base_url())
 
 
-def _embedder(settings: Settings, credentials: Credentials) -> Embedder | None:
+def _embedder(settings: Settings, credentials: Credentials, notices: Notices) -> Embedder | None:
     """The embedder of the settings, or None for keyword-only memory (or no server yet)."""
     if not settings.embedding_model or not _configured(settings, credentials):
         return None
@@ -123,6 +135,6 @@ def _embedder(settings: Settings, credentials: Credentials) -> Embedder | None:
         from assistant.agent.provider import openai_client  # loads openai on first use
         from assistant.memory.openai_embedder import OpenAIEmbedder
 
-        return OpenAIEmbedder(openai_client(settings, credentials), model)
+        return OpenAIEmbedder(openai_client(settings, credentials), model, on_notice=notices.say)
 
     return LazyEmbedder(model, build)

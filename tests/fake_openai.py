@@ -10,8 +10,17 @@ a dropped connection, a malformed stream line), so a test can make one call fail
         assert len(fake.requests) == 2
 
 When nothing is queued the server echoes the last user message. Embeddings are a hashed bag of
-words, so texts that share words are close. `python -m tests.fake_openai --port 8765` runs it by
-hand, with a `remember` tool call whenever the user says "remember".
+words, so texts that share words are close.
+
+It can also behave like the local servers people run: `context_window` makes prompts that are
+too long fail with llama.cpp's or OpenAI's wording (`overflow_style`) and, with `context_info`,
+tells the window on llama.cpp's `/props`, LM Studio's `/api/v0/models`, Ollama's `/api/show` or
+vLLM's `/v1/models`; `stream_tool_choice=False` answers a streamed request with `tool_choice`
+with an empty HTTP 200 (llama-cpp-python's chatml-function-calling); `token_embeddings` returns
+one vector per word instead of one per input; `max_tokens` cuts replies with "length".
+
+`python -m tests.fake_openai --port 8765` runs it by hand, with a `remember` tool call whenever
+the user says "remember".
 """
 
 from __future__ import annotations
@@ -31,11 +40,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 import openai
 
@@ -74,8 +83,9 @@ class Reply:
     with an OpenAI-style error body (`error_message`, `error_type`, `error_code`) and a
     `Retry-After` header when `retry_after` is set; `drop_after` closes the connection after that
     many stream chunks (0: before any; for a non-streamed request: no response at all);
-    `malformed_after` sends a line that is not JSON after that many chunks; `raw_body` replaces the
-    whole response body (`status` and `content_type` still apply).
+    `malformed_after` sends a line that is not JSON after that many chunks; `stall_after` goes
+    silent after that many chunks; `raw_body` replaces the whole response body (`status` and
+    `content_type` still apply).
     """
 
     content: str | None = None
@@ -93,6 +103,7 @@ class Reply:
     malformed_after: int | None = None
     raw_body: str | bytes | None = None
     content_type: str = "application/json"
+    stall_after: int | None = None
 
     @classmethod
     def text(cls, content: str, **faults: Any) -> Reply:
@@ -136,6 +147,25 @@ class Reply:
     def dropped(cls) -> Reply:
         """Close the connection without answering."""
         return cls(drop_after=0)
+
+    @classmethod
+    def stalled(cls, content: str, after: int) -> Reply:
+        """Stream `after` chunks of `content`, then go silent (until the server stops)."""
+        return cls(content=content, stall_after=after)
+
+
+OverflowStyle = Literal["llama.cpp", "openai"]
+ContextInfo = Literal["props", "lmstudio", "ollama", "vllm"]
+
+
+def overflow_message(style: OverflowStyle, tokens: int, window: int) -> str:
+    """The error text a server of `style` gives for a prompt of `tokens` in a `window`."""
+    if style == "llama.cpp":
+        return f"Requested tokens ({tokens}) exceed context window of {window}"
+    return (
+        f"This model's maximum context length is {window} tokens. However, your messages "
+        f"resulted in {tokens} tokens. Please reduce the length of the messages."
+    )
 
 
 ReplyFunction = Callable[[JsonDict], "Reply | str"]
@@ -200,6 +230,21 @@ def _count_tokens(text: str) -> int:
     return len(re.findall(r"\w+|[^\w\s]", text))
 
 
+def prompt_tokens(request: JsonDict) -> int:
+    """The tokens of a chat request's messages and tools, as this server counts them."""
+    messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
+    tools = json.dumps(request.get("tools")) if request.get("tools") else ""
+    return sum(_count_tokens(message_text(m)) + 3 for m in messages) + _count_tokens(tools)
+
+
+def cut_to(reply: Reply, max_tokens: int) -> Reply:
+    """`reply` cut to `max_tokens` tokens of text, finishing with "length" if it was longer."""
+    pieces = re.findall(r"\s*(?:\w+|[^\w\s])", reply.content or "")
+    if len(pieces) <= max_tokens or reply.calls:
+        return reply
+    return replace(reply, content="".join(pieces[:max_tokens]), finish_reason="length")
+
+
 def _error_body(status: int, message: str | None, type_: str | None, code: str | None) -> JsonDict:
     default_type, default_code, default_message = _ERROR_KINDS.get(
         status, ("invalid_request_error", None, HTTPStatus(status).phrase)
@@ -224,11 +269,7 @@ def _split_arguments(arguments: str, size: int = 8) -> list[str]:
 
 
 def _usage(request: JsonDict, reply: Reply) -> JsonDict:
-    prompt = sum(
-        _count_tokens(message_text(m)) + 3
-        for m in request.get("messages") or []
-        if isinstance(m, dict)
-    )
+    prompt = prompt_tokens(request)
     completion = _count_tokens(reply.content or "") + sum(
         _count_tokens(c.name + c.arguments) for c in reply.calls
     )
@@ -285,7 +326,8 @@ class FakeOpenAI:
     Use as a context manager (or `start()` / `stop()`). `enqueue()` scripts chat completions,
     `enqueue_embeddings()` scripts faults for `/v1/embeddings` (their text is ignored). With
     `required_api_key` every request needs `Authorization: Bearer <key>` or gets a 401; with
-    `models` set, requests for any other model get a 404 `model_not_found`.
+    `models` set, requests for any other model get a 404 `model_not_found`. The local-server
+    behaviours are in the module docstring.
     """
 
     def __init__(
@@ -297,7 +339,17 @@ class FakeOpenAI:
         embedding_dim: int = DEFAULT_DIM,
         default_reply: Callable[[JsonDict], Reply] = echo_reply,
         verbose: bool = False,
+        context_window: int | None = None,
+        overflow_style: OverflowStyle = "llama.cpp",
+        context_info: ContextInfo | None = None,
+        stream_tool_choice: bool = True,
+        token_embeddings: bool = False,
     ) -> None:
+        self.context_window = context_window
+        self.overflow_style = overflow_style
+        self.context_info = context_info
+        self.stream_tool_choice = stream_tool_choice
+        self.token_embeddings = token_embeddings
         self.required_api_key = required_api_key
         self.models = tuple(models) if models is not None else None
         self.embedding_dim = embedding_dim
@@ -525,6 +577,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._embeddings(body if isinstance(body, dict) else {})
             elif (method, path) == ("GET", "/v1/models"):
                 self._send_json(200, {"object": "list", "data": self._model_objects()})
+            elif self._context_info(method, path, body):
+                pass
             elif method == "GET" and path.startswith("/v1/models/"):
                 self._model(path.removeprefix("/v1/models/"))
             else:
@@ -539,10 +593,32 @@ class _Handler(BaseHTTPRequestHandler):
         return key is None or self.headers.get("Authorization") == f"Bearer {key}"
 
     def _model_objects(self) -> list[JsonDict]:
+        extra = {}
+        if self.fake.context_info == "vllm" and self.fake.context_window:
+            extra = {"max_model_len": self.fake.context_window}
         return [
-            {"id": name, "object": "model", "created": 1700000000, "owned_by": "fake"}
+            {"id": name, "object": "model", "created": 1700000000, "owned_by": "fake", **extra}
             for name in self.fake.models or DEFAULT_MODELS
         ]
+
+    def _context_info(self, method: str, path: str, body: Any) -> bool:
+        """Answer a server's own info endpoint, if this server plays that server; True if so."""
+        window, style = self.fake.context_window, self.fake.context_info
+        if window is None:
+            return False
+        if style == "props" and (method, path) == ("GET", "/props"):
+            self._send_json(200, {"default_generation_settings": {"n_ctx": window}})
+        elif style == "lmstudio" and method == "GET" and path.startswith("/api/v0/models/"):
+            model = path.removeprefix("/api/v0/models/")
+            info = {"id": model, "max_context_length": 4 * window}
+            self._send_json(200, {**info, "loaded_context_length": window})
+        elif style == "ollama" and (method, path) == ("POST", "/api/show"):
+            parameters = f'stop "<|im_end|>"\nnum_ctx {window}'
+            info = {"general.architecture": "llama", "llama.context_length": 4 * window}
+            self._send_json(200, {"parameters": parameters, "model_info": info, "body": body})
+        else:
+            return False
+        return True
 
     def _model(self, name: str) -> None:
         for model in self._model_objects():
@@ -574,9 +650,19 @@ class _Handler(BaseHTTPRequestHandler):
         if error is not None:
             self._send_error(error)
             return
-        reply = self.fake._next_reply("chat", request) or self.fake.default_reply(request)
-        if self._faults(reply, stream=bool(request.get("stream"))):
+        stream = bool(request.get("stream"))
+        if stream and request.get("tool_choice") and not self.fake.stream_tool_choice:
+            # llama-cpp-python: "Automatic streaming tool choice is not supported", as an empty 200
+            self._send_bytes(200, b"", "text/event-stream")
             return
+        if self._overflows(request, stream):
+            return
+        reply = self.fake._next_reply("chat", request) or self.fake.default_reply(request)
+        if self._faults(reply, stream=stream):
+            return
+        max_tokens = request.get("max_tokens") or request.get("max_completion_tokens")
+        if isinstance(max_tokens, int):
+            reply = cut_to(reply, max_tokens)
         calls = [(call, call.id or self.fake._new_id("call_")) for call in reply.calls]
         completion_id = self.fake._new_id("chatcmpl-fake-")
         usage: JsonDict | None = reply.usage or _usage(request, reply)
@@ -617,6 +703,21 @@ class _Handler(BaseHTTPRequestHandler):
             },
         )
 
+    def _overflows(self, request: JsonDict, stream: bool) -> bool:
+        """Refuse a prompt longer than the context window, as the server style does; True if so."""
+        window = self.fake.context_window
+        tokens = prompt_tokens(request)
+        if window is None or tokens <= window:
+            return False
+        message = overflow_message(self.fake.overflow_style, tokens, window)
+        if self.fake.overflow_style == "llama.cpp" and stream:
+            self._send_bytes(200, b"", "text/event-stream")  # the error is lost in the stream
+        elif self.fake.overflow_style == "llama.cpp":
+            self._send_error(Reply.error(400, message))
+        else:
+            self._send_error(Reply.error(400, message, code="context_length_exceeded"))
+        return True
+
     def _stream(self, reply: Reply, events: list[JsonDict]) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
@@ -630,6 +731,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._write_chunk(MALFORMED_SSE_LINE)
             if reply.drop_after == sent:
                 raise _DroppedError
+            if reply.stall_after == sent:
+                self.server.stopping.wait()
+                return
             self._write_chunk(f"data: {json.dumps(event)}\n\n".encode())
         self._write_chunk(b"data: [DONE]\n\n")
         self._write_chunk(b"")  # the last chunk of the chunked encoding
@@ -664,6 +768,8 @@ class _Handler(BaseHTTPRequestHandler):
             embedding: Any = (
                 base64.b64encode(struct.pack(f"<{dim}f", *vector)).decode() if as_base64 else vector
             )
+            if self.fake.token_embeddings:  # llama.cpp without pooling: one vector per token
+                embedding = [hashed_embedding(word, dim) for word in tokenize(text) or [""]]
             data.append({"object": "embedding", "index": index, "embedding": embedding})
         tokens = sum(len(tokenize(t)) for t in texts)
         self._send_json(
@@ -756,6 +862,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--api-key", help="require this API key")
     parser.add_argument("--dim", type=int, default=DEFAULT_DIM, help="embedding size")
+    parser.add_argument("--context-window", type=int, help="refuse longer prompts, as llama.cpp")
+    parser.add_argument(
+        "--no-stream-tool-choice",
+        action="store_true",
+        help="an empty 200 for streamed requests with tool_choice, as llama-cpp-python",
+    )
+    parser.add_argument(
+        "--token-embeddings", action="store_true", help="one vector per word, as without pooling"
+    )
     args = parser.parse_args(argv)
     fake = FakeOpenAI(
         port=args.port,
@@ -763,6 +878,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         embedding_dim=args.dim,
         default_reply=demo_reply,
         verbose=True,
+        context_window=args.context_window,
+        stream_tool_choice=not args.no_stream_tool_choice,
+        token_embeddings=args.token_embeddings,
     )
     with fake:
         print(f"Fake OpenAI server at {fake.base_url} (Ctrl-C to stop)", flush=True)

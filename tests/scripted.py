@@ -49,6 +49,11 @@ class ScriptedProvider:
         self.standing: list[tuple[Callable[[list[dict[str, Any]]], bool], Script]] = []
         self.streaming = threading.Event()  # set while streaming; tests cancel on it
         self.chunk_pause = 0.0
+        self.window: int | None = None  # what `context_window()` says
+
+    def context_window(self) -> int | None:
+        """The context window the test set, in estimated tokens."""
+        return self.window
 
     def enqueue(self, *replies: Script) -> None:
         """Queue more replies."""
@@ -71,9 +76,13 @@ class ScriptedProvider:
         on_text: Callable[[str], None] | None = None,
         cancel: CancelToken | None = None,
         json_mode: bool = False,
+        max_tokens: int | None = None,
+        on_wait: Callable[[float], None] | None = None,
     ) -> ChatResponse:
         listed = [dict(m) for m in messages]
-        self.requests.append({"messages": listed, "tools": tools, "json_mode": json_mode})
+        self.requests.append(
+            {"messages": listed, "tools": tools, "json_mode": json_mode, "max_tokens": max_tokens}
+        )
         standing = [script for when, script in self.standing if when(listed)]
         if standing:
             script = standing[0]

@@ -6,24 +6,35 @@ import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from assistant.agent.cancel import CancelToken
-from assistant.agent.curator import Curator
+from assistant.agent.chat import ChatResponse
+from assistant.agent.curator import EXTRACT_MAX_TOKENS, TOPIC_MAX_TOKENS, Curator
 from assistant.agent.events import (
     AgentEvent,
     Cancelled,
     Failed,
     Finished,
     MemoriesUsed,
+    Notice,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
 )
-from assistant.agent.loop import CANCELLED_TOOL_RESULT, Agent, AgentConfig
-from assistant.errors import ProviderError
-from assistant.memory.conversations import ConversationStore, Message
+from assistant.agent.loop import (
+    CANCELLED_TOOL_RESULT,
+    EMPTY_REPLY,
+    NO_TOOLS_NOTICE,
+    SUMMARY_MAX_TOKENS,
+    SUMMARY_PROMPT,
+    Agent,
+    AgentConfig,
+)
+from assistant.errors import ContextOverflowError, ProviderError
+from assistant.memory.conversations import ConversationStore, Message, estimate_tokens
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.topics import TopicStore
 from assistant.memory.working import WorkingMemoryStore
@@ -366,3 +377,186 @@ def test_the_curator_never_learns_from_a_conversation_not_to_be_remembered(
     h.turn("private", "My PIN hint is the cat's birthday")
     assert len(h.provider.requests) == 1  # no curator call
     assert len(h.memory) == 0
+
+
+# --- limits: the context window, overflows, summaries, judged replies -----------------------------
+
+
+def prompt_size(request: dict[str, Any]) -> int:
+    return estimate_tokens(json.dumps(request["messages"])) + estimate_tokens(
+        json.dumps(request["tools"] or [])
+    )
+
+
+def summary_requests(provider: ScriptedProvider) -> list[dict[str, Any]]:
+    return [r for r in provider.requests if is_summary(r["messages"])]
+
+
+def is_summary(messages: list[dict[str, Any]]) -> bool:
+    return bool(messages[0]["content"] == SUMMARY_PROMPT)
+
+
+def summarizes(provider: ScriptedProvider, summary: str = "The summary so far.") -> None:
+    """Answer every summary request with `summary`."""
+    provider.always(is_summary, summary)
+
+
+def test_the_budget_follows_a_small_context_window(
+    data_dir: Path, provider: ScriptedProvider
+) -> None:
+    provider.window = 2500
+    summarizes(provider)
+    h = Harness(data_dir, provider, auto_memories=False)
+    cid = h.conversations.create().id
+    for i in range(10):
+        h.provider.enqueue(f"Answer {i} " + "blah " * 100)
+        h.turn(cid, f"Question {i} " + "words " * 100)
+        assert h.of(Finished)
+    turns = [r for r in provider.requests if r["tools"]]
+    assert all(prompt_size(r) <= 0.6 * 2500 for r in turns)
+    assert summary_requests(provider)
+    assert all(r["max_tokens"] == SUMMARY_MAX_TOKENS for r in summary_requests(provider))
+    # The reply may use what the window leaves after the prompt.
+    assert all(r["max_tokens"] <= 2500 - prompt_size(r) + 64 for r in turns)
+
+
+def test_without_a_window_the_reply_limit_is_the_setting(h: Harness) -> None:
+    h.provider.enqueue("Hi.")
+    h.turn(h.conversations.create().id, "Hello")
+    assert h.provider.requests[0]["max_tokens"] == 4096
+
+
+def test_a_large_overflow_is_summarized_in_chunks_that_fit(
+    data_dir: Path, provider: ScriptedProvider
+) -> None:
+    h = Harness(data_dir, provider, prompt_budget_tokens=8000, auto_memories=False)
+    cid = h.conversations.create().id
+    for i in range(12):  # written while the window was large
+        h.conversations.append(cid, "user", f"Question {i} " + "words " * 300)
+        h.conversations.append(cid, "assistant", f"Answer {i} " + "blah " * 300)
+    provider.window = 2000  # then a small model is chosen
+    summarizes(provider)
+    provider.enqueue("Now this.")
+    h.turn(cid, "And now?")
+    summaries = summary_requests(provider)
+    assert len(summaries) > 3
+    assert all(prompt_size(r) <= 0.6 * 2000 for r in summaries)
+    conversation = h.conversations.load(cid)
+    assert conversation.summary_upto is not None
+    assert h.of(Finished)
+    # Each summary folds the previous one in.
+    assert all("The summary so far." in r["messages"][1]["content"] for r in summaries[1:])
+
+
+def test_a_message_longer_than_a_chunk_is_clipped_for_its_summary(
+    data_dir: Path, provider: ScriptedProvider
+) -> None:
+    provider.window = 1000
+    h = Harness(data_dir, provider, auto_memories=False)
+    cid = h.conversations.create().id
+    h.conversations.append(cid, "user", "start " + "huge " * 5000 + " end")
+    h.conversations.append(cid, "assistant", "Noted.")
+    summarizes(provider)
+    provider.enqueue("Next it is.")
+    h.turn(cid, "Next")
+    (summary,) = summary_requests(provider)
+    assert prompt_size(summary) <= 600
+    assert "start huge" in summary["messages"][1]["content"]
+    assert summary["messages"][1]["content"].endswith("huge  end")
+
+
+def test_a_failed_summary_is_said_not_silent(data_dir: Path, provider: ScriptedProvider) -> None:
+    h = Harness(data_dir, provider, prompt_budget_tokens=300, auto_memories=False)
+    cid = h.conversations.create().id
+    for i in range(4):
+        h.conversations.append(cid, "user", f"Question {i} " + "words " * 100)
+        h.conversations.append(cid, "assistant", f"Answer {i} " + "blah " * 100)
+    provider.enqueue(ProviderError("The server at x had an error (HTTP 500): boom"), "Fine.")
+    h.turn(cid, "Hi")
+    (notice,) = [n for n in h.of(Notice) if "Could not summarize" in n.text]
+    assert "boom" in notice.text
+    assert h.of(Finished)[0].text == "Fine."
+
+
+def test_an_overflow_builds_a_smaller_prompt_and_answers(
+    data_dir: Path, provider: ScriptedProvider
+) -> None:
+    h = Harness(data_dir, provider, auto_memories=False)
+    cid = h.conversations.create().id
+    for i in range(6):
+        h.conversations.append(cid, "user", f"Question {i} " + "words " * 300)
+        h.conversations.append(cid, "assistant", f"Answer {i} " + "blah " * 300)
+
+    def overflow(messages: list[dict[str, Any]]) -> ChatResponse:
+        provider.window = 1500  # what the provider learns from the error
+        raise ContextOverflowError("too long", context_tokens=1500, prompt_tokens=5000)
+
+    provider.enqueue(overflow, "Yes.")
+    summarizes(provider)
+    h.turn(cid, "Still there?")
+    assert h.of(Finished)
+    notices = [n.text for n in h.of(Notice)]
+    assert notices == ["The prompt was too long for the model; shortened.", NO_TOOLS_NOTICE]
+    last = provider.requests[-1]
+    assert last["tools"] is None  # the tool schemas do not fit in 1,500
+    assert prompt_size(last) <= 0.6 * 1500
+    assert last["messages"][-1]["content"] == "Still there?"
+
+
+def test_an_overflow_without_numbers_halves_the_budget(
+    data_dir: Path, provider: ScriptedProvider
+) -> None:
+    h = Harness(data_dir, provider, auto_memories=False)
+    cid = h.conversations.create().id
+    for i in range(6):
+        h.conversations.append(cid, "user", f"Question {i} " + "words " * 300)
+        h.conversations.append(cid, "assistant", f"Answer {i} " + "blah " * 300)
+    too_long = ContextOverflowError("too long", context_tokens=None, prompt_tokens=None)
+    provider.enqueue(too_long, "Yes.")
+    summarizes(provider)
+    h.turn(cid, "Still there?")
+    sizes = [prompt_size(r) for r in provider.requests if r["tools"]]
+    assert sizes[1] < sizes[0]
+    assert h.of(Finished)
+
+
+def test_an_overflow_that_persists_fails_with_advice(h: Harness) -> None:
+    too_long = ContextOverflowError("too long", context_tokens=512, prompt_tokens=900)
+    h.provider.enqueue(too_long, too_long, too_long)
+    h.turn(h.conversations.create().id, "Hello")
+    (failed,) = h.of(Failed)
+    assert "context window of 512 tokens" in failed.error
+    assert "prompt budget in Settings" in failed.error
+
+
+def test_a_cut_off_reply_is_marked_and_saved_so(h: Harness) -> None:
+    h.provider.enqueue(ChatResponse("A long story that stops in the", (), "length"))
+    cid = h.conversations.create().id
+    h.turn(cid, "Tell me a story")
+    (finished,) = h.of(Finished)
+    assert finished.cut_off
+    reply = h.conversations.load(cid).messages[-1]
+    assert reply.cut_off
+    assert reply.to_json()["cut_off"] is True
+
+
+def test_an_empty_reply_fails_and_saves_nothing(h: Harness) -> None:
+    h.provider.enqueue(ChatResponse("  ", (), "stop"))
+    cid = h.conversations.create().id
+    h.turn(cid, "Hello?")
+    (failed,) = h.of(Failed)
+    assert failed.error == EMPTY_REPLY
+    assert [m.role for m in h.conversations.load(cid).messages] == ["user"]
+
+
+def test_the_curator_asks_for_bounded_answers(data_dir: Path, provider: ScriptedProvider) -> None:
+    h = Harness(data_dir, provider)
+    provider.enqueue(
+        "Nice.",
+        '{"memories": [{"kind": "fact", "text": "The user has a cat.", "topic": "pets"}]}',
+        "The user has a cat.",
+    )
+    h.turn(h.conversations.create().id, "I have a cat")
+    extract, topic = provider.requests[1:3]
+    assert extract["max_tokens"] == EXTRACT_MAX_TOKENS
+    assert topic["max_tokens"] == TOPIC_MAX_TOKENS

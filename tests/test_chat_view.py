@@ -60,3 +60,29 @@ def test_table_cells_share_one_top_line(view: ChatView) -> None:
     weights = [b.begin().fragment().charFormat().fontWeight() for b in cells]
     assert weights[:2] == [QFont.Weight.Bold] * 2  # the header row
     assert all(w < QFont.Weight.Bold for w in weights[2:])
+
+
+def test_a_cut_off_reply_is_marked_when_shown_again(qtbot: QtBot, data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+    cid = store.create("Story").id
+    store.append(cid, "user", "Tell me a story")
+    store.append(cid, "assistant", "Once upon a time there", cut_off=True)
+    store.append(cid, "user", "And another")
+    store.append(cid, "assistant", "The end.")
+    chat = ChatView(lambda _id: None, store.load)
+    qtbot.addWidget(chat)
+    chat.show_conversation(store.load(cid))
+    text = chat.toPlainText()
+    assert text.count("✂ Cut off") == 1
+    assert text.index("Once upon a time there") < text.index("✂ Cut off") < text.index("The end.")
+
+
+def test_a_reply_cut_off_while_streaming_is_marked(view: ChatView) -> None:
+    view.add_user_message("More")
+    view.append_delta("It went on and")
+    view.finish_reply((), cut_off=True)
+    assert (
+        view.toPlainText()
+        .rstrip()
+        .endswith("✂ Cut off: the reply reached its length limit (Settings > Reply length).")
+    )

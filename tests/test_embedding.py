@@ -7,7 +7,7 @@ import pytest
 
 from assistant.errors import ProviderError
 from assistant.memory.embedding import Embedder
-from assistant.memory.openai_embedder import OpenAIEmbedder
+from assistant.memory.openai_embedder import POOLING_NOTICE, OpenAIEmbedder
 from tests.fake_openai import FakeOpenAI, Reply, hashed_embedding
 
 
@@ -142,9 +142,9 @@ def test_404_without_a_model_message_blames_the_url(
         (Reply.dropped(), "Could not reach"),
         (Reply.raw("this is not json"), "malformed"),
         (Reply.raw('{"object": "list", "data": []}'), "malformed"),
-        (Reply.raw('{"object": "list", "data": [{"index": 0, "embedding": "!!"}]}'), "malformed"),
-        (Reply.raw('{"object": "list", "data": [{"index": 0, "embedding": ["a"]}]}'), "malformed"),
-        (Reply.raw('{"object": "list", "data": [{"index": 5, "embedding": [1.0]}]}'), "malformed"),
+        (Reply.raw('{"object": "list", "data": [{"index": 0, "embedding": "!!"}]}'), "unusable"),
+        (Reply.raw('{"object": "list", "data": [{"index": 0, "embedding": ["a"]}]}'), "unusable"),
+        (Reply.raw('{"object": "list", "data": [{"index": 5, "embedding": [1.0]}]}'), "unusable"),
         (Reply.raw('{"object": "list", "data": [{"index": 0, "embedding": [1e999]}]}'), "NaN"),
     ],
 )
@@ -169,11 +169,41 @@ def test_timeout(fake_openai: FakeOpenAI) -> None:
         embedder.embed(["x"])
 
 
-def test_ragged_rows_are_malformed(fake_openai: FakeOpenAI, embedder: OpenAIEmbedder) -> None:
+def test_vectors_of_different_sizes_are_unusable(
+    fake_openai: FakeOpenAI, embedder: OpenAIEmbedder
+) -> None:
     body = (
         '{"object": "list", "data": ['
         '{"index": 0, "embedding": [1.0, 0.0]}, {"index": 1, "embedding": [1.0]}]}'
     )
     fake_openai.enqueue_embeddings(Reply.raw(body))
-    with pytest.raises(ProviderError, match="malformed"):
+    with pytest.raises(ProviderError) as caught:
         embedder.embed(["a", "b"])
+    assert (
+        str(caught.value)
+        == "The server's embeddings are unusable: vectors of different sizes (1, 2)."
+    )
+
+
+def test_ragged_token_vectors_are_unusable(
+    fake_openai: FakeOpenAI, embedder: OpenAIEmbedder
+) -> None:
+    body = '{"object": "list", "data": [{"index": 0, "embedding": [[1.0, 0.0], [1.0]]}]}'
+    fake_openai.enqueue_embeddings(Reply.raw(body))
+    with pytest.raises(ProviderError, match="unusable: the per-token vectors of a text differ"):
+        embedder.embed(["a b"])
+
+
+def test_token_vectors_are_mean_pooled_with_one_notice() -> None:
+    notices: list[str] = []
+    with FakeOpenAI(token_embeddings=True) as server:
+        embedder = OpenAIEmbedder(server.client(), "m", on_notice=notices.append)
+        vectors = embedder.embed(["red apple", "green apple", "apple"])
+        embedder.embed(["more text"])
+    words = {w: np.array(hashed_embedding(w)) for w in ("red", "apple")}
+    pooled = (words["red"] + words["apple"]) / 2
+    assert np.allclose(vectors[0], pooled / np.linalg.norm(pooled), atol=1e-6)
+    assert vectors.shape == (3, 64)
+    assert np.allclose(vectors[2], words["apple"], atol=1e-6)
+    assert notices == [POOLING_NOTICE]
+    assert embedder.pools_tokens

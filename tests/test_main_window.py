@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
+from assistant.agent.provider import STREAM_TOOLS_NOTICE
 from assistant.paths import settings_file
 from assistant.settings import Settings
 from assistant.ui.main_window import MainWindow
@@ -466,3 +467,20 @@ def test_a_corrupt_settings_file_is_reported_by_the_two_step_start(
         win.show()
     assert "Settings file was unreadable" in win.statusBar().currentMessage()
     win.close()
+
+
+def test_a_server_that_cannot_stream_tools_answers_and_says_so(
+    qtbot: QtBot, data_dir: Path
+) -> None:
+    with FakeOpenAI(stream_tool_choice=False) as server:
+        configure(data_dir, server, embeddings=False)
+        win = MainWindow(Workspace.open(data_dir))
+        qtbot.addWidget(win)
+        win.show()
+        qtbot.waitExposed(win)
+        server.enqueue(Reply.text("Whole, but here."))
+        send(qtbot, win, "Hello")
+        qtbot.waitUntil(lambda: "Whole, but here." in win.chat.toPlainText(), timeout=10000)
+        wait_idle(qtbot, win)
+        assert STREAM_TOOLS_NOTICE in win.statusBar().currentMessage()
+        win.close()

@@ -17,7 +17,7 @@ from assistant.agent.cancel import CancelledError, CancelToken
 from assistant.agent.chat import ChatProvider, ChatResponse, ToolCallRequest
 from assistant.agent.provider import NO_API_KEY, OpenAIProvider
 from assistant.credentials import Credentials
-from assistant.errors import ProviderError
+from assistant.errors import ContextOverflowError, ProviderError
 from assistant.openai_errors import retry_after
 from assistant.settings import Settings
 from tests.fake_openai import FakeOpenAI, Reply, ToolCall
@@ -181,13 +181,14 @@ def test_non_streaming(fake_openai: FakeOpenAI, make_provider: MakeProvider) -> 
 def test_no_choices_is_an_error(
     fake_openai: FakeOpenAI, make_provider: MakeProvider, stream: bool
 ) -> None:
-    if stream:
-        reply = Reply.raw(sse({**chunk({}), "choices": []}), content_type="text/event-stream")
-    else:
-        reply = Reply.raw('{"id": "x", "object": "chat.completion", "choices": []}')
-    fake_openai.enqueue(reply)
+    if stream:  # the stream is re-asked whole, to get the server's reason
+        fake_openai.enqueue(
+            Reply.raw(sse({**chunk({}), "choices": []}), content_type="text/event-stream")
+        )
+    fake_openai.enqueue(Reply.raw('{"id": "x", "object": "chat.completion", "choices": []}'))
     with pytest.raises(ProviderError, match="without choices"):
         make_provider(stream=stream).chat(MESSAGES)
+    assert [body["stream"] for body in chat_bodies(fake_openai)] == [True, False][not stream :]
 
 
 # --- the request ---------------------------------------------------------------------------------
@@ -297,8 +298,8 @@ def test_retries_give_up(
     with pytest.raises(ProviderError) as caught:
         provider.chat(MESSAGES)
     assert str(caught.value) == (
-        f"The server at {fake_openai.base_url} had an error (HTTP 503); try again later. "
-        "Tried 4 times."
+        f"The server at {fake_openai.base_url} had an error (HTTP 503); try again later: "
+        "The engine is currently overloaded. Tried 4 times."
     )
     assert len(fake_openai.requests) == 4
     assert len(sleeps) == 3
@@ -388,9 +389,10 @@ def test_timeout(fake_openai: FakeOpenAI, make_provider: MakeProvider) -> None:
 def test_unreadable_bodies(
     fake_openai: FakeOpenAI, make_provider: MakeProvider, reply: Reply, stream: bool
 ) -> None:
-    fake_openai.enqueue(reply)
+    fake_openai.enqueue(reply, reply)  # a broken stream is re-asked whole
     with pytest.raises(ProviderError, match="malformed response that could not be read"):
         make_provider(stream=stream).chat(MESSAGES)
+    assert [body["stream"] for body in chat_bodies(fake_openai)] == [True, False][not stream :]
 
 
 def test_malformed_stream_line(
@@ -403,8 +405,28 @@ def test_malformed_stream_line(
     assert sleeps == []
 
 
-def test_error_event_in_a_stream(fake_openai: FakeOpenAI, provider: OpenAIProvider) -> None:
+def test_error_event_in_a_stream_is_asked_again_whole(
+    fake_openai: FakeOpenAI, provider: OpenAIProvider
+) -> None:
     body = sse(chunk({"role": "assistant"}), {"error": {"message": "model crashed"}})
+    fake_openai.enqueue(
+        Reply.raw(body, content_type="text/event-stream"),
+        Reply.error(400, "Requested tokens (9196) exceed context window of 2048"),
+    )
+    with pytest.raises(ContextOverflowError) as caught:
+        provider.chat(MESSAGES)
+    assert str(caught.value) == (
+        "The request is too long for the model's context window: "
+        "Requested tokens (9196) exceed context window of 2048"
+    )
+    assert (caught.value.context_tokens, caught.value.prompt_tokens) == (2048, 9196)
+    assert [body["stream"] for body in chat_bodies(fake_openai)] == [True, False]
+
+
+def test_an_error_event_after_text_is_reported(
+    fake_openai: FakeOpenAI, provider: OpenAIProvider
+) -> None:
+    body = sse(chunk({"content": "Par"}), {"error": {"message": "model crashed"}})
     fake_openai.enqueue(Reply.raw(body, content_type="text/event-stream"))
     with pytest.raises(ProviderError, match="reported an error: model crashed"):
         provider.chat(MESSAGES)

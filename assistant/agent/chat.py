@@ -26,6 +26,16 @@ class ChatResponse:
     tool_calls: tuple[ToolCallRequest, ...]
     finish_reason: str | None
 
+    @property
+    def is_empty(self) -> bool:
+        """Whether the model said nothing and called no tool."""
+        return not self.content.strip() and not self.tool_calls
+
+    @property
+    def cut_off(self) -> bool:
+        """Whether the answer stopped at the length limit (`max_tokens` or the context)."""
+        return self.finish_reason == "length"
+
 
 class ChatProvider(Protocol):
     """A chat model that answers a list of messages, optionally calling tools."""
@@ -40,6 +50,15 @@ class ChatProvider(Protocol):
         on_text: Callable[[str], None] | None = None,
         cancel: CancelToken | None = None,
         json_mode: bool = False,
+        max_tokens: int | None = None,
+        on_wait: Callable[[float], None] | None = None,
     ) -> ChatResponse:
-        """Answer `messages`; text is passed to `on_text` as it arrives."""
+        """Answer `messages` in at most `max_tokens`; text is passed to `on_text` as it arrives.
+
+        `on_wait(seconds)` hears how long the server has been silent before answering.
+        """
+        ...
+
+    def context_window(self) -> int | None:
+        """The model's context window in estimated tokens, if the server tells or told it."""
         ...

@@ -20,6 +20,9 @@ log = logging.getLogger(__name__)
 
 MAX_MEMORY_CHARS = 500
 MAX_CANDIDATES = 8
+# What the model may write: eight memories of JSON, and a topic's one or two sentences.
+EXTRACT_MAX_TOKENS = 1000
+TOPIC_MAX_TOKENS = 200
 
 EXTRACT_PROMPT = f"""\
 You curate the long-term memory of a personal assistant. From the exchange below, extract what \
@@ -91,6 +94,7 @@ class Curator:
         response = self.provider.chat(
             [{"role": "system", "content": EXTRACT_PROMPT}, {"role": "user", "content": exchange}],
             json_mode=True,
+            max_tokens=EXTRACT_MAX_TOKENS,
         )
         return parse_candidates(response.content)
 
@@ -131,7 +135,8 @@ class Curator:
             return
         listing = "\n".join(f"- {i.text}" for i in items[-20:])
         response = self.provider.chat(
-            [{"role": "system", "content": TOPIC_PROMPT}, {"role": "user", "content": listing}]
+            [{"role": "system", "content": TOPIC_PROMPT}, {"role": "user", "content": listing}],
+            max_tokens=TOPIC_MAX_TOKENS,
         )
         summary = response.content.strip()
         if summary:

@@ -68,7 +68,26 @@ class Finished:
     message_id: str
     text: str
     memory_ids: tuple[str, ...]
+    cut_off: bool = False  # the reply stopped at the length limit
     type: Literal["finished"] = field(default="finished", init=False)
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """The model has not started answering for `seconds` (a slow or loaded server)."""
+
+    conversation_id: str
+    seconds: float
+    type: Literal["waiting"] = field(default="waiting", init=False)
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should know that does not stop the turn, for the status bar."""
+
+    conversation_id: str
+    text: str
+    type: Literal["notice"] = field(default="notice", init=False)
 
 
 @dataclass(frozen=True)
@@ -94,6 +113,8 @@ AgentEvent = (
     | ToolCallFinished
     | MemoryEdited
     | MemoriesUsed
+    | Waiting
+    | Notice
     | Finished
     | Failed
     | Cancelled

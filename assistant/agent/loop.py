@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from assistant.agent.budget import prompt_budget, reply_limit
 from assistant.agent.builtin_tools import ToolContext, builtin_registry
 from assistant.agent.cancel import CancelledError, CancelToken
 from assistant.agent.chat import ChatProvider, ChatResponse, ToolCallRequest
@@ -19,17 +21,25 @@ from assistant.agent.events import (
     Finished,
     MemoriesUsed,
     MemoryEdited,
+    Notice,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
+    Waiting,
 )
 from assistant.agent.prompt import Prompt, build_prompt
 from assistant.agent.tools import ToolRegistry
-from assistant.errors import AssistantError, ToolError
-from assistant.memory.conversations import Conversation, ConversationStore, Message
+from assistant.errors import AssistantError, ContextOverflowError, ProviderError, ToolError
+from assistant.memory.conversations import (
+    Conversation,
+    ConversationStore,
+    Message,
+    estimate_tokens,
+)
 from assistant.memory.items import MemoryItem, now_utc
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.working import WorkingMemoryStore
+from assistant.notices import Notices
 
 log = logging.getLogger(__name__)
 
@@ -42,15 +52,30 @@ You keep the running summary of a conversation between a user and their assistan
 previous summary and the new messages into one updated summary of at most 200 words: what was \
 discussed, decided and left open. Answer with the summary only."""
 CANCELLED_TOOL_RESULT = "Not run: the user stopped the turn."
+EMPTY_REPLY = "The model sent an empty reply."
+# A summary is at most 200 words; this bounds what the model may write.
+SUMMARY_MAX_TOKENS = 400
+MIN_SUMMARY_CHUNK = 100
+# The summary request's own words and each message's role and separators, in tokens.
+SUMMARY_OVERHEAD = 40
+# How often a turn rebuilds a smaller prompt after the server says it does not fit.
+OVERFLOW_RETRIES = 2
+# Tools are offered only while their schemas take at most this share of the prompt budget.
+TOOLS_SHARE = 0.5
+NO_TOOLS_NOTICE = (
+    "The model's context window is too small for tools: it answers without them "
+    "(memories are still saved after each reply)."
+)
 
 
 @dataclass
 class AgentConfig:
-    """How much a turn may do."""
+    """How much a turn may do; a prompt budget of 0 is a share of the model's context window."""
 
     max_steps: int = 8
     memories_per_prompt: int = 6
-    prompt_budget_tokens: int = 8000
+    prompt_budget_tokens: int = 0
+    reply_max_tokens: int = 4096
     auto_memories: bool = True
 
 
@@ -65,6 +90,9 @@ class _Turn:
     context: ToolContext
     registry: ToolRegistry
     memory_ids: list[str] = field(default_factory=list)
+    shrink: float = 1.0  # the budget's factor after overflows with no window stated
+    use_tools: bool = True  # False when the tool schemas would take too much of the budget
+    prompt_tokens: int = 0  # the estimated size of the last prompt built
 
     @property
     def cid(self) -> str:
@@ -88,6 +116,7 @@ class Agent:
         config: AgentConfig | None = None,
         curator: Curator | None = None,
         clock: Callable[[], datetime] = now_utc,
+        notices: Notices | None = None,
     ) -> None:
         self.provider = provider
         self.memory = memory
@@ -99,6 +128,7 @@ class Agent:
         # Pinned memories a tool wanted to change, by conversation: the user was asked about
         # them in the last reply, so the next turn may change them.
         self._asked: dict[str, frozenset[str]] = {}
+        self.notices = notices  # said once per run of the app; else notices are turn events
 
     def run(
         self, conversation_id: str, user_text: str, on_event: EventSink, cancel: CancelToken
@@ -168,12 +198,17 @@ class Agent:
             cancel.raise_if_cancelled()
             response = self._call_model(turn, messages, tools=True)
             if not response.tool_calls:
-                self._finish(turn, response.content)
+                self._finish(turn, response)
                 return
             self._run_tools(turn, messages, response)
-        messages.append({"role": "system", "content": STEP_LIMIT_NOTE})
-        response = self._call_model(turn, messages, tools=False)
-        self._finish(turn, response.content)
+        response = self._call_model(turn, messages, tools=False, note=STEP_LIMIT_NOTE)
+        self._finish(turn, response)
+
+    def _budget(self, turn: _Turn) -> int:
+        """The prompt budget for this turn, tool schemas not included."""
+        window = self.provider.context_window()
+        budget = prompt_budget(self.config.prompt_budget_tokens, window)
+        return int(budget * turn.shrink)
 
     def _prompt(self, turn: _Turn) -> list[dict[str, Any]]:
         """Summarize what no longer fits, choose the memories, build the messages."""
@@ -183,6 +218,12 @@ class Agent:
             pinned = self.memory.pinned()
             relevant = self._relevant(turn.conversation, turn.user.content, {i.id for i in pinned})
         working = self.working.get(turn.cid).to_prompt()
+        budget = self._budget(turn)
+        tools = estimate_tokens(json.dumps(turn.registry.schemas()))
+        if tools > budget * TOOLS_SHARE:
+            if turn.use_tools:
+                self._say_once(turn, NO_TOOLS_NOTICE)
+            turn.use_tools, tools = False, 0
 
         def build() -> Prompt:
             return build_prompt(
@@ -191,16 +232,17 @@ class Agent:
                 pinned=pinned,
                 relevant=relevant,
                 working=working,
-                budget_tokens=self.config.prompt_budget_tokens,
+                budget_tokens=budget - tools,
             )
 
         prompt = build()
         if prompt.overflow:
-            self._summarize(turn, prompt.overflow)
+            self._summarize(turn, prompt.overflow, budget)
             turn.conversation = self.conversations.load(turn.cid)
             prompt = build()
-        turn.memory_ids.extend(prompt.memory_ids)
+        turn.memory_ids[:] = dict.fromkeys([*turn.memory_ids, *prompt.memory_ids])
         turn.on_event(MemoriesUsed(turn.cid, prompt.memory_ids))
+        turn.prompt_tokens = estimate_tokens(json.dumps(prompt.messages)) + tools
         return prompt.messages
 
     def _relevant(
@@ -219,52 +261,118 @@ class Agent:
                     found.setdefault(hit.item.id, hit.item)
         return list(found.values())
 
-    def _summarize(self, turn: _Turn, overflow: list[Message]) -> None:
-        """Fold messages that no longer fit into the rolling summary."""
-        lines = [f"{m.role}: {m.content}" for m in overflow if m.content and m.role != "tool"]
-        request = (
-            f"Previous summary:\n{turn.conversation.summary or '(none)'}\n\nNew messages:\n"
-            + "\n".join(lines)
-        )
-        try:
-            response = self.provider.chat(
-                [
-                    {"role": "system", "content": SUMMARY_PROMPT},
-                    {"role": "user", "content": request},
-                ],
-                cancel=turn.cancel,
+    def _summarize(self, turn: _Turn, overflow: list[Message], budget: int) -> None:
+        """Fold messages that no longer fit into the rolling summary, in requests that fit."""
+        summary = turn.conversation.summary
+        pending = [m for m in overflow if m.content and m.role != "tool"]
+        while pending:
+            used = estimate_tokens(SUMMARY_PROMPT + summary) + SUMMARY_OVERHEAD
+            room = max(MIN_SUMMARY_CHUNK, budget - used)
+            chunk = _summary_chunk(pending, room)
+            lines = "\n".join(f"{m.role}: {_clip(m.content, room)}" for m in chunk)
+            request = f"Previous summary:\n{summary or '(none)'}\n\nNew messages:\n{lines}"
+            try:
+                response = self.provider.chat(
+                    [
+                        {"role": "system", "content": SUMMARY_PROMPT},
+                        {"role": "user", "content": request},
+                    ],
+                    cancel=turn.cancel,
+                    max_tokens=SUMMARY_MAX_TOKENS,
+                )
+            except CancelledError:
+                raise
+            except ContextOverflowError:
+                if budget <= MIN_SUMMARY_CHUNK * 2:
+                    self._summary_failed(turn, "the messages do not fit the model")
+                    return
+                budget //= 2  # the window may now be known; else guess smaller
+                continue
+            except AssistantError as exc:
+                self._summary_failed(turn, str(exc))
+                return
+            if not response.content.strip():
+                self._summary_failed(turn, EMPTY_REPLY)
+                return
+            summary = response.content.strip()
+            self.conversations.set_summary(turn.cid, summary, chunk[-1].id)
+            pending = pending[len(chunk) :]
+        if summary and overflow[-1].id != turn.conversation.summary_upto:
+            # Tool results and empty messages after the last summarized one are covered too.
+            self.conversations.set_summary(turn.cid, summary, overflow[-1].id)
+
+    def _say_once(self, turn: _Turn, text: str) -> None:
+        if self.notices is None:
+            turn.on_event(Notice(turn.cid, text))
+        else:
+            self.notices.say(text)
+
+    def _summary_failed(self, turn: _Turn, reason: str) -> None:
+        log.warning("Could not update the summary; older messages leave the prompt: %s", reason)
+        turn.on_event(
+            Notice(
+                turn.cid,
+                f"Could not summarize older messages ({reason}); they are left out of the prompt.",
             )
-        except CancelledError:
-            raise
-        except AssistantError as exc:
-            log.warning("Could not update the summary; older messages leave the prompt: %s", exc)
-            return
-        if response.content.strip():
-            self.conversations.set_summary(turn.cid, response.content.strip(), overflow[-1].id)
+        )
 
     def _call_model(
-        self, turn: _Turn, messages: list[dict[str, Any]], *, tools: bool
+        self,
+        turn: _Turn,
+        messages: list[dict[str, Any]],
+        *,
+        tools: bool,
+        note: str | None = None,
     ) -> ChatResponse:
-        """One model call, streaming text out; partial text is saved if the call dies."""
+        """One model call, streaming text out; partial text is saved if the call dies.
+
+        `note` is a system message after the conversation. When the server says the prompt is
+        too long, a smaller one is built (the window is known by then, or guessed smaller).
+        """
         shown: list[str] = []
 
         def on_text(text: str) -> None:
             shown.append(text)
             turn.on_event(TextDelta(turn.cid, text))
 
-        try:
-            return self.provider.chat(
-                messages,
-                tools=turn.registry.schemas() if tools else None,
-                on_text=on_text,
-                cancel=turn.cancel,
-            )
-        except (CancelledError, AssistantError):
-            if shown:
-                self.conversations.append(
-                    turn.cid, "assistant", "".join(shown), memory_ids=turn.memory_ids
+        def on_wait(seconds: float) -> None:
+            turn.on_event(Waiting(turn.cid, seconds))
+
+        for retry in range(OVERFLOW_RETRIES + 1):
+            sent = [*messages, {"role": "system", "content": note}] if note else messages
+            try:
+                return self.provider.chat(
+                    sent,
+                    tools=turn.registry.schemas() if tools and turn.use_tools else None,
+                    on_text=on_text,
+                    cancel=turn.cancel,
+                    max_tokens=reply_limit(
+                        self.config.reply_max_tokens,
+                        self.provider.context_window(),
+                        turn.prompt_tokens,
+                    ),
+                    on_wait=on_wait,
                 )
-            raise
+            except ContextOverflowError as exc:
+                if shown or retry == OVERFLOW_RETRIES:
+                    self._save_partial(turn, shown)
+                    raise ProviderError(f"{exc} {_overflow_advice(exc)}") from exc
+                if exc.context_tokens is None:
+                    turn.shrink /= 2
+                log.info("The prompt did not fit; building a smaller one: %s", exc)
+                turn.on_event(Notice(turn.cid, "The prompt was too long for the model; shortened."))
+                turn.conversation = self.conversations.load(turn.cid)
+                messages[:] = self._prompt(turn)
+            except (CancelledError, AssistantError):
+                self._save_partial(turn, shown)
+                raise
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def _save_partial(self, turn: _Turn, shown: list[str]) -> None:
+        if shown:
+            self.conversations.append(
+                turn.cid, "assistant", "".join(shown), memory_ids=turn.memory_ids
+            )
 
     def _run_tools(
         self, turn: _Turn, messages: list[dict[str, Any]], response: ChatResponse
@@ -310,13 +418,21 @@ class Agent:
         )
         messages.append(saved.to_openai())
 
-    def _finish(self, turn: _Turn, text: str) -> None:
-        """Save the final reply with the memories it saw, then let the curator work."""
+    def _finish(self, turn: _Turn, response: ChatResponse) -> None:
+        """Save the final reply with the memories it saw, then let the curator work.
+
+        An empty reply is a failure (the user can retry); a cut-off one is saved marked.
+        """
+        if response.is_empty:
+            raise ProviderError(EMPTY_REPLY)
+        text = response.content
         ids = tuple(dict.fromkeys([*turn.memory_ids, *turn.context.recalled]))
-        reply = self.conversations.append(turn.cid, "assistant", text, memory_ids=ids)
+        reply = self.conversations.append(
+            turn.cid, "assistant", text, memory_ids=ids, cut_off=response.cut_off
+        )
         if turn.long_term and ids:
             self.memory.mark_used(ids)
-        turn.on_event(Finished(turn.cid, reply.id, text, ids))
+        turn.on_event(Finished(turn.cid, reply.id, text, ids, cut_off=response.cut_off))
         learns = turn.long_term and not turn.conversation.do_not_remember
         if learns and self.config.auto_memories and self.curator is not None:
             self.curator.process(
@@ -325,3 +441,34 @@ class Agent:
                 reply,
                 on_edit=lambda edit: turn.on_event(MemoryEdited(turn.cid, edit)),
             )
+
+
+def _summary_chunk(messages: Sequence[Message], tokens: int) -> list[Message]:
+    """The first messages whose text fits `tokens` (at least one, clipped when summarized)."""
+    chunk: list[Message] = []
+    used = 0
+    for message in messages:
+        cost = min(tokens, estimate_tokens(message.content)) + 8
+        if chunk and used + cost > tokens:
+            break
+        chunk.append(message)
+        used += cost
+    return chunk
+
+
+def _clip(text: str, tokens: int) -> str:
+    """`text` cut to about `tokens`, keeping its beginning and its end."""
+    chars = tokens * 4
+    if len(text) <= chars:
+        return text
+    half = chars // 2 - 2
+    return f"{text[:half]} … {text[-half:]}"
+
+
+def _overflow_advice(exc: ContextOverflowError) -> str:
+    window = f" of {exc.context_tokens:,} tokens" if exc.context_tokens else ""
+    return (
+        f"Even a shortened prompt does not fit the model's context window{window}: "
+        "shorten the message, lower the prompt budget in Settings, or use a model with a "
+        "larger context."
+    )

@@ -1,15 +1,20 @@
 """The chat model: a `ChatProvider` protocol and its implementation on the `openai` client.
 
-`OpenAIProvider` works with OpenAI and with compatible local servers (Ollama, LM Studio, vLLM):
-it sends only the parameters they all understand, streams text and tool calls, retries transient
-failures with backoff, and raises every failure as a `ProviderError` a user can act on.
+`OpenAIProvider` works with OpenAI and with compatible local servers (llama.cpp, Ollama, LM
+Studio, vLLM): it streams text and tool calls; when a stream breaks or comes back empty before any
+text it asks again without streaming (which also brings out the server's real error), and drops
+an optional field the server names in its refusal (`tool_choice`, `response_format`, ...), and it
+remembers both per server and model. It retries transient failures with backoff, and raises every
+failure as a `ProviderError` a user can act on (`ContextOverflowError` for a prompt too long).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import queue
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
@@ -21,11 +26,17 @@ import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from assistant.agent.cancel import CancelledError, CancelToken
+from assistant.agent.capabilities import Capabilities, CapabilityMemory
 from assistant.agent.chat import ChatResponse, ToolCallRequest
+from assistant.agent.context_window import probe_context_window
 from assistant.credentials import Credentials
-from assistant.errors import ProviderError
+from assistant.errors import ContextOverflowError, ProviderError
+from assistant.memory.conversations import estimate_tokens
 from assistant.openai_errors import (
     CLIENT_ERRORS,
+    MALFORMED_ERRORS,
+    error_text,
+    is_overflow,
     is_transient,
     provider_error,
     retry_after,
@@ -41,6 +52,31 @@ NO_API_KEY = "not-needed"
 _SLEEP_STEP = 0.05
 # Parameters the caller may not override through `extra_params`.
 _RESERVED = frozenset({"model", "messages", "stream"})
+# Optional request fields that are dropped when the server names them in an error, in order.
+_OPTIONAL = (
+    "tool_choice",
+    "response_format",
+    "stream_options",
+    "parallel_tool_calls",
+    "max_completion_tokens",
+    "max_tokens",
+    "tools",
+)
+# A refusal of tools as such (Ollama: "... does not support tools"), not of one tool's schema.
+_NO_TOOLS = re.compile(
+    r"(?:does not|doesn't|do not) support tools|tools? (?:are|is) not supported", re.I
+)
+# The statuses with which servers reject a field they do not know or support.
+_REJECTING = frozenset({400, 415, 422, 500, 501})
+STREAM_TOOLS_NOTICE = "This server cannot stream tool calls; replies arrive whole."
+STREAM_NOTICE = "This server cannot stream replies; they arrive whole."
+_OPTION_NOTICES = {
+    "tools": "This model cannot use tools on this server; it answers without them.",
+    "tool_choice": "This server does not take tool_choice; the model decides on tools itself.",
+}
+# After this many seconds without a first byte, `on_wait` starts telling the elapsed time.
+WAIT_NOTICE_AFTER = 3.0
+_WAIT_TICK = 1.0
 
 _T = TypeVar("_T")
 
@@ -63,7 +99,9 @@ class OpenAIProvider:
 
     `extra_params` go into every request body as they are (e.g. `{"temperature": 0.2}` or
     Ollama's `{"num_ctx": 8192}`), except `model`, `messages` and `stream`; `sleep` waits between
-    retries and is replaced in tests.
+    retries and is replaced in tests. `capabilities` remembers, per server and model, what the
+    server turned out not to support (streamed tool calls, optional fields, the context window);
+    share one between providers so that later requests go straight to what works.
     """
 
     def __init__(
@@ -77,6 +115,8 @@ class OpenAIProvider:
         max_backoff: float = 20.0,
         extra_params: Mapping[str, Any] | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        capabilities: CapabilityMemory | None = None,
+        wait_notice_after: float = WAIT_NOTICE_AFTER,
     ) -> None:
         self._client = client
         self.model = model
@@ -86,16 +126,31 @@ class OpenAIProvider:
         self._max_backoff = max_backoff
         self._extra_params = dict(extra_params or {})
         self._sleep = sleep
+        self._memory = capabilities or CapabilityMemory()
+        self._key = (self.server_url, model)
+        self._wait_notice_after = wait_notice_after
 
     @classmethod
-    def from_settings(cls, settings: Settings, credentials: Credentials) -> OpenAIProvider:
+    def from_settings(
+        cls,
+        settings: Settings,
+        credentials: Credentials,
+        capabilities: CapabilityMemory | None = None,
+    ) -> OpenAIProvider:
         """A provider for the configured server, chat model, timeout and API key."""
-        return cls(openai_client(settings, credentials), settings.chat_model)
+        return cls(
+            openai_client(settings, credentials), settings.chat_model, capabilities=capabilities
+        )
 
     @property
     def server_url(self) -> str:
         """The base URL of the server, for messages."""
         return server_url(self._client)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What is known of this server and model so far."""
+        return self._memory.get(self._key)
 
     def close(self) -> None:
         """Close the client's connections."""
@@ -110,6 +165,21 @@ class OpenAIProvider:
             raise provider_error(err, self._client, model=self.model, purpose="models") from err
         return sorted(name for name in names if isinstance(name, str))
 
+    def context_window(self) -> int | None:
+        """The model's context window in estimated tokens (see `estimate_tokens`), if known.
+
+        Asked of the server's info endpoints once; an overflow error corrects it later.
+        """
+        caps = self.capabilities
+        if caps.context_tokens is None and not caps.context_probed:
+            found = probe_context_window(self._client, self.model)
+            caps = self._memory.learn(self._key, context_tokens=found, context_probed=True)
+            if found is not None:
+                log.info("%s has a context window of %d tokens.", self.model, found)
+        if caps.context_tokens is None:
+            return None
+        return int(caps.context_tokens / caps.token_ratio)
+
     def chat(
         self,
         messages: Sequence[Mapping[str, Any]],
@@ -118,37 +188,80 @@ class OpenAIProvider:
         on_text: Callable[[str], None] | None = None,
         cancel: CancelToken | None = None,
         json_mode: bool = False,
+        max_tokens: int | None = None,
+        on_wait: Callable[[float], None] | None = None,
     ) -> ChatResponse:
         """Answer `messages`, streaming text to `on_text`; see the module docstring.
 
-        Raises `CancelledError` when `cancel` is set, else `ProviderError` on any failure.
+        `on_wait(seconds)` is called about once a second while the server has sent nothing
+        for longer than a few seconds. Raises `CancelledError` when `cancel` is set, else
+        `ProviderError` on any failure (`ContextOverflowError` when the prompt is too long).
         """
+        caps = self.capabilities
         options: dict[str, Any] = {}
         if tools:
             options["tools"] = [dict(tool) for tool in tools]
             options["tool_choice"] = "auto"
         if json_mode:
             options["response_format"] = {"type": "json_object"}
+        if max_tokens is not None:
+            name = "max_completion_tokens" if caps.max_completion_tokens else "max_tokens"
+            options[name] = max_tokens
         options.update((k, v) for k, v in self._extra_params.items() if k not in _RESERVED)
-        request = _Request(self.model, [dict(message) for message in messages], options)
+        for name in caps.dropped:
+            options.pop(name, None)
+        stream = self._stream and (caps.stream_tools if "tools" in options else caps.stream)
+        request = _Request(
+            self.model, [dict(message) for message in messages], options, stream, on_wait
+        )
+        try:
+            response = self._ask(request, on_text, cancel)
+        except ContextOverflowError as err:
+            self._learn_overflow(err, request)
+            raise
+        if request.fell_back:
+            self._learn_whole(request, response)
+        return response
+
+    def _ask(
+        self, request: _Request, on_text: Callable[[str], None] | None, cancel: CancelToken | None
+    ) -> ChatResponse:
+        """Try `request`, falling back and retrying as the failures suggest."""
         attempt = 0
         while True:
             shown = _Shown(on_text)
             try:
-                return self._attempt(request, shown, cancel)
+                response = self._attempt(request, shown, cancel)
             except _TransportError as failure:
                 err = failure.error
+            else:
+                if request.stream and "tools" in request.options and response.is_empty:
+                    log.info("An empty streamed answer to a request with tools; asking whole.")
+                    request.stream, request.fell_back = False, True
+                    continue
+                return response
             if cancel is not None and cancel.cancelled:
                 raise CancelledError from err
-            if _rejects_response_format(err, request):
-                log.info("The server rejected response_format; asking again without it.")
-                del request.options["response_format"]
+            if not shown.any and self._drop_rejected_option(err, request):
                 continue
+            if request.stream and not shown.any and _broken_stream(err):
+                # The stream hid what went wrong; a whole answer has the server's error, or works.
+                log.info("The stream failed (%s); asking again without streaming.", err)
+                request.stream, request.fell_back = False, True
+                continue
+            if shown.any and isinstance(err, openai.APITimeoutError):
+                raise ProviderError(
+                    f"The server at {self.server_url} stopped sending in the middle of the "
+                    f"answer{_waited_for(err)}."
+                ) from err
             if shown.any and isinstance(err, openai.APIConnectionError):
                 raise ProviderError(
                     f"The connection to {self.server_url} dropped in the middle of the answer."
                 ) from err
-            if shown.any or attempt >= self._max_retries or not is_transient(err):
+            retries = self._max_retries
+            if isinstance(err, openai.APITimeoutError):
+                retries = min(retries, 1)  # a silent server rarely answers the next time
+            if shown.any or attempt >= retries or not is_transient(err, request.options):
                 raise provider_error(
                     err, self._client, model=self.model, purpose="chat", attempts=attempt + 1
                 ) from err
@@ -162,10 +275,58 @@ class OpenAIProvider:
             self._wait(delay, cancel)
             attempt += 1
 
+    def _drop_rejected_option(self, err: Exception, request: _Request) -> bool:
+        """If `err` rejects an optional field of `request`, change the request and remember."""
+        if not isinstance(err, openai.APIStatusError) or err.status_code not in _REJECTING:
+            return False
+        if is_overflow(err):
+            return False
+        text = error_text(err)
+        options = request.options
+        if "max_tokens" in options and "max_completion_tokens" in text:
+            options["max_completion_tokens"] = options.pop("max_tokens")
+            self._memory.learn(self._key, max_completion_tokens=True)
+            return True
+        for name in _OPTIONAL:
+            named = _NO_TOOLS.search(text) if name == "tools" else name in text
+            if name in options and named:
+                del options[name]
+                if name == "tools":
+                    options.pop("tool_choice", None)
+                log.info("The server rejected %s; asking again without it.", name)
+                self._memory.learn(
+                    self._key,
+                    _OPTION_NOTICES.get(name),
+                    dropped=self.capabilities.dropped | {name},
+                )
+                return True
+        return False
+
+    def _learn_whole(self, request: _Request, response: ChatResponse) -> None:
+        """A whole answer worked where the stream failed: stream no more (for such requests)."""
+        if response.is_empty:
+            return
+        if "tools" in request.options:
+            self._memory.learn(self._key, STREAM_TOOLS_NOTICE, stream_tools=False)
+        else:
+            self._memory.learn(self._key, STREAM_NOTICE, stream=False, stream_tools=False)
+
+    def _learn_overflow(self, err: ContextOverflowError, request: _Request) -> None:
+        """Remember the context window and how our token estimate compares to the server's."""
+        changes: dict[str, Any] = {}
+        if err.context_tokens is not None:
+            changes["context_tokens"] = err.context_tokens
+        if err.prompt_tokens is not None:
+            estimate = estimate_tokens(json.dumps([request.messages, request.options.get("tools")]))
+            changes["token_ratio"] = min(4.0, max(0.5, err.prompt_tokens / max(1, estimate)))
+        if changes:
+            log.info("Learned from an overflow: %s", changes)
+            self._memory.learn(self._key, **changes)
+
     def _attempt(
         self, request: _Request, shown: _Shown, cancel: CancelToken | None
     ) -> ChatResponse:
-        if self._stream:
+        if request.stream:
             return self._streamed(request, shown, cancel)
         return self._whole(request, shown, cancel)
 
@@ -185,7 +346,7 @@ class OpenAIProvider:
         calls = _ToolCallAssembler()
         finish_reason: str | None = None
         answered = received = False
-        with closing(_pump(produce, cancel)) as chunks:
+        with closing(_pump(produce, cancel, self._waiter(request))) as chunks:
             for chunk in chunks:
                 delta = _read_chunk(chunk)
                 received = True
@@ -196,12 +357,10 @@ class OpenAIProvider:
                 if delta.text:
                     text.append(delta.text)
                     shown(delta.text)
-        if not received:  # not an event stream at all, e.g. an error page
-            raise provider_error(
-                ValueError("no events"), self._client, model=self.model, purpose="chat"
-            )
+        if not received:  # not an event stream at all, e.g. an empty body or an error page
+            raise _malformed("no events")
         if not answered:
-            raise ProviderError(f"The server at {self.server_url} sent an answer without choices.")
+            raise _malformed("an answer without choices")
         return ChatResponse("".join(text), calls.result(), finish_reason)
 
     def _whole(self, request: _Request, shown: _Shown, cancel: CancelToken | None) -> ChatResponse:
@@ -213,7 +372,7 @@ class OpenAIProvider:
                 extra_body=request.options,
             )
 
-        with closing(_pump(produce, cancel)) as completions:
+        with closing(_pump(produce, cancel, self._waiter(request))) as completions:
             (completion,) = completions
         response = _read_completion(completion)
         if response is None:
@@ -244,6 +403,11 @@ class OpenAIProvider:
             remaining -= step
         cancel.raise_if_cancelled()
 
+    def _waiter(self, request: _Request) -> _Waiter | None:
+        if request.on_wait is None:
+            return None
+        return _Waiter(request.on_wait, self._wait_notice_after)
+
 
 @dataclass
 class _Request:
@@ -252,6 +416,17 @@ class _Request:
     model: str
     messages: Any  # a list of message dicts; the client's TypedDicts are too narrow for Mapping
     options: dict[str, Any]
+    stream: bool
+    on_wait: Callable[[float], None] | None = None
+    fell_back: bool = False  # asked whole after the stream failed
+
+
+@dataclass
+class _Waiter:
+    """Calls `on_wait(elapsed)` about once a second after `after` seconds without data."""
+
+    on_wait: Callable[[float], None]
+    after: float
 
 
 class _Shown:
@@ -279,22 +454,34 @@ def _malformed(reason: str) -> _TransportError:
     return _TransportError(ValueError(reason))
 
 
-def _rejects_response_format(err: Exception, request: _Request) -> bool:
-    """Whether `err` is a 400 that blames the `response_format` we sent (json_mode)."""
-    return (
-        "response_format" in request.options
-        and isinstance(err, openai.BadRequestError)
-        and "response_format" in f"{err.message} {err.body}"
-    )
+def _broken_stream(err: Exception) -> bool:
+    """Whether a stream failed in a way that hides the server's reason (or cannot stream)."""
+    if isinstance(err, openai.APIStatusError):
+        return "stream" in error_text(err).lower()
+    if isinstance(err, openai.APIConnectionError):
+        return False
+    # A malformed or empty body, or an error event inside the stream.
+    return isinstance(err, (openai.APIError, *MALFORMED_ERRORS))
+
+
+def _waited_for(err: openai.APITimeoutError) -> str:
+    """ " (nothing for N s)" from the request's read timeout, or ""."""
+    timeout = err.request.extensions.get("timeout")
+    read = timeout.get("read") if isinstance(timeout, dict) else None
+    return f" (nothing for {read:g} s)" if isinstance(read, int | float) else ""
 
 
 _ITEM, _END, _ERROR, _CANCEL = range(4)
 
 
 def _pump(
-    produce: Callable[[], Generator[_T, None, None]], cancel: CancelToken | None
+    produce: Callable[[], Generator[_T, None, None]],
+    cancel: CancelToken | None,
+    waiter: _Waiter | None = None,
 ) -> Generator[_T, None, None]:
     """The items of `produce()`; its exceptions are raised wrapped in `_TransportError`.
+
+    `waiter` hears how long the first item is taking (with a cancel token only).
 
     With a cancel token the blocking reads run in a daemon thread, so a cancel returns at once
     even while the server is silent: closing an httpx stream from another thread does not wake
@@ -328,10 +515,21 @@ def _pump(
             inbox.put((_END, None))
 
     unregister = cancel.on_cancel(lambda: inbox.put((_CANCEL, None)))
+    started = time.monotonic()
     try:
         threading.Thread(target=work, name="chat-request", daemon=True).start()
         while True:
-            kind, value = inbox.get()
+            if waiter is None:
+                kind, value = inbox.get()
+            else:
+                elapsed = time.monotonic() - started
+                timeout = waiter.after - elapsed if elapsed < waiter.after else _WAIT_TICK
+                try:
+                    kind, value = inbox.get(timeout=timeout)
+                except queue.Empty:
+                    waiter.on_wait(time.monotonic() - started)
+                    continue
+                waiter = None  # data: the wait is over
             if kind == _CANCEL or cancel.cancelled:
                 raise CancelledError
             if kind == _END:

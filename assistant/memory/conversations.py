@@ -121,6 +121,7 @@ class Message:
     tool_call_id: str | None = None
     name: str | None = None
     memory_ids: tuple[str, ...] = ()
+    cut_off: bool = False  # the reply stopped at the length limit
 
     def estimated_tokens(self) -> int:
         """Estimated prompt tokens of the message, tool-call arguments included."""
@@ -155,6 +156,8 @@ class Message:
             out["name"] = self.name
         if self.memory_ids:
             out["memory_ids"] = list(self.memory_ids)
+        if self.cut_off:
+            out["cut_off"] = True
         return out
 
     @classmethod
@@ -172,6 +175,9 @@ class Message:
         memory_ids = raw.get("memory_ids") or []
         if not isinstance(memory_ids, list) or not all(isinstance(m, str) for m in memory_ids):
             raise ValueError("'memory_ids' must be a list of strings")
+        cut_off = raw.get("cut_off", False)
+        if not isinstance(cut_off, bool):
+            raise ValueError("'cut_off' must be true or false")
         return cls(
             id=_required_str(raw, "id"),
             parent_id=_optional_str(raw, "parent_id"),
@@ -182,6 +188,7 @@ class Message:
             tool_call_id=_optional_str(raw, "tool_call_id"),
             name=_optional_str(raw, "name"),
             memory_ids=tuple(memory_ids),
+            cut_off=cut_off,
         )
 
 
@@ -461,8 +468,12 @@ class ConversationStore:
         tool_call_id: str | None = None,
         name: str | None = None,
         memory_ids: Sequence[str] | None = None,
+        cut_off: bool = False,
     ) -> Message:
-        """Durably add a message after the last one and return it."""
+        """Durably add a message after the last one and return it.
+
+        `cut_off` marks a reply that stopped at the length limit.
+        """
         if role not in ROLES:
             raise ValueError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
         if role == "tool" and not tool_call_id:
@@ -482,6 +493,7 @@ class ConversationStore:
                 tool_call_id=tool_call_id,
                 name=name,
                 memory_ids=tuple(memory_ids or ()),
+                cut_off=cut_off,
             )
             st = self._write(conversation_id, _record("message", message.to_json()))
             self._set_entry(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -13,22 +13,36 @@ from assistant.errors import ProviderError
 from assistant.openai_errors import CLIENT_ERRORS, provider_error, server_url
 
 _PROBE_TEXT = "dimension probe"
-_MALFORMED = "The server returned a malformed embedding response"
+_UNUSABLE = "The server's embeddings are unusable"
+POOLING_NOTICE = (
+    "The embedding server sends a vector per word; Assistant averages them "
+    "(a server started with pooling searches better)."
+)
 
 
 class OpenAIEmbedder:
     """An `Embedder` on an OpenAI-compatible `/embeddings` endpoint; rows are L2-normalised.
 
     `dim` is the vector size; unless given, the first access embeds a probe text to learn it.
-    Every failure is raised as a `ProviderError` whose message a user can act on.
+    A server without pooling sends a vector per token: they are averaged, and `on_notice` hears
+    so. Every failure is raised as a `ProviderError` whose message a user can act on.
     """
 
     batch_size = 256
 
-    def __init__(self, client: openai.OpenAI, model: str, *, dim: int | None = None) -> None:
+    def __init__(
+        self,
+        client: openai.OpenAI,
+        model: str,
+        *,
+        dim: int | None = None,
+        on_notice: Callable[[str], None] | None = None,
+    ) -> None:
         self._client = client
         self.name = model
         self._dim = dim
+        self._on_notice = on_notice
+        self.pools_tokens = False  # the server sends per-token vectors, which are averaged
 
     @property
     def dim(self) -> int:
@@ -67,7 +81,7 @@ class OpenAIEmbedder:
             raise provider_error(err, self._client, model=self.name, purpose="embeddings") from err
         rows = self._rows(response, len(inputs))
         if not np.all(np.isfinite(rows)):
-            raise ProviderError(f"{_MALFORMED}: vectors with NaN or infinite values.")
+            raise ProviderError(f"{_UNUSABLE}: vectors with NaN or infinite values.")
         norms = np.linalg.norm(rows, axis=1, keepdims=True)
         # A zero vector stays zero: it matches nothing, which beats failing the whole batch.
         vectors: npt.NDArray[np.float32] = (rows / np.where(norms > 0, norms, 1.0)).astype(
@@ -82,14 +96,40 @@ class OpenAIEmbedder:
         return vectors
 
     def _rows(self, response: CreateEmbeddingResponse, count: int) -> npt.NDArray[np.float64]:
-        """The vectors of `response` in input order, checked for count and shape."""
+        """The vectors of `response` in input order, checked for count and shape.
+
+        An input's vector may come as one vector per token (a server without pooling): those
+        are averaged into one.
+        """
         try:
             items = sorted(response.data, key=lambda item: item.index)
             if [item.index for item in items] != list(range(count)):
-                raise ValueError("indices do not match the inputs")
-            rows = np.array([item.embedding for item in items], dtype=np.float64)
+                raise ValueError("their indices do not match the inputs")
+            vectors = [self._vector(item.embedding) for item in items]
         except (ValueError, TypeError, AttributeError) as err:
-            raise ProviderError(f"{_MALFORMED}: {err}.") from err
-        if rows.ndim != 2 or rows.shape[1] == 0:
-            raise ProviderError(f"{_MALFORMED}: vectors of unequal or zero size.")
-        return rows
+            raise ProviderError(f"{_UNUSABLE}: {err}.") from err
+        sizes = sorted({len(vector) for vector in vectors})
+        if len(sizes) > 1:
+            raise ProviderError(
+                f"{_UNUSABLE}: vectors of different sizes ({', '.join(map(str, sizes))})."
+            )
+        if sizes == [0]:
+            raise ProviderError(f"{_UNUSABLE}: empty vectors.")
+        return np.array(vectors, dtype=np.float64)
+
+    def _vector(self, embedding: object) -> npt.NDArray[np.float64]:
+        """One input's vector; per-token vectors (a 2-D list) are mean-pooled."""
+        try:
+            array = np.array(embedding, dtype=np.float64)
+        except ValueError as err:
+            if isinstance(embedding, list) and embedding and isinstance(embedding[0], list):
+                raise ValueError("the per-token vectors of a text differ in size") from err
+            raise ValueError(f"a vector that is not a list of numbers ({err})") from err
+        if array.ndim == 2 and array.shape[0] > 0:
+            if not self.pools_tokens and self._on_notice is not None:
+                self._on_notice(POOLING_NOTICE)
+            self.pools_tokens = True
+            return np.asarray(array.mean(axis=0), dtype=np.float64)
+        if array.ndim != 1:
+            raise ValueError(f"a vector with {array.ndim} dimensions")
+        return array

@@ -15,6 +15,7 @@ class StoreBridge(QObject):
     working_changed = Signal(str)  # conversation id
     conversation_changed = Signal(str)  # conversation id
     topics_changed = Signal()
+    notice = Signal(str)  # something the core wants the user to know, for the status bar
 
     def __init__(self, workspace: Workspace, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -23,6 +24,7 @@ class StoreBridge(QObject):
             workspace.working.subscribe(self.working_changed.emit),
             workspace.conversations.subscribe(self.conversation_changed.emit),
             workspace.topics.subscribe(self.topics_changed.emit),
+            workspace.notices.subscribe(self.notice.emit),
         ]
 
     def _on_memory(self, change: MemoryChange) -> None:

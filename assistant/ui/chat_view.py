@@ -123,6 +123,8 @@ class ChatView(QTextBrowser):
                 None if result is None else result.content,
                 ok=result is None or not result.content.startswith("Error:"),
             )
+        if message.cut_off:
+            self._cut_off_line(cursor)
         if not message.tool_calls and message.memory_ids:
             self._chips(cursor, message.memory_ids)
 
@@ -197,9 +199,11 @@ class ChatView(QTextBrowser):
         cursor.removeSelectedText()
         self._tool_line(cursor, call_id, name, arguments, result, ok=ok, first=False)
 
-    def finish_reply(self, memory_ids: tuple[str, ...]) -> None:
-        """The reply is complete: render it and show the memories it saw."""
+    def finish_reply(self, memory_ids: tuple[str, ...], *, cut_off: bool = False) -> None:
+        """The reply is complete: render it, mark it if it was cut off, show the memories."""
         self._settle_body()
+        if cut_off:
+            self._cut_off_line(self._end())
         if memory_ids:
             self._chips(self._end(), memory_ids)
         self._streaming = False
@@ -382,6 +386,14 @@ class ChatView(QTextBrowser):
         cursor.insertHtml(
             f'<span style="font-size:small; color:{self._muted()}">Memories used: </span>'
             + "&nbsp; ".join(chips)
+        )
+
+    def _cut_off_line(self, cursor: QTextCursor) -> None:
+        """The mark under a reply that stopped at the length limit."""
+        self._new_block(cursor)
+        cursor.insertHtml(
+            f'<span style="color:{self._muted()}"><i>✂ Cut off: the reply reached its length '
+            "limit (Settings &gt; Reply length).</i></span>"
         )
 
     def _muted(self) -> str:

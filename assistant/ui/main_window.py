@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 TITLE_WORDS = 7
 LIST_REFRESH_MS = 250
 TEXT_FLUSH_MS = 30
+NOTICE_MS = 15000  # how long a notice stays in the status bar
 PAINT_FIRST_MS = 15  # the frame paints before the loader thread competes for the interpreter
 LIST_MIN_WIDTH = 220  # fits the "New conversation" and "Temporary" buttons
 SIDEBAR_MIN_WIDTH = 260
@@ -412,6 +413,7 @@ class MainWindow(QMainWindow):
         self._refresh_list.timeout.connect(self.conversations.refresh)
         self.bridge.conversation_changed.connect(lambda _cid: self._refresh_list.start())
         self.bridge.memory_changed.connect(lambda _change: self._update_status())
+        self.bridge.notice.connect(self._show_notice)
 
     # -- conversations ---------------------------------------------------------------------------
 
@@ -491,12 +493,24 @@ class MainWindow(QMainWindow):
         if busy:
             self.connection_label.setText("Thinking…")
 
+    def _show_notice(self, text: str) -> None:
+        # Notices often come in twos (a server's first turn): keep the one still showing.
+        shown = self.statusBar().currentMessage()
+        self.statusBar().showMessage(f"{shown}  ·  {text}" if shown else text, NOTICE_MS)
+
     def _on_agent_event(self, event: AgentEvent) -> None:
         from assistant.agent import events  # loaded by then; the frame shows without it
 
+        if isinstance(event, events.Notice):
+            self._show_notice(event.text)
+            return
         if event.conversation_id != self._current:
             return
+        if isinstance(event, events.Waiting):
+            self.connection_label.setText(f"Waiting for the model… {event.seconds:.0f} s")
+            return
         if isinstance(event, events.TextDelta):
+            self.connection_label.setText("Thinking…")
             # Chunks can arrive faster than the screen refreshes: show them in batches.
             self._pending_text.append(event.text)
             if not self._flush_text.isActive():
@@ -510,7 +524,7 @@ class MainWindow(QMainWindow):
         elif isinstance(event, events.MemoryEdited):
             self.memory_edits.show(event.edit)
         elif isinstance(event, events.Finished):
-            self.chat.finish_reply(event.memory_ids)
+            self.chat.finish_reply(event.memory_ids, cut_off=event.cut_off)
             self.connection_label.setText("Connected")
         elif isinstance(event, events.Failed):
             self.chat.show_error(event.error)

@@ -1218,10 +1218,9 @@ def _keyword_note(status: EmbeddingStatus) -> tuple[str, str]:
             "Set an embedding model in Settings to also find memories by meaning.",
         )
     if status.error is not None:
-        return (
-            "Keyword search only: the embedding server is unavailable.",
-            status.error,
-        )
+        # Say what is wrong (unreachable, unusable vectors, ...): the message is the provider's.
+        reason = status.error if len(status.error) <= 160 else status.error[:159] + "…"
+        return f"Keyword search only. {reason}", status.error
     if status.total == 0:
         return "", ""
     return (

@@ -40,7 +40,14 @@ from PySide6.QtWidgets import (
 
 from assistant.credentials import API_KEY_ENV, Credentials, backend_name
 from assistant.errors import AssistantError, CredentialError
-from assistant.settings import BASE_URL_ENV, PROVIDER_BASE_URLS, ProviderName, Settings
+from assistant.settings import (
+    BASE_URL_ENV,
+    DEFAULT_PROMPT_BUDGET,
+    PROMPT_SHARE,
+    PROVIDER_BASE_URLS,
+    ProviderName,
+    Settings,
+)
 from assistant.ui.jobs import Progress, run_job
 from assistant.workspace import Workspace
 
@@ -66,6 +73,8 @@ EDITED_FIELDS = (
     "auto_memories",
     "memories_per_prompt",
     "decay_days",
+    "prompt_budget_tokens",
+    "reply_max_tokens",
 )
 # A connection test should not hang for the full chat timeout on an unreachable host.
 PROBE_TIMEOUT = 15.0
@@ -371,6 +380,23 @@ class SettingsDialog(QDialog):
             "Archived memories are kept, never deleted."
         )
         form.addRow("Ar&chive unused after:", self._decay_days)
+
+        self._prompt_budget = _token_spin(box, "promptBudgetSpin", 0, 1_000_000, 500)
+        self._prompt_budget.setSpecialValueText("Automatic")
+        self._prompt_budget.setToolTip(
+            "How much conversation and memory is sent with each message. Automatic uses "
+            f"{PROMPT_SHARE:.0%} of the model's context window when the server tells it (else "
+            f"{DEFAULT_PROMPT_BUDGET:,} tokens). Never more than fits the model; older messages "
+            "are summarized."
+        )
+        form.addRow("Prompt &budget:", self._prompt_budget)
+
+        self._reply_tokens = _token_spin(box, "replyMaxTokensSpin", 64, 200_000, 256)
+        self._reply_tokens.setToolTip(
+            "The longest reply the model may write. A reply that reaches it is marked "
+            '"cut off". Small local models have room for less.'
+        )
+        form.addRow("Reply &length:", self._reply_tokens)
         return box
 
     def _set_tab_order(self) -> None:
@@ -386,6 +412,8 @@ class SettingsDialog(QDialog):
             self._auto_memories,
             self._per_prompt,
             self._decay_days,
+            self._prompt_budget,
+            self._reply_tokens,
             *self._buttons.buttons(),
         ]
         for first, second in itertools.pairwise(chain):
@@ -407,6 +435,8 @@ class SettingsDialog(QDialog):
         self._auto_memories.setChecked(settings.auto_memories)
         self._per_prompt.setValue(settings.memories_per_prompt)
         self._decay_days.setValue(settings.decay_days)
+        self._prompt_budget.setValue(settings.prompt_budget_tokens)
+        self._reply_tokens.setValue(settings.reply_max_tokens)
 
         # The environment's key is not ours to show or store; only a saved one is filled in.
         if not os.environ.get(API_KEY_ENV):
@@ -433,6 +463,8 @@ class SettingsDialog(QDialog):
             auto_memories=self._auto_memories.isChecked(),
             memories_per_prompt=self._per_prompt.value(),
             decay_days=self._decay_days.value(),
+            prompt_budget_tokens=self._prompt_budget.value(),
+            reply_max_tokens=self._reply_tokens.value(),
             ui_state=dict(self._workspace.settings.ui_state),
         )
 
@@ -708,3 +740,16 @@ def _model_combo(parent: QWidget) -> QComboBox:
     combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
     combo.setMinimumContentsLength(24)
     return combo
+
+
+def _token_spin(parent: QWidget, name: str, low: int, high: int, step: int) -> QSpinBox:
+    """A spin box for a number of tokens."""
+    spin = QSpinBox(parent)
+    spin.setObjectName(name)
+    spin.setRange(low, high)
+    spin.setSingleStep(step)
+    spin.setSuffix(" tokens")
+    spin.setGroupSeparatorShown(True)
+    spin.setMinimumWidth(140)
+    spin.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+    return spin
