@@ -29,6 +29,8 @@ from tests.reliability.writer import WRITERS
 
 REPO = Path(__file__).resolve().parent.parent
 
+EXPORTS = Path(__file__).parent / "data" / "exports"
+
 
 def run_step(*args: str) -> subprocess.CompletedProcess[str]:
     """Run one step of `tests.procs` in a second process."""
@@ -103,14 +105,9 @@ def test_the_lock_is_the_one_qlockfile_uses(data_dir: Path, holder: subprocess.P
 def test_cli_import_while_the_app_runs_is_refused_and_changes_nothing(
     data_dir: Path,
     holder: subprocess.Popen[str],
-    tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    source = tmp_path / "in.json"
-    source.write_text(
-        '{"format": "assistant.export", "version": 1, "exported_at": "2024-01-01T00:00:00Z",'
-        ' "app": {"name": "Assistant", "version": "0"}, "conversations": []}'
-    )
+    source = EXPORTS / "chatgpt-realistic.json"
     before = sorted(p.name for p in data_dir.rglob("*"))
     assert main(["import", str(source)]) == 1
     err = capsys.readouterr().err

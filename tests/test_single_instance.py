@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,6 +15,8 @@ from assistant.ui.single_instance import InstanceServer
 
 pytestmark = pytest.mark.gui
 REPO = Path(__file__).resolve().parent.parent
+
+EXPORTS = Path(__file__).parent / "data" / "exports"
 
 
 @pytest.fixture
@@ -40,20 +41,9 @@ def start(*args: str) -> subprocess.Popen[str]:
 
 
 def test_cli_import_hands_the_file_to_the_running_app(
-    qtbot: QtBot, running_app: InstanceServer, tmp_path: Path
+    qtbot: QtBot, running_app: InstanceServer
 ) -> None:
-    source = tmp_path / "in.json"
-    when = "2024-01-01T00:00:00Z"
-    message = {"id": "m1", "parent_id": None, "role": "user", "content": "Hi", "created_at": when}
-    conversation = {"id": "c1", "title": "Hi", "created_at": when, "updated_at": when}
-    export = {
-        "format": "assistant.export",
-        "version": 1,
-        "exported_at": when,
-        "app": {"name": "Assistant", "version": "0"},
-        "conversations": [{**conversation, "summary": "", "messages": [message]}],
-    }
-    source.write_text(json.dumps(export))
+    source = EXPORTS / "chatgpt-realistic.json"
     with qtbot.waitSignal(running_app.import_file, timeout=30000) as got:
         proc = start("import", str(source))
     out, err = proc.communicate(timeout=60)
