@@ -9,13 +9,16 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from assistant import APP_NAME, __version__
 from assistant.datalock import DataDirLock, DataDirLockedError
 from assistant.errors import AssistantError
 from assistant.fileio import reason, remove_stale_temp_files
 from assistant.paths import data_dir
+
+if TYPE_CHECKING:
+    from assistant.transfer import Stores
 
 ERROR_PREFIX = "assistant"
 
@@ -99,16 +102,15 @@ def export_command(
 ) -> int:
     """`assistant export`: write the export file and say what it holds."""
     from assistant.transfer import export_data, export_summary, write_export
-    from assistant.workspace import Workspace
 
     try:
         with _locked(root):
-            workspace = Workspace.open(root)
+            stores = _open_stores(root, embed=False)  # no key needed: the keyring is not touched
             try:
-                data = export_data(workspace, conversation_ids, include_memories=memories)
+                data = export_data(stores, conversation_ids, include_memories=memories)
                 write_export(out, data)
             finally:
-                workspace.close()
+                stores.memory.close()
     except AssistantError as exc:
         return _fail(exc)
     except OSError as exc:  # a file the core did not name: still one line, no traceback
@@ -120,7 +122,6 @@ def export_command(
 def import_command(root: Path, source: Path, policy: Literal["skip", "copy"]) -> int:
     """`assistant import`: validate the whole export first, then add what is not here yet."""
     from assistant.transfer import apply_import, load_import
-    from assistant.workspace import Workspace
 
     meter = _ProgressLine(sys.stderr) if sys.stderr.isatty() else None
     try:
@@ -128,11 +129,11 @@ def import_command(root: Path, source: Path, policy: Literal["skip", "copy"]) ->
         if meter:
             meter.done()
         with _locked(root):
-            workspace = Workspace.open(root)
+            stores = _open_stores(root, embed=bool(plan.memories))
             try:
-                result = apply_import(plan, workspace, policy, meter.steps if meter else None)
+                result = apply_import(plan, stores, policy, meter.steps if meter else None)
             finally:
-                workspace.close()
+                stores.memory.close()
                 if meter:
                     meter.done()
     except DataDirLockedError as exc:
@@ -153,6 +154,20 @@ def import_command(root: Path, source: Path, policy: Literal["skip", "copy"]) ->
             "File > Import in the app offers them as memories."
         )
     return 0
+
+
+def _open_stores(root: Path, *, embed: bool) -> Stores:
+    """The stores of a data dir; with `embed`, with the settings' embedder (which may need the
+    API key from the keyring), else keyword-only (vectors are filled in when the app opens)."""
+    from assistant.memory.conversations import ConversationStore
+    from assistant.memory.semantic import SemanticMemory
+    from assistant.paths import memory_dir
+    from assistant.transfer import StoreSet
+    from assistant.workspace import Workspace
+
+    if embed:
+        return Workspace.open(root)
+    return StoreSet(ConversationStore(root), SemanticMemory.open(memory_dir(root)))
 
 
 class _ProgressLine:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from assistant.cli import _ProgressLine, main
+from assistant.credentials import Credentials
 from assistant.errors import ImportError_
 from assistant.memory.conversations import ConversationStore
 from assistant.transfer import (
@@ -347,3 +348,15 @@ def test_a_data_source_reads_like_a_file() -> None:
     assert source.members == (Member("conversations.json", 2),)
     with source.open(source.members[0]) as stream:
         assert stream.read() == b"[]"
+
+
+def test_export_and_a_chatgpt_import_never_touch_the_keyring(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def touched(self: Credentials) -> str | None:
+        raise AssertionError("the keyring was read")
+
+    monkeypatch.setattr(Credentials, "api_key", touched)
+    assert main(["import", str(DATA / "chatgpt-classic.zip")]) == 0
+    assert main(["export", str(tmp_path / "out.json")]) == 0
+    assert len(json.loads((tmp_path / "out.json").read_text())["conversations"]) == 7
