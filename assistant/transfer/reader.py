@@ -75,8 +75,10 @@ def scan(
     notes = list(state.tally.notes())
     if not_remembered:
         notes.append(
-            f"{_were(not_remembered)} marked in ChatGPT not to be remembered: they import as "
-            "such, and the assistant will not learn from them."
+            f"{_were(not_remembered)} marked in ChatGPT not to be remembered: "
+            f"{'it imports' if not_remembered == 1 else 'they import'} so marked, and the "
+            "assistant will not learn from "
+            f"{'it' if not_remembered == 1 else 'them'}."
         )
     plan = ImportPlan(
         state.format or "chatgpt",

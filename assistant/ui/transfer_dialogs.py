@@ -52,6 +52,7 @@ IMPORT_FILTER = (
     "ChatGPT export (*.zip *.json);;Claude or Assistant export (*.zip *.json);;All files (*)"
 )
 MAX_LISTED_UNREADABLE = 50
+PREVIEW_MIN_WIDTH = 560
 PROGRESS_DELAY_MS = 200
 STATUS_MILLISECONDS = 10_000
 MAX_LISTED_CONFLICTS = 50
@@ -233,6 +234,7 @@ class ImportPreviewDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("importPreviewDialog")
         self.setWindowTitle("Import")
+        self.setMinimumWidth(PREVIEW_MIN_WIDTH)
         self.preview = preview
         layout = QVBoxLayout(self)
         self._add_summary(layout)
@@ -274,6 +276,7 @@ class ImportPreviewDialog(QDialog):
             unreadable_label = QLabel(f"{counted(len(plan.unreadable), 'conversation')} {verb}:")
             unreadable_label.setObjectName("importUnreadableLabel")
             layout.addWidget(unreadable_label)
+            self.unreadable_list.setWordWrap(True)
             for entry in plan.unreadable[:MAX_LISTED_UNREADABLE]:
                 self.unreadable_list.addItem(f"{entry.name}: {entry.reason}")
             if len(plan.unreadable) > MAX_LISTED_UNREADABLE:
