@@ -342,7 +342,11 @@ def test_unreadable_conversations_are_listed_in_the_preview(
     rows = [dialog.unreadable_list.item(i).text() for i in range(dialog.unreadable_list.count())]
     assert rows[0] == "Lost mapping: has neither a mapping (ChatGPT) nor chat_messages (Claude)"
     assert len(rows) == 4 and dialog.import_button.isEnabled()
-    dialog.reject()
+    dialog.import_button.click()
+    qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=10_000)
+    assert hooks.infos == [
+        "Imported 2 conversations and 0 memories; 4 conversations could not be read"
+    ]
 
 
 def test_an_export_folder_can_be_chosen(

@@ -459,7 +459,7 @@ class _ImportFlow(QObject):
             lambda report: apply_import(
                 plan, workspace, policy, report, suggestions=suggestions, cancel=cancel.is_set
             ),
-            on_done=self._on_imported,
+            on_done=lambda result: self._on_imported(plan, result),
             on_error=self._on_import_failed,
             on_progress=self._on_progress,
         )
@@ -476,10 +476,13 @@ class _ImportFlow(QObject):
             self._progress.deleteLater()
             self._progress = None
 
-    def _on_imported(self, result: Any) -> None:
+    def _on_imported(self, plan: ImportPlan, result: Any) -> None:
         assert isinstance(result, ImportResult)
         self._close_progress()
-        show_info(self._parent, "Import finished", result.summary())
+        text = result.summary()
+        if plan.unreadable:
+            text += f"; {counted(len(plan.unreadable), 'conversation')} could not be read"
+        show_info(self._parent, "Import finished", text)
         self.deleteLater()
 
     def _on_import_failed(self, message: str) -> None:

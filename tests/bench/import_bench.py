@@ -59,8 +59,8 @@ def write_export(folder: Path, conversations: int, turns: int) -> tuple[Path, Pa
     return single, archive
 
 
-def measure(source: Path, data_dir: Path) -> dict[str, float]:
-    """Run `assistant import` in a child that reports its own child's time and peak RSS."""
+def measure(arguments: list[str], data_dir: Path) -> dict[str, float]:
+    """Run `python ARGUMENTS` in a child that reports its own child's time and peak RSS."""
     code = (
         "import resource, subprocess, sys, time, json\n"
         "t = time.perf_counter()\n"
@@ -75,7 +75,7 @@ def measure(source: Path, data_dir: Path) -> dict[str, float]:
         "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
         "ASSISTANT_DATA_DIR": str(data_dir),
     }
-    command = [sys.executable, "-m", "assistant", "import", str(source)]
+    command = [sys.executable, *arguments]
     result = subprocess.run(
         [sys.executable, "-c", code, *command],
         capture_output=True,
@@ -85,8 +85,12 @@ def measure(source: Path, data_dir: Path) -> dict[str, float]:
     )
     report = json.loads(result.stdout)
     if report["rc"] != 0:
-        raise SystemExit(f"import failed: {report['err']}")
+        raise SystemExit(f"{arguments} failed: {report['err']}")
     return {"seconds": report["seconds"], "rss_mb": report["rss_kb"] / 1024, "out": report["out"]}
+
+
+def _import(source: Path) -> list[str]:
+    return ["-m", "assistant", "import", str(source)]
 
 
 def main() -> None:
@@ -109,20 +113,22 @@ def main() -> None:
             f"(largest shard {largest_shard / 1e6:.1f} MB); written in "
             f"{time.perf_counter() - started:.1f} s; ijson backend {ijson.backend}\n"
         )
+        preview = (
+            "import sys, pathlib, assistant.transfer as t; t.load_import(pathlib.Path(sys.argv[1]))"
+        )
         runs = [
-            ("conversations.json, fresh data dir", single, folder / "a", size),
-            ("same file again (all skipped)", single, folder / "a", size),
-            ("sharded zip, fresh data dir", archive, folder / "b", largest_shard),
+            ("baseline: `assistant --version`", ["-m", "assistant", "--version"], folder / "a", 0),
+            ("preview only: read and validate", ["-c", preview, str(single)], folder / "a", size),
+            ("conversations.json, fresh data dir", _import(single), folder / "a", size),
+            ("same file again (all skipped)", _import(single), folder / "a", size),
+            ("sharded zip, fresh data dir", _import(archive), folder / "b", largest_shard),
         ]
-        print("| import | time | peak RSS | RSS / largest file |")
+        print("| run | time | peak RSS | RSS / largest file |")
         print("|---|---:|---:|---:|")
-        for label, source, data_dir, largest in runs:
-            result = measure(source, data_dir)
-            ratio = result["rss_mb"] * (1 << 20) / largest
-            print(
-                f"| {label} | {result['seconds']:.1f} s | {result['rss_mb']:.0f} MB | "
-                f"{ratio:.2f}x |"
-            )
+        for label, arguments, data_dir, largest in runs:
+            result = measure(arguments, data_dir)
+            ratio = f"{result['rss_mb'] * (1 << 20) / largest:.2f}x" if largest else "—"
+            print(f"| {label} | {result['seconds']:.1f} s | {result['rss_mb']:.0f} MB | {ratio} |")
         print(f"\nGoal: peak RSS at most 2x the largest file. Last output: {result['out'].strip()}")
         print(f"(this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MB)")
 

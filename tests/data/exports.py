@@ -523,7 +523,7 @@ def chatgpt_conversation(n: int, turns: int, rng: random.Random) -> dict[str, An
     for t in range(turns):
         for role in ("user", "assistant"):
             node_id = f"n{n}-{t}-{role[0]}"
-            words = rng.randint(8, 60) if role == "user" else rng.randint(50, 290)
+            words = rng.randint(8, 60) if role == "user" else rng.randint(60, 330)
             text = " ".join(rng.choice(_WORDS) for _ in range(words))
             nodes.append(node(node_id, parent, role, parts=[text], at=at))
             parent, at = node_id, at + rng.randint(2, 90)
