@@ -360,3 +360,26 @@ def test_export_and_a_chatgpt_import_never_touch_the_keyring(
     assert main(["import", str(DATA / "chatgpt-classic.zip")]) == 0
     assert main(["export", str(tmp_path / "out.json")]) == 0
     assert len(json.loads((tmp_path / "out.json").read_text())["conversations"]) == 7
+
+
+def test_importing_again_skips_without_reading_the_export_again(
+    tmp_path: Path, target: StoreSet
+) -> None:
+    copy = tmp_path / "conversations.json"
+    shutil.copy(DATA / "chatgpt-realistic.json", copy)
+    apply_import(load_import(copy), target, "skip")
+    again = load_import(copy)
+    copy.unlink()  # everything is here already: the file is not needed
+    result = apply_import(again, target, "skip")
+    assert (result.conversations_imported, result.conversations_skipped) == (0, 7)
+
+
+def test_a_zip_with_a_top_folder_imports(tmp_path: Path) -> None:
+    files = exports.sharded(exports.realistic(), 4)
+    archive = tmp_path / "export.zip"
+    archive.write_bytes(exports.zip_bytes({f"chatgpt-export/{k}": v for k, v in files.items()}))
+    assert [m.name for m in find_source(archive).members] == [
+        "chatgpt-export/conversations-000.json",
+        "chatgpt-export/conversations-001.json",
+    ]
+    _same_as_realistic(archive)

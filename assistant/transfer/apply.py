@@ -55,7 +55,15 @@ def apply_import(
         ("imported", "copied", "skipped", "messages", "m_imported", "m_copied", "m_skipped"), 0
     )
     store = stores.conversations
-    for conversation in read_conversations(plan, cancel=cancel):
+    wanted = None
+    if policy == "skip":  # what is here already is not read again
+        present = set(plan.conflicts(store))
+        wanted = [c.id for c in plan.conversations if c.id not in present]
+        counts["skipped"] = len(present)
+        done = len(present)
+        if progress is not None and done:
+            progress(done, total)
+    for conversation in read_conversations(plan, cancel=cancel, ids=wanted):
         if cancel is not None and cancel():
             raise ImportCancelledError
         outcome = _import_conversation(store, conversation, policy)

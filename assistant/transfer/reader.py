@@ -11,7 +11,7 @@ skipped and named, and the rest import.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,11 +96,18 @@ def scan(
 
 
 def read_conversations(
-    plan: ImportPlan, progress: Progress | None = None, cancel: Cancel | None = None
+    plan: ImportPlan,
+    progress: Progress | None = None,
+    cancel: Cancel | None = None,
+    *,
+    ids: Collection[str] | None = None,
 ) -> Iterator[ImportedConversation]:
-    """The plan's conversations with their messages, read again one at a time."""
+    """The plan's conversations (or those of them in `ids`) with their messages, read again
+    one at a time; nothing is read when none is wanted."""
     wanted = {c.id for c in plan.conversations}
-    if plan.source is None:
+    if ids is not None:
+        wanted &= set(ids)
+    if plan.source is None or not wanted:
         return
     for entry in _entries(plan.source, _State(), progress, cancel):
         if isinstance(entry, ImportedConversation) and entry.id in wanted:
