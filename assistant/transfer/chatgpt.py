@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from assistant.memory.conversations import Message, is_valid_id
 from assistant.transfer.chatgpt_content import message_text
-from assistant.transfer.checks import as_object, fail, iso, kind, undated
+from assistant.transfer.checks import as_object, fail, iso, kind, undated, unique_id
 from assistant.transfer.plan import ImportedConversation
 from assistant.transfer.tally import Tally
 
@@ -65,8 +65,7 @@ def read_chatgpt(raw: dict[str, Any], order: int, tally: Tally) -> ImportedConve
     messages: list[Message] = []
     taken: set[str] = set()
     for role, text, at, message_id in visible:
-        unique = _unique(message_id, taken)
-        taken.add(unique)
+        unique = unique_id(message_id, taken)
         when = at or (messages[-1].created_at if messages else start)
         parent = messages[-1].id if messages else None
         messages.append(Message(unique, parent, role, text, when))
@@ -178,12 +177,3 @@ def _chatgpt_id(raw: dict[str, Any]) -> str:
             return value
     canonical = json.dumps(raw, sort_keys=True, ensure_ascii=False).encode("utf-8")
     return "chatgpt-" + hashlib.sha256(canonical).hexdigest()[:32]
-
-
-def _unique(candidate: str, taken: set[str]) -> str:
-    if candidate not in taken:
-        return candidate
-    n = 2
-    while f"{candidate}-{n}" in taken:
-        n += 1
-    return f"{candidate}-{n}"

@@ -96,3 +96,13 @@ def iso(moment: datetime) -> str:
 def undated(order: int) -> str:
     """The time given to a conversation that has none: 1970, in file order ("date unknown")."""
     return iso(datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=order))
+
+
+def unique_id(candidate: str, taken: set[str]) -> str:
+    """`candidate`, or `candidate-2`, `-3`, … if an earlier message has it; added to `taken`."""
+    unique, n = candidate, 1
+    while unique in taken:
+        n += 1
+        unique = f"{candidate}-{n}"
+    taken.add(unique)
+    return unique

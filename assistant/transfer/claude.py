@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from assistant.memory.conversations import Message, is_valid_id
-from assistant.transfer.checks import as_list, as_object, fail, iso, kind, undated
+from assistant.transfer.checks import as_list, as_object, fail, iso, kind, undated, unique_id
 from assistant.transfer.plan import ImportedConversation
 from assistant.transfer.tally import Tally
 
@@ -55,12 +55,11 @@ def read_claude(raw: dict[str, Any], order: int, tally: Tally) -> ImportedConver
     times = [at for _, _, at, _ in visible if at is not None]
     start = created or updated or (times[0] if times else undated(order))
     messages: list[Message] = []
+    taken: set[str] = set()
     for role, text, at, message_id in visible:
         when = at or (messages[-1].created_at if messages else start)
         parent = messages[-1].id if messages else None
-        messages.append(Message(message_id, parent, role, text, when))
-    if len({m.id for m in messages}) != len(messages):
-        raise fail("chat_messages", "two messages have the same uuid")
+        messages.append(Message(unique_id(message_id, taken), parent, role, text, when))
     clean_title = " ".join((title or "").split()) or CLAUDE_TITLE
     return ImportedConversation(
         cid, clean_title, start, updated or messages[-1].created_at, "", tuple(messages)

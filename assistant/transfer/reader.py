@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.errors import ImportError_
+from assistant.memory.conversations import check_messages
 from assistant.memory.items import MemoryItem
 from assistant.transfer.chatgpt import is_chatgpt, read_chatgpt
 from assistant.transfer.checks import InvalidError, kind
@@ -198,6 +199,10 @@ def _item(raw: Any, state: _State) -> ImportedConversation | Unreadable | None:
         return Unreadable(name, f"unexpected content ({exc})")
     if conversation is None:
         return None
+    try:
+        check_messages(conversation.messages)  # what the store will check when it is written
+    except ValueError as exc:
+        return Unreadable(name, str(exc))
     return _once(conversation, state, name)
 
 
