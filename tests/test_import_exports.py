@@ -3,14 +3,18 @@ one shard, Claude's export; bad conversations skipped and named; bad files chang
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import shutil
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assistant.cli import _ProgressLine, main
 from assistant.credentials import Credentials
@@ -383,3 +387,45 @@ def test_a_zip_with_a_top_folder_imports(tmp_path: Path) -> None:
         "chatgpt-export/conversations-001.json",
     ]
     _same_as_realistic(archive)
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield (*prefix, key)
+            yield from _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield (*prefix, index)
+            yield from _paths(item, (*prefix, index))
+
+
+_REALISTIC = exports.realistic() + exports.claude()
+_PATHS = list(_paths(_REALISTIC))
+
+
+@settings(derandomize=True, max_examples=150, deadline=None)
+@given(
+    where=st.sampled_from(_PATHS),
+    value=st.sampled_from([None, 0, -1, 1e300, "", "x", [], {}, True, [None], {"x": None}]),
+)
+def test_any_damaged_field_is_a_clear_error_or_a_skipped_conversation(
+    where: tuple[Any, ...], value: Any
+) -> None:
+    doc = copy.deepcopy(_REALISTIC)
+    node = doc
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = value
+    try:
+        plan = parse_import(json.dumps(doc))
+    except ImportError_ as exc:
+        assert str(exc)
+        return
+    conversations = list(read_conversations(plan))
+    assert [c.id for c in conversations] == [c.id for c in plan.conversations]
+    assert len(plan.conversations) + len(plan.unreadable) <= len(_REALISTIC)
+    for conversation in conversations:
+        assert conversation.messages
+        for message in conversation.messages:
+            assert isinstance(message.content, str) and message.content.strip()
