@@ -330,7 +330,7 @@ def test_the_command_line_reports_what_was_left_out(
     assert main(["import", str(DATA / "chatgpt-bad-entries.json")]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "Imported 2 conversations and 0 memories"
-    assert out[1].startswith("4 conversations could not be read and will be left out: ")
+    assert out[1].startswith("4 conversations could not be read: ")
     assert main(["import", str(DATA / "chatgpt-sharded.zip")]) == 0
     out = capsys.readouterr().out
     assert "Imported 5 conversations (2 skipped as already present) and 0 memories" in out

@@ -728,7 +728,7 @@ def test_a_bad_chatgpt_conversation_is_skipped_and_named(
     assert bad.name == "Capital of Portugal" and expected in bad.reason
     note = plan.unreadable_note()
     assert note is not None
-    assert note.startswith("1 conversation could not be read and will be left out: ")
+    assert note.startswith("1 conversation could not be read: ")
     assert "'Capital of Portugal' (" in note
     result = apply_import(plan, target, "skip")
     assert (result.conversations_imported, result.messages_imported) == (1, 1)

@@ -123,15 +123,15 @@ class ImportPlan:
         return len(self.conversations) + len(self.memories)
 
     def unreadable_note(self, listed: int = 3) -> str | None:
-        """ "2 conversations could not be read: 'Trip' (no mapping), …", or None."""
+        """The sentence naming what could not be read ("2 conversations could not be read: …")."""
         if not self.unreadable:
             return None
         shown = [f"{u.name!r} ({u.reason})" for u in self.unreadable[:listed]]
         more = len(self.unreadable) - listed
         if more > 0:
             shown.append(f"and {more} more")
-        verb = "could not be read and will be left out" if self.source else "could not be read"
-        return f"{counted(len(self.unreadable), 'conversation')} {verb}: {'; '.join(shown)}."
+        names = "; ".join(shown)
+        return f"{counted(len(self.unreadable), 'conversation')} could not be read: {names}."
 
     def conflicts(self, target: Stores | ConversationStore) -> list[str]:
         """Ids of the plan's conversations that already exist in the store."""

@@ -97,11 +97,7 @@ def scan(
 
 
 def read_conversations(
-    plan: ImportPlan,
-    progress: Progress | None = None,
-    cancel: Cancel | None = None,
-    *,
-    ids: Collection[str] | None = None,
+    plan: ImportPlan, cancel: Cancel | None = None, *, ids: Collection[str] | None = None
 ) -> Iterator[ImportedConversation]:
     """The plan's conversations (or those of them in `ids`) with their messages, read again
     one at a time; nothing is read when none is wanted."""
@@ -110,10 +106,12 @@ def read_conversations(
         wanted &= set(ids)
     if plan.source is None or not wanted:
         return
-    for entry in _entries(plan.source, _State(), progress, cancel):
+    for entry in _entries(plan.source, _State(), None, cancel):
         if isinstance(entry, ImportedConversation) and entry.id in wanted:
             wanted.discard(entry.id)
             yield entry
+            if not wanted:
+                return
 
 
 @dataclass
