@@ -433,3 +433,33 @@ def test_dropping_an_export_on_the_window_imports_it(qtbot: QtBot, tmp_path: Pat
     text = QMimeData()
     text.setText("hello")
     assert dropped_export(text) is None
+
+
+def test_importing_can_be_cancelled_and_keeps_what_was_done(
+    qtbot: QtBot,
+    parent: QWidget,
+    workspace: Workspace,
+    hooks: Hooks,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real_apply = transfer_dialogs.apply_import
+
+    def slow_apply(plan: Any, stores: Any, policy: Any, progress: Any, **options: Any) -> Any:
+        cancel = options["cancel"]
+        progress(1, plan.total)
+        while not cancel():
+            time.sleep(0.01)
+        return real_apply(plan, stores, policy, progress, **options)
+
+    monkeypatch.setattr(transfer_dialogs, "apply_import", slow_apply)
+    import_file(parent, workspace, str(EXPORTS / "chatgpt-realistic.json"))
+    preview_dialog(qtbot, parent).import_button.click()
+    progress = parent.findChild(QProgressDialog, "importProgressDialog")
+    assert progress is not None
+    qtbot.waitUntil(lambda: progress.value() == 1 and progress.maximum() == 7)
+    (cancel_button,) = progress.findChildren(QPushButton)
+    cancel_button.click()
+    qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=10_000)
+    assert hooks.errors == []
+    assert hooks.infos == ["Import cancelled; what was imported before was kept."]
+    assert workspace.conversations.list() == []
