@@ -77,10 +77,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Qt's own command-line options (QGuiApplication, QApplication): passed on to Qt.
+QT_OPTIONS_WITH_VALUE = frozenset(
+    "-platform -platformpluginpath -platformtheme -plugin -qmljsdebugger -style -stylesheet "
+    "-display -geometry -title -name -session -qwindowgeometry -qwindowtitle -qwindowicon "
+    "-screen -font -fn -background -bg -foreground -fg -button -btn -visual".split()
+)
+QT_FLAGS = frozenset("-reverse -widgetcount -nograb -dograb -sync -graphicssystem".split())
+
+
+def split_qt_arguments(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Our arguments, and Qt's (`-style fusion`, `-platform offscreen`, `-reverse`...)."""
+    ours: list[str] = []
+    qt: list[str] = []
+    arguments = list(argv)
+    index = 0
+    while index < len(arguments):
+        arg = arguments[index]
+        name = arg.split("=", 1)[0]
+        if name in QT_OPTIONS_WITH_VALUE:
+            qt.append(arg)
+            if "=" not in arg and index + 1 < len(arguments):
+                index += 1
+                qt.append(arguments[index])
+        elif name in QT_FLAGS:
+            qt.append(arg)
+        else:
+            ours.append(arg)
+        index += 1
+    return ours, qt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `assistant` command and of `python -m assistant`."""
     started = time.perf_counter()
-    args = build_parser().parse_args(argv)
+    ours, qt_arguments = split_qt_arguments(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(ours)
     try:
         root = data_dir(args.data_dir)
     except OSError as exc:
@@ -94,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return self_test(root, started, timing=args.timing)
     from assistant.ui.app import run_app
 
-    return run_app(root)
+    return run_app(root, qt_arguments)
 
 
 def export_command(
@@ -246,6 +278,11 @@ def self_test(root: Path, started: float, *, timing: bool) -> int:
             shown, ready = build_for_self_test(root)
     except AssistantError as exc:
         print(f"SELF-TEST FAILED: {exc}", file=sys.stderr)
+        return 1
+    from assistant.ui.code_highlight import highlight
+
+    if not highlight("def f(): return 1", "python", dark=False):  # a bundle without the lexers
+        print("SELF-TEST FAILED: code blocks cannot be highlighted", file=sys.stderr)
         return 1
     if timing:
         from assistant.credentials import Credentials, backend_name

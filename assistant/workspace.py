@@ -20,7 +20,7 @@ from assistant.paths import memory_dir, settings_file
 from assistant.settings import BASE_URL_ENV, Settings
 
 if TYPE_CHECKING:
-    from assistant.agent.loop import Agent
+    from assistant.agent.loop import Agent, UpkeepRunner
     from assistant.agent.provider import OpenAIProvider
 
 
@@ -89,10 +89,13 @@ class Workspace:
             raise ProviderError("No model server is set up yet. Open Settings to connect one.")
         return OpenAIProvider.from_settings(self.settings, self.credentials, self.capabilities)
 
-    def agent(self) -> Agent:
-        """An agent on this workspace, with a provider built from the current settings."""
+    def agent(self, upkeep: UpkeepRunner | None = None) -> Agent:
+        """An agent on this workspace, with a provider built from the current settings.
+
+        `upkeep` runs the memory upkeep after each reply (default: in the turn, before it ends).
+        """
         from assistant.agent.curator import Curator  # the agent loads on first use: a faster start
-        from assistant.agent.loop import Agent, AgentConfig
+        from assistant.agent.loop import Agent, AgentConfig, run_now
 
         provider = self.provider()
         config = AgentConfig(
@@ -110,6 +113,7 @@ class Workspace:
             config=config,
             curator=Curator(provider, self.memory, self.topics),
             notices=self.notices,
+            upkeep=upkeep or run_now,
         )
 
     def close(self) -> None:

@@ -32,6 +32,7 @@ from assistant.agent.loop import (
     SUMMARY_PROMPT,
     Agent,
     AgentConfig,
+    Upkeep,
 )
 from assistant.errors import ContextOverflowError, ProviderError
 from assistant.memory.conversations import ConversationStore, Message, estimate_tokens
@@ -283,6 +284,7 @@ def test_cancel_between_tools_closes_every_call(h: Harness) -> None:
     messages = h.conversations.load(cid).messages
     assert [m.role for m in messages] == ["user", "assistant", "tool", "tool"]
     assert all(m.content == CANCELLED_TOOL_RESULT for m in messages[2:])
+    assert all(m.stop_reason == "stopped" for m in messages[2:])  # the chat shows "Stopped."
 
 
 def test_old_messages_are_summarized_when_over_budget(
@@ -560,3 +562,62 @@ def test_the_curator_asks_for_bounded_answers(data_dir: Path, provider: Scripted
     extract, topic = provider.requests[1:3]
     assert extract["max_tokens"] == EXTRACT_MAX_TOKENS
     assert topic["max_tokens"] == TOPIC_MAX_TOKENS
+
+
+def test_memory_upkeep_is_handed_to_the_runner_after_the_reply(
+    data_dir: Path, provider: ScriptedProvider
+) -> None:
+    h = Harness(data_dir, provider, auto_memories=True)
+    queued: list[Upkeep] = []
+    h.agent.upkeep = queued.append
+    cid = h.conversations.create().id
+    extraction = {"memories": [{"kind": "fact", "text": "The user has a cat", "topic": "pets"}]}
+    h.provider.enqueue("Nice cat!", json.dumps(extraction), "The user has a cat.")
+    h.turn(cid, "I have a cat")
+    assert len(h.of(Finished)) == 1 and len(h.provider.requests) == 1  # the turn did not wait
+    (job,) = queued
+    job(CancelToken())
+    (item,) = h.memory.items()
+    assert item.text == "The user has a cat"
+
+
+def test_a_stopped_reply_is_marked(h: Harness) -> None:
+    cid = h.conversations.create().id
+    h.provider.enqueue(ProviderError("the server hung up"))
+    h.turn(cid, "first")
+    assert h.conversations.load(cid).messages[-1].role == "user"  # nothing shown, nothing saved
+    cancel = CancelToken()
+    h.provider.enqueue("one two three four")
+    h.agent.run(cid, "second", lambda e: isinstance(e, TextDelta) and cancel.cancel(), cancel)
+    last = h.conversations.load(cid).messages[-1]
+    assert last.role == "assistant" and last.stop_reason == "stopped"
+
+
+def test_retry_adds_a_sibling_reply_and_keeps_the_first(h: Harness) -> None:
+    cid = h.conversations.create().id
+    h.provider.enqueue("First answer.", "Second answer.")
+    h.turn(cid, "Question?")
+    h.agent.retry(cid, h.events.append, CancelToken())
+    conversation = h.conversations.load(cid)
+    user, first, second = conversation.messages
+    assert first.parent_id == second.parent_id == user.id
+    assert [m.content for m in conversation.branch()] == ["Question?", "Second answer."]
+    assert [m.id for m in conversation.versions()[second.id]] == [first.id, second.id]
+    assert h.provider.requests[1]["messages"][-1]["content"] == "Question?"
+
+
+def test_edit_branches_from_the_parent_and_the_prompt_follows_the_branch(h: Harness) -> None:
+    cid = h.conversations.create().id
+    h.provider.enqueue("A1.", "A2.", "A2 edited.")
+    h.turn(cid, "Q1")
+    h.turn(cid, "Q2")
+    q2 = h.conversations.load(cid).branch()[2]
+    h.agent.edit(cid, q2.id, "Q2 again", h.events.append, CancelToken())
+    conversation = h.conversations.load(cid)
+    assert [m.content for m in conversation.branch()] == ["Q1", "A1.", "Q2 again", "A2 edited."]
+    assert len(conversation.messages) == 6
+    sent = [m["content"] for m in h.provider.requests[-1]["messages"][1:]]
+    assert sent == ["Q1", "A1.", "Q2 again"]
+    old_leaf = conversation.newest_leaf_under(q2.id)
+    h.conversations.set_leaf(cid, old_leaf)
+    assert [m.content for m in h.conversations.load(cid).branch()] == ["Q1", "A1.", "Q2", "A2."]

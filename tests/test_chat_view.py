@@ -1,15 +1,19 @@
-"""How the chat view lays out a saved conversation's Markdown."""
+"""The chat view: Markdown (saved and streaming), code, actions, markers, branches, tools."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from PySide6.QtGui import QFont, QTextBlock, QTextCursor, QTextFormat
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QFont, QGuiApplication, QTextBlock, QTextCursor, QTextFormat
 from pytestqt.qtbot import QtBot
 
 from assistant.memory.conversations import ConversationStore
+from assistant.ui.chat_stream import settled_end
 from assistant.ui.chat_view import ChatView
+from assistant.ui.tool_summary import summarize
 
 pytestmark = pytest.mark.gui
 
@@ -77,12 +81,179 @@ def test_a_cut_off_reply_is_marked_when_shown_again(qtbot: QtBot, data_dir: Path
     assert text.index("Once upon a time there") < text.index("✂ Cut off") < text.index("The end.")
 
 
-def test_a_reply_cut_off_while_streaming_is_marked(view: ChatView) -> None:
-    view.add_user_message("More")
-    view.append_delta("It went on and")
-    view.finish_reply((), cut_off=True)
+def test_a_reply_cut_off_while_streaming_is_marked(qtbot: QtBot, data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+    cid = store.create().id
+    chat = ChatView(lambda _id: None, store.load)
+    qtbot.addWidget(chat)
+    chat.show_conversation(store.load(cid))
+    chat.add_user_message("More")
+    chat.append_delta("It went on and")
+    store.append(cid, "user", "More")
+    store.append(cid, "assistant", "It went on and", cut_off=True)
+    chat.finish_reply(store.load(cid))
     assert (
-        view.toPlainText()
-        .rstrip()
-        .endswith("✂ Cut off: the reply reached its length limit (Settings > Reply length).")
+        "It went on and\n✂ Cut off: the reply reached its length limit (Settings > Reply length)."
+        in chat.toPlainText()
     )
+
+
+def anchors(view: ChatView) -> list[str]:
+    found = []
+    block = view.document().begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            href = it.fragment().charFormat().anchorHref()
+            if href and href not in found:
+                found.append(href)
+            it += 1
+        block = block.next()
+    return found
+
+
+def click(view: ChatView, prefix: str) -> None:
+    href = next(h for h in anchors(view) if h.startswith(prefix))
+    view.anchorClicked.emit(QUrl(href))
+
+
+def test_copy_links_put_markdown_plain_text_and_code_on_the_clipboard(view: ChatView) -> None:
+    clipboard = QGuiApplication.clipboard()
+    assert [h.split(":")[0] for h in anchors(view)] == [
+        "copy",
+        "edit",
+        "copycode",
+        "copy",
+        "copytext",
+        "regenerate",
+    ]
+    click(view, "copytext:")
+    assert clipboard.text().startswith("Plan\nSome bold text.")
+    click(view, "copycode:")
+    assert clipboard.text() == "print('hello')"
+    reply_link = [h for h in anchors(view) if h.startswith("copy:")][1]
+    view.anchorClicked.emit(QUrl(reply_link))
+    assert clipboard.text() == REPLY
+    click(view, "copy:")
+    assert clipboard.text() == "Show me everything"
+
+
+def test_code_is_highlighted_and_wraps_instead_of_widening_the_chat(
+    qtbot: QtBot, data_dir: Path
+) -> None:
+    store = ConversationStore(data_dir)
+    cid = store.create().id
+    store.append(cid, "user", "code")
+    long_line = "x = " + " + ".join(["1"] * 200)
+    store.append(cid, "assistant", f"```python\ndef f():\n    return 1\n{long_line}\n```")
+    chat = ChatView(lambda _id: None, store.load)
+    qtbot.addWidget(chat)
+    chat.resize(500, 400)
+    chat.show_conversation(store.load(cid))
+    by_text = {b.text(): b for b in blocks(chat)}
+    assert "python   Copy code" in by_text
+    keyword = by_text["def f():"].begin().fragment().charFormat()
+    assert keyword.foreground().color() != chat.palette().text().color()
+    assert not by_text[long_line].blockFormat().nonBreakableLines()
+    assert chat.horizontalScrollBar().maximum() == 0
+
+
+def test_a_streamed_reply_is_markdown_before_it_ends(qtbot: QtBot, data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+    chat = ChatView(lambda _id: None, store.load)
+    qtbot.addWidget(chat)
+    chat.add_user_message("plan please")
+    for piece in ["## Pl", "an\n", "\nFirst **bo", "ld** step\n\n- one\n", "- two"]:
+        chat.append_delta(piece)
+    by_text = {b.text(): b for b in blocks(chat)}
+    assert by_text["Plan"].blockFormat().headingLevel() == 2
+    assert "First bold step" in by_text
+    assert by_text["two"].textList() is not None
+    assert "##" not in chat.toPlainText() and "**" not in chat.toPlainText()
+
+
+@pytest.mark.parametrize(
+    ("text", "settled"),
+    [
+        ("# Head\n\nPara", len("# Head\n\n")),
+        ("para one\ncontinues", 0),
+        ("- item\n\n  more of the item\n", 0),  # an indented continuation stays open
+        ("```\ncode\n\nmore code\n", 0),  # a blank line inside a fence ends nothing
+        ("```\ncode\n```\nafter", len("```\ncode\n```\n")),
+        ("a\n\nb\n\nc", len("a\n\nb\n\n")),
+    ],
+)
+def test_the_settled_part_ends_where_a_block_surely_ends(text: str, settled: int) -> None:
+    assert settled_end(text, 0) == settled
+
+
+def test_tool_lines_read_as_words_and_never_show_a_bare_id() -> None:
+    memory_id = "0123456789abcdef0123456789abcdef"
+    texts = {memory_id: "The user's sister Ana lives in Porto"}
+    remembered = summarize(
+        "remember",
+        json.dumps({"text": "The user's sister Ana lives in Porto"}),
+        f"Remembered as {memory_id}.",
+        True,
+        texts.get,
+    )
+    assert (remembered.action, remembered.memory_id) == ("Remembered", memory_id)
+    assert remembered.memory_text == "The user's sister Ana lives in Porto"
+    recall = summarize(
+        "recall", '{"query": "sister"}', "[a] (fact) x\n[b] (fact) y\n[c] (fact) z", True, texts.get
+    )
+    assert recall.action == "Searched memory for 'sister' · 3 found"
+    assert summarize("update_working_memory", "{}", "ok", True, texts.get).action == (
+        "Updated the plan"
+    )
+    failed = summarize("calculator", '{"expression": "1/0"}', "Error: division", False, texts.get)
+    assert failed.action == "Calculating failed"
+
+
+def test_stopped_and_broken_replies_keep_a_marker_after_reopening(
+    qtbot: QtBot, data_dir: Path
+) -> None:
+    store = ConversationStore(data_dir)
+    cid = store.create().id
+    store.append(cid, "user", "one")
+    store.append(cid, "assistant", "half an ans", stop_reason="stopped")
+    store.append(cid, "user", "two")
+    store.append(cid, "assistant", "it broke", stop_reason="failed")
+    store.append(cid, "user", "three")
+    chat = ChatView(lambda _id: None, store.load)
+    qtbot.addWidget(chat)
+    chat.show_conversation(ConversationStore(data_dir).load(cid))
+    text = chat.toPlainText()
+    assert "half an ans\n■ Stopped." in text
+    assert "it broke\n⚠ The reply broke off.  Retry" in text
+    assert text.rstrip().endswith("⚠ No reply yet.  Retry")
+
+
+def test_siblings_show_a_pager_that_asks_for_the_other_branch(qtbot: QtBot, data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+    cid = store.create().id
+    question = store.append(cid, "user", "Q")
+    first = store.append(cid, "assistant", "A1")
+    store.set_leaf(cid, question.id)
+    store.append(cid, "assistant", "A2")
+    chat = ChatView(lambda _id: None, store.load)
+    qtbot.addWidget(chat)
+    chat.show_conversation(store.load(cid))
+    assert "Assistant   < 2/2 >" in chat.toPlainText()
+    with qtbot.waitSignal(chat.branch_requested) as asked:
+        click(chat, "branch:")
+    assert asked.args == [first.id]
+
+
+def test_a_failed_regeneration_shows_the_question_once(qtbot: QtBot, data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+    cid = store.create().id
+    store.append(cid, "user", "Only once")
+    chat = ChatView(lambda _id: None, store.load)
+    qtbot.addWidget(chat)
+    chat.show_conversation(store.load(cid), replying=True)
+    chat.start_reply()
+    chat.finish_reply(store.load(cid), "The server is down")
+    text = chat.toPlainText()
+    assert text.count("Only once") == 1
+    assert text.rstrip().endswith("⚠ The server is down  Retry")

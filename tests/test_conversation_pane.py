@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QInputDialog
 from pytestqt.qtbot import QtBot
 
 from assistant.memory.conversations import ConversationStore, Message
-from assistant.ui.conversation_list import ConversationPane
+from assistant.ui.conversation_list import ConversationPane, IdRole
 
 pytestmark = pytest.mark.gui
 
@@ -27,8 +27,23 @@ def titles(pane: ConversationPane) -> list[str]:
     return [model.index(row, 0).data() for row in range(model.rowCount())]
 
 
+def started(pane: ConversationPane, title: str, text: str = "hello") -> str:
+    """A new conversation with one message, so that the next New makes another."""
+    cid = pane.new_conversation()
+    pane._store.append(cid, "user", text)
+    pane._store.rename(cid, title)
+    pane.refresh()
+    return cid
+
+
+def filtered(pane: ConversationPane, text: str) -> list[str]:
+    pane.filter.setText(text)
+    pane.apply_filter()
+    return sorted(titles(pane))
+
+
 def test_model_passes_the_model_tester(pane: ConversationPane, qtmodeltester: object) -> None:
-    pane.new_conversation()
+    started(pane, "one")
     pane.new_conversation()
     qtmodeltester.check(pane.model)  # type: ignore[attr-defined]
 
@@ -41,6 +56,7 @@ def test_new_conversations_come_first_and_are_selected(
         first = pane.new_conversation()
     assert selected.args == [first]
     store.rename(first, "Older")
+    store.append(first, "user", "hi")
     second = pane.new_conversation()
     store.rename(second, "Newer")
     pane.refresh()
@@ -48,22 +64,42 @@ def test_new_conversations_come_first_and_are_selected(
     assert pane.current_id() == second
 
 
-def test_temporary_toggle_makes_temporary_conversations(pane: ConversationPane) -> None:
-    pane.temporary.setChecked(True)
-    cid = pane.new_conversation()
+def test_new_reuses_an_empty_conversation_of_the_same_kind(pane: ConversationPane) -> None:
+    empty = pane.new_conversation()
+    assert pane.new_conversation() == empty
+    assert len(pane._store.list()) == 1
+    temporary = pane.new_conversation(temporary=True)
+    assert temporary != empty and pane._store.load(temporary).temporary
+    assert pane.new_conversation(temporary=True) == temporary
+
+
+def test_temporary_chat_is_chosen_per_conversation(qtbot: QtBot, pane: ConversationPane) -> None:
+    with qtbot.waitSignal(pane.selected) as selected:
+        pane.temporary.click()
+    (cid,) = selected.args
     assert pane._store.load(cid).temporary
-    pane.temporary.setChecked(False)
-    assert not pane._store.load(pane.new_conversation()).temporary
+    pane._store.append(cid, "user", "secret")
+    assert not pane._store.load(pane.new_conversation()).temporary  # never sticky
 
 
-def test_filter_by_title(pane: ConversationPane) -> None:
-    for title in ("Lisbon trip", "Tax return", "Trip to Rome"):
-        pane._store.rename(pane.new_conversation(), title)
-    pane.refresh()
-    pane.filter.setText("trip")
-    assert sorted(titles(pane)) == ["Lisbon trip", "Trip to Rome"]
-    pane.filter.clear()
-    assert len(titles(pane)) == 3
+def test_filter_by_title_and_by_content(pane: ConversationPane) -> None:
+    started(pane, "Lisbon trip")
+    started(pane, "Tax return")
+    started(pane, "Trip to Rome")
+    started(pane, "Weekend", "We could take the train to Lisbon on Saturday")
+    assert filtered(pane, "trip") == ["Lisbon trip", "Trip to Rome"]
+    assert filtered(pane, "lisbon") == ["Lisbon trip", "Weekend"]
+    assert len(filtered(pane, "")) == 4
+
+
+def test_next_and_previous_conversation_wrap_around(pane: ConversationPane) -> None:
+    for title in ("a", "b", "c"):
+        started(pane, title)
+    pane.select(pane.model.index(0).data(IdRole))
+    pane.select_next(1)
+    assert pane.view.currentIndex().row() == 1
+    pane.select_next(-2)
+    assert pane.view.currentIndex().row() == 2
 
 
 def test_rename(monkeypatch: pytest.MonkeyPatch, pane: ConversationPane) -> None:
@@ -75,8 +111,8 @@ def test_rename(monkeypatch: pytest.MonkeyPatch, pane: ConversationPane) -> None
 
 
 def test_delete_asks_first(monkeypatch: pytest.MonkeyPatch, pane: ConversationPane) -> None:
-    keep = pane.new_conversation()
-    doomed = pane.new_conversation()
+    keep = started(pane, "keep")
+    doomed = started(pane, "doomed")
     monkeypatch.setattr(pane, "confirm_delete", lambda title: False)
     pane.delete_current()
     assert pane._store.exists(doomed)
@@ -104,3 +140,13 @@ def test_imported_not_remembered_and_undated_conversations_say_so(pane: Conversa
         for r in range(model.rowCount())
     }
     assert fonts["Private"].italic() and fonts["Undated"] is None
+
+
+def test_a_conversation_found_by_its_content_names_the_message(pane: ConversationPane) -> None:
+    cid = started(pane, "Weekend", "We could take the train to Lisbon on Saturday")
+    started(pane, "Lisbon trip")
+    filtered(pane, "train")
+    message = pane._store.load(cid).messages[0]
+    assert pane.content_hit(cid) == message.id
+    filtered(pane, "")
+    assert pane.content_hit(cid) is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -317,7 +318,12 @@ def message(mid: str, role: str = "user", **kwargs: Any) -> Message:
 def conversation(
     messages: list[Message], summary: str = "", upto: str | None = None
 ) -> Conversation:
-    return Conversation("c", "t", "t", "t", False, summary, upto, messages)
+    chained = [
+        dataclasses.replace(m, parent_id=messages[i - 1].id if i else None)
+        for i, m in enumerate(messages)
+    ]
+    leaf = chained[-1].id if chained else None
+    return Conversation("c", "t", "t", "t", False, summary, upto, chained, leaf)
 
 
 def ids(messages: list[Message]) -> list[str]:
@@ -468,3 +474,23 @@ def test_search_reads_each_file_once(
         assert len(store.search("topic")) == 3
     assert reads == dict.fromkeys(cids, 1)
     assert os.path.exists(store.directory / "index.json")
+
+
+def test_branches_survive_reopening_and_the_leaf_chooses_one(tmp_path: Path) -> None:
+    store = ConversationStore(tmp_path)
+    cid = store.create().id
+    question = store.append(cid, "user", "Q")
+    first = store.append(cid, "assistant", "A1")
+    store.set_leaf(cid, question.id)
+    second = store.append(cid, "assistant", "A2", stop_reason="stopped")
+    assert second.parent_id == question.id
+    reopened = ConversationStore(tmp_path).load(cid)
+    assert [m.content for m in reopened.branch()] == ["Q", "A2"]
+    assert reopened.branch()[-1].stop_reason == "stopped"
+    assert [m.id for m in reopened.versions()[second.id]] == [first.id, second.id]
+    store.set_leaf(cid, first.id)
+    assert [m.content for m in ConversationStore(tmp_path).load(cid).branch()] == ["Q", "A1"]
+    follow = store.append(cid, "user", "more")
+    assert follow.parent_id == first.id
+    with pytest.raises(ValueError, match="no message"):
+        store.set_leaf(cid, "nope")

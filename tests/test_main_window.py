@@ -6,12 +6,13 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, QUrl
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
@@ -21,6 +22,7 @@ from assistant.settings import Settings
 from assistant.ui.main_window import MainWindow
 from assistant.workspace import Workspace
 from tests.fake_openai import FakeOpenAI, Reply, ToolCall
+from tests.test_chat_view import anchors
 
 pytestmark = pytest.mark.gui
 
@@ -123,6 +125,10 @@ def test_streamed_reply_appears_and_is_saved(
     send(qtbot, window, "Hi there")
     qtbot.waitUntil(lambda: "Nice to meet you" in window.chat.toPlainText(), timeout=10000)
     wait_idle(qtbot, window)
+    assert window.chat.toPlainText() == (
+        "You\nHi there\nCopy  ·  Edit\nAssistant\nHello! Nice to meet you.\n"
+        "Copy  ·  Copy as text  ·  Regenerate"
+    )
     assert window.input.toPlainText() == ""
     cid = window.conversations.current_id()
     assert cid is not None
@@ -144,7 +150,10 @@ def test_tool_call_line_and_memory_chips(
     send(qtbot, window, "My favourite colour is teal")
     wait_idle(qtbot, window)
     text = window.chat.toPlainText()
-    assert "remember" in text and "Remembered as" in text
+    assert "▸ Remembered · ◆ The user's favourite colour is teal" in text
+    (item,) = window.workspace.memory.items()
+    assert item.id not in text  # no bare id in the collapsed line
+    assert f"memory:{item.id}" in window.chat.toHtml()
     fake_openai.enqueue(Reply.text("Teal, of course."))
     send(qtbot, window, "What is my favourite colour, teal or red?")
     wait_idle(qtbot, window)
@@ -224,6 +233,9 @@ def test_layout_is_remembered(qtbot: QtBot, data_dir: Path, fake_openai: FakeOpe
     qtbot.waitExposed(second)
     assert "geometry" in second.workspace.settings.ui_state
     assert second.size().height() == 640  # the offscreen screen is too narrow to check width
+    assert not second.sidebar.isVisible()  # 800 px wide: the memory pane folds away
+    second.resize(1100, 640)  # and comes back with room for it
+    qtbot.waitUntil(lambda: second.splitter.sizes()[2] > 0)
     restored = second.splitter.sizes()
     assert (restored[0], restored[2]) == (sizes[0], sizes[2])  # the centre takes what is left
     second.close()
@@ -356,6 +368,8 @@ def test_layout_is_restored_before_the_panes_arrive(
     assert second.size().height() == 640  # before the workspace is open
     with qtbot.waitSignal(second.ready, timeout=10000):
         pass
+    second.resize(1100, 640)  # the 800 px offscreen screen folds the memory pane away
+    qtbot.waitUntil(lambda: second.splitter.sizes()[2] > 0)
     restored = second.splitter.sizes()
     assert (restored[0], restored[2]) == (sizes[0], sizes[2])
     second.close()
@@ -484,3 +498,193 @@ def test_a_server_that_cannot_stream_tools_answers_and_says_so(
         wait_idle(qtbot, win)
         assert STREAM_TOOLS_NOTICE in win.statusBar().currentMessage()
         win.close()
+
+
+def configure_curator(root: Path, server: FakeOpenAI) -> None:
+    Settings(
+        provider="custom",
+        base_url=server.base_url,
+        chat_model="chat-model",
+        embedding_model="",
+        auto_memories=True,
+        request_timeout=10,
+    ).save(settings_file(root))
+
+
+def test_memory_upkeep_never_holds_the_conversation(
+    qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI
+) -> None:
+    configure_curator(data_dir, fake_openai)
+    win = MainWindow(Workspace.open(data_dir))
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    curating, release = threading.Event(), threading.Event()
+
+    def slow_extraction(_request: object) -> Reply:
+        curating.set()
+        release.wait(30)
+        return Reply.text('{"memories": []}')
+
+    fake_openai.enqueue(Reply.text("First answer."), slow_extraction, Reply.text("Second answer."))
+    try:
+        send(qtbot, win, "one")
+        qtbot.waitUntil(lambda: curating.is_set() and win.send_button.isEnabled(), timeout=10000)
+        assert not win.stop_button.isEnabled()
+        assert win.status.upkeep_label.isVisible()
+        assert win.status.upkeep_label.text() == "Updating memory…"
+        send(qtbot, win, "two")
+        qtbot.waitUntil(lambda: "Second answer." in win.chat.toPlainText(), timeout=10000)
+        wait_idle(qtbot, win)
+        assert not release.is_set()  # answered while the curator still worked on the first
+    finally:
+        release.set()
+    qtbot.waitUntil(lambda: not win.status.upkeep_label.isVisible(), timeout=10000)
+    win.close()
+
+
+def test_a_heading_renders_while_streaming_and_a_stop_mark_is_kept(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    words = " ".join(f"w{i}" for i in range(400))
+    fake_openai.enqueue(Reply.text(f"## Plan\n\nSome **bold** words {words}", chunk_delay=0.02))
+    send(qtbot, window, "Plan something")
+
+    def heading_shown() -> bool:
+        block = window.chat.document().begin()
+        while block.isValid():
+            if block.text() == "Plan" and block.blockFormat().headingLevel() == 2:
+                return True
+            block = block.next()
+        return False
+
+    qtbot.waitUntil(heading_shown, timeout=10000)
+    qtbot.waitUntil(lambda: "Some bold words w0 w1" in window.chat.toPlainText(), timeout=10000)
+    assert window.stop_button.isEnabled()  # the reply has not ended
+    window.stop()
+    wait_idle(qtbot, window)
+    cid = window.conversations.current_id()
+    assert cid is not None
+    window.chat.show_conversation(window.workspace.conversations.load(cid))
+    assert "■ Stopped." in window.chat.toPlainText()
+
+
+def test_regenerate_adds_a_sibling_and_the_pager_switches(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.enqueue(Reply.text("First take."), Reply.text("Second take."))
+    send(qtbot, window, "Tell me a joke")
+    wait_idle(qtbot, window)
+    cid = window.conversations.current_id()
+    assert cid is not None
+    user = window.workspace.conversations.load(cid).messages[0]
+    window.chat.regenerate_requested.emit(user.id)
+    qtbot.waitUntil(lambda: "Second take." in window.chat.toPlainText(), timeout=10000)
+    wait_idle(qtbot, window)
+    conversation = window.workspace.conversations.load(cid)
+    replies = conversation.versions()[conversation.branch()[-1].id]
+    assert [r.content for r in replies] == ["First take.", "Second take."]
+    assert "< 2/2 >" in window.chat.toPlainText()
+    window.chat.branch_requested.emit(replies[0].id)
+    assert "First take." in window.chat.toPlainText()
+    assert "Second take." not in window.chat.toPlainText()
+
+
+def test_edit_and_resend_keeps_both_branches_through_export_and_import(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    from assistant.transfer import apply_import, export_data, parse_import
+
+    fake_openai.enqueue(Reply.text("Lisbon is lovely."), Reply.text("Porto is lovely."))
+    send(qtbot, window, "Tell me about Lisbon")
+    wait_idle(qtbot, window)
+    cid = window.conversations.current_id()
+    assert cid is not None
+    first = window.workspace.conversations.load(cid).messages[0]
+    window.chat.edit_requested.emit(first.id, first.content)
+    assert window.composer.editing == first.id
+    assert window.input.toPlainText() == "Tell me about Lisbon"
+    send(qtbot, window, "Tell me about Porto")
+    qtbot.waitUntil(lambda: "Porto is lovely." in window.chat.toPlainText(), timeout=10000)
+    wait_idle(qtbot, window)
+    assert window.composer.editing is None
+    conversation = window.workspace.conversations.load(cid)
+    assert [m.content for m in conversation.branch()] == [
+        "Tell me about Porto",
+        "Porto is lovely.",
+    ]
+    assert "Lisbon is lovely." not in window.chat.toPlainText()
+    assert "You   < 2/2 >" in window.chat.toPlainText()
+
+    data = export_data(window.workspace, [cid], include_memories=False)
+    other = Workspace.open(tmp_path / "other")
+    try:
+        apply_import(parse_import(json.dumps(data)), other, "skip")
+        (imported,) = other.conversations.list()
+        copy = other.conversations.load(imported.id)
+        assert sorted(m.content for m in copy.messages) == sorted(
+            m.content for m in conversation.messages
+        )
+        assert {m.id: m.parent_id for m in copy.messages} == {
+            m.id: m.parent_id for m in conversation.messages
+        }
+    finally:
+        other.close()
+
+
+def test_a_temporary_chat_is_deleted_when_left_and_new_reuses_empty(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    store = window.workspace.conversations
+    empty = window.new_conversation()
+    assert window.new_conversation() == empty
+    temporary = window.new_conversation(temporary=True)
+    assert empty not in {c.id for c in store.list()}  # left empty: not kept
+    assert window.temporary_banner.isVisible()
+    assert "deleted when you leave it" in window.temporary_banner.text()
+    fake_openai.enqueue(Reply.text("Not remembered."))
+    send(qtbot, window, "a secret")
+    wait_idle(qtbot, window)
+    path = store.directory / f"{temporary}.jsonl"
+    assert path.exists()
+    window.new_conversation()
+    assert not path.exists()
+    assert not window.temporary_banner.isVisible()
+
+
+def test_leaving_and_coming_back_during_a_reply_shows_it_whole(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    store = window.workspace.conversations
+    other = store.create("Other").id
+    store.append(other, "user", "old question")
+    window.conversations.refresh()
+    words = " ".join(f"w{i}" for i in range(60))
+    fake_openai.enqueue(Reply.text(words, chunk_delay=0.02))
+    send(qtbot, window, "Long one")
+    cid = window.conversations.current_id()
+    assert cid is not None
+    qtbot.waitUntil(lambda: "w3" in window.chat.toPlainText(), timeout=10000)
+    window.conversations.select(other)
+    assert "old question" in window.chat.toPlainText()
+    window.conversations.select(cid)
+    wait_idle(qtbot, window)
+    text = window.chat.toPlainText()
+    assert text.count("w0 w1") == 1 and "w59" in text
+    assert text.count("Assistant") == 1
+
+
+def test_the_actions_of_a_just_sent_message_reach_the_saved_message(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.enqueue(Reply.text("Sure."))
+    send(qtbot, window, "Edit me later")
+    wait_idle(qtbot, window)
+    cid = window.conversations.current_id()
+    assert cid is not None
+    saved = window.workspace.conversations.load(cid).messages[0]
+    edit_link = next(h for h in anchors(window.chat) if h.startswith("edit:"))
+    with qtbot.waitSignal(window.chat.edit_requested) as asked:
+        window.chat.anchorClicked.emit(QUrl(edit_link))
+    assert asked.args == [saved.id, "Edit me later"]
+    assert window.composer.editing == saved.id

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from assistant.agent.cancel import CancelToken
 from assistant.agent.chat import ChatProvider
 from assistant.errors import AssistantError
 from assistant.memory.conversations import Message
@@ -72,29 +73,35 @@ class Curator:
         user: Message,
         reply: Message,
         on_edit: Callable[[MemoryEdit], None] | None = None,
+        *,
+        cancel: CancelToken | None = None,
     ) -> list[MemoryItem]:
         """Extract and store memories from one exchange; returns the items added or updated.
 
-        `on_edit` hears of each memory added or changed (the chat shows it with Undo).
+        `on_edit` hears of each memory added or changed (the chat shows it with Undo). Only
+        `cancel` (CancelledError) interrupts it; provider errors are logged.
         """
         report = on_edit or (lambda _edit: None)
         try:
-            candidates = self._extract(user, reply)
+            candidates = self._extract(user, reply, cancel)
             source = Source(conversation_id, user.id)
             stored = [self._store(c, source, report) for c in candidates]
             for topic in dict.fromkeys(c.topic for c in candidates):
-                self._summarize_topic(topic)
+                self._summarize_topic(topic, cancel)
         except AssistantError as exc:
             log.warning("The curator could not finish: %s", exc)
             return []
         return stored
 
-    def _extract(self, user: Message, reply: Message) -> list[Candidate]:
+    def _extract(
+        self, user: Message, reply: Message, cancel: CancelToken | None
+    ) -> list[Candidate]:
         exchange = f"User: {user.content}\n\nAssistant: {reply.content}"
         response = self.provider.chat(
             [{"role": "system", "content": EXTRACT_PROMPT}, {"role": "user", "content": exchange}],
             json_mode=True,
             max_tokens=EXTRACT_MAX_TOKENS,
+            cancel=cancel,
         )
         return parse_candidates(response.content)
 
@@ -126,7 +133,7 @@ class Curator:
         self.topics.add_memory(candidate.topic, item.id)
         return item
 
-    def _summarize_topic(self, name: str) -> None:
+    def _summarize_topic(self, name: str, cancel: CancelToken | None) -> None:
         topic = self.topics.get(name)
         if topic is None:
             return
@@ -137,6 +144,7 @@ class Curator:
         response = self.provider.chat(
             [{"role": "system", "content": TOPIC_PROMPT}, {"role": "user", "content": listing}],
             max_tokens=TOPIC_MAX_TOKENS,
+            cancel=cancel,
         )
         summary = response.content.strip()
         if summary:

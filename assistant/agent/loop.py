@@ -67,6 +67,14 @@ NO_TOOLS_NOTICE = (
     "(memories are still saved after each reply)."
 )
 
+Upkeep = Callable[[CancelToken], object]  # memory upkeep after a reply, cancelled on quit
+UpkeepRunner = Callable[[Upkeep], None]  # runs (or queues) upkeep; the turn does not wait
+
+
+def run_now(job: Upkeep) -> None:
+    """Run memory upkeep at once, in the turn (when nobody runs it in the background)."""
+    job(CancelToken())
+
 
 @dataclass
 class AgentConfig:
@@ -115,6 +123,7 @@ class Agent:
         *,
         config: AgentConfig | None = None,
         curator: Curator | None = None,
+        upkeep: UpkeepRunner = run_now,
         clock: Callable[[], datetime] = now_utc,
         notices: Notices | None = None,
     ) -> None:
@@ -124,6 +133,7 @@ class Agent:
         self.working = working
         self.config = config or AgentConfig()
         self.curator = curator
+        self.upkeep = upkeep
         self.clock = clock
         # Pinned memories a tool wanted to change, by conversation: the user was asked about
         # them in the last reply, so the next turn may change them.
@@ -140,13 +150,35 @@ class Agent:
 
         self._guarded(conversation_id, start, on_event, cancel)
 
+    def edit(
+        self,
+        conversation_id: str,
+        message_id: str,
+        user_text: str,
+        on_event: EventSink,
+        cancel: CancelToken,
+    ) -> None:
+        """Answer `user_text` as a new version of a user message; the old one stays a branch."""
+
+        def start() -> Message:
+            conversation = self.conversations.load(conversation_id)
+            edited = next((m for m in conversation.messages if m.id == message_id), None)
+            if edited is None or edited.role != "user":
+                raise AssistantError("That message is no longer in the conversation.")
+            self.conversations.set_leaf(conversation_id, edited.parent_id)
+            return self.conversations.append(conversation_id, "user", user_text)
+
+        self._guarded(conversation_id, start, on_event, cancel)
+
     def retry(self, conversation_id: str, on_event: EventSink, cancel: CancelToken) -> None:
-        """Answer the conversation's last user message again (after a failure)."""
+        """Answer the branch's last user message again; an earlier answer stays as a sibling."""
 
         def last_user() -> Message:
-            messages = self.conversations.load(conversation_id).messages
-            for message in reversed(messages):
+            conversation = self.conversations.load(conversation_id)
+            for message in reversed(conversation.branch()):
                 if message.role == "user":
+                    if conversation.leaf_id != message.id:
+                        self.conversations.set_leaf(conversation_id, message.id)
                     return message
             raise AssistantError("There is no message to answer.")
 
@@ -252,7 +284,7 @@ class Agent:
         k = self.config.memories_per_prompt
         found: dict[str, MemoryItem] = {}
         queries = [user_text]
-        previous = [m for m in conversation.messages if m.role == "assistant" and m.content]
+        previous = [m for m in conversation.branch() if m.role == "assistant" and m.content]
         if previous:
             queries.append(previous[-1].content[-500:])
         for query, limit in zip(queries, (k, max(1, k // 3)), strict=False):
@@ -355,7 +387,7 @@ class Agent:
                 )
             except ContextOverflowError as exc:
                 if shown or retry == OVERFLOW_RETRIES:
-                    self._save_partial(turn, shown)
+                    self._save_partial(turn, shown, "failed")
                     raise ProviderError(f"{exc} {_overflow_advice(exc)}") from exc
                 if exc.context_tokens is None:
                     turn.shrink /= 2
@@ -363,15 +395,21 @@ class Agent:
                 turn.on_event(Notice(turn.cid, "The prompt was too long for the model; shortened."))
                 turn.conversation = self.conversations.load(turn.cid)
                 messages[:] = self._prompt(turn)
-            except (CancelledError, AssistantError):
-                self._save_partial(turn, shown)
+            except (CancelledError, AssistantError) as exc:
+                stopped = isinstance(exc, CancelledError)
+                self._save_partial(turn, shown, "stopped" if stopped else "failed")
                 raise
         raise AssertionError("unreachable")  # the loop returns or raises
 
-    def _save_partial(self, turn: _Turn, shown: list[str]) -> None:
+    def _save_partial(self, turn: _Turn, shown: list[str], stop_reason: str) -> None:
+        """Keep what was shown of a reply that ended early, marked with why."""
         if shown:
             self.conversations.append(
-                turn.cid, "assistant", "".join(shown), memory_ids=turn.memory_ids
+                turn.cid,
+                "assistant",
+                "".join(shown),
+                memory_ids=turn.memory_ids,
+                stop_reason=stop_reason,
             )
 
     def _run_tools(
@@ -388,7 +426,9 @@ class Agent:
             if turn.cancel.cancelled:
                 # Every call needs a result, or the conversation can't be sent again.
                 for skipped in response.tool_calls[index:]:
-                    self._tool_result(turn, messages, skipped, CANCELLED_TOOL_RESULT)
+                    self._tool_result(
+                        turn, messages, skipped, CANCELLED_TOOL_RESULT, stop_reason="stopped"
+                    )
                 raise CancelledError
             turn.on_event(ToolCallStarted(turn.cid, call.id, call.name, call.arguments))
             try:
@@ -411,15 +451,22 @@ class Agent:
         }
 
     def _tool_result(
-        self, turn: _Turn, messages: list[dict[str, Any]], call: ToolCallRequest, result: str
+        self,
+        turn: _Turn,
+        messages: list[dict[str, Any]],
+        call: ToolCallRequest,
+        result: str,
+        *,
+        stop_reason: str | None = None,
     ) -> None:
         saved = self.conversations.append(
-            turn.cid, "tool", result, tool_call_id=call.id, name=call.name
+            turn.cid, "tool", result, tool_call_id=call.id, name=call.name, stop_reason=stop_reason
         )
         messages.append(saved.to_openai())
 
     def _finish(self, turn: _Turn, response: ChatResponse) -> None:
-        """Save the final reply with the memories it saw, then let the curator work.
+        """Save the final reply with the memories it saw, then hand the curator its work
+        (`upkeep` runs it; the turn does not wait).
 
         An empty reply is a failure (the user can retry); a cut-off one is saved marked.
         """
@@ -434,12 +481,17 @@ class Agent:
             self.memory.mark_used(ids)
         turn.on_event(Finished(turn.cid, reply.id, text, ids, cut_off=response.cut_off))
         learns = turn.long_term and not turn.conversation.do_not_remember
-        if learns and self.config.auto_memories and self.curator is not None:
-            self.curator.process(
-                turn.cid,
-                turn.user,
-                reply,
-                on_edit=lambda edit: turn.on_event(MemoryEdited(turn.cid, edit)),
+        curator = self.curator
+        if learns and self.config.auto_memories and curator is not None:
+            cid, user, report = turn.cid, turn.user, turn.on_event
+            self.upkeep(
+                lambda cancel: curator.process(
+                    cid,
+                    user,
+                    reply,
+                    on_edit=lambda edit: report(MemoryEdited(cid, edit)),
+                    cancel=cancel,
+                )
             )
 
 

@@ -122,6 +122,7 @@ class Message:
     name: str | None = None
     memory_ids: tuple[str, ...] = ()
     cut_off: bool = False  # the reply stopped at the length limit
+    stop_reason: str | None = None  # why a reply ended early: "stopped" (by the user), "failed"
 
     def estimated_tokens(self) -> int:
         """Estimated prompt tokens of the message, tool-call arguments included."""
@@ -158,6 +159,8 @@ class Message:
             out["memory_ids"] = list(self.memory_ids)
         if self.cut_off:
             out["cut_off"] = True
+        if self.stop_reason is not None:
+            out["stop_reason"] = self.stop_reason
         return out
 
     @classmethod
@@ -189,6 +192,7 @@ class Message:
             name=_optional_str(raw, "name"),
             memory_ids=tuple(memory_ids),
             cut_off=cut_off,
+            stop_reason=_optional_str(raw, "stop_reason"),
         )
 
 
@@ -213,7 +217,38 @@ class Conversation:
     temporary: bool
     summary: str
     summary_upto: str | None
-    messages: list[Message]
+    messages: list[Message]  # every message of every branch, in the order they were written
+    leaf_id: str | None  # the end of the branch shown and continued (None: before the first)
+
+    def branch(self) -> list[Message]:
+        """The messages of the chosen branch, oldest first: the leaf and its ancestors."""
+        leaf = self.leaf_id
+        by_id = {m.id: m for m in self.messages}
+        path: list[Message] = []
+        while leaf is not None and leaf in by_id:
+            path.append(by_id[leaf])
+            leaf = by_id[leaf].parent_id
+        path.reverse()
+        return path
+
+    def versions(self) -> dict[str, list[Message]]:
+        """For each message but tool results: it and its siblings, oldest first (one pass)."""
+        children: dict[str | None, list[Message]] = {}
+        for message in self.messages:
+            if message.role != "tool":
+                children.setdefault(message.parent_id, []).append(message)
+        return {m.id: group for group in children.values() for m in group}
+
+    def newest_leaf_under(self, message_id: str) -> str:
+        """The newest message on a branch through `message_id` (it, if nothing follows it)."""
+        below = {message_id}
+        leaf = message_id
+        for message in self.messages:
+            if message.parent_id in below:
+                below.add(message.id)
+                leaf = message.id
+        return leaf
+
     do_not_remember: bool = False  # imported so: the curator never learns from it
 
     def prompt_messages(self, budget_tokens: int) -> PromptWindow:
@@ -224,11 +259,12 @@ class Conversation:
         do not fit are returned as `overflow`, to be folded into the summary.
         """
         start = 0
+        branch = self.branch()
         if self.summary_upto is not None:
-            ids = [m.id for m in self.messages]
+            ids = [m.id for m in branch]
             if self.summary_upto in ids:
                 start = ids.index(self.summary_upto) + 1
-        pending = self.messages[start:]
+        pending = branch[start:]
         groups: list[list[Message]] = []
         for message in pending:
             if message.role == "tool" and groups:
@@ -313,7 +349,7 @@ class _Entry:
             conversation.updated_at,
             len(messages),
             conversation.temporary,
-            messages[-1].id if messages else None,
+            branch[-1].id if (branch := conversation.branch()) else None,
             conversation.do_not_remember,
         )
 
@@ -469,10 +505,12 @@ class ConversationStore:
         name: str | None = None,
         memory_ids: Sequence[str] | None = None,
         cut_off: bool = False,
+        stop_reason: str | None = None,
     ) -> Message:
-        """Durably add a message after the last one and return it.
+        """Durably add a message at the end of the chosen branch and return it.
 
-        `cut_off` marks a reply that stopped at the length limit.
+        `cut_off` marks a reply that stopped at the length limit; `stop_reason` one that ended
+        early otherwise ("stopped" by the user, "failed").
         """
         if role not in ROLES:
             raise ValueError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
@@ -494,6 +532,7 @@ class ConversationStore:
                 name=name,
                 memory_ids=tuple(memory_ids or ()),
                 cut_off=cut_off,
+                stop_reason=stop_reason,
             )
             st = self._write(conversation_id, _record("message", message.to_json()))
             self._set_entry(
@@ -521,6 +560,25 @@ class ConversationStore:
             self._set_entry(
                 conversation_id,
                 replace(entry, size=st.st_size, mtime_ns=st.st_mtime_ns, title=title),
+            )
+        self._subscribers.notify(conversation_id)
+
+    def set_leaf(self, conversation_id: str, message_id: str | None) -> None:
+        """Choose the branch that ends at `message_id` (None: before the first message).
+
+        It is the branch shown, and the next message is appended to it; the others are kept.
+        """
+        with self._lock:
+            conversation = self.load(conversation_id)
+            if message_id is not None and all(m.id != message_id for m in conversation.messages):
+                raise ValueError(f"conversation {conversation_id!r} has no message {message_id!r}")
+            entry = self._entries[conversation_id]
+            st = self._write(conversation_id, _record("update", {"leaf": message_id}))
+            self._set_entry(
+                conversation_id,
+                replace(
+                    entry, size=st.st_size, mtime_ns=st.st_mtime_ns, last_message_id=message_id
+                ),
             )
         self._subscribers.notify(conversation_id)
 
@@ -752,12 +810,14 @@ def _read_conversation(path: Path) -> tuple[Conversation, list[str]]:
     summary = ""
     summary_upto: str | None = None
     messages: list[Message] = []
+    leaf: str | None = None
     bad = 0
     for record in loaded.records:
         kind = record.get("type")
         try:
             if kind == "message":
                 messages.append(Message.from_json(record))
+                leaf = messages[-1].id
             elif kind == "meta" and meta is None:
                 _required_str(record, "title")
                 _required_str(record, "created_at")
@@ -771,6 +831,8 @@ def _read_conversation(path: Path) -> tuple[Conversation, list[str]]:
                 if "summary" in record:
                     summary = _required_str(record, "summary")
                     summary_upto = _optional_str(record, "summary_upto")
+                if "leaf" in record:
+                    leaf = _optional_str(record, "leaf")
         except ValueError:
             bad += 1
     if bad:
@@ -787,6 +849,8 @@ def _read_conversation(path: Path) -> tuple[Conversation, list[str]]:
         meta = {"title": RECOVERED_TITLE, "created_at": created_at}
     for msg in problems:
         log.warning(msg)
+    if leaf is not None and all(m.id != leaf for m in messages):  # a leaf that was not written
+        leaf = messages[-1].id if messages else None
     conversation = Conversation(
         id=path.stem,
         title=title or meta["title"],
@@ -797,6 +861,7 @@ def _read_conversation(path: Path) -> tuple[Conversation, list[str]]:
         summary_upto=summary_upto,
         messages=messages,
         do_not_remember=meta.get("do_not_remember", False),
+        leaf_id=leaf,
     )
     return conversation, loaded.warnings + problems
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QEventLoop, QTimer
@@ -23,11 +24,11 @@ from assistant.ui.single_instance import InstanceServer, send_request
 log = logging.getLogger(__name__)
 
 
-def _application() -> QApplication:
+def _application(qt_arguments: Sequence[str] = ()) -> QApplication:
     app = QApplication.instance()
     if isinstance(app, QApplication):
         return app
-    app = QApplication(sys.argv[:1])
+    app = QApplication([sys.argv[0], *qt_arguments])
     app.setApplicationName(APP_NAME)
     app.setApplicationDisplayName(APP_NAME)
     app.setApplicationVersion(__version__)
@@ -44,13 +45,14 @@ def app_icon() -> QIcon:
     return icon
 
 
-def run_app(root: Path) -> int:
+def run_app(root: Path, qt_arguments: Sequence[str] = ()) -> int:
     """Show the main window on `root` and run the event loop until it closes.
 
     The data dir's lock is held until the process ends. If another instance holds it, that one
     is asked to come to the front instead; if it does not answer, the user is told why.
+    `qt_arguments` are Qt's own options from the command line (`-style fusion`...).
     """
-    app = _application()
+    app = _application(qt_arguments)
     lock = DataDirLock(root)
     try:
         lock.acquire()

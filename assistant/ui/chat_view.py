@@ -1,50 +1,42 @@
-"""The chat pane: messages as one rich-text document, streamed replies appended in place.
+"""The chat pane: the chosen branch of a conversation as one rich-text document.
 
-A streamed chunk is inserted at the end of the document (O(chunk)); when a reply is complete
-only that reply is re-rendered as Markdown. Tool calls show as one compact line each that a
+Each message shows with its actions as links under it (copy, copy as text, edit, regenerate)
+and "< 2/3 >" when it has siblings; a reply streams in as Markdown (`StreamingMarkdown`) and,
+once saved, is rendered again from the store. Tool calls show as one line in words that a
 click expands; the memories a reply saw show as chips under it; errors offer Retry.
 """
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Callable
 
-from PySide6.QtCore import QUrl, Signal
+from PySide6.QtCore import QEvent, QUrl, Signal
 from PySide6.QtGui import (
-    QColor,
+    QContextMenuEvent,
     QFont,
+    QGuiApplication,
     QPalette,
-    QTextBlock,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
-    QTextDocument,
-    QTextDocumentFragment,
-    QTextFormat,
     QTextFrameFormat,
-    QTextTable,
+    QTextOption,
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from assistant.memory.conversations import Conversation, Message
+from assistant.ui import theme
+from assistant.ui.chat_markdown import CODE_LINK, MarkdownRenderer, plain_text
+from assistant.ui.chat_stream import StreamingMarkdown
+from assistant.ui.tool_summary import MemoryLookup, summarize
 
-_BOLD = QTextCharFormat()
-_BOLD.setFontWeight(QFont.Weight.Bold)
-
-MemoryLookup = Callable[[str], str | None]  # memory id -> its text, None if gone
 Loader = Callable[[str], Conversation]  # conversation id -> the saved conversation
-SUMMARY_CHARS = 90
+Versions = dict[str, list[Message]]  # message id -> it and its siblings (`Conversation.versions`)
 CHIP_CHARS = 40
-
-
-def _same_cell(table: QTextTable, block: QTextBlock, other: QTextBlock) -> bool:
-    """Whether `other` is in the same cell of `table` as `block`."""
-    if not other.isValid():
-        return False
-    a, b = table.cellAt(block.position()), table.cellAt(other.position())
-    return b.isValid() and (a.row(), a.column()) == (b.row(), b.column())
+TOOL_MARK = "▸"  # a tool line starts with it (DESIGN.md); "▾" when expanded
+ERROR_MARK = "⚠"
+_KEEP = QTextCursor.MoveMode.KeepAnchor
 
 
 def _short(text: str, limit: int) -> str:
@@ -52,66 +44,152 @@ def _short(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def _groups(branch: list[Message]) -> list[list[Message]]:
+    """The branch as turns: each user message alone, then the replies and tool results."""
+    groups: list[list[Message]] = []
+    for message in branch:
+        if message.role == "user" or not groups or groups[-1][0].role == "user":
+            groups.append([message])
+        else:
+            groups[-1].append(message)
+    return groups
+
+
 class ChatView(QTextBrowser):
     """Read-only view of a conversation that can also stream a reply into itself."""
 
     memory_clicked = Signal(str)
     retry_requested = Signal()
+    regenerate_requested = Signal(str)  # the id of the user message to answer again
+    edit_requested = Signal(str, str)  # message id, its text
+    branch_requested = Signal(str)  # a sibling message to show instead
+    copied = Signal(str)  # what was copied, for the status bar
 
     def __init__(
         self, memory_text: MemoryLookup, load: Loader, parent: QWidget | None = None
     ) -> None:
         super().__init__(parent)
         self.setObjectName("chatView")
+        self.setAccessibleName("Conversation")
+        self.setAccessibleDescription(
+            "The messages of the conversation. Links under each message copy, edit or "
+            "regenerate it."
+        )
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
+        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.anchorClicked.connect(self._on_anchor)
         self.document().setDocumentMargin(16)
         self._memory_text = memory_text
         self._load = load
+        self._renderer = MarkdownRenderer(self, self.palette)
         self._conversation: Conversation | None = None
         self._expanded: set[str] = set()
-        self._body_start: int | None = None  # where the reply being streamed begins
-        self._body_text = ""
+        self._stream: StreamingMarkdown | None = None
+        self._reply_start: int | None = None  # where the turn being answered begins
+        self._body_start = 0  # and where its reply's body begins, after the header
+        self._turn_shows_user = False  # and whether that is the user's message
+        self._resumed = False  # and whether it began while another conversation was shown
+        self._held_lines: list[tuple[str, tuple[str, str] | None]] = []  # `add_line` waits
         self._tool_start: dict[str, int] = {}
         self._tool_args: dict[str, tuple[str, str]] = {}
         self._streaming = False
         self._positions: dict[str, int] = {}  # message id -> where it is shown
-        self._scratch = QTextDocument(self)  # where each message's Markdown is laid out
+        self._texts: dict[str, str] = {}  # message id -> its Markdown, for the copy links
+        self._aliases: dict[str, str] = {}  # key of a message shown before it was saved -> id
+        self._unsaved = 0  # how many messages were shown before they were saved
+        self._head_start = 0  # where the header of the reply being written begins
 
     # -- whole conversations ---------------------------------------------------------------------
 
-    def show_conversation(self, conversation: Conversation | None) -> None:
-        """Render a conversation from its saved messages (or clear the view)."""
+    def show_conversation(
+        self, conversation: Conversation | None, *, replying: bool = False
+    ) -> None:
+        """Render the chosen branch of a conversation from its saved messages (or clear).
+
+        `replying`: a reply to the last message is about to stream in (no "No reply" line).
+        """
         self._conversation = conversation
         self._streaming = False
-        self._body_start = None
+        self._stream = None
+        self._reply_start = None
         self.clear()
+        self._renderer.clear()
         self._positions = {}
+        self._texts = {}
+        self._aliases = {}
+        self._held_lines = []
         if conversation is None:
             return
-        results = {m.tool_call_id: m for m in conversation.messages if m.role == "tool"}
         cursor = self._end()
         cursor.beginEditBlock()
-        previous_role = ""
-        for message in conversation.messages:
-            self._positions[message.id] = cursor.position()
-            if message.role == "user":
-                self._user_block(cursor, message.content)
-            elif message.role == "assistant":
-                if previous_role not in ("assistant", "tool"):
-                    self._header(cursor, "Assistant")
-                self._assistant_message(cursor, message, results)
-            if message.role != "tool":
-                previous_role = message.role
+        groups = _groups(conversation.branch())
+        versions = conversation.versions()
+        for group in groups:
+            self._group(cursor, versions, group)
+        if groups and groups[-1][0].role == "user" and not replying:
+            self._marker(cursor, f"{ERROR_MARK} No reply yet.", retry=True)
         cursor.endEditBlock()
         self._scroll_to_end()
+
+    def _group(self, cursor: QTextCursor, versions: Versions, group: list[Message]) -> None:
+        first = group[0]
+        if first.role == "user":
+            self._user_group(cursor, versions, first)
+            return
+        self._reply_head(cursor, versions, first)
+        results = {m.tool_call_id: m for m in group if m.role == "tool"}
+        for message in group:
+            self._positions.setdefault(message.id, cursor.position())
+            if message.role == "assistant":
+                self._assistant_message(cursor, message, results)
+        self._reply_tail(cursor, group)
+
+    def _user_group(self, cursor: QTextCursor, versions: Versions, message: Message) -> None:
+        self._positions[message.id] = cursor.position()
+        self._header(cursor, "You", message.id, versions.get(message.id, []))
+        self._user_text(cursor, message.content)
+        self._texts[message.id] = message.content
+        self._actions(cursor, [("Copy", f"copy:{message.id}"), ("Edit", f"edit:{message.id}")])
+
+    def _reply_head(self, cursor: QTextCursor, versions: Versions, first: Message) -> None:
+        self._positions[first.id] = cursor.position()
+        self._header(cursor, "Assistant", first.id, versions.get(first.id, []))
+
+    def _reply_tail(
+        self, cursor: QTextCursor, group: list[Message], error: str | None = None
+    ) -> None:
+        """Under a reply: its end marker (`error` if given), the memories it saw, its actions."""
+        first, last = group[0], group[-1]
+        if error is not None:
+            self._marker(cursor, f"{ERROR_MARK} {error}", retry=True)
+        elif last.stop_reason == "stopped":
+            self._marker(cursor, "■ Stopped.")
+        elif last.stop_reason == "failed":
+            self._marker(cursor, f"{ERROR_MARK} The reply broke off.", retry=True)
+        elif last.cut_off:
+            self._marker(
+                cursor, "✂ Cut off: the reply reached its length limit (Settings > Reply length)."
+            )
+        elif last.stop_reason is not None:  # a reason this view does not know by name
+            self._marker(cursor, f"{ERROR_MARK} The reply ended early ({last.stop_reason}).")
+        elif last.role == "tool":
+            self._marker(cursor, f"{ERROR_MARK} The reply did not finish.", retry=True)
+        if last.role == "assistant" and not last.tool_calls and last.memory_ids:
+            self._chips(cursor, last.memory_ids)
+        text = "\n\n".join(m.content for m in group if m.role == "assistant" and m.content)
+        self._texts[first.id] = text
+        actions = [("Copy", f"copy:{first.id}"), ("Copy as text", f"copytext:{first.id}")]
+        if first.parent_id is not None:
+            actions.append(("Regenerate", f"regenerate:{first.parent_id}"))
+        self._actions(cursor, actions)
 
     def _assistant_message(
         self, cursor: QTextCursor, message: Message, results: dict[str | None, Message]
     ) -> None:
         if message.content:
-            self._markdown(cursor, message.content)
+            self._new_block(cursor)
+            self._renderer.insert(cursor, message.content)
         for call in message.tool_calls:
             function = call.get("function", {})
             result = results.get(call.get("id"))
@@ -123,12 +201,6 @@ class ChatView(QTextBrowser):
                 None if result is None else result.content,
                 ok=result is None or not result.content.startswith("Error:"),
             )
-        if message.cut_off:
-            self._cut_off_line(cursor)
-        if not message.tool_calls and message.memory_ids:
-            self._chips(cursor, message.memory_ids)
-
-    # -- streaming --------------------------------------------------------------------------------
 
     def scroll_to_message(self, message_id: str) -> bool:
         """Bring a shown message into view and put the caret there; False if not shown."""
@@ -137,50 +209,66 @@ class ChatView(QTextBrowser):
             return False
         cursor = self.textCursor()
         cursor.setPosition(position)
-        cursor.movePosition(QTextCursor.MoveOperation.NextBlock)
-        cursor.select(QTextCursor.SelectionType.BlockUnderCursor)
+        cursor.movePosition(QTextCursor.MoveOperation.NextBlock)  # the header ("You")
+        cursor.movePosition(QTextCursor.MoveOperation.NextBlock, _KEEP)  # and the first line
+        cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, _KEEP)
         self.setTextCursor(cursor)
         self.ensureCursorVisible()
         return True
 
+    def message_at(self, position: int) -> str | None:
+        """The id of the message (or whole reply) shown at a document position."""
+        before = [(self._positions[mid], mid) for mid in self._texts if mid in self._positions]
+        best = max(((p, mid) for p, mid in before if p <= position), default=None)
+        return best[1] if best else None
+
+    # -- streaming --------------------------------------------------------------------------------
+
     def add_user_message(self, text: str) -> None:
-        """Show the user's message at once, then wait for the reply."""
-        self._user_block(self._end(), text)
+        """Show the user's message at once (with its actions), then wait for the reply."""
+        cursor = self._end()
+        self._reply_start = cursor.position()
+        self._turn_shows_user = True
+        self._unsaved += 1
+        key = f"unsaved{self._unsaved}"  # until the saved message gives its id
+        self._positions[key] = cursor.position()
+        self._texts[key] = text
+        self._header(cursor, "You", "", [])
+        self._user_text(cursor, text)
+        self._actions(cursor, [("Copy", f"copy:{key}"), ("Edit", f"edit:{key}")])
         self.start_reply()
 
-    def start_reply(self) -> None:
-        """Show the assistant's header; the reply streams in below it."""
-        self._header(self._end(), "Assistant")
+    def start_reply(self, *, resumed: bool = False) -> None:
+        """Show the assistant's header; the reply streams in below it.
+
+        `resumed`: the reply began while another conversation was shown (its start is not
+        here), so the whole conversation is shown again from the store once it is saved.
+        """
+        self._resumed = resumed
+        cursor = self._end()
+        if self._reply_start is None:
+            self._reply_start = cursor.position()
+            self._turn_shows_user = False
+        self._head_start = cursor.position()
+        self._header(cursor, "Assistant", "", [])
+        self._body_start = cursor.position()
         self._streaming = True
         self._scroll_to_end()
 
     def append_delta(self, text: str) -> None:
-        """Append a streamed piece of the reply."""
+        """Append a streamed piece of the reply; it is rendered as Markdown at once."""
         at_bottom = self._at_bottom()
-        cursor = self._end()
-        if self._body_start is None:
-            self._new_block(cursor)
-            self._body_start = cursor.position()
-            self._body_text = ""
-        cursor.insertText(text, QTextCharFormat())
-        self._body_text += text
+        if self._stream is None:
+            self._stream = StreamingMarkdown(self.document(), self._renderer)
+        self._stream.append(text)
         if at_bottom:
             self._scroll_to_end()
 
-    def _settle_body(self) -> None:
-        """Render the streamed text of the current reply segment as Markdown."""
-        if self._body_start is None:
-            return
-        cursor = self.textCursor()
-        cursor.setPosition(self._body_start)
-        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
-        cursor.removeSelectedText()
-        self._insert_markdown(cursor, self._body_text)
-        self._body_start = None
-
     def start_tool_call(self, call_id: str, name: str, arguments: str) -> None:
         """Show a tool call as a compact line, marked as running."""
-        self._settle_body()
+        if self._stream is not None:
+            self._stream.close()
+        self._stream = None
         cursor = self._end()
         self._tool_start[call_id] = cursor.position()
         self._tool_args[call_id] = (name, arguments)
@@ -197,64 +285,93 @@ class ChatView(QTextBrowser):
         cursor.setPosition(start)
         cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
-        self._tool_line(cursor, call_id, name, arguments, result, ok=ok, first=False)
+        self._tool_line(cursor, call_id, name, arguments, result, ok=ok)
 
-    def finish_reply(self, memory_ids: tuple[str, ...], *, cut_off: bool = False) -> None:
-        """The reply is complete: render it, mark it if it was cut off, show the memories."""
-        self._settle_body()
-        if cut_off:
-            self._cut_off_line(self._end())
-        if memory_ids:
-            self._chips(self._end(), memory_ids)
-        self._streaming = False
-        self._scroll_to_end()
+    def finish_reply(self, conversation: Conversation, error: str | None = None) -> None:
+        """The turn is over (done, stopped or failed): show the reply as saved, then the lines
+        that waited for it (`add_line`)."""
+        self._show_saved_reply(conversation, error)
+        held, self._held_lines = self._held_lines, []
+        for text, link in held:
+            self.add_line(text, link)
 
-    def show_error(self, message: str) -> None:
-        """Keep what was streamed and show the error with a Retry link."""
-        self._body_start = None
+    def _show_saved_reply(self, conversation: Conversation, error: str | None) -> None:
+        """Show the reply as saved.
+
+        The streamed body stays as rendered (only its open block is rendered again, with its
+        Copy links); the headers above it and the line under it come from the saved messages.
+        `error` is the failure to show in place of the saved marker.
+        """
+        at_bottom = self._at_bottom()
+        self._conversation = conversation
+        if self._stream is not None:
+            self._stream.close()
+        self._stream = None
         self._streaming = False
-        cursor = self._end()
-        self._new_block(cursor)
-        danger = (
-            "#c62828"
-            if self.palette().color(QPalette.ColorRole.Base).lightness() > 128
-            else "#ef9a9a"
-        )
-        cursor.insertHtml(
-            f'<span style="color:{danger}">⚠ {html.escape(message)}</span>'
-            '&nbsp;&nbsp;<a href="action:retry">Retry</a>'
-        )
-        self._scroll_to_end()
+        self._tool_start.clear()
+        self._tool_args.clear()
+        groups = _groups(conversation.branch())
+        answered = bool(groups) and groups[-1][0].role != "user"
+        start, self._reply_start = self._reply_start, None
+        if start is None or self._resumed:  # not all of this turn is shown
+            self.show_conversation(conversation)
+            return
+        versions = conversation.versions()
+        user = groups[-2 if answered else -1][0] if self._turn_shows_user else None
+        cursor = QTextCursor(self.document())
+        cursor.beginEditBlock()
+        if answered and all(
+            len(versions.get(m.id, [])) < 2 for m in (groups[-1][0], user) if m is not None
+        ):  # nothing above the body changes: leave it (and the body's layout) alone
+            if user is not None:
+                key = f"unsaved{self._unsaved}"
+                self._aliases[key] = user.id
+                self._texts[user.id] = self._texts.pop(key, user.content)
+                self._positions[user.id] = self._positions.pop(key, start)
+            self._positions[groups[-1][0].id] = self._head_start
+            cursor = self._end()
+            self._reply_tail(cursor, groups[-1], error)
+            cursor.endEditBlock()
+            if at_bottom:
+                self._scroll_to_end()
+            return
+        cursor.setPosition(start)
+        cursor.setPosition(self._body_start if answered else self._end().position(), _KEEP)
+        cursor.removeSelectedText()
+        self._texts.pop(f"unsaved{self._unsaved}", None)
+        self._positions.pop(f"unsaved{self._unsaved}", None)
+        if user is not None:
+            self._user_group(cursor, versions, user)
+        if answered:
+            self._reply_head(cursor, versions, groups[-1][0])
+            cursor = self._end()
+            self._reply_tail(cursor, groups[-1], error)
+        else:
+            self._marker(cursor, f"{ERROR_MARK} {error or 'No reply yet.'}", retry=True)
+        cursor.endEditBlock()
+        if at_bottom:
+            self._scroll_to_end()
 
     def add_line(self, text: str, link: tuple[str, str] | None = None) -> None:
         """Append a small muted line of plain `text` below what is shown, with an optional
-        (label, href) link after it."""
+        (label, href) link after it (a change to memory, with Undo). While a reply is being
+        written the line waits for its end (the reply's open parts are redrawn in place)."""
+        if self._streaming:
+            self._held_lines.append((text, link))
+            return
         cursor = self._end()
         fmt = QTextBlockFormat()
         fmt.setTopMargin(2)
         fmt.setBottomMargin(2)
         self._new_block(cursor, fmt)
-        muted = QTextCharFormat()
-        muted.setForeground(QColor(self._muted()))
-        muted.setFontPointSize(self.font().pointSizeF() * 0.85)
-        cursor.insertText(text, muted)
+        small = self._small()
+        cursor.insertText(text, small)
         if link is not None:
-            anchor = QTextCharFormat(muted)
-            anchor.setAnchor(True)
-            anchor.setAnchorHref(link[1])
-            anchor.setForeground(self.palette().color(QPalette.ColorRole.Link))
+            anchor = self._link(small, link[1])
             anchor.setFontUnderline(True)
             cursor.insertText(link[0], anchor)
         cursor.setCharFormat(QTextCharFormat())
         self._scroll_to_end()
-
-    def show_stopped(self) -> None:
-        """The user stopped the reply; what was streamed stays."""
-        self._body_start = None
-        self._streaming = False
-        cursor = self._end()
-        self._new_block(cursor)
-        cursor.insertHtml(f'<span style="color:{self._muted()}"><i>Stopped.</i></span>')
 
     # -- building blocks --------------------------------------------------------------------------
 
@@ -264,67 +381,79 @@ class ChatView(QTextBrowser):
         return cursor
 
     def _new_block(self, cursor: QTextCursor, fmt: QTextBlockFormat | None = None) -> None:
-        if cursor.position() == 0 and self.document().isEmpty():
+        # An empty block is reused: the document's first, or the one Qt keeps after a frame.
+        if cursor.block().length() == 1 and cursor.atBlockStart():
             cursor.setBlockFormat(fmt or QTextBlockFormat())
             cursor.setCharFormat(QTextCharFormat())
             return
         cursor.insertBlock(fmt or QTextBlockFormat(), QTextCharFormat())
 
-    def _header(self, cursor: QTextCursor, who: str) -> None:
+    def _small(self, *, danger: bool = False) -> QTextCharFormat:
+        fmt = QTextCharFormat()
+        palette = self.palette()
+        fmt.setForeground(theme.danger(palette) if danger else theme.muted(palette))
+        fmt.setFontPointSize(max(7.0, QFont().pointSizeF() * 0.85))
+        return fmt
+
+    def _link(self, base: QTextCharFormat, href: str) -> QTextCharFormat:
+        fmt = QTextCharFormat(base)
+        fmt.setAnchor(True)
+        fmt.setAnchorHref(href)
+        fmt.setForeground(self.palette().color(QPalette.ColorRole.Link))
+        return fmt
+
+    def _header(
+        self, cursor: QTextCursor, who: str, message_id: str, siblings: list[Message]
+    ) -> None:
         fmt = QTextBlockFormat()
         fmt.setTopMargin(14)
         self._new_block(cursor, fmt)
         char = QTextCharFormat()
         char.setFontWeight(QFont.Weight.Bold)
-        char.setForeground(self.palette().color(QPalette.ColorRole.Highlight))
+        char.setForeground(theme.accent(self.palette()))
         cursor.insertText(who, char)
+        if len(siblings) < 2:
+            return
+        ids = [m.id for m in siblings]
+        index = ids.index(message_id)
+        small = self._small()
+        cursor.insertText("   ", small)
+        previous = f"branch:{ids[index - 1]}" if index > 0 else None
+        following = f"branch:{ids[index + 1]}" if index + 1 < len(ids) else None
+        cursor.insertText("<", self._link(small, previous) if previous else small)
+        cursor.insertText(f" {index + 1}/{len(ids)} ", small)
+        cursor.insertText(">", self._link(small, following) if following else small)
 
-    def _user_block(self, cursor: QTextCursor, text: str) -> None:
-        self._header(cursor, "You")
+    def _user_text(self, cursor: QTextCursor, text: str) -> None:
         frame = QTextFrameFormat()
         frame.setBackground(self.palette().color(QPalette.ColorRole.AlternateBase))
         frame.setPadding(8)
         frame.setTopMargin(4)
         frame.setBorder(0)
-        cursor.insertFrame(frame)
+        inserted = cursor.insertFrame(frame)
         cursor.insertText(text, QTextCharFormat())
-        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.setPosition(inserted.lastPosition() + 1)  # the block after the frame
 
-    def _markdown(self, cursor: QTextCursor, text: str) -> None:
-        self._new_block(cursor)
-        self._insert_markdown(cursor, text)
+    def _actions(self, cursor: QTextCursor, actions: list[tuple[str, str]]) -> None:
+        fmt = QTextBlockFormat()
+        fmt.setTopMargin(2)
+        self._new_block(cursor, fmt)
+        small = self._small()
+        for index, (label, href) in enumerate(actions):
+            if index:
+                cursor.insertText("  ·  ", small)
+            cursor.insertText(label, self._link(small, href))
 
-    def _insert_markdown(self, cursor: QTextCursor, text: str) -> None:
-        """Insert Markdown laid out in a scratch document, where its structure is whole: code
-        blocks get a background, headings some air and table cells one top line."""
-        scratch = self._scratch
-        scratch.setMarkdown(text)
-        code_bg = self.palette().color(QPalette.ColorRole.AlternateBase)
-        block = scratch.begin()
-        while block.isValid():
-            here = QTextCursor(block)
-            fmt = block.blockFormat()
-            if fmt.hasProperty(QTextFormat.Property.BlockCodeFence):
-                fmt.setBackground(code_bg)
-                fmt.setLeftMargin(8)
-            elif fmt.headingLevel():
-                fmt.setTopMargin(10)
-                fmt.setBottomMargin(4)
-            elif (table := here.currentTable()) is not None:
-                if not block.text() and _same_cell(table, block, block.next()):
-                    here.deleteChar()  # Qt starts the first cell with an empty line after code
-                    block = here.block()  # now holding the cell's text
-                    continue
-                fmt.setTopMargin(0)  # and gives it the paragraph's top margin
-                if table.cellAt(block.position()).row() == 0:  # and may not make it bold
-                    here.movePosition(
-                        QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor
-                    )
-                    here.mergeCharFormat(_BOLD)
-            here.setBlockFormat(fmt)
-            block = block.next()
-        cursor.setBlockFormat(scratch.begin().blockFormat())  # the fragment's first block merges
-        cursor.insertFragment(QTextDocumentFragment(scratch))
+    def _marker(self, cursor: QTextCursor, text: str, *, retry: bool = False) -> None:
+        fmt = QTextBlockFormat()
+        fmt.setTopMargin(4)
+        self._new_block(cursor, fmt)
+        style = self._small(danger=text.startswith(ERROR_MARK))
+        style.setFontItalic(not text.startswith(ERROR_MARK))
+        cursor.insertText(text, style)
+        if retry:
+            cursor.insertText("  ", style)
+            cursor.insertText("Retry", self._link(self._small(), "action:retry"))
 
     def _tool_line(
         self,
@@ -335,35 +464,31 @@ class ChatView(QTextBrowser):
         result: str | None,
         *,
         ok: bool,
-        first: bool = True,
     ) -> None:
         fmt = QTextBlockFormat()
         fmt.setTopMargin(2)
         fmt.setBottomMargin(2)
-        if first:
-            self._new_block(cursor, fmt)
-        else:
-            cursor.setBlockFormat(fmt)
-        muted = self._muted()
+        self._new_block(cursor, fmt)
+        small = self._small()
         expanded = call_id in self._expanded
-        marker = "▾" if expanded else "▸"
-        status = "…" if result is None else ("✓" if ok else "✗")
-        args = _compact_json(arguments)
-        line = (
-            f'<span style="color:{muted}; font-size:small">'
-            f'<a href="tool:{html.escape(call_id)}" style="text-decoration:none">{marker}</a> '
-            f"{status} <b>{html.escape(name)}</b>({html.escape(_short(args, SUMMARY_CHARS))})"
-        )
-        if result is not None and not expanded:
-            line += f" → {html.escape(_short(result, SUMMARY_CHARS))}"
-        line += "</span>"
-        cursor.insertHtml(line)
+        summary = summarize(name, arguments, result, ok, self._memory_text)
+        toggle = self._link(small, f"tool:{call_id}")
+        toggle.setForeground(small.foreground())  # the whole line opens the details
+        status = "…" if result is None else ("" if ok else " ✗")
+        marker = "▾" if expanded else TOOL_MARK
+        cursor.insertText(f"{marker} {summary.action}{status}", toggle)
+        if summary.memory_text:
+            cursor.insertText(" · ", small)
+            label = f"◆ {summary.memory_text}"
+            if summary.memory_id:
+                cursor.insertText(label, self._link(small, f"memory:{summary.memory_id}"))
+            else:
+                cursor.insertText(label, small)
         if expanded:
-            mono = QTextCharFormat()
+            mono = QTextCharFormat(small)
             mono.setFontFamilies(["monospace"])
             mono.setFontFixedPitch(True)
-            mono.setForeground(QColor(muted))
-            detail = f"arguments: {_pretty_json(arguments)}"
+            detail = f"{name}\narguments: {_pretty_json(arguments)}"
             if result is not None:
                 detail += f"\nresult: {result}"
             self._new_block(cursor)
@@ -373,31 +498,57 @@ class ChatView(QTextBrowser):
         fmt = QTextBlockFormat()
         fmt.setTopMargin(6)
         self._new_block(cursor, fmt)
-        chip_bg = self.palette().color(QPalette.ColorRole.AlternateBase).name()
-        chips = []
-        for memory_id in memory_ids:
+        small = self._small()
+        cursor.insertText("Memories used: ", small)
+        chip = QTextCharFormat(small)
+        chip.setBackground(self.palette().color(QPalette.ColorRole.AlternateBase))
+        for index, memory_id in enumerate(memory_ids):
             text = self._memory_text(memory_id)
             label = "forgotten memory" if text is None else _short(text, CHIP_CHARS)
-            chips.append(
-                f'<a href="memory:{html.escape(memory_id)}" '
-                f'style="text-decoration:none; background-color:{chip_bg}">'
-                f"&nbsp;◆ {html.escape(label)}&nbsp;</a>"
+            if index:
+                cursor.insertText("  ", small)
+            cursor.insertText(f" ◆ {label} ", self._link(chip, f"memory:{memory_id}"))
+
+    # -- copying ---------------------------------------------------------------------------------
+
+    def copy_message(self, message_id: str, *, markdown: bool = True) -> None:
+        """Put a message on the clipboard, as Markdown or as plain text."""
+        text = self._texts.get(self._aliases.get(message_id, message_id))
+        if text is None:
+            return
+        QGuiApplication.clipboard().setText(text if markdown else plain_text(text))
+        self.copied.emit("Message copied" if markdown else "Message copied as text")
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802
+        """The standard menu, plus the actions of the message under the mouse."""
+        menu = self.createStandardContextMenu(event.pos())
+        message_id = self.message_at(self.cursorForPosition(event.pos()).position())
+        conversation = self._conversation
+        if message_id is not None and conversation is not None:
+            message = next((m for m in conversation.messages if m.id == message_id), None)
+            menu.addSeparator()
+            menu.addAction("Copy message", lambda: self.copy_message(message_id))
+            menu.addAction(
+                "Copy message as text", lambda: self.copy_message(message_id, markdown=False)
             )
-        cursor.insertHtml(
-            f'<span style="font-size:small; color:{self._muted()}">Memories used: </span>'
-            + "&nbsp; ".join(chips)
-        )
+            if message is not None and not self._streaming:
+                if message.role == "user":
+                    menu.addAction(
+                        "Edit and resend…",
+                        lambda: self.edit_requested.emit(message.id, message.content),
+                    )
+                elif message.parent_id is not None:
+                    parent = message.parent_id
+                    menu.addAction("Regenerate", lambda: self.regenerate_requested.emit(parent))
+        menu.exec(event.globalPos())
 
-    def _cut_off_line(self, cursor: QTextCursor) -> None:
-        """The mark under a reply that stopped at the length limit."""
-        self._new_block(cursor)
-        cursor.insertHtml(
-            f'<span style="color:{self._muted()}"><i>✂ Cut off: the reply reached its length '
-            "limit (Settings &gt; Reply length).</i></span>"
-        )
-
-    def _muted(self) -> str:
-        return self.palette().color(QPalette.ColorRole.PlaceholderText).name()
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        """A new palette (theme): render the conversation again in its colours."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and not self._streaming:
+            position = self.verticalScrollBar().value()
+            self.show_conversation(self._conversation)
+            self.verticalScrollBar().setValue(position)
 
     # -- scrolling and links ----------------------------------------------------------------------
 
@@ -413,20 +564,30 @@ class ChatView(QTextBrowser):
         kind, _, value = url.toString().partition(":")
         if kind == "memory":
             self.memory_clicked.emit(value)
+        elif kind == "copy":
+            self.copy_message(value)
+        elif kind == "copytext":
+            self.copy_message(value, markdown=False)
+        elif kind == CODE_LINK and value.isdigit() and int(value) < len(self._renderer.code):
+            QGuiApplication.clipboard().setText(self._renderer.code[int(value)])
+            self.copied.emit("Code copied")
+        elif self._streaming:
+            return  # the rest changes the conversation, which waits for the reply
         elif kind == "action" and value == "retry":
             self.retry_requested.emit()
-        elif kind == "tool" and not self._streaming and self._conversation is not None:
+        elif kind == "regenerate":
+            self.regenerate_requested.emit(value)
+        elif kind == "edit":
+            message_id = self._aliases.get(value, value)
+            if message_id in self._texts and not message_id.startswith("unsaved"):
+                self.edit_requested.emit(message_id, self._texts[message_id])
+        elif kind == "branch":
+            self.branch_requested.emit(value)
+        elif kind == "tool" and self._conversation is not None:
             self._expanded.symmetric_difference_update({value})
             position = self.verticalScrollBar().value()
             self.show_conversation(self._load(self._conversation.id))
             self.verticalScrollBar().setValue(position)
-
-
-def _compact_json(arguments: str) -> str:
-    try:
-        return json.dumps(json.loads(arguments), ensure_ascii=False, separators=(", ", ": "))
-    except ValueError:
-        return arguments
 
 
 def _pretty_json(arguments: str) -> str:

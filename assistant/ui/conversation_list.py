@@ -1,4 +1,5 @@
-"""The conversation list: newest first, filter by title, new / temporary / rename / delete."""
+"""The conversation list: newest first, filtered by title and content, new / temporary chat,
+rename / delete."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QSortFilterProxyModel,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import QAction, QFont, QKeySequence
@@ -28,11 +30,16 @@ from PySide6.QtWidgets import (
 )
 
 from assistant.memory.conversations import ConversationInfo, ConversationStore
+from assistant.ui.wording import count
 
 IdRole = Qt.ItemDataRole.UserRole + 1
+EmptyRole = Qt.ItemDataRole.UserRole + 2
+TemporaryRole = Qt.ItemDataRole.UserRole + 3
 Index = QModelIndex | QPersistentModelIndex
 # Imports that carry no time at all are dated in 1970, in file order.
 UNDATED_BEFORE_YEAR = 1971
+FILTER_DELAY_MS = 150
+CONTENT_HITS = 200
 
 
 class ConversationListModel(QAbstractListModel):
@@ -63,7 +70,9 @@ class ConversationListModel(QAbstractListModel):
             return None
         info = self._rows[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return info.title
+            return f"⏱ {info.title}" if info.temporary else info.title
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return f"{info.title} (temporary chat)" if info.temporary else info.title
         if role == Qt.ItemDataRole.ToolTipRole:
             kind = "Conversation"
             if info.temporary:
@@ -71,7 +80,8 @@ class ConversationListModel(QAbstractListModel):
             elif info.do_not_remember:
                 kind = "Imported as not to be remembered"
             return (
-                f"{info.title}\n{kind} · {info.message_count} messages · {_when(info.updated_at)}"
+                f"{info.title}\n{kind} · {count(info.message_count, 'message')} · "
+                f"{_when(info.updated_at)}"
             )
         if role == Qt.ItemDataRole.FontRole and (info.temporary or info.do_not_remember):
             font = QFont()
@@ -79,6 +89,10 @@ class ConversationListModel(QAbstractListModel):
             return font
         if role == IdRole:
             return info.id
+        if role == EmptyRole:
+            return info.message_count == 0
+        if role == TemporaryRole:
+            return info.temporary
         return None
 
     def row_of(self, conversation_id: str) -> int:
@@ -86,8 +100,30 @@ class ConversationListModel(QAbstractListModel):
         return next((i for i, r in enumerate(self._rows) if r.id == conversation_id), -1)
 
 
+class _TitleOrContentFilter(QSortFilterProxyModel):
+    """Keeps rows whose title has the text, or whose messages matched a search for it."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.text = ""
+        self.content_hits: dict[str, str] = {}  # conversation id -> its best matching message
+
+    def set_filter(self, text: str, content_hits: dict[str, str]) -> None:
+        """Filter by `text`, also keeping the conversations in `content_hits`."""
+        self.text = text.strip().casefold()
+        self.content_hits = content_hits
+        self.invalidate()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:  # noqa: N802
+        if not self.text:
+            return True
+        index = self.sourceModel().index(source_row, 0, source_parent)
+        title = str(index.data(Qt.ItemDataRole.AccessibleTextRole) or "")
+        return self.text in title.casefold() or index.data(IdRole) in self.content_hits
+
+
 class ConversationPane(QWidget):
-    """The left pane: New, a temporary toggle, a filter and the list."""
+    """The left pane: New chat, Temporary chat, a filter and the list."""
 
     selected = Signal(object)  # conversation id, or None
 
@@ -95,28 +131,35 @@ class ConversationPane(QWidget):
         super().__init__(parent)
         self._store = store
         self.model = ConversationListModel(store)
-        self._proxy = QSortFilterProxyModel(self)
+        self._proxy = _TitleOrContentFilter(self)
         self._proxy.setSourceModel(self.model)
-        self._proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
 
-        self.new_button = QPushButton("New conversation", self)
+        self.new_button = QPushButton("New chat", self)
         self.new_button.setObjectName("newConversationButton")
         self.new_button.setToolTip("Start a new conversation (Ctrl+N)")
-        self.new_button.clicked.connect(self.new_conversation)
+        self.new_button.setAccessibleDescription("Start a new conversation")
+        self.new_button.clicked.connect(self._on_new)
         self.temporary = QToolButton(self)
-        self.temporary.setObjectName("temporaryChatToggle")
-        self.temporary.setText("Temporary")
-        self.temporary.setCheckable(True)
+        self.temporary.setObjectName("temporaryChatButton")
+        self.temporary.setText("Temporary chat")
         self.temporary.setToolTip(
-            "New conversations are temporary: they neither use nor add long-term memories"
+            "Start a temporary chat (Ctrl+Shift+N): it neither uses nor adds long-term "
+            "memories, and is deleted when you leave it"
         )
+        self.temporary.setAccessibleDescription("Start a temporary chat that is not remembered")
+        self.temporary.clicked.connect(self._on_new_temporary)
         self.filter = QLineEdit(self)
         self.filter.setObjectName("conversationFilter")
-        self.filter.setPlaceholderText("Filter conversations")
+        self.filter.setAccessibleName("Filter conversations")
+        self.filter.setPlaceholderText("Filter by title or content")
         self.filter.setClearButtonEnabled(True)
-        self.filter.textChanged.connect(self._proxy.setFilterFixedString)
+        self._filter_delay = QTimer(self, singleShot=True, interval=FILTER_DELAY_MS)
+        self._filter_delay.timeout.connect(self.apply_filter)
+        self.filter.textChanged.connect(lambda _text: self._filter_delay.start())
         self.view = QListView(self)
         self.view.setObjectName("conversationList")
+        self.view.setAccessibleName("Conversations")
+        self.view.setAccessibleDescription("Your conversations, the most recent first")
         self.view.setModel(self._proxy)
         self.view.setUniformItemSizes(True)
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -160,6 +203,7 @@ class ConversationPane(QWidget):
         proxy_index = self._proxy.mapFromSource(self.model.index(row))
         if not proxy_index.isValid():
             self.filter.clear()
+            self.apply_filter()
             proxy_index = self._proxy.mapFromSource(self.model.index(row))
         self.view.setCurrentIndex(proxy_index)
 
@@ -174,12 +218,47 @@ class ConversationPane(QWidget):
                 self.view.setCurrentIndex(self._proxy.mapFromSource(self.model.index(row)))
         self.view.selectionModel().blockSignals(False)
 
-    def new_conversation(self) -> str:
-        """Create a conversation (temporary if the toggle is on) and select it."""
-        info = self._store.create(temporary=self.temporary.isChecked())
+    def new_conversation(self, temporary: bool = False) -> str:
+        """Select an empty conversation of that kind, made if there is none; returns its id."""
+        for row in range(self.model.rowCount()):
+            index = self.model.index(row)
+            if index.data(EmptyRole) and index.data(TemporaryRole) == temporary:
+                cid = str(index.data(IdRole))
+                if self._store.exists(cid) and not self._store.load(cid).messages:
+                    self.select(cid)
+                    return cid
+        info = self._store.create(temporary=temporary)
         self.model.refresh()
         self.select(info.id)
         return info.id
+
+    def select_next(self, step: int) -> None:
+        """Select the conversation `step` rows below (negative: above) the current one."""
+        rows = self._proxy.rowCount()
+        if rows == 0:
+            return
+        current = self.view.currentIndex().row()
+        row = (current + step) % rows if current >= 0 else 0
+        self.view.setCurrentIndex(self._proxy.index(row, 0))
+
+    def apply_filter(self) -> None:
+        """Filter the list by the typed text now: titles, and message content."""
+        self._filter_delay.stop()
+        text = self.filter.text()
+        hits: dict[str, str] = {}
+        for hit in self._store.search(text, k=CONTENT_HITS) if text.strip() else []:
+            hits.setdefault(hit.conversation_id, hit.message_id)  # the best hit comes first
+        self._proxy.set_filter(text, hits)
+
+    def content_hit(self, conversation_id: str) -> str | None:
+        """The message that made the filter keep this conversation, if its text did."""
+        return self._proxy.content_hits.get(conversation_id) if self._proxy.text else None
+
+    def _on_new(self) -> None:
+        self.new_conversation()
+
+    def _on_new_temporary(self) -> None:
+        self.new_conversation(temporary=True)
 
     def rename_current(self) -> None:
         """Ask for a new title of the selected conversation."""

@@ -3,25 +3,25 @@
 The window opens in two steps so that it shows at once: first the frame (menus, splitter,
 input, status bar: Qt and the settings only), then, once the workspace is open (off the GUI
 thread: numpy, the stores, the keyring), the panes. So the modules behind the panes are
-imported where the panes are built, not at the top of this one.
+imported where the panes are built, not at the top of this one. The menus, the status bar and
+the input box are modules of their own; this one wires them to the panes and the worker.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QThread, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence
+from PySide6.QtCore import QByteArray, QRect, QThread, QThreadPool, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QPalette, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
     QMainWindow,
     QMessageBox,
-    QPlainTextEdit,
-    QProgressBar,
     QPushButton,
     QSplitter,
     QStackedWidget,
@@ -33,11 +33,18 @@ from assistant import APP_NAME, __version__
 from assistant.errors import AssistantError
 from assistant.paths import settings_file
 from assistant.settings import read_ui_state
+from assistant.ui import theme, window_geometry
+from assistant.ui.chat_input import Composer
 from assistant.ui.import_drop import ImportDropFilter
+from assistant.ui.main_menu import MainMenu
 from assistant.ui.shutdown import release_when_finished, stop_thread
+from assistant.ui.side_panes import SidePane, SidePanes
+from assistant.ui.status_bar import PROVIDER_NAMES, StatusBar
+from assistant.ui.wording import count
 
 if TYPE_CHECKING:
     from assistant.agent.events import AgentEvent
+    from assistant.memory.conversations import Conversation
     from assistant.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -47,8 +54,18 @@ LIST_REFRESH_MS = 250
 TEXT_FLUSH_MS = 30
 NOTICE_MS = 15000  # how long a notice stays in the status bar
 PAINT_FIRST_MS = 15  # the frame paints before the loader thread competes for the interpreter
-LIST_MIN_WIDTH = 220  # fits the "New conversation" and "Temporary" buttons
+LIST_MIN_WIDTH = 200  # fits the "New chat" and "Temporary chat" buttons
 SIDEBAR_MIN_WIDTH = 260
+CHAT_MIN_WIDTH = 320
+MIN_WIDTH = 640
+MIN_HEIGHT = 420
+# Below these window widths a pane folds away by itself (and comes back when there is room).
+MEMORY_PANE_FOLDS_BELOW = 1000
+LIST_PANE_FOLDS_BELOW = 760
+TEMPORARY_NOTICE = (
+    "Temporary chat: it does not use or add to your long-term memory, and it is deleted "
+    "when you leave it or quit."
+)
 
 WELCOME = f"""
 <h2>Welcome to {APP_NAME}</h2>
@@ -62,25 +79,6 @@ long-term memory you can browse, search, pin, edit and forget in the panel on th
 </ul>
 <p>Your memories can be browsed without a connection.</p>
 """
-
-
-class ChatInput(QPlainTextEdit):
-    """Multi-line input: Enter sends, Shift+Enter starts a new line, Esc stops the reply."""
-
-    send = Signal()
-    stop = Signal()
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
-        # Imported here: the Qt namespace takes 40 ms to load, and the frame shows without it.
-        from PySide6.QtCore import Qt
-
-        shift = event.modifiers() & Qt.KeyboardModifier.ShiftModifier
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not shift:
-            self.send.emit()
-        elif event.key() == Qt.Key.Key_Escape:
-            self.stop.emit()
-        else:
-            super().keyPressEvent(event)
 
 
 class WorkspaceLoader(QThread):
@@ -134,6 +132,7 @@ class MainWindow(QMainWindow):
     open_failed = Signal(str)
     workspace: Workspace  # set by `attach`; nothing that uses it can be reached before
     _submit = Signal(str, str)
+    _edit = Signal(str, str, str)
     _retry = Signal(str)
     _embed = Signal()
     _maintain = Signal()
@@ -141,29 +140,45 @@ class MainWindow(QMainWindow):
     def __init__(self, workspace: Workspace | None = None) -> None:
         super().__init__()
         self.setWindowTitle(APP_NAME)
-        self.setMinimumSize(880, 540)
-        self.resize(1280, 800)
+        self.setMinimumSize(MIN_WIDTH, MIN_HEIGHT)
         self._busy = False
+        self._busy_with: str | None = None  # the conversation being answered
         self._attached = False  # the workspace is ours to close
         self._ready = False  # and every pane is built on it
         self._closed = False
         self._loader: WorkspaceLoader | None = None
         self._current: str | None = None
+        self._leave_later: set[str] = set()  # to delete once its reply has ended
+        self._placed = False  # kept on the screen once shown (the frame's size is known then)
         self._pending_text: list[str] = []
         self._flush_text = QTimer(self, singleShot=True, interval=TEXT_FLUSH_MS)
         self._flush_text.timeout.connect(self._show_pending_text)
 
         self.splitter = QSplitter()  # horizontal; the Qt namespace (40 ms) is not needed yet
+        self.splitter.setObjectName("paneSplitter")
         self.splitter.setChildrenCollapsible(False)
         self.splitter.addWidget(_placeholder("Loading conversations…", LIST_MIN_WIDTH, self))
         self.splitter.addWidget(self._build_chat())
         self.splitter.addWidget(_placeholder("Loading memories…", SIDEBAR_MIN_WIDTH, self))
         self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([250, 690, 340])
+        self.splitter.setSizes([240, 700, 340])
         self.setCentralWidget(self.splitter)
-        self._build_menus()
+        self.menu = MainMenu(self)
+        self.action_new = self.menu.new
+        self.action_import = self.menu.import_
+        self.action_export = self.menu.export
+        self.action_settings = self.menu.settings
+        self.action_quit = self.menu.quit
+        self.action_import_folder = self.menu.import_folder
+        self._connect_frame()
         self._import_drop = ImportDropFilter(self, self._import_dropped)
-        self._build_status_bar()
+        self.status = StatusBar(self)
+        self.setStatusBar(self.status)
+        self.provider_label = self.status.provider_label
+        self.connection_label = self.status.connection_label
+        self.memory_label = self.status.memory_label
+        self.progress = self.status.progress
+        self.fit_to_screen()
         self.input.setFocus()
         if workspace is not None:
             self._restore_layout(workspace.settings.ui_state)
@@ -202,12 +217,15 @@ class MainWindow(QMainWindow):
         """Build the panes on `workspace`, start the agent's worker, show the last conversation."""
         from assistant.ui.bridge import StoreBridge
         from assistant.ui.chat_view import ChatView
+        from assistant.ui.code_highlight import warm_up as warm_up_highlighting
         from assistant.ui.conversation_list import ConversationPane
+        from assistant.ui.find_bar import FindBar
         from assistant.ui.memory_edit_lines import MemoryEditLines
         from assistant.ui.memory_sidebar import MemorySidebar
 
         self.workspace = workspace
         self._attached = True
+        self._drop_leftovers()
         self.bridge = StoreBridge(workspace, self)
         self.conversations = ConversationPane(workspace.conversations, self)
         self.conversations.setMinimumWidth(LIST_MIN_WIDTH)
@@ -215,6 +233,8 @@ class MainWindow(QMainWindow):
         self.sidebar.setMinimumWidth(SIDEBAR_MIN_WIDTH)
         self.chat = ChatView(self._memory_text, workspace.conversations.load, self.stack)
         self.memory_edits = MemoryEditLines(self.chat, workspace.memory, self)
+        self.find_bar = FindBar(self.chat, self._chat_pane)
+        self._chat_layout.insertWidget(1, self.find_bar)  # above the chat
         self.stack.addWidget(self.chat)
         self.stack.addWidget(self._build_welcome())
         self.stack.removeWidget(self._blank)
@@ -225,14 +245,14 @@ class MainWindow(QMainWindow):
             if placeholder is not None:
                 placeholder.deleteLater()
         self.splitter.restoreState(layout)
+        self.side_panes.apply(self.width())
         self._start_worker(workspace)
+        QThreadPool.globalInstance().start(warm_up_highlighting)
         self._connect()
-        for action in self._workspace_actions:
+        for action in self.menu.workspace_actions:
             action.setEnabled(True)
         # Only now: standard keys load the Qt namespace (40 ms), which the frame does without.
-        self.action_new.setShortcut(QKeySequence.StandardKey.New)
-        self.action_quit.setShortcut(QKeySequence.StandardKey.Quit)
-        self.action_settings.setShortcut(QKeySequence.StandardKey.Preferences)
+        self.menu.install_shortcuts()
         self.send_button.setEnabled(True)
         self.statusBar().clearMessage()
         self._update_status()
@@ -264,39 +284,44 @@ class MainWindow(QMainWindow):
 
     def _build_chat(self) -> QWidget:
         pane = QWidget(self)
+        self._chat_pane = pane
+        pane.setMinimumWidth(CHAT_MIN_WIDTH)
         self.stack = QStackedWidget(pane)
         self._blank = QFrame(pane)  # framed like the chat view, until that is there
         self._blank.setFrameShape(QFrame.Shape.StyledPanel)
         self.stack.addWidget(self._blank)
         self.stack.setCurrentWidget(self._blank)
-
-        self.input = ChatInput(pane)
-        self.input.setObjectName("chatInput")
-        self.input.setPlaceholderText(
-            "Message Assistant — Enter to send, Shift+Enter for a new line"
-        )
-        self.input.setMaximumHeight(120)
-        self.input.setTabChangesFocus(True)
-        # Typing can start at once (it has the focus); Enter sends once the workspace is open.
-        self.send_button = QPushButton("Send", pane)
-        self.send_button.setObjectName("sendButton")
-        self.send_button.setDefault(True)
-        self.send_button.setEnabled(False)
-        self.stop_button = QPushButton("Stop", pane)
-        self.stop_button.setObjectName("stopButton")
-        self.stop_button.setToolTip("Stop the reply (Esc)")
-        self.stop_button.setEnabled(False)
-        buttons = QVBoxLayout()
-        buttons.addWidget(self.send_button)
-        buttons.addWidget(self.stop_button)
-        buttons.addStretch(1)
-        row = QHBoxLayout()
-        row.addWidget(self.input, 1)
-        row.addLayout(buttons)
+        self.temporary_banner = QLabel(TEMPORARY_NOTICE, pane)
+        self.temporary_banner.setObjectName("temporaryBanner")
+        self.temporary_banner.setWordWrap(True)
+        self.temporary_banner.setAccessibleName("Temporary chat")
+        self.temporary_banner.setContentsMargins(8, 4, 8, 4)
+        self.temporary_banner.setAutoFillBackground(True)
+        self.temporary_banner.setBackgroundRole(QPalette.ColorRole.ToolTipBase)
+        self.temporary_banner.setForegroundRole(QPalette.ColorRole.ToolTipText)
+        self.temporary_banner.hide()
+        self.composer = Composer(pane)
+        self.input = self.composer.input
+        self.send_button = self.composer.send_button
+        self.stop_button = self.composer.stop_button
+        pane_buttons = QHBoxLayout()
+        pane_buttons.setContentsMargins(0, 0, 0, 0)
+        self.list_toggle = _pane_button("☰", "Show or hide the conversations (Ctrl+Shift+L)", pane)
+        self.list_toggle.setObjectName("conversationsPaneButton")
+        self.list_toggle.setAccessibleName("Conversations pane")
+        self.memory_toggle = _pane_button("◆", "Show or hide the memory (Ctrl+Shift+M)", pane)
+        self.memory_toggle.setObjectName("memoryPaneButton")
+        self.memory_toggle.setAccessibleName("Memory pane")
+        pane_buttons.addWidget(self.list_toggle)
+        pane_buttons.addWidget(self.temporary_banner, 1)
+        pane_buttons.addStretch(0)  # takes the room while there is no banner
+        pane_buttons.addWidget(self.memory_toggle)
         layout = QVBoxLayout(pane)
-        layout.setContentsMargins(4, 8, 4, 8)
+        layout.setContentsMargins(4, 4, 4, 8)
+        layout.addLayout(pane_buttons)
         layout.addWidget(self.stack, 1)
-        layout.addLayout(row)
+        layout.addWidget(self.composer)
+        self._chat_layout = layout
         return pane
 
     def _build_welcome(self) -> QWidget:
@@ -317,70 +342,30 @@ class MainWindow(QMainWindow):
         layout.addStretch(1)
         return self.welcome
 
-    def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        self.action_new = QAction("&New conversation", self)
-        self.action_new.triggered.connect(self._new_conversation)
-        self.action_import = QAction("&Import…", self)
-        self.action_import.setObjectName("actionImport")
-        self.action_import.triggered.connect(self._import)
-        self.action_import_folder = QAction("Import &Folder…", self)
-        self.action_import_folder.setObjectName("actionImportFolder")
-        self.action_import_folder.setToolTip("Import an unpacked ChatGPT or Claude export")
-        self.action_import_folder.triggered.connect(self._import_folder)
-        self.action_export = QAction("&Export…", self)
-        self.action_export.setObjectName("actionExport")
-        self.action_export.triggered.connect(self._export)
-        self.action_quit = QAction("&Quit", self)
-        self.action_quit.triggered.connect(self.close)
-        file_menu.addActions(
-            [self.action_new, self.action_import, self.action_import_folder, self.action_export]
+    def _connect_frame(self) -> None:
+        """What works before the workspace is open: quitting, panes, themes, help."""
+        menu = self.menu
+        menu.quit.triggered.connect(self.close)
+        menu.about.triggered.connect(self._about)
+        menu.shortcuts.triggered.connect(self._show_shortcuts)
+        menu.focus_input.triggered.connect(self.input.setFocus)
+        self.side_panes = SidePanes(
+            self.splitter,
+            [
+                SidePane(
+                    0,
+                    menu.show_conversations,
+                    self.list_toggle,
+                    LIST_PANE_FOLDS_BELOW,
+                    "conversations_pane",
+                ),
+                SidePane(
+                    2, menu.show_memory, self.memory_toggle, MEMORY_PANE_FOLDS_BELOW, "memory_pane"
+                ),
+            ],
         )
-        file_menu.addSeparator()
-        file_menu.addAction(self.action_quit)
-        edit_menu = self.menuBar().addMenu("&Edit")
-        self.action_settings = QAction("&Settings…", self)
-        self.action_settings.setObjectName("actionSettings")
-        self.action_settings.triggered.connect(self.open_settings)
-        edit_menu.addAction(self.action_settings)
-        help_menu = self.menuBar().addMenu("&Help")
-        about = QAction(f"&About {APP_NAME}", self)
-        about.triggered.connect(self._about)
-        help_menu.addAction(about)
-        self._workspace_actions = [
-            self.action_new,
-            self.action_import,
-            self.action_import_folder,
-            self.action_export,
-            self.action_settings,
-        ]
-        for action in self._workspace_actions:
-            action.setEnabled(False)
-
-    def _build_status_bar(self) -> None:
-        bar = self.statusBar()
-        self.provider_label = QLabel(self)
-        self.provider_label.setObjectName("providerStatus")
-        self.connection_label = QLabel(self)
-        self.connection_label.setObjectName("connectionStatus")
-        self.memory_label = QLabel(self)
-        self.memory_label.setObjectName("memoryStatus")
-        self.progress = QProgressBar(self)
-        self.progress.setObjectName("backgroundProgress")
-        self.progress.setMaximumWidth(180)
-        self.progress.setTextVisible(False)
-        self.progress.hide()
-        self.progress_label = QLabel(self)
-        self.progress_label.hide()
-        for widget in (
-            self.progress_label,
-            self.progress,
-            self.memory_label,
-            self.connection_label,
-            self.provider_label,
-        ):
-            widget.setContentsMargins(8, 0, 8, 0)
-            bar.addPermanentWidget(widget)
+        menu.themes.triggered.connect(lambda action: self.set_theme(str(action.data())))
+        self.composer.cancel_edit_button.clicked.connect(self.input.setFocus)
 
     def _start_worker(self, workspace: Workspace) -> None:
         from assistant.ui.worker import AgentWorker
@@ -390,24 +375,42 @@ class MainWindow(QMainWindow):
         self.worker = AgentWorker(workspace)
         self.worker.moveToThread(self.thread_)
         self._submit.connect(self.worker.submit)
+        self._edit.connect(self.worker.edit)
         self._retry.connect(self.worker.retry)
         self._embed.connect(self.worker.embed_missing)
         self._maintain.connect(self.worker.maintain)
         self.worker.agent_event.connect(self._on_agent_event)
         self.worker.busy_changed.connect(self._set_busy)
+        self.worker.upkeep_changed.connect(self.status.set_upkeep)
         self.worker.progress.connect(self._on_progress)
         self.thread_.start()
         self._maintain.emit()
 
     def _connect(self) -> None:
+        menu = self.menu
+        menu.new.triggered.connect(self._on_new)
+        menu.new_temporary.triggered.connect(self._on_new_temporary)
+        menu.import_.triggered.connect(self._import)
+        menu.import_folder.triggered.connect(self._import_folder)
+        menu.export.triggered.connect(self._export)
+        menu.settings.triggered.connect(self.open_settings)
+        menu.find.triggered.connect(self.find_bar.open_bar)
+        menu.search.triggered.connect(self.search_conversations)
+        menu.stop.triggered.connect(self.stop)
+        menu.next_conversation.triggered.connect(lambda: self.conversations.select_next(1))
+        menu.previous_conversation.triggered.connect(lambda: self.conversations.select_next(-1))
         self.conversations.selected.connect(self._show_conversation)
         self.send_button.clicked.connect(self.send)
         self.input.send.connect(self.send)
         self.stop_button.clicked.connect(self.stop)
-        self.input.stop.connect(self.stop)
+        self.input.stop.connect(self._on_escape)
         self.chat.retry_requested.connect(self.retry)
+        self.chat.regenerate_requested.connect(self.regenerate)
+        self.chat.edit_requested.connect(self._begin_edit)
+        self.chat.branch_requested.connect(self._show_branch)
+        self.chat.copied.connect(lambda what: self.statusBar().showMessage(what, 3000))
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
-        self.sidebar.source_requested.connect(self._show_source)
+        self.sidebar.source_requested.connect(self.show_message)
         # Coalesce: a turn saves several messages, the list needs one refresh.
         self._refresh_list = QTimer(self, singleShot=True, interval=LIST_REFRESH_MS)
         self._refresh_list.timeout.connect(self.conversations.refresh)
@@ -421,23 +424,98 @@ class MainWindow(QMainWindow):
         listing = self.workspace.conversations.list()
         return listing[0].id if listing else None
 
-    def _new_conversation(self) -> None:
-        self.conversations.new_conversation()
+    def _drop_leftovers(self) -> None:
+        """Delete the empty and temporary conversations an earlier run left behind."""
+        store = self.workspace.conversations
+        for info in store.list():
+            if info.temporary or info.message_count == 0:
+                self._delete_quietly(info.id)
+
+    def new_conversation(self, temporary: bool = False) -> str:
+        """Open an empty conversation (reusing one if there is one) and focus the input."""
+        cid = self.conversations.new_conversation(temporary=temporary)
         self.input.setFocus()
+        return cid
+
+    def _on_new(self) -> None:
+        self.new_conversation()
+
+    def _on_new_temporary(self) -> None:
+        self.new_conversation(temporary=True)
 
     def _show_conversation(self, conversation_id: str | None) -> None:
+        previous = self._current
         self._current = conversation_id
         self._pending_text.clear()
+        self.composer.end_edit()
+        if previous is not None and previous != conversation_id:
+            self._leave(previous)
         conversation = (
             None if conversation_id is None else self.workspace.conversations.load(conversation_id)
         )
-        self.chat.show_conversation(conversation)
+        answering = self._is_answering(conversation_id)
+        self.chat.show_conversation(conversation, replying=answering)
+        if answering:  # back to the conversation being answered: the rest streams in below
+            self.chat.start_reply(resumed=True)
+        self.temporary_banner.setVisible(conversation is not None and conversation.temporary)
         self.sidebar.set_conversation(conversation_id)
         self._show_welcome_if_needed()
+        hit = None if conversation_id is None else self.conversations.content_hit(conversation_id)
+        if hit is not None:  # found by what was said in it: open it there
+            self.chat.scroll_to_message(hit)
 
-    def _show_source(self, conversation_id: str, message_id: str) -> None:
+    def _is_answering(self, conversation_id: str | None) -> bool:
+        return self._busy and conversation_id is not None and conversation_id == self._busy_with
+
+    def _leave(self, conversation_id: str) -> None:
+        """Leaving a conversation: a temporary or empty one is deleted (after its reply)."""
+        store = self.workspace.conversations
+        if not store.exists(conversation_id):
+            return
+        conversation = store.load(conversation_id)
+        if not (conversation.temporary or not conversation.messages):
+            return
+        if self._is_answering(conversation_id):
+            self._leave_later.add(conversation_id)
+            return
+        self._delete_quietly(conversation_id)
+        self._refresh_list.start()
+
+    def _delete_quietly(self, conversation_id: str) -> None:
+        try:
+            self.workspace.conversations.delete(conversation_id)
+        except AssistantError as exc:  # gone already, or the disk refuses: nothing to lose
+            log.info("Could not delete conversation %s: %s", conversation_id, exc)
+
+    def show_message(self, conversation_id: str, message_id: str) -> None:
+        """Open a conversation at a message (on the branch that holds it)."""
         self.conversations.select(conversation_id)
-        self.chat.scroll_to_message(message_id)
+        if self._current != conversation_id or self.chat.scroll_to_message(message_id):
+            return
+        conversation = self.workspace.conversations.load(conversation_id)
+        if any(m.id == message_id for m in conversation.messages) and not self._busy:
+            leaf = conversation.newest_leaf_under(message_id)
+            self.workspace.conversations.set_leaf(conversation_id, leaf)
+            self.chat.show_conversation(self.workspace.conversations.load(conversation_id))
+            self.chat.scroll_to_message(message_id)
+
+    def search_conversations(self) -> None:
+        """Ctrl+K: find a message in any conversation and open it there."""
+        from assistant.ui.chat_search import ChatSearchDialog
+
+        dialog = ChatSearchDialog(self.workspace.conversations, self)
+        dialog.chosen.connect(self.show_message)
+        dialog.exec()
+
+    def _show_branch(self, message_id: str) -> None:
+        """Show the branch through a sibling message (its newest continuation)."""
+        if self._current is None or self._busy:
+            return
+        store = self.workspace.conversations
+        store.set_leaf(self._current, store.load(self._current).newest_leaf_under(message_id))
+        position = self.chat.verticalScrollBar().value()
+        self.chat.show_conversation(store.load(self._current))
+        self.chat.verticalScrollBar().setValue(position)
 
     def _memory_text(self, memory_id: str) -> str | None:
         item = self.workspace.memory.get(memory_id)
@@ -446,7 +524,7 @@ class MainWindow(QMainWindow):
     # -- sending ---------------------------------------------------------------------------------
 
     def send(self) -> None:
-        """Send the input's text; without a configured model, explain how to connect."""
+        """Send the input's text (a new version of a message while editing one)."""
         text = self.input.toPlainText().strip()
         if not text or self._busy:
             return
@@ -456,29 +534,69 @@ class MainWindow(QMainWindow):
             return
         from assistant.memory.conversations import DEFAULT_TITLE
 
-        cid = self._current or self.conversations.new_conversation()
+        cid = self._current or self.new_conversation()
         conversation = self.workspace.conversations.load(cid)
-        if conversation.title == DEFAULT_TITLE and not conversation.messages:
-            self.workspace.conversations.rename(cid, _title_from(text))
-        self.stack.setCurrentWidget(self.chat)
-        self.chat.add_user_message(text)
+        edited = self.composer.editing
+        if edited is not None and any(m.id == edited for m in conversation.messages):
+            parent = next(m.parent_id for m in conversation.messages if m.id == edited)
+            self._start_reply(cid, dataclasses.replace(conversation, leaf_id=parent), text)
+            self._edit.emit(cid, edited, text)
+        else:
+            if conversation.title == DEFAULT_TITLE and not conversation.messages:
+                self.workspace.conversations.rename(cid, _title_from(text))
+            self._start_reply(cid, None, text)
+            self._submit.emit(cid, text)
+        self.composer.end_edit()
         self.input.clear()
-        self._set_busy(True)
-        self._submit.emit(cid, text)
 
     def retry(self) -> None:
-        """Answer the last message of the current conversation again."""
+        """Answer the last message of the current branch again."""
         if self._busy or self._current is None:
             return
-        self.chat.show_conversation(self.workspace.conversations.load(self._current))
-        self.chat.start_reply()
-        self._set_busy(True)
+        branch = self.workspace.conversations.load(self._current).branch()
+        last_user = next((m for m in reversed(branch) if m.role == "user"), None)
+        if last_user is not None:
+            self.regenerate(last_user.id)
+
+    def regenerate(self, user_message_id: str) -> None:
+        """Write a new reply to a user message; the earlier reply stays as a branch."""
+        if self._busy or self._current is None:
+            return
+        conversation = self.workspace.conversations.load(self._current)
+        if all(m.id != user_message_id for m in conversation.messages):
+            return
+        self.workspace.conversations.set_leaf(self._current, user_message_id)
+        self._start_reply(self._current, dataclasses.replace(conversation, leaf_id=user_message_id))
         self._retry.emit(self._current)
 
+    def _start_reply(
+        self, cid: str, shown: Conversation | None, user_text: str | None = None
+    ) -> None:
+        """Show the conversation as it will be answered, then wait for the reply."""
+        self.stack.setCurrentWidget(self.chat)
+        if shown is not None:
+            self.chat.show_conversation(shown, replying=user_text is None)
+        if user_text is not None:
+            self.chat.add_user_message(user_text)
+        else:
+            self.chat.start_reply()
+        self._busy_with = cid
+        self._set_busy(True)
+
+    def _begin_edit(self, message_id: str, text: str) -> None:
+        if not self._busy:
+            self.composer.begin_edit(message_id, text)
+
     def stop(self) -> None:
-        """Cancel the reply being written."""
+        """Cancel the reply being written (memory upkeep goes on)."""
         if self._busy:
             self.worker.cancel()
+
+    def _on_escape(self) -> None:
+        if self._busy:
+            self.stop()
+        elif self.composer.editing is not None:
+            self.composer.end_edit()
 
     def _show_pending_text(self) -> None:
         self._flush_text.stop()
@@ -492,6 +610,13 @@ class MainWindow(QMainWindow):
         self.stop_button.setEnabled(busy)
         if busy:
             self.connection_label.setText("Thinking…")
+            return
+        self._busy_with = None
+        for cid in list(self._leave_later):
+            self._leave_later.discard(cid)
+            if cid != self._current:
+                self._delete_quietly(cid)
+                self._refresh_list.start()
 
     def _show_notice(self, text: str) -> None:
         # Notices often come in twos (a server's first turn): keep the one still showing.
@@ -523,16 +648,17 @@ class MainWindow(QMainWindow):
             self.chat.finish_tool_call(event.call_id, event.result, event.ok)
         elif isinstance(event, events.MemoryEdited):
             self.memory_edits.show(event.edit)
-        elif isinstance(event, events.Finished):
-            self.chat.finish_reply(event.memory_ids, cut_off=event.cut_off)
-            self.connection_label.setText("Connected")
-        elif isinstance(event, events.Failed):
-            self.chat.show_error(event.error)
-            self.connection_label.setText("Connection problem")
-            self.connection_label.setToolTip(event.error)
-        elif isinstance(event, events.Cancelled):
-            self.chat.show_stopped()
-            self.connection_label.setText("Stopped")
+        elif isinstance(event, events.Finished | events.Failed | events.Cancelled):
+            saved = self.workspace.conversations.load(event.conversation_id)
+            error = event.error if isinstance(event, events.Failed) else None
+            self.chat.finish_reply(saved, error)
+            if isinstance(event, events.Finished):
+                self.connection_label.setText("Connected")
+            elif isinstance(event, events.Failed):
+                self.connection_label.setText("Connection problem")
+                self.connection_label.setToolTip(event.error)
+            else:
+                self.connection_label.setText("Stopped")
 
     # -- settings, status ------------------------------------------------------------------------
 
@@ -546,6 +672,15 @@ class MainWindow(QMainWindow):
             self._show_welcome_if_needed()
             self._embed.emit()
 
+    def set_theme(self, name: str) -> None:
+        """Use theme `name` ("system", "light", "dark") now and from the next start."""
+        theme.apply(name)
+        action = self.menu.theme_actions.get(name)
+        if action is not None:
+            action.setChecked(True)
+        if self._attached:
+            self.workspace.settings.ui_state["theme"] = name
+
     def _show_welcome_if_needed(self) -> None:
         empty = (
             self._current is None or not self.workspace.conversations.load(self._current).messages
@@ -556,9 +691,7 @@ class MainWindow(QMainWindow):
     def _update_status(self) -> None:
         settings = self.workspace.settings
         if self.workspace.is_configured():
-            name = {"openai": "OpenAI", "ollama": "Ollama", "lmstudio": "LM Studio"}.get(
-                settings.provider, settings.effective_base_url()
-            )
+            name = PROVIDER_NAMES.get(settings.provider, settings.effective_base_url())
             self.provider_label.setText(f"{name} · {settings.chat_model}")
         else:
             self.provider_label.setText("No model connected")
@@ -570,7 +703,7 @@ class MainWindow(QMainWindow):
             )
             self.memory_label.setToolTip(f"Memory search uses keywords only: {reason}.")
         else:
-            self.memory_label.setText(f"{status.embedded:,} memories")
+            self.memory_label.setText(count(status.embedded, "memory", "memories"))
             self.memory_label.setToolTip(f"Hybrid search with {status.model}")
         if not self.workspace.is_configured():
             self.connection_label.setText("")
@@ -578,16 +711,9 @@ class MainWindow(QMainWindow):
             self.connection_label.setText("Ready")
 
     def _on_progress(self, what: str, done: int, total: int) -> None:
+        self.status.set_progress(what, done, total)
         if total <= 0:
-            self.progress.hide()
-            self.progress_label.hide()
             self._update_status()
-            return
-        self.progress_label.setText(what)
-        self.progress_label.show()
-        self.progress.setMaximum(total)
-        self.progress.setValue(done)
-        self.progress.show()
 
     def _import(self) -> None:
         from assistant.ui.transfer_dialogs import import_file
@@ -629,19 +755,79 @@ class MainWindow(QMainWindow):
             + (f"<p>Your data: {self.workspace.root}</p>" if self._attached else ""),
         )
 
+    def _show_shortcuts(self) -> None:
+        rows = "".join(
+            f"<tr><td>{what}</td><td>&nbsp;&nbsp;<b>{keys}</b></td></tr>"
+            for what, keys in self.menu.shortcut_rows()
+        )
+        box = QMessageBox(self)
+        box.setObjectName("shortcutsDialog")
+        box.setWindowTitle("Keyboard shortcuts")
+        box.setText(f"<table>{rows}</table>")
+        box.exec()
+
     # -- layout and closing ----------------------------------------------------------------------
 
+    def fit_to_screen(self, available: QRect | None = None) -> None:
+        """Size the window for a first run: at most 90 % of the screen's free area, centred."""
+        if available is None:
+            available = self.screen().availableGeometry()
+        self.setGeometry(window_geometry.first_run(available))
+
+    def keep_on_screen(self, available: QRect | None = None) -> None:
+        """Shrink and move the window so that all of it is on the screen's free area."""
+        if available is None:
+            available = self.screen().availableGeometry()
+        frame = self.frameGeometry()
+        inner = self.geometry()
+        extra_w, extra_h = frame.width() - inner.width(), frame.height() - inner.height()
+        fitted = window_geometry.clamp(frame, available)
+        self.resize(
+            max(MIN_WIDTH, fitted.width() - extra_w), max(MIN_HEIGHT, fitted.height() - extra_h)
+        )
+        self.move(fitted.topLeft())
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+        """Once the window has its frame, make sure all of it is on the screen."""
+        super().showEvent(event)
+        if not self._placed:
+            self._placed = True
+            self.keep_on_screen()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        """Fold or unfold the side panes for the new width."""
+        super().resizeEvent(event)
+        if hasattr(self, "side_panes"):  # resized while the frame is being built
+            self.side_panes.fit(event.size().width())
+
     def _restore_layout(self, state: dict[str, str]) -> None:
+        if "theme" in state:
+            self.set_theme(state["theme"])
+        else:
+            self.menu.theme_actions["system"].setChecked(True)
         if "geometry" in state:
             self.restoreGeometry(QByteArray.fromBase64(state["geometry"].encode()))
+            self.keep_on_screen()
         if "splitter" in state:
             self.splitter.restoreState(QByteArray.fromBase64(state["splitter"].encode()))
+        self.side_panes.restore(state)
 
     def _save_layout(self) -> None:
         state = self.workspace.settings.ui_state
         state["geometry"] = bytes(self.saveGeometry().toBase64().data()).decode()
         state["splitter"] = bytes(self.splitter.saveState().toBase64().data()).decode()
+        self.side_panes.save(state)
         self.workspace.settings.save(settings_file(self.workspace.root))
+
+    def _end_session(self) -> None:
+        """On quit: stop the reply and memory upkeep; delete a temporary or empty chat."""
+        self.worker.stop()
+        if self._current is not None:
+            self._leave_later.discard(self._current)
+            self._busy = False
+            self._leave(self._current)
+        for cid in self._leave_later:
+            self._delete_quietly(cid)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         """Stop a running reply (its text is saved) and background work, close the stores.
@@ -652,6 +838,7 @@ class MainWindow(QMainWindow):
         if not self._closed:
             self._closed = True
             if self._ready:
+                self._end_session()
                 try:
                     self._save_layout()
                 except (AssistantError, OSError) as exc:  # quitting still closes the stores
@@ -682,6 +869,18 @@ def _placeholder(text: str, min_width: int, parent: QWidget) -> QLabel:
     label.setEnabled(False)  # drawn in the palette's muted text colour
     label.setMinimumWidth(min_width)
     return label
+
+
+def _pane_button(text: str, tip: str, parent: QWidget) -> QPushButton:
+    """A small checkable button that shows or hides a side pane."""
+    button = QPushButton(text, parent)
+    button.setCheckable(True)
+    button.setChecked(True)
+    button.setToolTip(tip)
+    button.setAccessibleDescription(tip)
+    button.setFlat(True)
+    button.setMaximumWidth(button.fontMetrics().horizontalAdvance(text) + 24)
+    return button
 
 
 def _title_from(text: str) -> str:

@@ -72,6 +72,7 @@ from assistant.ui.bridge import StoreBridge
 from assistant.ui.jobs import Progress, run_job
 from assistant.ui.memory_dialogs import MemoryDialog, MemoryValues
 from assistant.ui.memory_model import ItemRole, MemoryListModel, caption
+from assistant.ui.wording import count, number
 from assistant.workspace import Workspace
 
 SEARCH_DELAY_MS = 200
@@ -441,6 +442,7 @@ class NoticeBar(QFrame):
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.action_button = QToolButton(self)
         self.action_button.setObjectName("memoryNoticeAction")
+        self.action_button.setAccessibleName("Notice action")
         self.action_button.setAutoRaise(True)
         self.action_button.setCursor(Qt.CursorShape.PointingHandCursor)
         self.action_button.clicked.connect(self._on_action)
@@ -449,6 +451,7 @@ class NoticeBar(QFrame):
         close.setAutoRaise(True)
         close.setText("✕")
         close.setToolTip("Dismiss")
+        close.setAccessibleName("Dismiss")
         close.setCursor(Qt.CursorShape.PointingHandCursor)
         close.clicked.connect(self.dismiss)
         layout = QHBoxLayout(self)
@@ -1126,10 +1129,10 @@ class MemorySidebar(QWidget):
     def _update_count(self) -> None:
         n = self.model.rowCount()
         if self.model.is_searching() or self._query:
-            noun = "result" if n == 1 else "results"
+            label = count(n, "result")
         else:
-            noun = "memory" if n == 1 else "memories"
-        self.count_label.setText(f"{n} {noun}" if n else "")
+            label = count(n, "memory", "memories")
+        self.count_label.setText(label if n else "")
         self._fit_bar()
 
     def _fit_bar(self) -> None:
@@ -1225,7 +1228,8 @@ def _keyword_note(status: EmbeddingStatus) -> tuple[str, str]:
         return "", ""
     return (
         "Keyword search only until memories are indexed.",
-        f"{status.embedded} of {status.total} memories have embeddings from {status.model}.",
+        f"{number(status.embedded)} of {count(status.total, 'memory', 'memories')} have "
+        f"embeddings from {status.model}.",
     )
 
 
@@ -1337,7 +1341,7 @@ def conversation_html(summary: str, topics: list[Topic], palette: QPalette) -> s
             f"<p style='margin-top:8px; margin-bottom:2px; font-weight:600'>"
             f"{html.escape(topic.name.capitalize())}"
             f" <span style='color:{c['muted']}; font-weight:normal; font-size:small'>· "
-            f"{len(topic.memory_ids)} {'memory' if len(topic.memory_ids) == 1 else 'memories'}"
+            f"{count(len(topic.memory_ids), 'memory', 'memories')}"
             f"</span></p>"
         )
         if topic.summary:

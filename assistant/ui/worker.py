@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import deque
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
 
-from assistant.agent.cancel import CancelToken
+from assistant.agent.cancel import CancelledError, CancelToken
 from assistant.agent.events import AgentEvent, Failed
 from assistant.errors import AssistantError
 from assistant.workspace import Workspace
+
+if TYPE_CHECKING:
+    from assistant.agent.loop import Upkeep
 
 log = logging.getLogger(__name__)
 
@@ -19,11 +24,14 @@ class AgentWorker(QObject):
     """Runs turns and embedding work off the GUI thread; reports through `agent_event`.
 
     Move it to a QThread and call its slots through queued signals; `cancel()` and `stop()`
-    are the methods the GUI thread calls directly (they only set flags).
+    are the methods the GUI thread calls directly (they only set flags). Memory upkeep after
+    a reply (the curator) runs as a job of the global thread pool, one reply after another,
+    so the next message is answered at once; only `stop()` cancels it.
     """
 
     agent_event = Signal(object)  # an AgentEvent
     busy_changed = Signal(bool)
+    upkeep_changed = Signal(int)  # how many replies' memory upkeep is queued or running
     progress = Signal(str, int, int)  # what, done, total (total 0: finished)
 
     def __init__(self, workspace: Workspace) -> None:
@@ -31,41 +39,53 @@ class AgentWorker(QObject):
         self._workspace = workspace
         self._cancel = CancelToken()
         self._stopping = threading.Event()
+        self._upkeep_cancel = CancelToken()
+        self._upkeep_lock = threading.Lock()
+        self._upkeep_queue: deque[Upkeep] = deque()
+        self._upkeep_running = False
 
     def cancel(self) -> None:
-        """Stop the running turn (safe to call from any thread)."""
+        """Stop the running turn, not memory upkeep (safe to call from any thread)."""
         self._cancel.cancel()
 
     def stop(self) -> None:
         """Stop the running turn and background upkeep for good: the app is closing."""
         self._stopping.set()
         self._cancel.cancel()
+        self._upkeep_cancel.cancel()
 
     @Slot(str, str)
     def submit(self, conversation_id: str, text: str) -> None:
         """Answer `text` in the conversation."""
         self._turn(conversation_id, text)
 
+    @Slot(str, str, str)
+    def edit(self, conversation_id: str, message_id: str, text: str) -> None:
+        """Answer `text` as a new version of a user message (a new branch)."""
+        self._turn(conversation_id, text, message_id)
+
     @Slot(str)
     def retry(self, conversation_id: str) -> None:
-        """Answer the conversation's last user message again."""
+        """Answer the branch's last user message again (a new sibling reply)."""
         self._turn(conversation_id, None)
 
-    def _turn(self, conversation_id: str, text: str | None) -> None:
+    def _turn(self, conversation_id: str, text: str | None, edited: str | None = None) -> None:
         self._cancel = CancelToken()
         if self._stopping.is_set():  # checked after the new token: `stop()` cancels one of them
             return
         self.busy_changed.emit(True)
         try:
             try:
-                agent = self._workspace.agent()
+                agent = self._workspace.agent(upkeep=self._schedule_upkeep)
             except AssistantError as exc:
-                if text is not None:  # keep what the user wrote; Retry answers it later
+                if text is not None and edited is None:  # keep it; Retry answers it later
                     self._workspace.conversations.append(conversation_id, "user", text)
                 self._emit(Failed(conversation_id, str(exc)))
                 return
             if text is None:
                 agent.retry(conversation_id, self._emit, self._cancel)
+            elif edited is not None:
+                agent.edit(conversation_id, edited, text, self._emit, self._cancel)
             else:
                 agent.run(conversation_id, text, self._emit, self._cancel)
         finally:
@@ -73,6 +93,41 @@ class AgentWorker(QObject):
 
     def _emit(self, event: AgentEvent) -> None:
         self.agent_event.emit(event)
+
+    def _schedule_upkeep(self, job: Upkeep) -> None:
+        """Queue memory upkeep; the turn goes on without waiting for it."""
+        with self._upkeep_lock:
+            if self._stopping.is_set():
+                return
+            self._upkeep_queue.append(job)
+            pending = len(self._upkeep_queue) + self._upkeep_running
+            start = not self._upkeep_running
+            self._upkeep_running = True
+        self.upkeep_changed.emit(pending)
+        if start:
+            QThreadPool.globalInstance().start(self._run_upkeep)
+
+    def _run_upkeep(self) -> None:
+        """Run the queued upkeep jobs in order (a thread-pool job: closing waits for it)."""
+        while True:
+            with self._upkeep_lock:
+                if not self._upkeep_queue or self._stopping.is_set():
+                    self._upkeep_queue.clear()
+                    self._upkeep_running = False
+                    pending = 0
+                else:
+                    job = self._upkeep_queue.popleft()
+                    pending = len(self._upkeep_queue) + 1
+            if not pending:
+                self.upkeep_changed.emit(0)
+                return
+            try:
+                job(self._upkeep_cancel)
+            except CancelledError:
+                log.info("Memory upkeep stopped: the app is closing")
+            except Exception:  # a bug must not end upkeep unseen
+                log.exception("Memory upkeep failed")
+            self.upkeep_changed.emit(pending - 1)
 
     @Slot()
     def maintain(self) -> None:

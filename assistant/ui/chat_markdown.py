@@ -1,0 +1,151 @@
+"""Markdown for the chat: laid out in a scratch document, then inserted as one fragment.
+
+In the scratch document the structure is whole: code blocks get a background, Pygments
+colours, a line naming the language with a Copy link, and wrap instead of widening the chat;
+headings get some air and table cells one top line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import (
+    QFont,
+    QPalette,
+    QTextBlock,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextDocumentFragment,
+    QTextFormat,
+    QTextTable,
+)
+
+from assistant.ui import theme
+from assistant.ui.code_highlight import highlight
+
+_BOLD = QTextCharFormat()
+_BOLD.setFontWeight(QFont.Weight.Bold)
+CODE_LINK = "copycode"  # copycode:<n> copies code block n
+
+
+def _same_cell(table: QTextTable, block: QTextBlock, other: QTextBlock) -> bool:
+    """Whether `other` is in the same cell of `table` as `block`."""
+    if not other.isValid():
+        return False
+    a, b = table.cellAt(block.position()), table.cellAt(other.position())
+    return b.isValid() and (a.row(), a.column()) == (b.row(), b.column())
+
+
+def _is_code(block: QTextBlock) -> bool:
+    return block.blockFormat().hasProperty(QTextFormat.Property.BlockCodeFence)
+
+
+def plain_text(markdown: str) -> str:
+    """What a Markdown text reads as without its markup."""
+    document = QTextDocument()
+    document.setMarkdown(markdown)
+    return document.toPlainText()
+
+
+class MarkdownRenderer:
+    """Inserts Markdown at a cursor; remembers the code blocks it offered to copy."""
+
+    def __init__(self, parent: QObject, palette: Callable[[], QPalette]) -> None:
+        self._scratch = QTextDocument(parent)
+        self._palette = palette
+        self.code: list[str] = []  # the text of each copyable code block, by link number
+
+    def clear(self) -> None:
+        """Forget the code blocks (the view was cleared)."""
+        self.code.clear()
+
+    def insert(self, cursor: QTextCursor, text: str, *, copyable: bool = True) -> None:
+        """Insert `text` rendered as Markdown; the first block merges with the cursor's block.
+
+        `copyable` False leaves out the Copy line of code blocks (for text still streaming).
+        """
+        scratch = self._scratch
+        scratch.setMarkdown(text)
+        palette = self._palette()
+        self._style_blocks(palette)
+        self._code_blocks(palette, copyable=copyable)
+        cursor.setBlockFormat(scratch.begin().blockFormat())
+        cursor.insertFragment(QTextDocumentFragment(scratch))
+
+    def _style_blocks(self, palette: QPalette) -> None:
+        code_bg = palette.color(QPalette.ColorRole.AlternateBase)
+        block = self._scratch.begin()
+        while block.isValid():
+            here = QTextCursor(block)
+            fmt = block.blockFormat()
+            if fmt.hasProperty(QTextFormat.Property.BlockCodeFence):
+                fmt.setBackground(code_bg)
+                fmt.setLeftMargin(8)
+                fmt.setNonBreakableLines(
+                    False
+                )  # a long line wraps; the chat never scrolls sideways
+            elif fmt.headingLevel():
+                fmt.setTopMargin(10)
+                fmt.setBottomMargin(4)
+            elif (table := here.currentTable()) is not None:
+                if not block.text() and _same_cell(table, block, block.next()):
+                    here.deleteChar()  # Qt starts the first cell with an empty line after code
+                    block = here.block()  # now holding the cell's text
+                    continue
+                fmt.setTopMargin(0)  # and gives it the paragraph's top margin
+                if table.cellAt(block.position()).row() == 0:  # and may not make it bold
+                    here.movePosition(
+                        QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor
+                    )
+                    here.mergeCharFormat(_BOLD)
+            here.setBlockFormat(fmt)
+            block = block.next()
+
+    def _code_blocks(self, palette: QPalette, *, copyable: bool) -> None:
+        """Colour each run of code lines and put a 'language · Copy' line above it."""
+        dark = theme.is_dark(palette)
+        runs: list[list[QTextBlock]] = []
+        block = self._scratch.begin()
+        while block.isValid():
+            if _is_code(block):
+                if runs and runs[-1][-1].next() == block:
+                    runs[-1].append(block)
+                else:
+                    runs.append([block])
+            block = block.next()
+        for lines in reversed(runs):  # from the end: inserting a line moves what follows
+            code = "\n".join(b.text() for b in lines)
+            language = lines[0].blockFormat().stringProperty(QTextFormat.Property.BlockCodeLanguage)
+            for start, length, fmt in highlight(code, language, dark=dark):
+                self._format_code(lines[0].position() + start, length, fmt)
+            if copyable:
+                self._copy_line(lines[0], language, code, palette)
+
+    def _format_code(self, position: int, length: int, fmt: QTextCharFormat) -> None:
+        # The document separates lines with one block separator, as "\n" does in the code.
+        cursor = QTextCursor(self._scratch)
+        cursor.setPosition(position)
+        cursor.setPosition(position + length, QTextCursor.MoveMode.KeepAnchor)
+        cursor.mergeCharFormat(fmt)
+
+    def _copy_line(self, first: QTextBlock, language: str, code: str, palette: QPalette) -> None:
+        self.code.append(code)
+        cursor = QTextCursor(first)
+        code_format = first.blockFormat()
+        fmt = QTextBlockFormat()
+        fmt.setTopMargin(6)
+        cursor.insertBlock(code_format, first.charFormat())  # the code moves down a line
+        cursor.movePosition(QTextCursor.MoveOperation.PreviousBlock)
+        cursor.setBlockFormat(fmt)
+        label = QTextCharFormat()
+        label.setForeground(theme.muted(palette))
+        label.setFontPointSize(max(7.0, QFont().pointSizeF() * 0.85))
+        cursor.insertText(f"{language or 'code'}   ", label)
+        link = QTextCharFormat(label)
+        link.setAnchor(True)
+        link.setAnchorHref(f"{CODE_LINK}:{len(self.code) - 1}")
+        link.setForeground(palette.color(QPalette.ColorRole.Link))
+        cursor.insertText("Copy code", link)

@@ -1,0 +1,105 @@
+"""Search all conversations (Ctrl+K): type, pick a hit, the chat opens at that message."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QDialog,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from assistant.memory.conversations import ConversationStore
+from assistant.ui.chat_markdown import plain_text
+
+SEARCH_DELAY_MS = 150
+HITS = 30
+_HIT = Qt.ItemDataRole.UserRole + 1
+
+
+class _QueryField(QLineEdit):
+    """Up and Down move through the hits while typing."""
+
+    def __init__(self, hits: QListWidget, parent: QWidget) -> None:
+        super().__init__(parent)
+        self._hits = hits
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        if event.key() in (Qt.Key.Key_Down, Qt.Key.Key_Up) and self._hits.count():
+            step = 1 if event.key() == Qt.Key.Key_Down else -1
+            row = max(0, min(self._hits.count() - 1, self._hits.currentRow() + step))
+            self._hits.setCurrentRow(row)
+        else:
+            super().keyPressEvent(event)
+
+
+class ChatSearchDialog(QDialog):
+    """Finds messages in every (non-temporary) conversation with the store's search."""
+
+    chosen = Signal(str, str)  # conversation id, message id
+
+    def __init__(self, store: ConversationStore, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("chatSearchDialog")
+        self.setWindowTitle("Search all conversations")
+        self._store = store
+        self.hits = QListWidget(self)
+        self.hits.setObjectName("chatSearchHits")
+        self.hits.setAccessibleName("Messages found")
+        self.hits.setWordWrap(True)
+        self.hits.itemActivated.connect(self._open)
+        self.field = _QueryField(self.hits, self)
+        self.field.setObjectName("chatSearchField")
+        self.field.setAccessibleName("Search all conversations")
+        self.field.setPlaceholderText("Search the messages of all conversations")
+        self.field.setClearButtonEnabled(True)
+        self.field.returnPressed.connect(self._open_current)
+        self.status = QLabel(self)
+        self.status.setAccessibleName("Search result")
+        self._delay = QTimer(self, singleShot=True, interval=SEARCH_DELAY_MS)
+        self._delay.timeout.connect(self.run_search)
+        self.field.textChanged.connect(lambda _text: self._delay.start())
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.field)
+        layout.addWidget(self.hits, 1)
+        layout.addWidget(self.status)
+        self.setTabOrder(self.field, self.hits)
+        self.field.setFocus()
+        self.resize(560, 420)
+
+    def run_search(self) -> None:
+        """Search for the typed words now and list the hits, best first."""
+        self._delay.stop()
+        self.hits.clear()
+        query = self.field.text().strip()
+        if not query:
+            self.status.clear()
+            return
+        found = self._store.search(query, k=HITS)
+        for hit in found:
+            snippet = " ".join(plain_text(hit.snippet).split())  # the words, not the Markdown
+            item = QListWidgetItem(f"{hit.title}\n{snippet}", self.hits)
+            item.setData(_HIT, (hit.conversation_id, hit.message_id))
+            item.setToolTip(snippet)
+        if found:
+            self.hits.setCurrentRow(0)
+        self.status.setText(
+            "No message matches." if not found else f"{len(found)} found; Enter opens one."
+        )
+
+    def _open_current(self) -> None:
+        if self._delay.isActive():
+            self.run_search()
+        item = self.hits.currentItem()
+        if item is not None:
+            self._open(item)
+
+    def _open(self, item: QListWidgetItem) -> None:
+        cid, mid = item.data(_HIT)
+        self.chosen.emit(cid, mid)
+        self.accept()

@@ -1,0 +1,104 @@
+"""Find in the conversation shown: a bar over the chat (Ctrl+F), Enter for the next match."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeyEvent, QTextCursor, QTextDocument
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QTextEdit, QToolButton, QWidget
+
+
+class _FindField(QLineEdit):
+    """Enter: next match; Shift+Enter: previous; Esc: close the bar."""
+
+    def __init__(self, bar: FindBar) -> None:
+        super().__init__(bar)
+        self._bar = bar
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            backward = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+            self._bar.find_next(backward=backward)
+        elif event.key() == Qt.Key.Key_Escape:
+            self._bar.close_bar()
+        else:
+            super().keyPressEvent(event)
+
+
+class FindBar(QWidget):
+    """Searches a text view for the typed words, case-insensitively, wrapping around."""
+
+    def __init__(self, view: QTextEdit, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("findBar")
+        self._view = view
+        self.field = _FindField(self)
+        self.field.setObjectName("findField")
+        self.field.setAccessibleName("Find in conversation")
+        self.field.setPlaceholderText("Find in conversation")
+        self.field.setClearButtonEnabled(True)
+        self.field.textChanged.connect(lambda _text: self.find_next(again=False))
+        self.status = QLabel(self)
+        self.status.setAccessibleName("Find result")
+        previous = QToolButton(self)
+        previous.setText("↑")
+        previous.setToolTip("Previous match (Shift+Enter)")
+        previous.setAccessibleName("Previous match")
+        previous.clicked.connect(lambda: self.find_next(backward=True))
+        following = QToolButton(self)
+        following.setText("↓")
+        following.setToolTip("Next match (Enter)")
+        following.setAccessibleName("Next match")
+        following.clicked.connect(self._find_forward)
+        close = QToolButton(self)
+        close.setText("✕")
+        close.setToolTip("Close (Esc)")
+        close.setAccessibleName("Close find")
+        close.clicked.connect(self.close_bar)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 4)
+        layout.addWidget(self.field, 1)
+        layout.addWidget(self.status)
+        layout.addWidget(previous)
+        layout.addWidget(following)
+        layout.addWidget(close)
+        self.hide()
+
+    def open_bar(self) -> None:
+        """Show the bar with the view's selection (if any) as the text to find."""
+        selected = self._view.textCursor().selectedText()
+        self.show()
+        if selected and "\u2029" not in selected:
+            self.field.setText(selected)
+        self.field.setFocus()
+        self.field.selectAll()
+
+    def close_bar(self) -> None:
+        """Hide the bar and give the focus back to the view."""
+        self.hide()
+        self._view.setFocus()
+
+    def _find_forward(self) -> None:
+        self.find_next()
+
+    def find_next(self, *, backward: bool = False, again: bool = True) -> bool:
+        """Select the next (or previous) match, wrapping at the end; False if there is none."""
+        text = self.field.text()
+        if not text:
+            self.status.clear()
+            return False
+        flags = QTextDocument.FindFlag.FindBackward if backward else QTextDocument.FindFlag(0)
+        if not again:  # the words changed: search again from where the last match began
+            cursor = self._view.textCursor()
+            cursor.setPosition(cursor.selectionStart())
+            self._view.setTextCursor(cursor)
+        if self._view.find(text, flags):
+            self.status.clear()
+            return True
+        cursor = self._view.textCursor()
+        cursor.movePosition(
+            QTextCursor.MoveOperation.End if backward else QTextCursor.MoveOperation.Start
+        )
+        self._view.setTextCursor(cursor)
+        found = self._view.find(text, flags)
+        self.status.setText("" if found else "Not found")
+        return found

@@ -1,0 +1,162 @@
+"""The menu bar: every command of the window as a QAction, with platform shortcuts.
+
+The actions are made with the frame (no Qt namespace needed); `install_shortcuts()` gives them
+their keys once the workspace is open. `MainWindow` connects them.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QMainWindow, QMenu
+
+from assistant import APP_NAME
+from assistant.ui.theme import THEMES
+
+_Key = QKeySequence.StandardKey
+
+
+class MainMenu:
+    """The window's actions and menus."""
+
+    def __init__(self, window: QMainWindow) -> None:
+        def action(text: str, name: str, tip: str = "") -> QAction:
+            made = QAction(text, window)
+            made.setObjectName(name)
+            if tip:
+                made.setStatusTip(tip)
+            return made
+
+        self.new = action("&New conversation", "actionNew", "Start a new conversation")
+        self.new_temporary = action(
+            "New &temporary chat",
+            "actionNewTemporary",
+            "A chat that is not remembered and is deleted when you leave it",
+        )
+        self.import_ = action("&Import…", "actionImport", "Import conversations and memories")
+        self.import_folder = action(
+            "Import &Folder…", "actionImportFolder", "Import an unpacked ChatGPT or Claude export"
+        )
+        self.import_folder.setToolTip("Import an unpacked ChatGPT or Claude export")
+        self.export = action("&Export…", "actionExport", "Export conversations and memories")
+        self.quit = action("&Quit", "actionQuit")
+        self.find = action("&Find in conversation…", "actionFind", "Find text in this chat")
+        self.search = action(
+            "&Search all conversations…", "actionSearch", "Find a message in any conversation"
+        )
+        self.settings = action("&Settings…", "actionSettings", "Connect a model, memory options")
+        self.focus_input = action("Focus the &message box", "actionFocusInput")
+        self.stop = action("S&top the reply", "actionStop")
+        self.next_conversation = action("&Next conversation", "actionNextConversation")
+        self.previous_conversation = action("&Previous conversation", "actionPreviousConversation")
+        self.show_conversations = action("&Conversations pane", "actionShowConversations")
+        self.show_memory = action("&Memory pane", "actionShowMemory")
+        for toggle in (self.show_conversations, self.show_memory):
+            toggle.setCheckable(True)
+            toggle.setChecked(True)
+        self.themes = QActionGroup(window)
+        self.theme_actions: dict[str, QAction] = {}
+        for key, label in THEMES.items():
+            choice = action(label, f"actionTheme{label}")
+            choice.setCheckable(True)
+            choice.setData(key)
+            self.themes.addAction(choice)
+            self.theme_actions[key] = choice
+        self.shortcuts = action("&Keyboard shortcuts", "actionShortcuts")
+        self.about = action(f"&About {APP_NAME}", "actionAbout")
+        self._menus(window)
+        self.workspace_actions = [
+            self.new,
+            self.new_temporary,
+            self.import_,
+            self.import_folder,
+            self.export,
+            self.find,
+            self.search,
+            self.settings,
+            self.next_conversation,
+            self.previous_conversation,
+            self.stop,
+        ]
+        for needs_data in self.workspace_actions:
+            needs_data.setEnabled(False)
+
+    def _menus(self, window: QMainWindow) -> None:
+        bar = window.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addActions([self.new, self.new_temporary])
+        file_menu.addSeparator()
+        file_menu.addActions([self.import_, self.import_folder, self.export])
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit)
+        edit_menu = bar.addMenu("&Edit")
+        edit_menu.addActions([self.find, self.search])
+        edit_menu.addSeparator()
+        edit_menu.addAction(self.settings)
+        view_menu = bar.addMenu("&View")
+        view_menu.addActions([self.show_conversations, self.show_memory])
+        view_menu.addSeparator()
+        theme_menu = QMenu("&Theme", view_menu)
+        theme_menu.addActions(list(self.theme_actions.values()))
+        view_menu.addMenu(theme_menu)
+        go_menu = bar.addMenu("&Go")
+        go_menu.addActions(
+            [self.next_conversation, self.previous_conversation, self.focus_input, self.stop]
+        )
+        help_menu = bar.addMenu("&Help")
+        help_menu.addActions([self.shortcuts, self.about])
+
+    def install_shortcuts(self) -> None:
+        """Give the actions their keys: the platform's standard ones where Qt has one."""
+        keys: dict[QAction, list[QKeySequence]] = {
+            self.new: [QKeySequence(_Key.New)],
+            self.new_temporary: [QKeySequence("Ctrl+Shift+N")],
+            self.quit: [QKeySequence(_Key.Quit)],
+            self.find: [QKeySequence(_Key.Find)],
+            self.search: [QKeySequence("Ctrl+K")],
+            # Linux desktops have no standard Preferences key; Ctrl+, is what apps use there.
+            self.settings: [QKeySequence(_Key.Preferences), QKeySequence("Ctrl+,")],
+            self.focus_input: [QKeySequence("Shift+Esc")],
+            self.stop: [QKeySequence("Ctrl+.")],
+            self.next_conversation: [QKeySequence("Ctrl+PgDown"), QKeySequence(_Key.NextChild)],
+            self.previous_conversation: [
+                QKeySequence("Ctrl+PgUp"),
+                QKeySequence(_Key.PreviousChild),
+            ],
+            self.show_conversations: [QKeySequence("Ctrl+Shift+L")],
+            self.show_memory: [QKeySequence("Ctrl+Shift+M")],
+            self.shortcuts: [QKeySequence(_Key.HelpContents)],
+        }
+        for target, sequences in keys.items():
+            unique = list(dict.fromkeys(s for s in sequences if not s.isEmpty()))
+            target.setShortcuts(unique)
+
+    def shortcut_rows(self) -> list[tuple[str, str]]:
+        """(command, keys) for every action with a shortcut, for Help > Keyboard shortcuts."""
+        rows = []
+        for target in (
+            self.new,
+            self.new_temporary,
+            self.find,
+            self.search,
+            self.next_conversation,
+            self.previous_conversation,
+            self.focus_input,
+            self.stop,
+            self.show_conversations,
+            self.show_memory,
+            self.settings,
+            self.shortcuts,
+            self.quit,
+        ):
+            keys = ", ".join(
+                s.toString(QKeySequence.SequenceFormat.NativeText) for s in target.shortcuts()
+            )
+            if keys:
+                rows.append((target.text().replace("&", "").rstrip("…"), keys))
+        rows += [
+            ("Send the message", "Enter"),
+            ("New line in the message", "Shift+Enter"),
+            ("Stop the reply (in the message box)", "Esc"),
+            ("Rename / delete the selected conversation", "F2 / Del"),
+        ]
+        return rows

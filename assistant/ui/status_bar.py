@@ -1,0 +1,68 @@
+"""The status bar: the model, the connection, memory, background work and memory upkeep."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
+
+PROVIDER_NAMES = {"openai": "OpenAI", "ollama": "Ollama", "lmstudio": "LM Studio"}
+
+
+class StatusBar(QStatusBar):
+    """Permanent labels on the right; transient messages on the left."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("statusBar")
+        self.setAccessibleName("Status")
+        self.upkeep_label = QLabel(self)
+        self.upkeep_label.setObjectName("upkeepStatus")
+        self.upkeep_label.setAccessibleName("Memory upkeep")
+        self.upkeep_label.hide()
+        self.provider_label = QLabel(self)
+        self.provider_label.setObjectName("providerStatus")
+        self.provider_label.setAccessibleName("Model")
+        self.connection_label = QLabel(self)
+        self.connection_label.setObjectName("connectionStatus")
+        self.connection_label.setAccessibleName("Connection")
+        self.memory_label = QLabel(self)
+        self.memory_label.setObjectName("memoryStatus")
+        self.memory_label.setAccessibleName("Memory")
+        self.progress = QProgressBar(self)
+        self.progress.setObjectName("backgroundProgress")
+        self.progress.setAccessibleName("Background work")
+        self.progress.setMaximumWidth(180)
+        self.progress.setTextVisible(False)
+        self.progress.hide()
+        self.progress_label = QLabel(self)
+        self.progress_label.setAccessibleName("Background work")
+        self.progress_label.hide()
+        for widget in (
+            self.upkeep_label,
+            self.progress_label,
+            self.progress,
+            self.memory_label,
+            self.connection_label,
+            self.provider_label,
+        ):
+            widget.setContentsMargins(8, 0, 8, 0)
+            self.addPermanentWidget(widget)
+
+    def set_upkeep(self, pending: int) -> None:
+        """Show "Updating memory…" while the curator works on `pending` replies."""
+        self.upkeep_label.setText("Updating memory…")
+        self.upkeep_label.setToolTip(
+            "Learning from the last reply in the background; you can keep chatting."
+        )
+        self.upkeep_label.setVisible(pending > 0)
+
+    def set_progress(self, what: str, done: int, total: int) -> None:
+        """Show background progress; `total` 0 hides it."""
+        if total <= 0:
+            self.progress.hide()
+            self.progress_label.hide()
+            return
+        self.progress_label.setText(what)
+        self.progress_label.show()
+        self.progress.setMaximum(total)
+        self.progress.setValue(done)
+        self.progress.show()

@@ -1,0 +1,100 @@
+"""Tool calls in words a user reads: "Remembered · …", "Searched memory for 'x' · 3 found"."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+MemoryLookup = Callable[[str], str | None]  # memory id -> its text, None if gone
+QUOTE_CHARS = 40
+_MEMORY_ID = re.compile(r"\b([0-9a-f]{32})\b")
+
+
+@dataclass(frozen=True)
+class ToolSummary:
+    """One collapsed tool line: what was done, and a memory it is about (shown as a chip)."""
+
+    action: str  # "Remembered", "Searched memory for 'sister' · 3 found"
+    memory_id: str | None = None
+    memory_text: str | None = None  # the chip's label
+
+
+def summarize(
+    name: str, arguments: str, result: str | None, ok: bool, memory_text: MemoryLookup
+) -> ToolSummary:
+    """The line for a tool call; `result` None while it runs. Never shows a bare id."""
+    args = _arguments(arguments)
+    if not ok:
+        return ToolSummary(f"{_doing(name, args)} failed")
+    if name == "remember":
+        return _about_memory("Remembered" if result else "Remembering", result, args, memory_text)
+    if name in ("forget", "pin"):
+        verb = {"forget": "Forgot", "pin": "Pinned" if args.get("pinned", True) else "Unpinned"}
+        memory_id = str(args.get("memory_id", ""))
+        text = memory_text(memory_id) if memory_id else None
+        return ToolSummary(verb[name], memory_id or None, _quote(text) if text else "a memory")
+    if name in ("recall", "search_conversations"):
+        where = "memory" if name == "recall" else "past conversations"
+        line = f"Searched {where} for '{_quote(str(args.get('query', '')))}'"
+        if result is not None:
+            line += f" · {_found(name, result)}"
+        return ToolSummary(line)
+    if name == "update_working_memory":
+        return ToolSummary("Updated the plan" if result is not None else "Updating the plan")
+    if name == "calculator":
+        line = f"Calculated {_quote(str(args.get('expression', '')))}"
+        return ToolSummary(line + (f" = {_quote(result)}" if result is not None else ""))
+    if name == "current_datetime":
+        return ToolSummary("Checked the date and time")
+    return ToolSummary(f"Used {name}")
+
+
+def _about_memory(
+    verb: str, result: str | None, args: dict[str, Any], memory_text: MemoryLookup
+) -> ToolSummary:
+    found = _MEMORY_ID.search(result or "")
+    memory_id = found.group(1) if found else None
+    text = (memory_text(memory_id) if memory_id else None) or str(args.get("text", ""))
+    return ToolSummary(verb, memory_id, _quote(text))
+
+
+def _doing(name: str, args: dict[str, Any]) -> str:
+    labels = {
+        "remember": "Remembering",
+        "recall": "Searching memory",
+        "forget": "Forgetting",
+        "pin": "Pinning",
+        "update_working_memory": "Updating the plan",
+        "search_conversations": "Searching past conversations",
+        "calculator": "Calculating",
+        "current_datetime": "Checking the date and time",
+    }
+    return labels.get(name, f"Using {name}")
+
+
+def _found(name: str, result: str) -> str:
+    if name == "recall":
+        count = sum(1 for line in result.splitlines() if line.startswith("["))
+    else:
+        try:
+            parsed = json.loads(result)
+            count = len(parsed) if isinstance(parsed, list) else 0
+        except ValueError:
+            count = 0
+    return "nothing found" if count == 0 else f"{count} found"
+
+
+def _arguments(arguments: str) -> dict[str, Any]:
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _quote(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= QUOTE_CHARS else flat[: QUOTE_CHARS - 1] + "…"

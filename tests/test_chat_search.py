@@ -1,0 +1,84 @@
+"""Find in the conversation (Ctrl+F), search across conversations (Ctrl+K), and what is kept."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from assistant.memory.conversations import ConversationStore
+from assistant.ui.chat_search import ChatSearchDialog
+from assistant.ui.main_window import MainWindow
+from assistant.workspace import Workspace
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def window(qtbot: QtBot, data_dir: Path) -> Iterator[MainWindow]:
+    store = ConversationStore(data_dir)
+    for title, words in (("Trip", "the train to Lisbon leaves at nine"), ("Tax", "forms")):
+        cid = store.create(title).id
+        store.append(cid, "user", f"Question about {title}")
+        store.append(cid, "assistant", f"Answer: {words}")
+    win = MainWindow(Workspace.open(data_dir))
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    yield win
+    win.close()
+
+
+def test_find_in_the_conversation_selects_each_match_in_turn(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    window.show_message(*_hit(window, "Lisbon"))
+    window.menu.find.trigger()
+    assert window.find_bar.isVisible()
+    qtbot.keyClicks(window.find_bar.field, "lisbon")
+    assert window.chat.textCursor().selectedText().lower() == "lisbon"
+    qtbot.keyClick(window.find_bar.field, Qt.Key.Key_Return)  # wraps to the only match again
+    assert window.chat.textCursor().selectedText().lower() == "lisbon"
+    window.find_bar.field.setText("nowhere to be found")
+    assert window.find_bar.status.text() == "Not found"
+    qtbot.keyClick(window.find_bar.field, Qt.Key.Key_Escape)
+    assert not window.find_bar.isVisible()
+
+
+def test_search_across_conversations_opens_the_hit_at_its_message(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    dialog = ChatSearchDialog(window.workspace.conversations, window)
+    qtbot.addWidget(dialog)
+    dialog.chosen.connect(window.show_message)
+    dialog.field.setText("train lisbon")
+    dialog.run_search()
+    assert dialog.hits.count() == 1
+    assert dialog.hits.item(0).text().startswith("Trip\n")
+    with qtbot.waitSignal(dialog.chosen) as chosen:
+        qtbot.keyClick(dialog.field, Qt.Key.Key_Return)
+    cid, mid = chosen.args
+    assert window.conversations.current_id() == cid
+    assert "Lisbon" in window.chat.textCursor().selectedText()
+    assert mid in {m.id for m in window.workspace.conversations.load(cid).messages}
+
+
+def test_temporary_and_empty_chats_are_gone_after_quitting(qtbot: QtBot, data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+    leftover = store.create("left from a crash", temporary=True).id
+    empty = store.create().id
+    win = MainWindow(Workspace.open(data_dir))
+    qtbot.addWidget(win)
+    assert {c.id for c in win.workspace.conversations.list()} & {leftover, empty} == set()
+    temporary = win.new_conversation(temporary=True)
+    win.workspace.conversations.append(temporary, "user", "not to be kept")
+    win.close()
+    assert not ConversationStore(data_dir).exists(temporary)
+
+
+def _hit(window: MainWindow, word: str) -> tuple[str, str]:
+    (hit,) = window.workspace.conversations.search(word, k=1)
+    return hit.conversation_id, hit.message_id

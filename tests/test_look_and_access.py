@@ -1,0 +1,192 @@
+"""Accessibility, contrast, shortcuts, numbers and the command line to Qt."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QLocale
+from PySide6.QtGui import QColor, QKeySequence, QPalette
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractItemView,
+    QAbstractSlider,
+    QAbstractSpinBox,
+    QComboBox,
+    QLineEdit,
+    QPlainTextEdit,
+    QScrollBar,
+    QTabBar,
+    QTextEdit,
+    QWidget,
+)
+from pytestqt.qtbot import QtBot
+
+from assistant.cli import split_qt_arguments
+from assistant.ui import theme
+from assistant.ui.main_window import MainWindow
+from assistant.ui.wording import count
+from assistant.workspace import Workspace
+
+pytestmark = pytest.mark.gui
+
+INTERACTIVE = (
+    QAbstractButton,
+    QLineEdit,
+    QTextEdit,
+    QPlainTextEdit,
+    QAbstractItemView,
+    QComboBox,
+    QAbstractSpinBox,
+    QAbstractSlider,
+)
+COMPOSITE = (QComboBox, QLineEdit, QAbstractSpinBox)  # their inner parts are theirs to name
+Role = QPalette.ColorRole
+
+
+@pytest.fixture
+def window(qtbot: QtBot, data_dir: Path) -> Iterator[MainWindow]:
+    win = MainWindow(Workspace.open(data_dir))
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    yield win
+    win.close()
+
+
+def _is_part_of_another(widget: QWidget) -> bool:
+    parent = widget.parentWidget()
+    while parent is not None:
+        if isinstance(parent, COMPOSITE):
+            return True
+        parent = parent.parentWidget()
+    return widget.objectName().startswith("qt_") or isinstance(widget, QScrollBar)
+
+
+def _name(widget: QWidget) -> str:
+    if widget.accessibleName():
+        return widget.accessibleName()
+    text = widget.text() if isinstance(widget, QAbstractButton) else ""
+    return text if any(c.isalnum() for c in text) else ""  # "✕" or "☰" names nothing
+
+
+def test_every_interactive_widget_has_an_accessible_name(window: MainWindow) -> None:
+    nameless = [
+        f"{type(w).__name__} {w.objectName()!r} in {type(w.parentWidget()).__name__}"
+        for w in window.findChildren(QWidget)
+        if isinstance(w, INTERACTIVE) and not _is_part_of_another(w) and not _name(w)
+    ]
+    tab_bars = [w for w in window.findChildren(QTabBar) if not _is_part_of_another(w)]
+    nameless += [
+        f"tab {i} of {bar.parentWidget().objectName()}"
+        for bar in tab_bars
+        for i in range(bar.count())
+        if not bar.tabText(i).strip()
+    ]
+    assert nameless == []
+    for name in ("chatView", "chatInput", "conversationList"):
+        widget = window.findChild(QWidget, name)
+        assert widget is not None and widget.accessibleName() and widget.accessibleDescription()
+
+
+@pytest.mark.parametrize("name", ["light", "dark"])
+def test_theme_colours_meet_wcag_aa(name: str) -> None:
+    palette = theme.palette_for(name)
+    pairs = {
+        "text": (Role.Text, Role.Base),
+        "window text": (Role.WindowText, Role.Window),
+        "button text": (Role.ButtonText, Role.Button),
+        "selected text": (Role.HighlightedText, Role.Highlight),
+        "links": (Role.Link, Role.Base),
+        "placeholder": (Role.PlaceholderText, Role.Base),
+        "tooltips": (Role.ToolTipText, Role.ToolTipBase),
+        "code": (Role.Text, Role.AlternateBase),
+    }
+    low = {
+        what: round(theme.contrast(palette.color(fg), palette.color(bg)), 2)
+        for what, (fg, bg) in pairs.items()
+        if theme.contrast(palette.color(fg), palette.color(bg)) < theme.AA_TEXT
+    }
+    base = palette.color(Role.Base)
+    for what, colour in (
+        ("muted", theme.muted(palette)),
+        ("speaker", theme.accent(palette)),
+        ("error", theme.danger(palette)),
+    ):
+        if theme.contrast(colour, base) < theme.AA_TEXT:
+            low[what] = round(theme.contrast(colour, base), 2)
+    assert low == {}
+    assert theme.is_dark(palette) == (name == "dark")
+
+
+def test_derived_colours_are_made_readable_on_any_palette() -> None:
+    palette = QPalette()
+    palette.setColor(Role.Base, QColor("#323232"))
+    palette.setColor(Role.Text, QColor("#eeeeee"))
+    palette.setColor(Role.Highlight, QColor("#15539e"))  # 1.7:1 on that base as it is
+    assert theme.contrast(QColor("#15539e"), QColor("#323232")) < 2
+    assert theme.contrast(theme.accent(palette), QColor("#323232")) >= theme.AA_TEXT
+
+
+def test_choosing_a_theme_repaints_and_is_remembered(qtbot: QtBot, window: MainWindow) -> None:
+    cid = window.new_conversation()
+    window.workspace.conversations.append(cid, "user", "hello")
+    window.chat.show_conversation(window.workspace.conversations.load(cid))
+    try:
+        window.menu.theme_actions["dark"].trigger()
+        qtbot.waitUntil(lambda: theme.is_dark(window.chat.palette()))
+        assert window.workspace.settings.ui_state["theme"] == "dark"
+        header = window.chat.document().begin().begin().fragment().charFormat()
+        assert header.foreground().color() == theme.accent(window.chat.palette())
+        window.menu.theme_actions["light"].trigger()
+        qtbot.waitUntil(lambda: not theme.is_dark(window.chat.palette()))
+    finally:
+        window.menu.theme_actions["system"].trigger()
+
+
+def test_counts_follow_the_locale_and_agree_in_number() -> None:
+    previous = QLocale()
+    QLocale.setDefault(QLocale(QLocale.Language.English, QLocale.Country.UnitedStates))
+    try:
+        assert count(1, "memory", "memories") == "1 memory"
+        assert count(3012, "memory", "memories") == "3,012 memories"
+        assert count(0, "message") == "0 messages"
+    finally:
+        QLocale.setDefault(previous)
+
+
+def test_shortcuts_follow_the_platform_and_are_listed(window: MainWindow) -> None:
+    menu = window.menu
+    assert QKeySequence("Ctrl+,") in menu.settings.shortcuts()
+    assert menu.find.shortcut() == QKeySequence(QKeySequence.StandardKey.Find)
+    assert menu.new.shortcut() == QKeySequence(QKeySequence.StandardKey.New)
+    assert menu.search.shortcut() == QKeySequence("Ctrl+K")
+    assert menu.show_conversations.shortcut() == QKeySequence("Ctrl+Shift+L")
+    assert menu.show_memory.shortcut() == QKeySequence("Ctrl+Shift+M")
+    listed = dict(menu.shortcut_rows())
+    for command in ("New conversation", "Find in conversation", "Search all conversations"):
+        assert command in listed
+    assert "Next conversation" in listed and "Stop the reply" in listed
+
+
+def test_side_panes_collapse_by_action_and_by_width(window: MainWindow) -> None:
+    window.resize(1200, 700)
+    window.menu.show_memory.trigger()
+    assert not window.sidebar.isVisible()
+    window.menu.show_memory.trigger()
+    assert window.sidebar.isVisible()
+    window.menu.show_conversations.trigger()
+    assert not window.conversations.isVisible()
+    window.menu.show_conversations.trigger()
+    window.resize(700, 500)
+    assert not window.sidebar.isVisible() and not window.conversations.isVisible()
+    assert window.minimumWidth() <= 640
+
+
+def test_qt_options_on_the_command_line_reach_qt() -> None:
+    ours, qt = split_qt_arguments(
+        ["--data-dir", "D", "-style", "fusion", "-reverse", "-platform=offscreen"]
+    )
+    assert ours == ["--data-dir", "D"]
+    assert qt == ["-style", "fusion", "-reverse", "-platform=offscreen"]
