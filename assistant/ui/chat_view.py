@@ -57,6 +57,7 @@ class ChatView(QTextBrowser):
 
     memory_clicked = Signal(str)
     retry_requested = Signal()
+    rendered = Signal(str)  # a conversation was drawn anew from its saved messages
 
     def __init__(
         self, memory_text: MemoryLookup, load: Loader, parent: QWidget | None = None
@@ -106,6 +107,7 @@ class ChatView(QTextBrowser):
                 previous_role = message.role
         cursor.endEditBlock()
         self._scroll_to_end()
+        self.rendered.emit(conversation.id)
 
     def _assistant_message(
         self, cursor: QTextCursor, message: Message, results: dict[str | None, Message]

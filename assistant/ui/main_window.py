@@ -522,7 +522,7 @@ class MainWindow(QMainWindow):
         elif isinstance(event, events.ToolCallFinished):
             self.chat.finish_tool_call(event.call_id, event.result, event.ok)
         elif isinstance(event, events.MemoryEdited):
-            self.memory_edits.show(event.edit)
+            self.memory_edits.show(event.conversation_id, event.edit)
         elif isinstance(event, events.Finished):
             self.chat.finish_reply(event.memory_ids, cut_off=event.cut_off)
             self.connection_label.setText("Connected")
