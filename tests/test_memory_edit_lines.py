@@ -56,3 +56,24 @@ def test_a_forget_by_the_agent_shows_a_line_whose_undo_restores_it(
         timeout=10000,
     )
     qtbot.waitUntil(lambda: "Undone: Forgot" in window.chat.toPlainText(), timeout=10000)
+
+
+def test_the_lines_come_back_when_the_conversation_is_shown_again(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    item = window.workspace.memory.add("The user keeps bees")
+    fake_openai.enqueue(
+        Reply.tool_calls(ToolCall("forget", json.dumps({"memory_id": item.id}))),
+        Reply.text("Done."),
+    )
+    window.input.setPlainText("Forget the bees")
+    window.send_button.click()
+    qtbot.waitUntil(lambda: "Done." in window.chat.toPlainText(), timeout=10000)
+    cid = window._current
+    other = window.workspace.conversations.create().id
+    qtbot.waitUntil(lambda: window.conversations.model.row_of(other) >= 0, timeout=5000)
+    window.conversations.select(other)
+    qtbot.waitUntil(lambda: "Forgot" not in window.chat.toPlainText(), timeout=5000)
+    window.conversations.select(cid)
+    qtbot.waitUntil(lambda: "Forget the bees" in window.chat.toPlainText(), timeout=5000)
+    assert window.chat.toPlainText().count("↺ Forgot “The user keeps bees” · Undo") == 1

@@ -378,3 +378,15 @@ def test_cli_write_errors_are_one_line(
     assert err.count("\n") == 1 and "the disk is full" in err
     monkeypatch.undo()
     assert not (data_dir / "conversations" / "c1.jsonl").exists()
+
+
+def test_a_log_replaced_under_the_store_is_never_cached_over(mem_dir: Path) -> None:
+    mem = SemanticMemory.open(mem_dir)
+    mem.add("first version")
+    log_path = mem_dir / LOG_NAME
+    replacement = log_path.read_bytes().replace(b"first version", b"other version")
+    staged = mem_dir / "staged"
+    staged.write_bytes(replacement)  # same size, another file: a compaction by someone else
+    os.replace(staged, log_path)
+    mem.close()
+    assert [i.text for i in SemanticMemory.open(mem_dir).items()] == ["other version"]

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 
 from assistant.agent import calculator as calc
+from assistant.agent.prompt import fence, memory_line
 from assistant.agent.tools import Tool, ToolRegistry, tool
 from assistant.errors import ToolError
 from assistant.memory.conversations import ConversationStore
@@ -102,7 +103,7 @@ def recall(query: str, context: ToolContext, memory: SemanticMemory, k: int = 5)
     if not hits:
         return "No matching memories."
     context.recalled.extend(h.item.id for h in hits)
-    return "\n".join(f"[{h.item.id}] ({h.item.kind}) {h.item.text}" for h in hits)
+    return fence("recalled memories", "\n".join(memory_line(h.item) for h in hits))
 
 
 @tool

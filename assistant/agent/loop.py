@@ -135,9 +135,10 @@ class Agent:
         self.curator = curator
         self.upkeep = upkeep
         self.clock = clock
-        # Pinned memories a tool wanted to change, by conversation: the user was asked about
-        # them in the last reply, so the next turn may change them.
-        self._asked: dict[str, frozenset[str]] = {}
+        # Pinned memories a tool wanted to change, by conversation, with the user message of
+        # that turn: the user was asked about them, so a turn on a newer message (their
+        # answer; not a retry of the same one) may change them.
+        self._asked: dict[str, tuple[frozenset[str], str]] = {}
         self.notices = notices  # said once per run of the app; else notices are turn events
 
     def run(
@@ -206,8 +207,9 @@ class Agent:
         self, conversation_id: str, user: Message, on_event: EventSink, cancel: CancelToken
     ) -> None:
         conversation = self.conversations.load(conversation_id)
+        asked, asked_in = self._asked.pop(conversation_id, (frozenset(), user.id))
         context = ToolContext(
-            conversation_id, user.id, confirmable=self._asked.pop(conversation_id, frozenset())
+            conversation_id, user.id, confirmable=asked if asked_in != user.id else frozenset()
         )
         turn = _Turn(
             conversation=conversation,
@@ -221,7 +223,7 @@ class Agent:
             self._steps(turn)
         finally:
             if context.asked:
-                self._asked[conversation_id] = frozenset(context.asked)
+                self._asked[conversation_id] = (frozenset(context.asked), user.id)
 
     def _steps(self, turn: _Turn) -> None:
         cancel = turn.cancel

@@ -190,6 +190,14 @@ class Appender:
         self.size = start + len(data)
         return start
 
+    def is_current(self, size: int) -> bool:
+        """Whether the path is still the file this appender writes, and `size` bytes long."""
+        try:
+            now = os.stat(self.path, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        return os.path.samestat(now, self._stat) and now.st_size == size
+
     def _check_same_file(self) -> None:
         try:
             now = os.stat(self.path, follow_symlinks=False)

@@ -239,7 +239,13 @@ class SemanticMemory:
 
     def _log_is_ours(self) -> bool:
         """Whether the log holds exactly what these items reflect (nobody else wrote to it)."""
-        if not self._foreign and index_cache.log_size(self._log_path) != self._offset:
+        if self._foreign:
+            return False
+        if self._log is not None:
+            current = self._log.is_current(self._offset)
+        else:  # opening: nothing appended yet
+            current = index_cache.log_size(self._log_path) == self._offset
+        if not current:
             log.warning("%s changed under this process: it will not be rewritten", LOG_NAME)
             self._foreign = True
         return not self._foreign
@@ -280,9 +286,10 @@ class SemanticMemory:
             if self._log is None:
                 return
             self._save_vectors()
+            ours = self._log_is_ours()
             self._log.close()
             self._log = None
-            if not self._log_is_ours():
+            if not ours:
                 return  # the old cache (if any) stays valid: the records after it are replayed
             snapshot = self._bm25.snapshot()
             items = self._items

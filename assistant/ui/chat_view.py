@@ -64,6 +64,7 @@ class ChatView(QTextBrowser):
     edit_requested = Signal(str, str)  # message id, its text
     branch_requested = Signal(str)  # a sibling message to show instead
     copied = Signal(str)  # what was copied, for the status bar
+    rendered = Signal(str)  # a conversation was drawn anew from its saved messages
 
     def __init__(
         self, memory_text: MemoryLookup, load: Loader, parent: QWidget | None = None
@@ -131,6 +132,7 @@ class ChatView(QTextBrowser):
             self._marker(cursor, f"{ERROR_MARK} No reply yet.", retry=True)
         cursor.endEditBlock()
         self._scroll_to_end()
+        self.rendered.emit(conversation.id)
 
     def _group(self, cursor: QTextCursor, versions: Versions, group: list[Message]) -> None:
         first = group[0]

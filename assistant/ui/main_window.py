@@ -647,7 +647,7 @@ class MainWindow(QMainWindow):
         elif isinstance(event, events.ToolCallFinished):
             self.chat.finish_tool_call(event.call_id, event.result, event.ok)
         elif isinstance(event, events.MemoryEdited):
-            self.memory_edits.show(event.edit)
+            self.memory_edits.show(event.conversation_id, event.edit)
         elif isinstance(event, events.Finished | events.Failed | events.Cancelled):
             saved = self.workspace.conversations.load(event.conversation_id)
             error = event.error if isinstance(event, events.Failed) else None

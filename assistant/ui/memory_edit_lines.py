@@ -17,28 +17,39 @@ UNDO_SCHEME = "undo-memory"
 
 
 class MemoryEditLines(QObject):
-    """Adds `“Forgot …” · Undo` lines to the chat and undoes them when clicked."""
+    """Adds `↺ Forgot “…” · Undo` lines to the chat and undoes them when clicked.
+
+    A conversation drawn anew (switching back to it, expanding a tool line) gets its lines
+    again, at its end.
+    """
 
     def __init__(self, chat: ChatView, memory: SemanticMemory, parent: QObject | None = None):
         super().__init__(parent)
         self._chat = chat
         self._memory = memory
-        self._edits: list[MemoryEdit] = []
+        self._edits: list[tuple[str, MemoryEdit]] = []  # (conversation id, change)
         self._undone: set[int] = set()
         chat.anchorClicked.connect(self._on_anchor)
+        chat.rendered.connect(self._on_rendered)
 
-    def show(self, edit: MemoryEdit) -> None:
-        """Add the line of one change."""
-        index = len(self._edits)
-        self._edits.append(edit)
-        self._chat.add_line(f"↺ {edit.describe()} · ", ("Undo", f"{UNDO_SCHEME}:{index}"))
+    def show(self, conversation_id: str, edit: MemoryEdit) -> None:
+        """Record a change made in a conversation and add its line (it is on screen)."""
+        self._edits.append((conversation_id, edit))
+        self._add_line(len(self._edits) - 1)
+
+    def _add_line(self, index: int) -> None:
+        edit = self._edits[index][1]
+        if index in self._undone:
+            self._chat.add_line(f"Undone: {edit.describe()}")
+        else:
+            self._chat.add_line(f"↺ {edit.describe()} · ", ("Undo", f"{UNDO_SCHEME}:{index}"))
 
     def undo(self, index: int) -> None:
         """Undo change `index` (once), in the background."""
         if not 0 <= index < len(self._edits) or index in self._undone:
             return
         self._undone.add(index)
-        edit, memory = self._edits[index], self._memory
+        edit, memory = self._edits[index][1], self._memory
         run_job(
             lambda _p: undo(memory, edit),
             on_done=lambda _item: self._chat.add_line(f"Undone: {edit.describe()}"),
@@ -48,6 +59,11 @@ class MemoryEditLines(QObject):
     def _on_failed(self, index: int, message: str) -> None:
         self._undone.discard(index)
         self._chat.add_line(f"⚠ Could not undo: {message}")
+
+    def _on_rendered(self, conversation_id: str) -> None:
+        for index, (cid, _) in enumerate(self._edits):
+            if cid == conversation_id:
+                self._add_line(index)
 
     def _on_anchor(self, url: QUrl) -> None:
         kind, _, value = url.toString().partition(":")

@@ -1,7 +1,7 @@
 """PyInstaller hook for PySide6.QtGui: the stock one, minus the Qt plugins Assistant never loads.
 
 It replaces the stock hook (hooks in the spec's `hookspath` take precedence), so the libraries
-those plugins link (QtNetwork, the EGLFS integration, GTK with cairo and pango) are not collected.
+those plugins link (the EGLFS integration, GTK with cairo and pango) are not collected.
 """
 
 from pathlib import PurePath
