@@ -150,3 +150,12 @@ def test_a_conversation_found_by_its_content_names_the_message(pane: Conversatio
     assert pane.content_hit(cid) == message.id
     filtered(pane, "")
     assert pane.content_hit(cid) is None
+
+
+@pytest.mark.qt_log_ignore("propagateSizeHints")  # a bare widget shown offscreen
+def test_a_long_title_is_elided_not_scrolled_sideways(qtbot: QtBot, pane: ConversationPane) -> None:
+    started(pane, "A very long title " * 10)
+    pane.resize(240, 400)
+    pane.show()
+    qtbot.waitExposed(pane)
+    assert pane.view.horizontalScrollBar().maximum() == 0

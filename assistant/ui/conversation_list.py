@@ -162,6 +162,8 @@ class ConversationPane(QWidget):
         self.view.setAccessibleDescription("Your conversations, the most recent first")
         self.view.setModel(self._proxy)
         self.view.setUniformItemSizes(True)
+        # Long titles are elided at the pane's width rather than scrolled sideways.
+        self.view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.customContextMenuRequested.connect(self._menu)
         self.view.selectionModel().currentChanged.connect(self._on_current)
