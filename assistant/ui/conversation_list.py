@@ -156,17 +156,7 @@ class ConversationPane(QWidget):
         self._filter_delay = QTimer(self, singleShot=True, interval=FILTER_DELAY_MS)
         self._filter_delay.timeout.connect(self.apply_filter)
         self.filter.textChanged.connect(lambda _text: self._filter_delay.start())
-        self.view = QListView(self)
-        self.view.setObjectName("conversationList")
-        self.view.setAccessibleName("Conversations")
-        self.view.setAccessibleDescription("Your conversations, the most recent first")
-        self.view.setModel(self._proxy)
-        self.view.setUniformItemSizes(True)
-        # Long titles are elided at the pane's width rather than scrolled sideways.
-        self.view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.view.customContextMenuRequested.connect(self._menu)
-        self.view.selectionModel().currentChanged.connect(self._on_current)
+        self.view = self._build_view()
 
         top = QHBoxLayout()
         top.addWidget(self.new_button, 1)
@@ -186,6 +176,20 @@ class ConversationPane(QWidget):
         self._delete_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self._delete_action.triggered.connect(self.delete_current)
         self.view.addActions([self._rename_action, self._delete_action])
+
+    def _build_view(self) -> QListView:
+        view = QListView(self)
+        view.setObjectName("conversationList")
+        view.setAccessibleName("Conversations")
+        view.setAccessibleDescription("Your conversations, the most recent first")
+        view.setModel(self._proxy)
+        view.setUniformItemSizes(True)
+        # Long titles are elided at the pane's width rather than scrolled sideways.
+        view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        view.customContextMenuRequested.connect(self._menu)
+        view.selectionModel().currentChanged.connect(self._on_current)
+        return view
 
     def current_id(self) -> str | None:
         """The selected conversation's id."""
