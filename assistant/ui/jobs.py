@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
@@ -13,6 +13,7 @@ from assistant.errors import AssistantError
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
+T = TypeVar("T")
 
 
 class Job(QObject):
@@ -42,9 +43,9 @@ _running: set[Job] = set()  # keeps jobs alive until they are done
 
 
 def run_job(
-    fn: Callable[[Progress], Any],
+    fn: Callable[[Progress], T],
     *,
-    on_done: Callable[[Any], None] | None = None,
+    on_done: Callable[[T], None] | None = None,
     on_error: Callable[[str], None] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> Job:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
-from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import (
@@ -620,7 +619,7 @@ class SettingsDialog(QDialog):
 
         run_job(work, on_done=self._on_probe_done, on_error=self._on_probe_failed)
 
-    def _on_probe_done(self, result: Any) -> None:
+    def _on_probe_done(self, result: tuple[str, list[str]]) -> None:
         url, models = result
         self._finish_probe()
         self._fill_models(models)

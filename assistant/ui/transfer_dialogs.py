@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import (
@@ -435,8 +434,7 @@ class _ImportFlow(QObject):
             )
         self.deleteLater()
 
-    def _on_parsed(self, preview: Any) -> None:
-        assert isinstance(preview, ImportPreview)
+    def _on_parsed(self, preview: ImportPreview) -> None:
         self._close_progress()
         if self._cancel.is_set():
             self.deleteLater()
@@ -476,8 +474,7 @@ class _ImportFlow(QObject):
             self._progress.deleteLater()
             self._progress = None
 
-    def _on_imported(self, plan: ImportPlan, result: Any) -> None:
-        assert isinstance(result, ImportResult)
+    def _on_imported(self, plan: ImportPlan, result: ImportResult) -> None:
         self._close_progress()
         text = result.summary()
         if plan.unreadable:
