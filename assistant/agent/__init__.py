@@ -1,1 +1,84 @@
-"""Chat provider, tools, tool-dispatch loop and curator (no Qt here)."""
+"""Chat provider, tools, tool-dispatch loop and curator (no Qt here).
+
+The names below are the package's face; each loads its module on first use (PEP 562), so
+that importing one light module (the events, say) does not load the openai client.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assistant.agent.builtin_tools import MEMORY_TOOLS, OTHER_TOOLS, builtin_registry
+    from assistant.agent.cancel import CancelledError, CancelToken
+    from assistant.agent.events import (
+        AgentEvent,
+        Cancelled,
+        Failed,
+        Finished,
+        MemoriesUsed,
+        MemoryEdited,
+        Notice,
+        TextDelta,
+        ToolCallFinished,
+        ToolCallStarted,
+        Waiting,
+    )
+    from assistant.agent.loop import Agent, AgentConfig
+    from assistant.agent.tools import Tool, ToolRegistry, tool
+
+_MODULES = {
+    "builtin_tools": ("MEMORY_TOOLS", "OTHER_TOOLS", "builtin_registry"),
+    "cancel": ("CancelToken", "CancelledError"),
+    "events": (
+        "AgentEvent",
+        "Cancelled",
+        "Failed",
+        "Finished",
+        "MemoriesUsed",
+        "MemoryEdited",
+        "Notice",
+        "TextDelta",
+        "ToolCallFinished",
+        "ToolCallStarted",
+        "Waiting",
+    ),
+    "loop": ("Agent", "AgentConfig"),
+    "tools": ("Tool", "ToolRegistry", "tool"),
+}
+_HOME = {name: module for module, names in _MODULES.items() for name in names}
+
+__all__ = [
+    "MEMORY_TOOLS",
+    "OTHER_TOOLS",
+    "Agent",
+    "AgentConfig",
+    "AgentEvent",
+    "CancelToken",
+    "Cancelled",
+    "CancelledError",
+    "Failed",
+    "Finished",
+    "MemoriesUsed",
+    "MemoryEdited",
+    "Notice",
+    "TextDelta",
+    "Tool",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolRegistry",
+    "Waiting",
+    "builtin_registry",
+    "tool",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name's module on first use."""
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -43,8 +43,8 @@ from assistant.ui.status_bar import PROVIDER_NAMES, StatusBar
 from assistant.ui.wording import count
 
 if TYPE_CHECKING:
-    from assistant.agent.events import AgentEvent
     from assistant.memory.conversations import Conversation
+    from assistant.ui.worker import AgentEvent
     from assistant.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -624,7 +624,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"{shown}  ·  {text}" if shown else text, NOTICE_MS)
 
     def _on_agent_event(self, event: AgentEvent) -> None:
-        from assistant.agent import events  # loaded by then; the frame shows without it
+        from assistant.ui.worker import events  # loaded by then; the frame shows without it
 
         if isinstance(event, events.Notice):
             self._show_notice(event.text)

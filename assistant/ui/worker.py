@@ -1,4 +1,8 @@
-"""The one bridge between the GUI and the agent: a QObject living on its own QThread."""
+"""The one bridge between the GUI and the agent: a QObject living on its own QThread.
+
+The rest of the UI reaches the agent only through this module: the worker, and the event
+types it reports (`events`). Ruff's banned-api rule (TID251) enforces it.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
 
+from assistant.agent import events
 from assistant.agent.cancel import CancelledError, CancelToken
 from assistant.agent.events import AgentEvent, Failed
 from assistant.errors import AssistantError
@@ -16,6 +21,8 @@ from assistant.workspace import Workspace
 
 if TYPE_CHECKING:
     from assistant.agent.loop import Upkeep
+
+__all__ = ["AgentEvent", "AgentWorker", "events"]
 
 log = logging.getLogger(__name__)
 
