@@ -150,7 +150,7 @@ reply = markdown_reply()
 with FakeOpenAI() as server, tempfile.TemporaryDirectory() as tmp:
     root = Path(tmp)
     Settings(provider="custom", base_url=server.base_url, chat_model="m", embedding_model="",
-             auto_memories=False).save(settings_file(root))
+             auto_memories=False, reply_max_tokens=8192).save(settings_file(root))
     w = MainWindow(Workspace.open(root)); w.resize(1280, 800); w.show(); app.processEvents()
     server.enqueue(Reply.text(reply, chunk_delay=0.001))
     gaps = []
