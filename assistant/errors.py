@@ -36,5 +36,5 @@ class CredentialError(AssistantError):
     """The API key could not be stored in or read from the OS keyring."""
 
 
-class ImportError_(AssistantError):  # noqa: N801, N818 - the underscore avoids the builtin
+class InvalidImportError(AssistantError):
     """An import file is malformed; nothing was changed."""

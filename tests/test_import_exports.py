@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from assistant.cli import _ProgressLine, main
 from assistant.credentials import Credentials
-from assistant.errors import ImportError_
+from assistant.errors import InvalidImportError
 from assistant.memory.conversations import ConversationStore
 from assistant.transfer import (
     ImportCancelledError,
@@ -275,7 +275,7 @@ def test_a_bad_file_changes_nothing(
 ) -> None:
     offline_settings(data_dir)
     before = snapshot(data_dir)
-    with pytest.raises(ImportError_) as exc:
+    with pytest.raises(InvalidImportError) as exc:
         load_import(DATA / name)
     assert expected in str(exc.value)
     assert main(["import", str(DATA / name)]) == 1
@@ -301,7 +301,7 @@ def test_a_large_member_that_deflates_normally_is_not_a_bomb(tmp_path: Path) -> 
 
 
 def test_nesting_is_bounded_but_brackets_in_text_are_not_nesting() -> None:
-    with pytest.raises(ImportError_, match="nested more than 512 levels"):
+    with pytest.raises(InvalidImportError, match="nested more than 512 levels"):
         parse_import(b'[{"mapping": {}, "x": ' + b"[" * 600 + b"]" * 600 + b"}]")
     text = '\\"[{' * 2000 + "[" * 70_000  # brackets, escaped quotes, over chunk boundaries
     doc = json.dumps([{**exports.realistic()[1], "title": text}])
@@ -431,7 +431,7 @@ def test_any_damaged_field_is_a_clear_error_or_a_skipped_conversation(
     node[where[-1]] = value
     try:
         plan = parse_import(json.dumps(doc))
-    except ImportError_ as exc:
+    except InvalidImportError as exc:
         assert str(exc)
         return
     conversations = list(read_conversations(plan))

@@ -18,7 +18,7 @@ import pytest
 
 from assistant.cli import main
 from assistant.credentials import Credentials
-from assistant.errors import ImportError_
+from assistant.errors import InvalidImportError
 from assistant.memory.conversations import ConversationExistsError, ConversationStore, Message
 from assistant.memory.items import MemoryItem, Source
 from assistant.memory.semantic import SemanticMemory
@@ -491,7 +491,7 @@ def test_malformed_export_names_the_field_and_changes_nothing(
 ) -> None:
     before = snapshot(data_dir)
     raw = json.dumps(change(_valid_doc()))
-    with pytest.raises(ImportError_) as exc:
+    with pytest.raises(InvalidImportError) as exc:
         parse_import(raw)
     assert expected in str(exc.value)
     assert snapshot(data_dir) == before
@@ -510,7 +510,7 @@ def test_malformed_file_is_a_clear_error(
     populated: StoreSet, data_dir: Path, name: str, raw: bytes, expected: str
 ) -> None:
     before = snapshot(data_dir)
-    with pytest.raises(ImportError_) as exc:
+    with pytest.raises(InvalidImportError) as exc:
         parse_import(raw)
     assert expected in str(exc.value)
     assert snapshot(data_dir) == before

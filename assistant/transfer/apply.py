@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Literal
 
-from assistant.errors import ImportError_
+from assistant.errors import InvalidImportError
 from assistant.memory.conversations import ConversationExistsError, ConversationStore
 from assistant.memory.items import MemoryItem
 from assistant.memory.semantic import SemanticMemory
@@ -124,7 +124,7 @@ def _import_conversation(
             cid, title, outcome = uuid.uuid4().hex, conversation.title + COPY_SUFFIX, "copied"
             continue
         except ValueError as exc:  # validated already; only a changed store rule gets here
-            raise ImportError_(f"conversation {conversation.id!r}: {exc}") from exc
+            raise InvalidImportError(f"conversation {conversation.id!r}: {exc}") from exc
         return outcome
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 
 class InvalidError(Exception):
-    """A field is bad; carries `path: problem` and becomes an ImportError_ at the top."""
+    """A field is bad; carries `path: problem` and becomes an InvalidImportError at the top."""
 
 
 def fail(path: str, problem: str) -> InvalidError:

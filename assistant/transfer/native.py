@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from assistant import APP_NAME
-from assistant.errors import ImportError_
+from assistant.errors import InvalidImportError
 from assistant.memory.conversations import ROLES, Message, check_messages, is_valid_id
 from assistant.memory.items import MemoryItem
 from assistant.transfer.checks import (
@@ -26,11 +26,11 @@ from assistant.transfer.plan import ImportedConversation
 def read_assistant(
     doc: dict[str, Any],
 ) -> tuple[list[ImportedConversation], list[MemoryItem]]:
-    """Validate an Assistant export document; ImportError_ names the bad field."""
+    """Validate an Assistant export document; InvalidImportError names the bad field."""
     try:
         return _assistant_document(doc)
     except InvalidError as exc:
-        raise ImportError_(str(exc)) from None
+        raise InvalidImportError(str(exc)) from None
 
 
 def _assistant_document(

@@ -3,7 +3,7 @@
 An import is read twice, one conversation at a time: `load_import` validates everything and
 builds the `ImportPlan` (what the preview shows) without writing anything, and
 `read_conversations` reads the same files again for `apply_import`. A file-level problem (not
-JSON, cut short, not an export) is an ImportError_ from the first read, so it changes nothing
+JSON, cut short, not an export) is an InvalidImportError from the first read, so it changes nothing
 even when it is found at the end of a 2 GB export; a conversation that cannot be read is
 skipped and named, and the rest import.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assistant.errors import ImportError_
+from assistant.errors import InvalidImportError
 from assistant.memory.conversations import check_messages
 from assistant.memory.items import MemoryItem
 from assistant.transfer.chatgpt import is_chatgpt, read_chatgpt
@@ -45,7 +45,7 @@ def load_import(
     """Read and validate what `path` holds (a file, an export folder or zip) into a plan.
 
     `progress(bytes_read, bytes_total)` is called as the files are read; `cancel()` returning
-    True stops the read with ImportCancelledError. ImportError_ if nothing can be imported.
+    True stops the read with ImportCancelledError. InvalidImportError if nothing can be imported.
     """
     return scan(find_source(path), progress, cancel)
 
@@ -72,7 +72,7 @@ def scan(
         not_remembered += entry.do_not_remember
     if state.items and not state.recognized:
         first = unreadable[0]
-        raise ImportError_(f"{NOT_AN_EXPORT}: {first.name} {first.reason}.")
+        raise InvalidImportError(f"{NOT_AN_EXPORT}: {first.name} {first.reason}.")
     notes = list(state.tally.notes())
     if not_remembered:
         notes.append(
@@ -92,7 +92,7 @@ def scan(
     )
     if not plan.total:
         found = plan.unreadable_note() or " ".join(plan.notes)
-        raise ImportError_(f"No conversations found in {source.path.name}. {found}".strip())
+        raise InvalidImportError(f"No conversations found in {source.path.name}. {found}".strip())
     return plan
 
 
@@ -164,12 +164,12 @@ def _member_entries(
                 if entry is not None:
                     yield entry
         elif not first:
-            raise ImportError_("The file is not valid JSON: it is empty.")
+            raise InvalidImportError("The file is not valid JSON: it is empty.")
         else:
-            raise ImportError_(_not_a_list(reader))
-    except ImportError_ as exc:
+            raise InvalidImportError(_not_a_list(reader))
+    except InvalidImportError as exc:
         if where:
-            raise ImportError_(f"{exc}{where}") from None
+            raise InvalidImportError(f"{exc}{where}") from None
         raise
 
 

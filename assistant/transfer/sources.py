@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from assistant.errors import ImportError_
+from assistant.errors import InvalidImportError
 
 # conversations.json, conversations-000.json, conversations_12.json (any case)
 CONVERSATION_FILE = re.compile(r"conversations(?:[-_](\d+))?\.json", re.IGNORECASE)
@@ -55,7 +55,7 @@ class ImportSource:
 
     @contextmanager
     def open(self, member: Member) -> Iterator[IO[bytes]]:
-        """The bytes of one member, read as a stream; ImportError_ if they cannot be read."""
+        """The bytes of one member, read as a stream; InvalidImportError if they cannot be read."""
         try:
             if self.kind == "data":
                 yield io.BytesIO(self.data)
@@ -67,9 +67,9 @@ class ImportSource:
                 with (folder / member.name).open("rb") as stream:
                     yield stream
         except zipfile.BadZipFile as exc:
-            raise ImportError_(f"{self.path.name} is damaged: {exc}.") from None
+            raise InvalidImportError(f"{self.path.name} is damaged: {exc}.") from None
         except OSError as exc:
-            raise ImportError_(f"Could not read {self.path}: {exc.strerror or exc}") from None
+            raise InvalidImportError(f"Could not read {self.path}: {exc.strerror or exc}") from None
 
     @classmethod
     def of_data(cls, data: bytes, name: str = "conversations.json") -> ImportSource:
@@ -78,7 +78,7 @@ class ImportSource:
 
 
 def find_source(path: Path) -> ImportSource:
-    """The conversation files of a file, an export folder or an export zip; ImportError_ if none."""
+    """The conversation files of a file, an export folder or a zip; InvalidImportError if none."""
     try:
         if path.is_dir():
             return _folder(path, path)
@@ -88,7 +88,7 @@ def find_source(path: Path) -> ImportSource:
             return _folder(path.parent, path)
         return ImportSource(path, (Member(path.name, path.stat().st_size),), "file")
     except OSError as exc:
-        raise ImportError_(f"Could not read {path}: {exc.strerror or exc}") from None
+        raise InvalidImportError(f"Could not read {path}: {exc.strerror or exc}") from None
 
 
 def _has_conversations(folder: Path) -> bool:
@@ -105,7 +105,7 @@ def _folder(folder: Path, picked: Path) -> ImportSource:
                 for p in sorted(files, key=lambda p: _order(p.name))
             )
             return ImportSource(folder, members, "folder")
-    raise ImportError_(
+    raise InvalidImportError(
         f"No conversations found in {picked}: an export folder holds conversations.json "
         "or conversations-000.json, conversations-001.json, …"
     )
@@ -116,7 +116,7 @@ def _zip(path: Path) -> ImportSource:
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
-        raise ImportError_(f"{path.name} is not a readable zip file: {exc}.") from None
+        raise InvalidImportError(f"{path.name} is not a readable zip file: {exc}.") from None
     found: list[zipfile.ZipInfo] = []
     for info in infos:
         name = PurePosixPath(info.filename)
@@ -128,7 +128,7 @@ def _zip(path: Path) -> ImportSource:
             continue  # deeper than an export's top folder
         found.append(info)
     if not found:
-        raise ImportError_(
+        raise InvalidImportError(
             f"No conversations found in {path.name}: a ChatGPT or Claude export zip holds "
             "conversations.json or conversations-000.json, conversations-001.json, …"
         )
@@ -143,15 +143,15 @@ def _zip(path: Path) -> ImportSource:
 def _check_member(path: Path, info: zipfile.ZipInfo) -> None:
     """Refuse what could only be a decompression bomb, by its declared sizes."""
     if info.flag_bits & 0x1:
-        raise ImportError_(f"{path.name}: {info.filename} is encrypted.")
+        raise InvalidImportError(f"{path.name}: {info.filename} is encrypted.")
     if info.file_size > MAX_MEMBER_BYTES:
-        raise ImportError_(
+        raise InvalidImportError(
             f"{path.name}: {info.filename} says it holds {info.file_size:,} bytes, more than "
             f"an export's conversations ever do ({MAX_MEMBER_BYTES >> 30} GB); it is not imported."
         )
     ratio = info.file_size / max(info.compress_size, 1)
     if info.file_size > RATIO_FROM_BYTES and ratio > MAX_RATIO:
-        raise ImportError_(
+        raise InvalidImportError(
             f"{path.name}: {info.filename} would inflate {ratio:,.0f} times, far more than "
             "any JSON does; it looks like a zip bomb and is not imported."
         )

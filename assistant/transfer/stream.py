@@ -15,7 +15,7 @@ from typing import IO, Any
 
 import ijson
 
-from assistant.errors import ImportError_
+from assistant.errors import InvalidImportError
 
 Progress = Callable[[int, int], None]
 Cancel = Callable[[], bool]
@@ -37,7 +37,7 @@ _PLAIN_REASONS = {
 }
 
 
-class ImportCancelledError(ImportError_):
+class ImportCancelledError(InvalidImportError):
     """The user stopped reading or importing; what was imported before stays."""
 
     def __init__(self) -> None:
@@ -122,44 +122,44 @@ class Reader:
         for byte in brackets:
             self._depth += 1 if byte in _OPENERS else -1
             if self._depth > MAX_DEPTH:
-                raise ImportError_(
+                raise InvalidImportError(
                     f"The file is not valid JSON for an export: it is nested more than "
                     f"{MAX_DEPTH} levels deep."
                 )
 
 
 def list_items(reader: Reader) -> Iterator[Any]:
-    """The items of the top-level JSON list, one at a time; ImportError_ if the JSON is bad."""
+    """The items of the top-level JSON list, one at a time; InvalidImportError if it is bad."""
     try:
         yield from ijson.items(reader, "item", use_float=True, buf_size=CHUNK_BYTES)
     except ijson.JSONError as exc:
-        raise ImportError_(json_error(exc, reader.done)) from None
+        raise InvalidImportError(json_error(exc, reader.done)) from None
     except UnicodeDecodeError:
-        raise ImportError_(
+        raise InvalidImportError(
             f"The file is not valid JSON: it is not UTF-8 text (near byte {reader.done:,})."
         ) from None
 
 
 def read_document(reader: Reader) -> Any:
-    """The whole JSON document; ImportError_ if it is not valid JSON."""
+    """The whole JSON document; InvalidImportError if it is not valid JSON."""
     raw = reader.read(-1)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ImportError_(
+        raise InvalidImportError(
             f"The file is not UTF-8 text (bad byte at offset {exc.start}); "
             "expected an Assistant, ChatGPT or Claude export."
         ) from None
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise ImportError_(
+        raise InvalidImportError(
             f"The file is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})."
         ) from None
     except ValueError as exc:
-        raise ImportError_(f"The file is not valid JSON: {exc}.") from None
+        raise InvalidImportError(f"The file is not valid JSON: {exc}.") from None
     except RecursionError:
-        raise ImportError_("The file is not valid JSON: it is nested too deeply.") from None
+        raise InvalidImportError("The file is not valid JSON: it is nested too deeply.") from None
 
 
 def json_error(exc: Exception, at: int) -> str:

@@ -1,4 +1,4 @@
-"""Hostile imports (hypothesis): a file either imports or is refused with ImportError_, and a
+"""Hostile imports (hypothesis): a file either imports or is refused with InvalidImportError, and a
 refused file changes nothing in the data dir."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assistant.errors import ImportError_
+from assistant.errors import InvalidImportError
 from assistant.memory.conversations import ConversationStore
 from assistant.memory.semantic import SemanticMemory
 from assistant.transfer import StoreSet, apply_import, parse_import
@@ -95,7 +95,7 @@ def test_a_hostile_import_is_refused_or_imported_never_half(
     before = snapshot(root)
     try:
         plan = parse_import(json.dumps(export))
-    except ImportError_:
+    except InvalidImportError:
         assert snapshot(root) == before
         return
     apply_import(plan, stores, "skip")
