@@ -28,10 +28,6 @@ class StorageError(AssistantError):
     """A file in the data directory could not be read or written."""
 
 
-class CorruptFileError(StorageError):
-    """A file on disk was unreadable; it has been moved aside and the rest loaded."""
-
-
 class CredentialError(AssistantError):
     """The API key could not be stored in or read from the OS keyring."""
 
