@@ -7,8 +7,6 @@ import json
 import os
 import socket
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import keyring
@@ -22,6 +20,7 @@ from assistant.errors import CredentialError, StorageError
 from assistant.fileio import atomic_write_bytes
 from assistant.paths import data_dir
 from assistant.settings import Settings
+from tests import child
 from tests.conftest import MemoryKeyring
 
 
@@ -153,21 +152,9 @@ def test_version_flag(capsys: pytest.CaptureFixture[str]) -> None:
     assert __version__ in capsys.readouterr().out
 
 
-def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        check=False,
-    )
-
-
 @pytest.mark.slow
 def test_self_test_builds_window_offscreen(data_dir: Path) -> None:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    result = _run("-m", "assistant", "--self-test", "--timing", env=env)
+    result = child.assistant("--self-test", "--timing")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith("SELF-TEST OK")
     assert "window shown after" in result.stdout
@@ -179,7 +166,7 @@ def test_self_test_builds_window_offscreen(data_dir: Path) -> None:
 def test_self_test_reports_unwritable_data_dir(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    result = _run("-m", "assistant", "--self-test", "--data-dir", str(blocker / "sub"))
+    result = child.assistant("--self-test", "--data-dir", str(blocker / "sub"))
     assert result.returncode != 0
     assert "SELF-TEST OK" not in result.stdout
     assert "data directory" in result.stderr
@@ -197,7 +184,7 @@ def test_core_never_imports_qt() -> None:
         "print(qt)\n"
         "sys.exit(1 if qt else 0)\n"
     )
-    result = _run("-c", code)
+    result = child.python("-c", code)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +18,7 @@ from assistant.paths import settings_file
 from assistant.settings import Settings
 from assistant.ui.main_window import MainWindow
 from assistant.workspace import Workspace
+from tests import child
 from tests.fake_openai import FakeOpenAI, Reply, ToolCall
 from tests.test_chat_view import anchors
 
@@ -423,9 +421,7 @@ def test_the_frame_imports_neither_numpy_nor_the_stores() -> None:
         "print(heavy)\n"
         "sys.exit(1 if heavy else 0)\n"
     )
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    command = [sys.executable, "-c", code]
-    result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    result = child.python("-c", code, env=child.environment(QT_QPA_PLATFORM="offscreen"))
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import importlib
-import subprocess
-import sys
 
 import pytest
+
+from tests import child
 
 FACES = ["assistant.agent"]
 
@@ -28,6 +28,5 @@ def test_importing_the_agent_face_loads_neither_openai_nor_numpy() -> None:
         "from assistant.agent import AgentEvent, Finished\n"
         "print([m for m in ('openai', 'numpy') if m in sys.modules])\n"
     )
-    command = [sys.executable, "-c", code]
-    result = subprocess.run(command, capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "[]"
+    result = child.python("-c", code)
+    assert result.stdout.strip() == "[]", result.stderr

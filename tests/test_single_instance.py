@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +10,7 @@ from pytestqt.qtbot import QtBot
 
 from assistant.datalock import DataDirLock
 from assistant.ui.single_instance import InstanceServer
+from tests import child
 
 pytestmark = pytest.mark.gui
 REPO = Path(__file__).resolve().parent.parent
@@ -30,22 +29,12 @@ def running_app(data_dir: Path) -> Iterator[InstanceServer]:
         server.close()
 
 
-def start(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "assistant", *args],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 def test_cli_import_hands_the_file_to_the_running_app(
     qtbot: QtBot, running_app: InstanceServer
 ) -> None:
     source = EXPORTS / "chatgpt-realistic.json"
     with qtbot.waitSignal(running_app.import_file, timeout=30000) as got:
-        proc = start("import", str(source))
+        proc = child.start_assistant("import", str(source))
     out, err = proc.communicate(timeout=60)
     assert got.args == [str(source.resolve())]
     assert proc.returncode == 0, err
@@ -56,7 +45,7 @@ def test_a_second_start_brings_the_running_window_to_the_front(
     qtbot: QtBot, running_app: InstanceServer
 ) -> None:
     with qtbot.waitSignal(running_app.activate, timeout=30000):
-        proc = start()
+        proc = child.start_assistant()
     proc.communicate(timeout=60)
     assert proc.returncode == 0
 
@@ -65,7 +54,7 @@ def test_a_second_start_without_an_answer_is_refused(data_dir: Path) -> None:
     """The lock is held but nobody listens (a CLI export, say): say so, change nothing."""
     data_dir.mkdir(parents=True, exist_ok=True)
     with DataDirLock(data_dir):
-        proc = start("export", str(data_dir / "out.json"))
+        proc = child.start_assistant("export", str(data_dir / "out.json"))
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 1
     assert err.count("\n") == 1 and "already using" in err

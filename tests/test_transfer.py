@@ -5,9 +5,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -37,6 +34,7 @@ from assistant.transfer import (
     write_export,
 )
 from assistant.workspace import Workspace
+from tests import child
 from tests.embedders import HashEmbedder
 
 SECRET = "sk-test-DO-NOT-EXPORT-4b1d"
@@ -786,22 +784,6 @@ def test_cli_without_subcommand_still_parses() -> None:
     assert (args.command, args.self_test, args.data_dir) == (None, True, "x")
 
 
-def _run(*args: str, root: Path) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "ASSISTANT_DATA_DIR": str(root),
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "assistant", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        check=False,
-    )
-
-
 @pytest.mark.slow
 def test_cli_in_a_subprocess(data_dir: Path, tmp_path: Path) -> None:
     offline_settings(data_dir)
@@ -809,20 +791,20 @@ def test_cli_in_a_subprocess(data_dir: Path, tmp_path: Path) -> None:
     fill(stores)
     stores.memory.close()
     out = tmp_path / "out.json"
-    result = _run("export", str(out), "--memories", root=data_dir)
+    result = child.assistant("export", str(out), "--memories", root=data_dir)
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"Exported 2 conversations and 3 memories to {out}\n"
 
     other = tmp_path / "other"
     offline_settings(other)
-    result = _run("import", str(out), root=other)
+    result = child.assistant("import", str(out), root=other)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Imported 2 conversations and 3 memories\n"
 
     before = snapshot(other)
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "assistant.export", "version": 9, "conversations": []}')
-    result = _run("import", str(bad), root=other)
+    result = child.assistant("import", str(bad), root=other)
     assert result.returncode == 1
     assert result.stderr.startswith("assistant: version: this file is format version 9")
     assert result.stdout == ""
