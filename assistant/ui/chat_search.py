@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QDialog,
@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 
 from assistant.memory.conversations import ConversationStore
 from assistant.ui.chat_markdown import plain_text
+from assistant.ui.debounce import Debounced
 
 SEARCH_DELAY_MS = 150
 HITS = 30
@@ -61,9 +62,8 @@ class ChatSearchDialog(QDialog):
         self.field.returnPressed.connect(self._open_current)
         self.status = QLabel(self)
         self.status.setAccessibleName("Search result")
-        self._delay = QTimer(self, singleShot=True, interval=SEARCH_DELAY_MS)
-        self._delay.timeout.connect(self.run_search)
-        self.field.textChanged.connect(lambda _text: self._delay.start())
+        self._delay = Debounced(SEARCH_DELAY_MS, self.run_search, self)
+        self.field.textChanged.connect(self._delay.trigger)
         layout = QVBoxLayout(self)
         layout.addWidget(self.field)
         layout.addWidget(self.hits, 1)
@@ -74,7 +74,7 @@ class ChatSearchDialog(QDialog):
 
     def run_search(self) -> None:
         """Search for the typed words now and list the hits, best first."""
-        self._delay.stop()
+        self._delay.cancel()
         self.hits.clear()
         query = self.field.text().strip()
         if not query:
@@ -93,8 +93,7 @@ class ChatSearchDialog(QDialog):
         )
 
     def _open_current(self) -> None:
-        if self._delay.isActive():
-            self.run_search()
+        self._delay.flush()
         item = self.hits.currentItem()
         if item is not None:
             self._open(item)

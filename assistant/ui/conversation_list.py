@@ -10,9 +10,9 @@ from PySide6.QtCore import (
     QAbstractListModel,
     QModelIndex,
     QPersistentModelIndex,
+    QSignalBlocker,
     QSortFilterProxyModel,
     Qt,
-    QTimer,
     Signal,
 )
 from PySide6.QtGui import QAction, QFont, QKeySequence
@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from assistant.memory.conversations import ConversationInfo, ConversationStore
+from assistant.ui.debounce import Debounced
 from assistant.ui.wording import count
 
 IdRole = Qt.ItemDataRole.UserRole + 1
@@ -153,9 +154,8 @@ class ConversationPane(QWidget):
         self.filter.setAccessibleName("Filter conversations")
         self.filter.setPlaceholderText("Filter by title or content")
         self.filter.setClearButtonEnabled(True)
-        self._filter_delay = QTimer(self, singleShot=True, interval=FILTER_DELAY_MS)
-        self._filter_delay.timeout.connect(self.apply_filter)
-        self.filter.textChanged.connect(lambda _text: self._filter_delay.start())
+        self._filter_delay = Debounced(FILTER_DELAY_MS, self.apply_filter, self)
+        self.filter.textChanged.connect(self._filter_delay.trigger)
         self.view = self._build_view()
 
         top = QHBoxLayout()
@@ -216,13 +216,12 @@ class ConversationPane(QWidget):
     def refresh(self) -> None:
         """Re-read the list, keeping the selection."""
         current = self.current_id()
-        self.view.selectionModel().blockSignals(True)
-        self.model.refresh()
-        if current is not None:
-            row = self.model.row_of(current)
-            if row >= 0:
-                self.view.setCurrentIndex(self._proxy.mapFromSource(self.model.index(row)))
-        self.view.selectionModel().blockSignals(False)
+        with QSignalBlocker(self.view.selectionModel()):
+            self.model.refresh()
+            if current is not None:
+                row = self.model.row_of(current)
+                if row >= 0:
+                    self.view.setCurrentIndex(self._proxy.mapFromSource(self.model.index(row)))
 
     def new_conversation(self, temporary: bool = False) -> str:
         """Select an empty conversation of that kind, made if there is none; returns its id."""
@@ -249,7 +248,7 @@ class ConversationPane(QWidget):
 
     def apply_filter(self) -> None:
         """Filter the list by the typed text now: titles, and message content."""
-        self._filter_delay.stop()
+        self._filter_delay.cancel()
         text = self.filter.text()
         hits: dict[str, str] = {}
         for hit in self._store.search(text, k=CONTENT_HITS) if text.strip() else []:

@@ -35,6 +35,7 @@ from assistant.paths import settings_file
 from assistant.settings import read_ui_state
 from assistant.ui import theme, window_geometry
 from assistant.ui.chat_input import Composer
+from assistant.ui.debounce import Debounced
 from assistant.ui.import_drop import ImportDropFilter
 from assistant.ui.main_menu import MainMenu
 from assistant.ui.shutdown import release_when_finished, stop_thread
@@ -151,8 +152,7 @@ class MainWindow(QMainWindow):
         self._leave_later: set[str] = set()  # to delete once its reply has ended
         self._placed = False  # kept on the screen once shown (the frame's size is known then)
         self._pending_text: list[str] = []
-        self._flush_text = QTimer(self, singleShot=True, interval=TEXT_FLUSH_MS)
-        self._flush_text.timeout.connect(self._show_pending_text)
+        self._flush_text = Debounced(TEXT_FLUSH_MS, self._show_pending_text, self, throttled=True)
 
         self.splitter = QSplitter()  # horizontal; the Qt namespace (40 ms) is not needed yet
         self.splitter.setObjectName("paneSplitter")
@@ -412,9 +412,8 @@ class MainWindow(QMainWindow):
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
         self.sidebar.source_requested.connect(self.show_message)
         # Coalesce: a turn saves several messages, the list needs one refresh.
-        self._refresh_list = QTimer(self, singleShot=True, interval=LIST_REFRESH_MS)
-        self._refresh_list.timeout.connect(self.conversations.refresh)
-        self.bridge.conversation_changed.connect(lambda _cid: self._refresh_list.start())
+        self._refresh_list = Debounced(LIST_REFRESH_MS, self.conversations.refresh, self)
+        self.bridge.conversation_changed.connect(self._refresh_list.trigger)
         self.bridge.memory_changed.connect(lambda _change: self._update_status())
         self.bridge.notice.connect(self._show_notice)
 
@@ -479,7 +478,7 @@ class MainWindow(QMainWindow):
             self._leave_later.add(conversation_id)
             return
         self._delete_quietly(conversation_id)
-        self._refresh_list.start()
+        self._refresh_list.trigger()
 
     def _delete_quietly(self, conversation_id: str) -> None:
         try:
@@ -599,7 +598,7 @@ class MainWindow(QMainWindow):
             self.composer.end_edit()
 
     def _show_pending_text(self) -> None:
-        self._flush_text.stop()
+        self._flush_text.cancel()
         if self._pending_text:
             self.chat.append_delta("".join(self._pending_text))
             self._pending_text.clear()
@@ -616,7 +615,7 @@ class MainWindow(QMainWindow):
             self._leave_later.discard(cid)
             if cid != self._current:
                 self._delete_quietly(cid)
-                self._refresh_list.start()
+                self._refresh_list.trigger()
 
     def _show_notice(self, text: str) -> None:
         # Notices often come in twos (a server's first turn): keep the one still showing.
@@ -638,8 +637,7 @@ class MainWindow(QMainWindow):
             self.connection_label.setText("Thinking…")
             # Chunks can arrive faster than the screen refreshes: show them in batches.
             self._pending_text.append(event.text)
-            if not self._flush_text.isActive():
-                self._flush_text.start()
+            self._flush_text.trigger()
             return
         self._show_pending_text()
         if isinstance(event, events.ToolCallStarted):
