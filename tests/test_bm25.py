@@ -9,22 +9,25 @@ from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
 from assistant.memory.bm25 import BM25Index
-from assistant.memory.text import tokenize
+from assistant.memory.ranking import SearchConfig
+from assistant.memory.text import query_terms, stem, terms, tokenize
 
 WORDS = st.sampled_from(["tea", "coffee", "alice", "bob", "likes", "the", "a", "paris", "x1", "é"])
 DOCS = st.lists(WORDS, min_size=0, max_size=12)
 
 
-def reference_scores(docs: dict[int, list[str]], query: list[str]) -> dict[int, float]:
+def reference_scores(
+    docs: dict[int, list[str]], query: list[str], b: float = 0.75
+) -> dict[int, float]:
     keys = sorted(docs)
-    bm25 = BM25Okapi([docs[k] for k in keys])
+    bm25 = BM25Okapi([docs[k] for k in keys], b=b)
     return dict(zip(keys, bm25.get_scores(query), strict=True))
 
 
 def assert_matches(index: BM25Index, docs: dict[int, list[str]], query: list[str]) -> None:
     if not docs or not any(docs.values()):
         return  # rank_bm25 divides by zero on an empty corpus or vocabulary
-    expected = reference_scores(docs, query)
+    expected = reference_scores(docs, query, index.b)
     keys, scores = index.scores(query)
     got = dict(zip(keys.tolist(), scores.tolist(), strict=True))
     for key, value in expected.items():
@@ -65,12 +68,14 @@ def test_scores_equal_rank_bm25(ops: list[tuple[str, object]], query: list[str])
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.text(max_size=60), min_size=1, max_size=25), st.text(min_size=1, max_size=30))
 def test_scores_equal_rank_bm25_on_free_text(texts: list[str], query: str) -> None:
-    index = BM25Index()
+    """On the terms the stores index (stems) and with the stores' parameters."""
+    config = SearchConfig()
+    index = BM25Index(config.bm25_k1, config.bm25_b)
     docs = {}
     for key, text in enumerate(texts):
-        docs[key] = tokenize(text)
+        docs[key] = terms(text)
         index.add(key, docs[key])
-    assert_matches(index, docs, tokenize(query))
+    assert_matches(index, docs, query_terms(query)[0])
 
 
 @settings(max_examples=100, deadline=None)
@@ -142,3 +147,33 @@ def test_tokenizer_keeps_unicode_letters_and_digits() -> None:
         "café",
         "東京",
     ]
+
+
+def test_terms_are_stems_so_word_forms_match() -> None:
+    assert terms("Peanuts, painting and the sisters") == ["peanut", "paint", "and", "the", "sister"]
+    assert stem("peanut") == stem("peanuts")
+    assert query_terms("the peanuts") == (["the", "peanut"], ["peanut"])
+
+
+def test_prefix_finds_terms_as_typed() -> None:
+    index = BM25Index()
+    texts = ["my sister Ann", "a sister and a sistine chapel", "system tray", "the sis"]
+    for key, text in enumerate(texts):
+        index.add(key, terms(text))
+    assert index.with_prefix("siste") == ["sister"]
+    assert index.with_prefix("sis") == ["sister", "sis", "sistin"]  # most frequent first
+    assert index.with_prefix("th") == []  # stop words are never expansions
+    index.remove(0)
+    index.remove(1)
+    assert index.with_prefix("siste") == []
+
+
+def test_a_word_in_most_documents_does_not_qualify_alone() -> None:
+    index = BM25Index()
+    texts = ["The user likes tea", "The user has a cat", "The user lives in Oslo", "Bob likes tea"]
+    for key, text in enumerate(texts):
+        index.add(key, terms(text))
+    assert index.is_common("user") and not index.is_common("tea")
+    found = index.top(terms("user tea"), 10, require=["user", "tea"])
+    assert {key for key, _ in found} == {0, 3}  # "user" alone does not make a hit
+    assert {key for key, _ in index.top(["user"], 10, require=["user"])} == {0, 1, 2}

@@ -28,7 +28,7 @@ from assistant.memory.items import MemoryChange, MemoryItem, Source, now_utc
 from assistant.memory.projection import Projection
 from assistant.memory.ranking import SearchConfig
 from assistant.memory.semantic import LOG_NAME, SemanticMemory
-from assistant.memory.text import is_informative, tokenize
+from assistant.memory.text import query_terms, terms
 from assistant.memory.vectors import Refit, VectorMatrix, cache_paths
 from tests.clusters import DIM, centres, clustered
 from tests.embedders import HashEmbedder, hashed_vector
@@ -505,13 +505,14 @@ def test_copied_projection_cache_is_kept(mem_dir: Path, tmp_path: Path, fits: li
     assert fits == []
 
 
-def test_equal_similarities_rank_by_slot_on_both_paths(mem_dir: Path) -> None:
+def test_equal_similarities_rank_alike_on_both_paths(mem_dir: Path) -> None:
+    """Equally relevant items are ordered by their boosts, here recency: newest first."""
     mem, _ = projected_store(mem_dir)
     twin = np.ones(DIM, dtype=np.float32)
     twins = [mem.add(f"twin {i}", vector=twin).id for i in range(30)]
     for config in (TWO_STAGE, EXACT):
         hits = mem.search("twin", k=5, query_vector=twin, config=config)
-        assert [h.item.id for h in hits] == twins[:5]
+        assert [h.item.id for h in hits] == twins[::-1][:5]
 
 
 @pytest.mark.parametrize("damage", ["garbage", "stale", "missing", "shape", "old cache"])
@@ -764,39 +765,43 @@ def reference_search(items: list[MemoryItem], query: str) -> dict[str, float]:
 
     `items` come in creation order, which is how the store breaks ties between equal scores.
     """
+    config = SearchConfig()
     active = [i for i in items if i.state == "active"]
-    tokens = tokenize(query)
-    informative = {t for t in tokens if is_informative(t)}
-    if not active or not informative:
+    tokens, wanted = query_terms(query)
+    if not active or not wanted:
         return {}
-    rankings = []
-    bm25 = BM25Okapi([tokenize(i.text) for i in active])
+    docs = [terms(i.text) for i in active]
+    df = {t: sum(1 for d in docs if t in d) for t in wanted}
+    rare = {t for t in wanted if df[t] > 0 and 2 * df[t] <= len(docs)}  # not in most items
+    informative = rare or set(wanted)
+    bm25 = BM25Okapi(docs, k1=config.bm25_k1, b=config.bm25_b)
     scores = bm25.get_scores(tokens)
     lexical = [
-        (s, i) for s, i in zip(scores, active, strict=True) if informative & set(tokenize(i.text))
+        (float(s), i) for s, i, d in zip(scores, active, docs, strict=True) if informative & set(d)
     ]
     lexical.sort(key=lambda pair: -pair[0])
-    rankings.append([i.id for _, i in lexical[:50]])
+    lexical = lexical[:50]
     q = hashed_vector(query, 64)
     dense = [(float(np.dot(q, hashed_vector(i.text, 64))), i) for i in active]
     dense = [(s, i) for s, i in dense if s >= 0.3]
     dense.sort(key=lambda pair: -pair[0])
-    rankings.append([i.id for _, i in dense[:50]])
-    fused: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, item_id in enumerate(ranking, start=1):
-            fused[item_id] = fused.get(item_id, 0.0) + 1 / (60 + rank)
-    lists = sum(1 for r in rankings if r)
-    if not lists:
+    dense = dense[:50]
+    if not lexical and not dense:
         return {}
-    best = lists / 61
+    weight = config.dense_weight if lexical and dense else float(bool(dense))
+    fused: dict[str, float] = {}
+    for share, ranking in ((1 - weight, lexical), (weight, dense)):
+        best = max((s for s, _ in ranking), default=0.0)
+        for score, item in ranking:
+            part = max(score, 0.0) / best if best > 0 else 1.0
+            fused[item.id] = fused.get(item.id, 0.0) + share * part
     by_id = {i.id: i for i in active}
     now = now_utc().timestamp()
     return {
-        item_id: rrf / best
+        item_id: relevance
         + 0.1 * by_id[item_id].importance
         + 0.05 * math.exp(-max(0.0, now - by_id[item_id].last_accessed.timestamp()) / 86400 / 30)
-        for item_id, rrf in fused.items()
+        for item_id, relevance in fused.items()
     }
 
 

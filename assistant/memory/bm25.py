@@ -14,6 +14,7 @@ sorts, and an index can be saved as a few flat arrays (`Snapshot`) and loaded ba
 
 from __future__ import annotations
 
+import bisect
 import math
 from array import array
 from collections import Counter
@@ -24,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from assistant.memory.arrays import ensure_capacity
+from assistant.memory.text import STOP_WORDS
 
 _MIN_REBUILD = 1024
 IntArray = npt.NDArray[np.int64]
@@ -85,6 +87,7 @@ class BM25Index:
         self._doc_of: dict[int, int] = {}
         self._total_len = 0
         self._mean_idf: float | None = None
+        self._sorted_terms: list[str] = []  # the vocabulary sorted, for prefix lookups
 
     def __len__(self) -> int:
         return len(self._doc_of)
@@ -186,9 +189,9 @@ class BM25Index:
         )
 
     @classmethod
-    def from_snapshot(cls, snapshot: Snapshot) -> BM25Index:
+    def from_snapshot(cls, snapshot: Snapshot, k1: float = 1.5, b: float = 0.75) -> BM25Index:
         """An index holding the documents of `snapshot`."""
-        index = cls()
+        index = cls(k1, b)
         index._load(snapshot)
         return index
 
@@ -239,6 +242,31 @@ class BM25Index:
             self._mean_idf = float(idfs.sum() / len(idfs)) if len(idfs) else 0.0
         return self._mean_idf
 
+    def is_common(self, term: str) -> bool:
+        """Whether `term` is in more than half of the documents (BM25Okapi's IDF is below 0).
+
+        Such a word ("user" in "The user ...") says little about which document is meant.
+        """
+        tid = self._term_ids.get(term)
+        return tid is not None and 2 * int(self._df[tid]) > len(self._doc_of)
+
+    def with_prefix(self, prefix: str, limit: int = 8) -> list[str]:
+        """Up to `limit` terms of the live documents that start with `prefix`, most frequent first.
+
+        For search as you type: "siste" finds the term "sister". Stop words are left out.
+        """
+        if len(self._sorted_terms) != len(self._term_ids):
+            self._sorted_terms = sorted(self._term_ids)
+        start = bisect.bisect_left(self._sorted_terms, prefix)
+        found: list[str] = []
+        for term in self._sorted_terms[start:]:
+            if not term.startswith(prefix):
+                break
+            if term not in STOP_WORDS and self._df[self._term_ids[term]] > 0:
+                found.append(term)
+        found.sort(key=lambda t: -int(self._df[self._term_ids[t]]))
+        return found[:limit]
+
     def _postings(self, term: str) -> tuple[IntArray, npt.NDArray[np.int64]] | None:
         """Live documents containing `term` and the term's frequency in each."""
         tid = self._term_ids.get(term)
@@ -256,7 +284,8 @@ class BM25Index:
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
         """Per document number: the BM25 score, and whether it qualifies.
 
-        A document qualifies if it contains any of `tokens` (and, with `require`, any of those).
+        A document qualifies if it contains any of `tokens` and, with `require`, any of those
+        that are not common (see `is_common`), or of all of them if every one is common.
         """
         n_docs = len(self._doc_key)
         acc = np.zeros(n_docs, dtype=np.float64)
@@ -275,7 +304,8 @@ class BM25Index:
             acc[docs] += self.idf(term) * (tf * (k1 + 1) / (tf + norm))
             hit[docs] = True
         if require is not None:
-            hit &= self._containing(require)
+            rare = [t for t in require if self._postings(t) is not None and not self.is_common(t)]
+            hit &= self._containing(rare or require)
         return acc, hit
 
     def _containing(self, tokens: Sequence[str]) -> npt.NDArray[np.bool_]:
@@ -297,7 +327,8 @@ class BM25Index:
     ) -> list[tuple[int, float]]:
         """The best `k` (key, score) pairs, best first; equal scores in key order.
 
-        With `require`, only documents that contain at least one of those tokens qualify.
+        With `require`, only documents that contain at least one of those tokens qualify (one
+        that is not common, if any is not).
         """
         if k <= 0:
             return []

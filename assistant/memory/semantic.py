@@ -42,7 +42,7 @@ from assistant.memory.items import (
 )
 from assistant.memory.ranking import SearchConfig, fuse
 from assistant.memory.subscribers import Subscribers
-from assistant.memory.text import is_informative, tokenize
+from assistant.memory.text import expand_last, query_terms, terms, tokenize
 from assistant.memory.vectors import VectorMatrix
 
 log = logging.getLogger(__name__)
@@ -103,7 +103,7 @@ class SemanticMemory:
         self._pinned = np.zeros(1024, dtype=bool)
         self._importance = np.zeros(1024, dtype=np.float64)
         self._last_used = np.zeros(1024, dtype=np.float64)  # POSIX seconds
-        self._bm25 = BM25Index()
+        self._bm25 = BM25Index(*self._bm25_params())
         self._records = 0
         self._offset = 0  # the log's bytes these items reflect
         self._foreign = False  # someone else wrote to the log: never rewrite it or cache it
@@ -151,7 +151,7 @@ class SemanticMemory:
         except (ValueError, KeyError, TypeError) as exc:
             log.warning("%s: replaying the whole log (%s)", LOG_NAME, exc)
             return False
-        self._fill(cached.items, BM25Index.from_snapshot(cached.index))
+        self._fill(cached.items, BM25Index.from_snapshot(cached.index, *self._bm25_params()))
         for item in changed.values():
             self._place(item)
         self._records = cached.records + len(tail)
@@ -210,10 +210,13 @@ class SemanticMemory:
         self._last_used = np.zeros(size, dtype=np.float64)
         self._last_used[:n] = [i.last_accessed.timestamp() for i in items]
         if index is None:
-            index = BM25Index()
+            index = BM25Index(*self._bm25_params())
             active = np.flatnonzero(self._active[:n]).tolist()
-            index.add_many(active, [tokenize(items[s].text) for s in active])
+            index.add_many(active, [terms(items[s].text) for s in active])
         self._bm25 = index
+
+    def _bm25_params(self) -> tuple[float, float]:
+        return self.config.bm25_k1, self.config.bm25_b
 
     @staticmethod
     def _replay(record: dict[str, Any], items: dict[str, MemoryItem]) -> None:
@@ -342,7 +345,7 @@ class SemanticMemory:
         if slot in self._bm25 and (text_changed or not active):
             self._bm25.remove(slot)
         if active and slot not in self._bm25:
-            self._bm25.add(slot, tokenize(item.text))
+            self._bm25.add(slot, terms(item.text))
         if text_changed and old is not None and self._vectors is not None:
             self._vectors.clear(slot)
         return slot
@@ -761,17 +764,24 @@ class SemanticMemory:
         *,
         query_vector: npt.ArrayLike | None = None,
         config: SearchConfig | None = None,
+        prefix: bool = False,
     ) -> list[SearchHit]:
         """The `k` active items most relevant to `query`, best first.
 
-        BM25 and cosine rankings are fused by reciprocal rank fusion, then importance and
-        recency add small boosts. An item qualifies only if it shares a non-stop word with the
-        query or its similarity reaches `min_similarity`, so nothing unrelated comes back; a
-        query of stop words alone finds nothing.
+        BM25 (over word stems) and cosine rankings are fused (see `ranking`), then importance
+        and recency add small boosts. An item qualifies only if it shares a non-stop word with
+        the query (one that is not in most items, if the query has such a word) or its
+        similarity reaches `min_similarity`, so nothing unrelated comes back; a query of stop
+        words alone finds nothing. With `prefix` (search as you type) the last word also
+        matches the words it begins: "siste" finds "sister".
         """
         cfg = config or self.config
-        tokens = tokenize(query)
-        informative = [t for t in tokens if is_informative(t)]
+        tokens, informative = query_terms(query)
+        if prefix:
+            with self._lock:
+                tokens, informative = expand_last(
+                    query, tokens, informative, self._bm25.with_prefix
+                )
         if not informative:
             return []  # only stop words: nothing to look for
         if query_vector is not None:
@@ -844,9 +854,9 @@ class SemanticMemory:
                 if dense:
                     return [(self._items[s], sim) for s, sim in dense]
             words = set(tokenize(text))
-            informative = [t for t in words if is_informative(t)]
+            query, informative = query_terms(" ".join(words))
             found = []
-            for slot, _ in self._bm25.top(list(words), max(50, k), require=informative or None):
+            for slot, _ in self._bm25.top(query, max(50, k), require=informative or None):
                 other = set(tokenize(self._items[slot].text))
                 jaccard = len(words & other) / len(words | other)
                 if jaccard >= threshold:

@@ -1,13 +1,18 @@
-"""Tokenizing for BM25, and the small stop-word list used by the relevance floor."""
+"""Tokenizing for BM25: words, their stems (the index's terms), and the small stop-word list."""
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
+
+import snowballstemmer
 
 _TOKEN = re.compile(r"[^\W_]+")
+_STEMMER = snowballstemmer.stemmer("english")
 
 # Words that alone never make a result relevant. They still count in BM25 scores (so scores
-# stay those of rank_bm25); they only cannot pass the relevance floor on their own.
+# stay those of rank_bm25 on the same terms); they only cannot pass the relevance floor alone.
 STOP_WORDS = frozenset(
     """
     a about above after again against all am an and any are as at be because been before being
@@ -26,6 +31,35 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
 
 
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The English (Porter 2) stem of a lowercase word: "peanuts" and "peanut" give "peanut"."""
+    return str(_STEMMER.stemWord(word))
+
+
+def terms(text: str) -> list[str]:
+    """The terms the keyword indexes use: the stems of the words of `text`, in order."""
+    return [stem(word) for word in tokenize(text)]
+
+
+def query_terms(text: str) -> tuple[list[str], list[str]]:
+    """A query's terms, and those of its words that are not stop words (that may make a hit)."""
+    words = tokenize(text)
+    return [stem(w) for w in words], [stem(w) for w in words if is_informative(w)]
+
+
 def is_informative(token: str) -> bool:
     """Whether a token may make a result relevant on its own (not a stop word)."""
     return token not in STOP_WORDS
+
+
+def expand_last(
+    query: str, tokens: list[str], informative: list[str], with_prefix: Callable[[str], list[str]]
+) -> tuple[list[str], list[str]]:
+    """`query_terms` for a query being typed: the last word, unless followed by a space or a
+    mark, also stands for the terms it begins (`with_prefix` finds them in an index)."""
+    words = tokenize(query)
+    if not words or not query.lower().endswith(words[-1]):
+        return tokens, informative
+    extra = [t for t in with_prefix(words[-1]) if t != tokens[-1]]
+    return tokens + extra, informative + extra

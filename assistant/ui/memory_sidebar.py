@@ -1036,7 +1036,7 @@ class MemorySidebar(QWidget):
         self._search_pending = True
 
         def search(_progress: Progress) -> tuple[int, str, object]:
-            return generation, text, memory.search(text, k=SEARCH_RESULTS)
+            return generation, text, memory.search(text, k=SEARCH_RESULTS, prefix=True)
 
         run_job(search, on_done=self._on_search_done, on_error=self._on_search_failed)
 
