@@ -31,7 +31,8 @@ from assistant.memory.items import MemoryItem, Source
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = 3  # 3: the stamp is a prefix of the log (offset, records, CRC of those bytes)
+CACHE_VERSION = 4  # 3: the stamp is a prefix of the log (offset, records, CRC of those bytes)
+# 4: the BM25 terms are word stems
 CACHE_NAME = "semantic-index.npz"
 
 
