@@ -32,6 +32,10 @@ PROVIDER_BASE_URLS: dict[str, str] = {
 }
 
 
+# The built-in embedder (assistant.memory.local_embedder), which needs no server.
+LOCAL_EMBEDDING_MODEL = "all-MiniLM-L6-v2-int8"
+
+
 @dataclass
 class Settings:
     """Everything the user can configure except the API key."""
@@ -39,7 +43,7 @@ class Settings:
     provider: ProviderName = "openai"
     base_url: str = ""
     chat_model: str = "gpt-4o-mini"
-    embedding_model: str = "text-embedding-3-small"
+    embedding_model: str = LOCAL_EMBEDDING_MODEL  # or a model of the server, or "" for none
     auto_memories: bool = True
     memories_per_prompt: int = 6
     decay_days: int = 90

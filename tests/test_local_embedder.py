@@ -1,0 +1,32 @@
+"""The built-in embedder runs the shipped all-MiniLM-L6-v2 (int8 ONNX) with no network."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from assistant.memory.local_embedder import DIM, NAME, LocalEmbedder
+from assistant.workspace import Workspace
+
+
+def test_embeds_by_meaning_offline() -> None:
+    embedder = LocalEmbedder(threads=1)
+    texts = ["My sister adopted a puppy.", "She got a young dog.", "Quarterly tax forms are due."]
+    vectors = embedder.embed(texts)
+    assert vectors.shape == (3, DIM) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+    similar, unrelated = vectors[0] @ vectors[1], vectors[0] @ vectors[2]
+    assert similar > 0.4 > unrelated
+    # Batching and padding do not change a text's vector.
+    np.testing.assert_allclose(embedder.embed(texts[2:]), vectors[2:], atol=1e-5)
+    assert embedder.embed([]).shape == (0, DIM)
+
+
+def test_workspace_uses_it_by_default(data_dir: Path) -> None:
+    workspace = Workspace.open(data_dir)
+    try:
+        assert workspace.embedder is not None and workspace.embedder.name == NAME
+        assert workspace.memory.embedding_status().model == NAME
+    finally:
+        workspace.close()
