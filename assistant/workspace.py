@@ -17,7 +17,7 @@ from assistant.memory.topics import TopicStore
 from assistant.memory.working import WorkingMemoryStore
 from assistant.notices import Notices
 from assistant.paths import memory_dir, settings_file
-from assistant.settings import BASE_URL_ENV, Settings
+from assistant.settings import BASE_URL_ENV, LOCAL_EMBEDDING_MODEL, Settings
 
 if TYPE_CHECKING:
     from assistant.agent.loop import Agent, UpkeepRunner
@@ -38,6 +38,7 @@ class Workspace:
     warnings: list[str] = field(default_factory=list)
     notices: Notices = field(default_factory=Notices)
     capabilities: CapabilityMemory = field(init=False)
+    embedder: Embedder | None = None  # the one the stores use
 
     def __post_init__(self) -> None:
         # What each server was found to support outlives the provider of one turn.
@@ -49,16 +50,18 @@ class Workspace:
         settings, warnings = Settings.load(settings_file(root))
         credentials = credentials or Credentials()
         notices = Notices()
-        memory = SemanticMemory.open(memory_dir(root), _embedder(settings, credentials, notices))
+        embedder = _embedder(settings, credentials, notices)
+        memory = SemanticMemory.open(memory_dir(root), embedder)
         workspace = cls(
             root=root,
             settings=settings,
             credentials=credentials,
             memory=memory,
-            conversations=ConversationStore(root),
+            conversations=ConversationStore(root, embedder),
             working=WorkingMemoryStore(memory_dir(root)),
             topics=TopicStore(memory_dir(root)),
             notices=notices,
+            embedder=embedder,
         )
         workspace.conversations.list()  # scans changed files: their problems are reported now
         workspace.warnings = [
@@ -79,7 +82,10 @@ class Workspace:
         self.settings.save(settings_file(self.root))
         # A new embedder even for the same model: the URL or the key may have changed. The
         # store keeps its vectors when the model name is the same.
-        self.memory.set_embedder(_embedder(self.settings, self.credentials, self.notices))
+        embedder = _embedder(self.settings, self.credentials, self.notices, self.embedder)
+        self.embedder = embedder
+        self.memory.set_embedder(embedder)
+        self.conversations.set_embedder(embedder)
 
     def provider(self) -> OpenAIProvider:
         """The chat provider the settings describe; ProviderError if none is configured."""
@@ -119,6 +125,7 @@ class Workspace:
     def close(self) -> None:
         """Close the stores (saving caches and dropping forgotten memories from disk)."""
         self.memory.close()
+        self.conversations.close()
 
 
 def _configured(settings: Settings, credentials: Credentials) -> bool:
@@ -129,8 +136,19 @@ def _configured(settings: Settings, credentials: Credentials) -> bool:
     return bool(settings.effective_base_url())
 
 
-def _embedder(settings: Settings, credentials: Credentials, notices: Notices) -> Embedder | None:
-    """The embedder of the settings, or None for keyword-only memory (or no server yet)."""
+def _embedder(
+    settings: Settings,
+    credentials: Credentials,
+    notices: Notices,
+    current: Embedder | None = None,
+) -> Embedder | None:
+    """The embedder of the settings: the built-in one (`current` if it is that, as the model
+    is loaded), the server's (None while no server is set up), or None for keyword-only memory.
+    """
+    if settings.embedding_model == LOCAL_EMBEDDING_MODEL:
+        from assistant.memory.local_embedder import LocalEmbedder  # light: loads on first use
+
+        return current if isinstance(current, LocalEmbedder) else LocalEmbedder()
     if not settings.embedding_model or not _configured(settings, credentials):
         return None
     model = settings.embedding_model

@@ -28,6 +28,7 @@ from assistant.memory.arrays import ensure_capacity
 from assistant.memory.text import STOP_WORDS
 
 _MIN_REBUILD = 1024
+COMMON_FROM = 20  # documents in an index before a word in most of them counts as common
 IntArray = npt.NDArray[np.int64]
 
 
@@ -243,12 +244,15 @@ class BM25Index:
         return self._mean_idf
 
     def is_common(self, term: str) -> bool:
-        """Whether `term` is in more than half of the documents (BM25Okapi's IDF is below 0).
+        """Whether `term` is in more than half of the documents (where BM25Okapi's IDF is below
+        0), in an index of at least `COMMON_FROM` documents.
 
-        Such a word ("user" in "The user ...") says little about which document is meant.
+        Such a word ("user" in "The user ...") says little about which document is meant. In a
+        small index every document is in view anyway, and a half is only a few documents.
         """
         tid = self._term_ids.get(term)
-        return tid is not None and 2 * int(self._df[tid]) > len(self._doc_of)
+        n = len(self._doc_of)
+        return tid is not None and n >= COMMON_FROM and 2 * int(self._df[tid]) > n
 
     def with_prefix(self, prefix: str, limit: int = 8) -> list[str]:
         """Up to `limit` terms of the live documents that start with `prefix`, most frequent first.

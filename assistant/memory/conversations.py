@@ -1,4 +1,11 @@
-"""Conversation memory: one JSON Lines file per conversation, a cached listing, and search."""
+"""Conversation memory: one JSON Lines file per conversation, a cached listing, and search.
+
+Search is hybrid, as in the semantic memory: BM25 over word stems and, once messages have
+vectors (`embed_pending`, in the background), cosine similarity, fused (see `ranking`). Each
+user or assistant message is scored with the one before it in its conversation as context
+(`SearchConfig.keyword_context`; `context_weight` does the same for the meaning score), since a
+reply ("Yes, a sunrise") often means what the message it answers says.
+"""
 
 from __future__ import annotations
 
@@ -18,8 +25,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+import numpy as np
+import numpy.typing as npt
+
 from assistant import paths
-from assistant.errors import StorageError
+from assistant.errors import AssistantError, StorageError
 from assistant.fileio import (
     atomic_write_json,
     fsync_dir,
@@ -29,8 +39,11 @@ from assistant.fileio import (
 )
 from assistant.memory import jsonl
 from assistant.memory.bm25 import BM25Index
+from assistant.memory.embedding import Embedder
+from assistant.memory.message_vectors import MessageKey, MessageVectors
+from assistant.memory.ranking import SearchConfig, fused_relevance
 from assistant.memory.subscribers import Subscribers
-from assistant.memory.text import is_informative, tokenize
+from assistant.memory.text import is_informative, query_terms, terms, tokenize
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +59,8 @@ SNIPPET_CHARS = 160
 Role = Literal["user", "assistant", "tool", "system"]
 ROLES: tuple[str, ...] = get_args(Role)
 SEARCHED_ROLES = ("user", "assistant")
+EMBED_BATCH = 64
+SAVE_EVERY = 2048  # embedded messages between cache saves while embedding
 
 # Ids name files, so they are restricted to characters that are safe in a file name.
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
@@ -308,6 +323,16 @@ class ConversationHit:
 
 
 @dataclass(frozen=True)
+class _SearchArrays:
+    """The searched messages in key order: key, row of its vector (-1: none) and the position
+    of the message before it (-1: none)."""
+
+    keys: npt.NDArray[np.int64]
+    rows: npt.NDArray[np.int64]
+    prev: npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
 class _Entry:
     """A cached summary of one conversation file, valid while its size and mtime are unchanged."""
 
@@ -383,11 +408,20 @@ class ConversationStore:
 
     The listing comes from `index.json`, a derived cache of each file's title, counts and stat;
     only files whose size or mtime changed are read again. The search index is built on the
-    first search and kept up to date afterwards.
+    first search and kept up to date afterwards. With an `embedder`, search also ranks by
+    meaning the messages that have vectors (see `embed_pending`).
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(
+        self, root: Path, embedder: Embedder | None = None, config: SearchConfig | None = None
+    ) -> None:
         self.directory = paths.conversations_dir(root)
+        self.config = config or SearchConfig()
+        self._embedder = embedder
+        self._vectors: MessageVectors | None = None
+        self._vectors_loaded = False
+        self._prev: dict[int, int] = {}  # key -> key of the message before it, if searched
+        self._arrays: _SearchArrays | None = None
         make_dir(self.directory)
         self.warnings: builtins.list[str] = []
         self._lock = threading.RLock()
@@ -612,23 +646,204 @@ class ConversationStore:
         self._subscribers.notify(conversation_id)
 
     def search(self, query: str, k: int = 10) -> builtins.list[ConversationHit]:
-        """The `k` best-matching user and assistant messages of non-temporary conversations."""
-        tokens = tokenize(query)
-        required = [t for t in tokens if is_informative(t)]
+        """The `k` best-matching user and assistant messages of non-temporary conversations.
+
+        A message qualifies if it (or the message before it) shares a non-stop word with the
+        query, or its meaning score reaches `min_similarity`. Scores are 0..1 (see `ranking`).
+        """
+        tokens, required = query_terms(query)
         if not required or k <= 0:
             return []
+        qvec = self._query_vector(query)
+        cfg = self.config
+        depth = max(cfg.depth, k)
         with self._lock:
-            if self._search is None:
-                self._search = BM25Index()
-                for cid in builtins.list(self._entries):
-                    self._try_rescan(cid)
+            index = self._ensure_index()
             self._refresh()
+            lexical = index.top(tokens, depth, require=required)
+            dense = self._dense_top(qvec, depth) if qvec is not None else []
+            order = builtins.list(dict.fromkeys([key for key, _ in lexical + dense]))
+            if not order:
+                return []
+            row = {key: i for i, key in enumerate(order)}
+            keyword_rank = np.zeros(len(order), dtype=np.int64)
+            vector_rank = np.zeros(len(order), dtype=np.int64)
+            keyword_rank[[row[key] for key, _ in lexical]] = np.arange(1, len(lexical) + 1)
+            vector_rank[[row[key] for key, _ in dense]] = np.arange(1, len(dense) + 1)
+            keyword, similarity = dict(lexical), dict(dense)
+            relevance = fused_relevance(
+                np.array([keyword.get(key, 0.0) for key in order]),
+                np.array([similarity.get(key, 0.0) for key in order]),
+                keyword_rank,
+                vector_rank,
+                cfg,
+            )
+            words = [w for w in tokenize(query) if is_informative(w)]
             hits = []
-            for key, score in self._search.top(tokens, k, require=required):
-                cid, mid, text = self._docs[key]
+            for i in np.argsort(-relevance, kind="stable")[:k].tolist():
+                cid, mid, text = self._docs[order[i]]
                 title = self._entries[cid].title
-                hits.append(ConversationHit(cid, mid, title, _snippet(text, required), score))
+                snippet = _snippet(text, words)
+                hits.append(ConversationHit(cid, mid, title, snippet, float(relevance[i])))
             return hits
+
+    def _ensure_index(self) -> BM25Index:
+        """The search index, built from every conversation file on first use."""
+        if self._search is None:
+            self._search = BM25Index(self.config.bm25_k1, self.config.bm25_b)
+            for cid in builtins.list(self._entries):
+                self._try_rescan(cid)
+        return self._search
+
+    # -- vectors -------------------------------------------------------------------------------
+
+    def set_embedder(self, embedder: Embedder | None) -> None:
+        """Search by meaning with this embedder's vectors from now on (None: keywords only)."""
+        with self._lock:
+            same = self._embedder is not None and embedder is not None
+            if same and embedder.name == self._embedder.name:  # type: ignore[union-attr]
+                self._embedder = embedder
+                return
+            self._save_vectors()
+            self._embedder = embedder
+            self._vectors = None
+            self._vectors_loaded = False
+            self._arrays = None
+
+    def _current_vectors(self) -> MessageVectors | None:
+        """The vectors of the current embedder, read from the cache on first use."""
+        if self._embedder is None:
+            return None
+        if not self._vectors_loaded:
+            self._vectors = MessageVectors.load(self.directory, self._embedder.name)
+            self._vectors_loaded = True
+            self._arrays = None
+        return self._vectors
+
+    def _save_vectors(self) -> None:
+        if self._vectors is not None and self._vectors.unsaved:
+            self._vectors.save(self.directory)
+
+    def _query_vector(self, query: str) -> npt.NDArray[np.float32] | None:
+        """The query's unit vector, if some messages have vectors to compare it with."""
+        with self._lock:
+            embedder = self._embedder
+            vectors = self._current_vectors()
+            if embedder is None or vectors is None or not len(vectors):
+                return None
+        try:
+            qvec = np.asarray(embedder.embed([query]), dtype=np.float32).reshape(-1)
+        except (AssistantError, ValueError) as exc:
+            log.warning("Embedding the search failed, searching by keywords: %s", exc)
+            return None
+        norm = float(np.linalg.norm(qvec))
+        if len(qvec) != vectors.dim or not math.isfinite(norm) or norm == 0:
+            return None
+        return qvec / norm
+
+    def pending_embeddings(self) -> int:
+        """How many searched messages have no vector of the current embedder."""
+        with self._lock:
+            return len(self._unembedded())
+
+    def _unembedded(self) -> builtins.list[tuple[MessageKey, str]]:
+        if self._embedder is None:
+            return []
+        self._ensure_index()
+        self._refresh()
+        vectors = self._current_vectors()
+        return [
+            ((cid, mid), text)
+            for cid, mid, text in self._docs.values()
+            if vectors is None or vectors.row((cid, mid)) < 0
+        ]
+
+    def embed_pending(
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        cancel: Callable[[], bool] | None = None,
+    ) -> int:
+        """Embed the searched messages that have no vector, in batches; returns how many.
+
+        Resumable: vectors are cached as they come (every `SAVE_EVERY` messages and at the
+        end), so a run that is stopped or cancelled goes on from there next time.
+        `progress(done, total)` follows each batch; `cancel()` is checked between batches.
+        Raises the embedder's error (a ProviderError) if a batch fails.
+        """
+        with self._lock:
+            embedder = self._embedder
+            todo = self._unembedded()
+        done = 0
+        try:
+            for start in range(0, len(todo), EMBED_BATCH):
+                if embedder is None or (cancel is not None and cancel()):
+                    break
+                if progress is not None:
+                    progress(done, len(todo))
+                batch = todo[start : start + EMBED_BATCH]
+                vectors = np.asarray(embedder.embed([t for _, t in batch]), dtype=np.float32)
+                with self._lock:
+                    if embedder is not self._embedder:
+                        break  # the embedder changed meanwhile
+                    if self._vectors is None:
+                        self._vectors = MessageVectors(embedder.name, vectors.shape[1])
+                    self._vectors.add([key for key, _ in batch], vectors)
+                    self._arrays = None
+                    if self._vectors.unsaved >= SAVE_EVERY:
+                        self._save_vectors()
+                done += len(batch)
+        finally:
+            with self._lock:
+                if embedder is self._embedder:
+                    self._save_vectors()
+        if progress is not None:
+            progress(done, done)
+        return done
+
+    def close(self) -> None:
+        """Save what is not saved yet (the vector cache)."""
+        with self._lock:
+            self._save_vectors()
+
+    def _dense_top(
+        self, qvec: npt.NDArray[np.float32], depth: int
+    ) -> builtins.list[tuple[int, float]]:
+        """The best `depth` (key, meaning score) of the messages with vectors, best first.
+
+        A message's score is its cosine plus `context_weight` times the previous message's.
+        """
+        vectors = self._current_vectors()
+        if vectors is None or vectors.dim != len(qvec):
+            return []
+        arrays = self._search_arrays(vectors)
+        if not len(arrays.keys):
+            return []
+        by_row = vectors.similarities(qvec).astype(np.float64)
+        own = np.where(arrays.rows >= 0, by_row[np.maximum(arrays.rows, 0)], np.nan)
+        before = np.where(arrays.prev >= 0, own[np.maximum(arrays.prev, 0)], np.nan)
+        score = own + self.config.context_weight * np.nan_to_num(before, nan=0.0)
+        score = np.where(np.isnan(own), -np.inf, score)
+        floor = np.float64(self.config.min_similarity)
+        count = min(depth, len(score))
+        part = np.argpartition(-score, count - 1)[:count]
+        part = part[np.lexsort((arrays.keys[part], -score[part]))]
+        part = part[score[part] >= floor]
+        return [(int(arrays.keys[i]), float(score[i])) for i in part]
+
+    def _search_arrays(self, vectors: MessageVectors) -> _SearchArrays:
+        """The searched messages as arrays (rebuilt after changes): keys, vector rows, previous."""
+        if self._arrays is None:
+            keys = np.array(sorted(self._docs), dtype=np.int64)
+            position = {key: i for i, key in enumerate(keys.tolist())}
+            rows = np.array(
+                [vectors.row(self._docs[key][:2]) for key in keys.tolist()], dtype=np.int64
+            )
+            prev = np.array(
+                [position.get(self._prev.get(key, -1), -1) for key in keys.tolist()],
+                dtype=np.int64,
+            )
+            self._arrays = _SearchArrays(keys, rows, prev)
+        return self._arrays
 
     def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:
         """Call `callback(conversation_id)` after each change; returns the unsubscribe function."""
@@ -743,22 +958,32 @@ class ConversationStore:
         self._unindex(conversation_id)
 
     def _index_message(self, index: BM25Index, conversation_id: str, message: Message) -> None:
+        """Index a searched message, with the text of the one before it as context."""
         if message.role not in SEARCHED_ROLES:
             return
-        tokens = tokenize(message.content)
-        if not tokens:
+        own = terms(message.content)
+        if not own:
             return
+        keys = self._doc_keys.setdefault(conversation_id, [])
         key = self._next_key
         self._next_key += 1
-        index.add(key, tokens)
+        context: builtins.list[str] = []
+        if keys:
+            self._prev[key] = keys[-1]
+            if self.config.keyword_context:
+                context = terms(self._docs[keys[-1]][2])
+        index.add(key, own + context)
         self._docs[key] = (conversation_id, message.id, message.content)
-        self._doc_keys.setdefault(conversation_id, []).append(key)
+        keys.append(key)
+        self._arrays = None
 
     def _unindex(self, conversation_id: str) -> None:
         for key in self._doc_keys.pop(conversation_id, []):
             if self._search is not None:
                 self._search.remove(key)
             del self._docs[key]
+            self._prev.pop(key, None)
+            self._arrays = None
 
     def _index_path(self) -> Path:
         return self.directory / INDEX_NAME

@@ -32,6 +32,11 @@ class SearchConfig:
     # and a long one is rarely long because it is off topic.
     bm25_k1: float = 1.5
     bm25_b: float = 0.4
+    # Conversation search scores a message with the one before it as context: its keyword
+    # document holds both texts, and its meaning score may add `context_weight` times the
+    # previous message's similarity (measured: it did not help on top of the keyword context).
+    keyword_context: bool = True
+    context_weight: float = 0.0
     min_similarity: float = 0.3  # below this cosine, meaning alone does not make a result
     importance_weight: float = 0.1
     recency_weight: float = 0.05

@@ -97,6 +97,8 @@ class AgentWorker(QObject):
                 agent.run(conversation_id, text, self._emit, self._cancel)
         finally:
             self.busy_changed.emit(False)
+        if self._workspace.conversations.pending_embeddings():
+            self.embed_messages()  # the turn's new messages, for search by meaning
 
     def _emit(self, event: AgentEvent) -> None:
         self.agent_event.emit(event)
@@ -161,3 +163,19 @@ class AgentWorker(QObject):
             log.warning("Embedding memories failed: %s", exc)
         finally:
             self.progress.emit("Embedding memories", 0, 0)
+        self.embed_messages()
+
+    def embed_messages(self) -> None:
+        """Give vectors to the past messages that have none, so chat search finds by meaning.
+
+        Resumable: what was embedded is cached as it goes, and a later run goes on from there.
+        """
+        conversations = self._workspace.conversations
+        try:
+            conversations.embed_pending(
+                lambda done, total: self.progress.emit("Embedding messages", done, total)
+            )
+        except AssistantError as exc:
+            log.warning("Embedding messages failed: %s", exc)
+        finally:
+            self.progress.emit("Embedding messages", 0, 0)

@@ -1,0 +1,116 @@
+"""Hybrid conversation search: vectors for messages (background, resumable), fused with BM25."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from assistant.errors import ProviderError
+from assistant.memory.conversations import ConversationStore
+from assistant.memory.message_vectors import MessageVectors, cache_path
+from tests.embedders import HashEmbedder
+
+# Words of one meaning share a direction, so search by meaning finds what keywords cannot.
+CONCEPTS = {"car": 0, "automobile": 0, "vehicle": 0, "dog": 1, "puppy": 1, "rain": 2, "storm": 2}
+
+
+class ConceptEmbedder:
+    """An `Embedder` whose vectors say which concepts a text mentions; counts embedded texts."""
+
+    name = "concepts"
+    dim = 8
+
+    def __init__(self) -> None:
+        self.texts = 0
+        self.fail_after: int | None = None
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if self.fail_after is not None and self.texts + len(texts) > self.fail_after:
+            raise ProviderError("the embedding server went away")
+        self.texts += len(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().replace("?", " ").replace(".", " ").split():
+                if word in CONCEPTS:
+                    out[row, CONCEPTS[word]] += 1
+            out[row, 7] += 0.1  # never a zero vector
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def fill(store: ConversationStore) -> dict[str, str]:
+    """Two conversations; returns message ids by a short name."""
+    garage = store.create("Garage").id
+    ids = {
+        "ask": store.append(garage, "user", "Where did I park the automobile?").id,
+        "park": store.append(garage, "assistant", "In the garage on Elm Street.").id,
+    }
+    pets = store.create("Pets").id
+    ids["puppy"] = store.append(pets, "user", "My puppy chewed a shoe").id
+    store.append(pets, "tool", "dog facts", tool_call_id="t1")  # tool results are not searched
+    return ids
+
+
+def test_messages_are_found_by_meaning(data_dir: Path) -> None:
+    embedder = ConceptEmbedder()
+    store = ConversationStore(data_dir, embedder)
+    ids = fill(store)
+    assert [h.message_id for h in store.search("vehicle")] == []  # no vectors yet: keywords only
+    progress: list[tuple[int, int]] = []
+    assert store.embed_pending(lambda done, total: progress.append((done, total))) == 3
+    assert progress[0] == (0, 3) and progress[-1] == (3, 3)
+    assert store.pending_embeddings() == 0
+    hits = store.search("vehicle")
+    assert hits[0].message_id == ids["ask"]
+    assert 0 < hits[0].score <= 1
+    assert [h.message_id for h in store.search("dog")] == [ids["puppy"]]
+    assert store.search("storm") == []  # nothing near enough in meaning, no shared word
+
+
+def test_a_reply_is_found_through_the_message_before_it(data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+    ids = fill(store)
+    hits = store.search("park automobile")
+    assert [h.message_id for h in hits][:2] == [ids["ask"], ids["park"]]
+    assert hits[1].snippet == "In the garage on Elm Street."
+
+
+def test_embedding_resumes_where_it_stopped(data_dir: Path) -> None:
+    embedder = ConceptEmbedder()
+    store = ConversationStore(data_dir, embedder)
+    fill(store)
+    for i in range(200):
+        store.append(store.create(f"Chat {i}").id, "user", f"note {i} about the rain")
+    embedder.fail_after = 100
+    with pytest.raises(ProviderError):
+        store.embed_pending()
+    assert cache_path(store.directory, "concepts").exists()  # what was done is kept
+    again = ConversationStore(data_dir, ConceptEmbedder())
+    assert again.pending_embeddings() == 203 - 64  # one batch was embedded before the failure
+    assert again.embed_pending() == 203 - 64
+    again.close()
+    assert ConversationStore(data_dir, ConceptEmbedder()).pending_embeddings() == 0
+
+
+def test_a_new_embedder_starts_afresh_and_none_means_keywords(data_dir: Path) -> None:
+    store = ConversationStore(data_dir, ConceptEmbedder())
+    ids = fill(store)
+    store.embed_pending()
+    store.set_embedder(HashEmbedder("hash", 16))
+    assert store.pending_embeddings() == 3  # another model: its own vectors
+    store.set_embedder(None)
+    assert store.pending_embeddings() == 0
+    assert [h.message_id for h in store.search("puppy")] == [ids["puppy"]]
+    assert store.search("vehicle") == []
+
+
+def test_a_damaged_cache_is_ignored(data_dir: Path) -> None:
+    store = ConversationStore(data_dir, ConceptEmbedder())
+    fill(store)
+    store.embed_pending()
+    cache_path(store.directory, "concepts").write_bytes(b"not a zip file")
+    assert MessageVectors.load(store.directory, "concepts") is None
+    assert ConversationStore(data_dir, ConceptEmbedder()).pending_embeddings() == 3
