@@ -24,6 +24,7 @@ from rank_bm25 import BM25Okapi
 from assistant.errors import ProviderError, StorageError
 from assistant.fileio import atomic_write_json
 from assistant.memory import jsonl
+from assistant.memory.bm25 import COMMON_FROM
 from assistant.memory.items import MemoryChange, MemoryItem, Source, now_utc
 from assistant.memory.projection import Projection
 from assistant.memory.ranking import SearchConfig
@@ -773,7 +774,7 @@ def reference_search(items: list[MemoryItem], query: str) -> dict[str, float]:
     docs = [terms(i.text) for i in active]
     df = {t: sum(1 for d in docs if t in d) for t in wanted}
     rare = {t for t in wanted if df[t] > 0 and 2 * df[t] <= len(docs)}  # not in most items
-    informative = rare or set(wanted)
+    informative = rare if rare and len(docs) >= COMMON_FROM else set(wanted)
     bm25 = BM25Okapi(docs, k1=config.bm25_k1, b=config.bm25_b)
     scores = bm25.get_scores(tokens)
     lexical = [
