@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -10,8 +11,9 @@ import numpy.typing as npt
 import pytest
 
 from assistant.errors import ProviderError
-from assistant.memory.conversations import ConversationStore
+from assistant.memory.conversations import ConversationStore, Message
 from assistant.memory.message_vectors import MessageVectors, cache_path
+from assistant.memory.when import time_span
 from tests.embedders import HashEmbedder
 
 # Words of one meaning share a direction, so search by meaning finds what keywords cannot.
@@ -114,3 +116,48 @@ def test_a_damaged_cache_is_ignored(data_dir: Path) -> None:
     cache_path(store.directory, "concepts").write_bytes(b"not a zip file")
     assert MessageVectors.load(store.directory, "concepts") is None
     assert ConversationStore(data_dir, ConceptEmbedder()).pending_embeddings() == 3
+
+
+def test_time_span_of_a_query() -> None:
+    now = datetime(2024, 3, 14, 15, 0, tzinfo=UTC)  # a Thursday
+    assert time_span("What did we plan in May 2023?") == (
+        datetime(2023, 5, 1, tzinfo=UTC),
+        datetime(2023, 6, 1, tzinfo=UTC),
+    )
+    assert time_span("trips in December, 2022") == (
+        datetime(2022, 12, 1, tzinfo=UTC),
+        datetime(2023, 1, 1, tzinfo=UTC),
+    )
+    assert time_span("books I read in 2021") == (
+        datetime(2021, 1, 1, tzinfo=UTC),
+        datetime(2022, 1, 1, tzinfo=UTC),
+    )
+    assert time_span("what did I say last week", now) == (
+        datetime(2024, 3, 4, tzinfo=UTC),
+        datetime(2024, 3, 11, tzinfo=UTC),
+    )
+    assert time_span("last month", now) == (
+        datetime(2024, 2, 1, tzinfo=UTC),
+        datetime(2024, 3, 1, tzinfo=UTC),
+    )
+    assert time_span("the 2021 budget") is None  # a bare number may not be a time
+    assert time_span("may I ask about the car") is None
+
+
+def test_a_named_period_favours_messages_written_in_it(data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+    messages = [
+        Message(f"m{i}", f"m{i - 1}" if i else None, "user", text, when)
+        for i, (text, when) in enumerate(
+            [
+                ("We went hiking in the Alps", "2023-05-20T10:00:00Z"),
+                ("Hiking again, this time in Wales", "2023-08-02T10:00:00Z"),
+                ("More hiking by the sea", "2024-01-09T10:00:00+02:00"),
+            ]
+        )
+    ]
+    store.import_conversation("walks", "Walks", messages[0].created_at, messages)
+    assert store.search("hiking in August 2023")[0].message_id == "m1"
+    assert store.search("hiking in May 2023")[0].message_id == "m0"
+    top = store.search("hiking in 2024")[0]
+    assert (top.message_id, top.created_at) == ("m2", "2024-01-09T08:00:00.000000Z")

@@ -193,7 +193,8 @@ def search_conversations(query: str, conversations: ConversationStore, k: int = 
     if not hits:
         return "No matching messages."
     return json.dumps(
-        [{"conversation": h.title, "snippet": h.snippet} for h in hits], ensure_ascii=False
+        [{"conversation": h.title, "time": h.created_at, "snippet": h.snippet} for h in hits],
+        ensure_ascii=False,
     )
 
 

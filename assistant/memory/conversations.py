@@ -4,7 +4,8 @@ Search is hybrid, as in the semantic memory: BM25 over word stems and, once mess
 vectors (`embed_pending`, in the background), cosine similarity, fused (see `ranking`). Each
 user or assistant message is scored with the one before it in its conversation as context
 (`SearchConfig.keyword_context`; `context_weight` does the same for the meaning score), since a
-reply ("Yes, a sunrise") often means what the message it answers says.
+reply ("Yes, a sunrise") often means what the message it answers says. A query that names a
+period ("in May 2023", "last week") favours the messages written in it.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from assistant.memory.message_vectors import MessageKey, MessageVectors
 from assistant.memory.ranking import SearchConfig, fused_relevance
 from assistant.memory.subscribers import Subscribers
 from assistant.memory.text import is_informative, query_terms, terms, tokenize
+from assistant.memory.when import time_span
 
 log = logging.getLogger(__name__)
 
@@ -320,6 +322,7 @@ class ConversationHit:
     title: str
     snippet: str
     score: float
+    created_at: str = ""  # when the message was written (ISO 8601)
 
 
 @dataclass(frozen=True)
@@ -421,6 +424,7 @@ class ConversationStore:
         self._vectors: MessageVectors | None = None
         self._vectors_loaded = False
         self._prev: dict[int, int] = {}  # key -> key of the message before it, if searched
+        self._times: dict[int, str] = {}  # key -> created_at
         self._arrays: _SearchArrays | None = None
         make_dir(self.directory)
         self.warnings: builtins.list[str] = []
@@ -655,6 +659,7 @@ class ConversationStore:
         if not required or k <= 0:
             return []
         qvec = self._query_vector(query)
+        span = time_span(query)
         cfg = self.config
         depth = max(cfg.depth, k)
         with self._lock:
@@ -678,13 +683,18 @@ class ConversationStore:
                 vector_rank,
                 cfg,
             )
+            if span is not None:
+                start, end = (_timestamp(moment) for moment in span)
+                inside = [start <= self._times[key] < end for key in order]
+                relevance += cfg.date_weight * np.array(inside)
             words = [w for w in tokenize(query) if is_informative(w)]
             hits = []
             for i in np.argsort(-relevance, kind="stable")[:k].tolist():
                 cid, mid, text = self._docs[order[i]]
                 title = self._entries[cid].title
                 snippet = _snippet(text, words)
-                hits.append(ConversationHit(cid, mid, title, snippet, float(relevance[i])))
+                score, written = float(relevance[i]), self._times[order[i]]
+                hits.append(ConversationHit(cid, mid, title, snippet, score, written))
             return hits
 
     def _ensure_index(self) -> BM25Index:
@@ -974,6 +984,7 @@ class ConversationStore:
                 context = terms(self._docs[keys[-1]][2])
         index.add(key, own + context)
         self._docs[key] = (conversation_id, message.id, message.content)
+        self._times[key] = _timestamp(_parse_time(message.created_at))
         keys.append(key)
         self._arrays = None
 
@@ -983,6 +994,7 @@ class ConversationStore:
                 self._search.remove(key)
             del self._docs[key]
             self._prev.pop(key, None)
+            del self._times[key]
             self._arrays = None
 
     def _index_path(self) -> Path:
@@ -1111,6 +1123,12 @@ def _create_file(path: Path, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
     fsync_dir(path.parent)
+
+
+def _parse_time(value: str) -> datetime:
+    """An ISO 8601 time in UTC (taken as UTC if it names no zone)."""
+    moment = datetime.fromisoformat(value)
+    return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _is_timestamp(value: str) -> bool:

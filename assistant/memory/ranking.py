@@ -37,6 +37,9 @@ class SearchConfig:
     # previous message's similarity (measured: it did not help on top of the keyword context).
     keyword_context: bool = True
     context_weight: float = 0.0
+    # A query that names a period ("in May 2023", "last week") adds this to the relevance of
+    # the messages written in it.
+    date_weight: float = 0.25
     min_similarity: float = 0.3  # below this cosine, meaning alone does not make a result
     importance_weight: float = 0.1
     recency_weight: float = 0.05

@@ -324,11 +324,84 @@ def table(rows: list[tuple[str, str, str, Score]]) -> str:
     return "\n".join(lines)
 
 
+def scale(dialogs: Sequence[Dialog], embedder: CachedEmbedder, n: int) -> str:
+    """Search and add latency of both layers holding `n` records (copies of the LoCoMo turns
+    in as many conversations as it takes), with the embedder's real vectors."""
+    turns = [t for d in dialogs for t in d.turns]
+    queries = [q.text for d in dialogs for q in d.questions][:200]
+    lines = ["| layer | records | search p50 ms | search p95 ms | add ms (mean of 200) |"]
+    lines.append("|---|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory(prefix="recall-scale-") as tmp:
+        root = Path(tmp)
+        mem = SemanticMemory.open(root / "memory", embedder)
+        copies = (n + len(turns) - 1) // len(turns)
+        for copy in range(copies):
+            count = min(len(turns), n - copy * len(turns))
+            mem.insert(
+                [
+                    MemoryItem(f"{copy}-{i}", t.text, "event", 0.5, t.time, t.time, t.time)
+                    for i, t in enumerate(turns[:count])
+                ]
+            )
+        say(f"SemanticMemory: {len(mem)} memories")
+        lines.append(
+            _timed_row(
+                "SemanticMemory", mem.search, queries, n, lambda i: mem.add(turns[i].text, "event")
+            )
+        )
+        mem.close()
+        store = ConversationStore(root, embedder)
+        per = len(turns)
+        for copy in range(copies):
+            count = min(per, n - copy * per)
+            messages = [
+                Message(f"m{i}", f"m{i - 1}" if i else None, "user", t.text, t.time.isoformat())
+                for i, t in enumerate(turns[:count])
+            ]
+            store.import_conversation(f"c{copy}", f"copy {copy}", messages[0].created_at, messages)
+        store.embed_pending()
+        say(f"ConversationStore: {n} messages, embedded")
+        target = store.create("appended").id
+
+        def append(i: int) -> None:
+            store.append(target, "user", turns[i].text)
+            store.embed_pending()
+
+        lines.append(_timed_row("ConversationStore", store.search, queries, n, append))
+        store.close()
+    return "\n".join(lines)
+
+
+def _timed_row(
+    layer: str,
+    search: Callable[[str], object],
+    queries: Sequence[str],
+    n: int,
+    add: Callable[[int], object],
+) -> str:
+    for query in queries[:5]:
+        search(query)  # warm up
+    times = []
+    for query in queries:
+        start = time.perf_counter()
+        search(query)
+        times.append((time.perf_counter() - start) * 1000)
+    start = time.perf_counter()
+    for i in range(200):
+        add(i)
+    add_ms = (time.perf_counter() - start) * 1000 / 200
+    p50, p95 = np.percentile(times, [50, 95]).tolist()
+    return f"| {layer} | {n:,} | {p50:.2f} | {p95:.2f} | {add_ms:.2f} |"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--embedders", default="local,none", help="comma-separated: local, none")
     parser.add_argument("--ablation", action="store_true", help="also run each ablation row")
+    parser.add_argument(
+        "--scale", type=int, default=0, help="also time both layers at this many records"
+    )
     args = parser.parse_args(argv)
     if not args.data.is_file():
         print(f"recall_bench: skipped, no LoCoMo data at {args.data}")
@@ -338,10 +411,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     say(f"{len(dialogs)} conversations, {sum(len(d.turns) for d in dialogs)} turns, {questions} q")
     rows: list[tuple[str, str, str, Score]] = []
     notes: list[str] = []
+    cached: list[CachedEmbedder] = []
     for name in args.embedders.split(","):
         real = make_embedder(name)
         embedder = CachedEmbedder(real) if real is not None else None
         if embedder is not None:
+            cached.append(embedder)
             say(f"embedding with {embedder.name}")
             embedder.prime([t.text for d in dialogs for t in d.turns])
             embedder.prime([q.text for d in dialogs for q in d.questions])
@@ -369,6 +444,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"- {note}")
     print("- Goals: ConversationStore R@5 >= 0.60, R@10 >= 0.70; SemanticMemory R@5 >= 0.55, ")
     print("  R@10 >= 0.65 (both with the default embedder).")
+    if args.scale and cached:
+        say(f"timing both layers at {args.scale:,} records")
+        print(
+            f"\nLatency at {args.scale:,} records ({cached[0].name} vectors; the latencies exclude"
+        )
+        print("query embedding; a message's add includes embedding it, from the cache):\n")
+        print(scale(dialogs, cached[0], args.scale))
     return 0
 
 
