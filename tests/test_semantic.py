@@ -412,7 +412,9 @@ def assert_projected_rows_in_sync(matrix: VectorMatrix) -> None:
     assert matrix.projection is not None
     slots = np.flatnonzero(matrix.present(len(matrix._has)))
     expected = matrix.projection.project(matrix._m[slots])
-    np.testing.assert_allclose(matrix._projected[slots], expected, atol=1e-5)
+    # Cached vectors come back rounded to float16; the cached projected rows are of the
+    # float32 vectors they were computed from, so they agree to about 1e-4.
+    np.testing.assert_allclose(matrix._projected[slots], expected, atol=3e-4)
 
 
 def test_two_stage_search_equals_exact_search(mem_dir: Path, fits: list[int]) -> None:
@@ -856,11 +858,12 @@ def test_random_operations_match_reference(tmp_path: Path, ops: list[tuple], que
     hits = mem.search(query, k=5)
     reference = reference_search(items, query)
     # Items with equal scores may come back in either order: compare scores, and each hit's
-    # score with the reference score of the same item.
+    # score with the reference score of the same item. Vectors read back from the cache are
+    # rounded to float16, which moves a similarity by up to about 1e-4.
     best = sorted(reference.values(), reverse=True)[:5]
-    assert [h.score for h in hits] == pytest.approx(best, abs=1e-6)
+    assert [h.score for h in hits] == pytest.approx(best, abs=2e-4)
     for hit in hits:
-        assert hit.score == pytest.approx(reference[hit.item.id], abs=1e-6)
+        assert hit.score == pytest.approx(reference[hit.item.id], abs=2e-4)
 
 
 def test_insert_keeps_items_as_they_are(mem_dir: Path) -> None:

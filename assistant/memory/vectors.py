@@ -1,6 +1,8 @@
 """Dense vectors: unit rows in one contiguous float32 matrix, and their on-disk cache.
 
-The cache is derived data: `vectors-<model>.npy` holds the rows, `vectors-<model>.json` their
+The cache is derived data: `vectors-<model>.npy` holds the rows (as float16: half the disk, and
+cosines within about 1e-3 of the float32 ones; older float32 files still load),
+`vectors-<model>.json` their
 memory ids, the embedder's name and the size, time and CRC-32 of the `.npy` it belongs to (the
 CRC is checked only when the time differs: a copied data dir keeps its vectors). Above a few
 thousand vectors, `vectors-<model>.proj.npz` holds the fitted projection and the projected rows
@@ -31,6 +33,7 @@ from assistant.memory.projection import Projection
 log = logging.getLogger(__name__)
 
 CACHE_VERSION = 1  # the projection is optional: caches without it still load
+STORED_TYPES = (np.dtype(np.float16), np.dtype(np.float32))  # of the rows in the .npy
 PROJECTED_DIM = 128
 REFIT_GROWTH = 4  # fit the projection again when the vectors have grown this many times
 FloatMatrix = npt.NDArray[np.float32]
@@ -205,7 +208,7 @@ class VectorMatrix:
         end = min(self._end, len(ids))
         slots = np.flatnonzero(self._has[:end])
         every = len(slots) == end
-        rows = self._m[:end] if every else self._m[slots]
+        rows = (self._m[:end] if every else self._m[slots]).astype(np.float16)
         paths = cache_paths(directory, self.name)
         atomic_write_with(
             paths.vectors, lambda f: np.lib.format.write_array(f, rows, allow_pickle=False)
@@ -260,10 +263,10 @@ class VectorMatrix:
                     else np.lib.format.read_array_header_2_0
                 )
                 shape, fortran, dtype = read_header(f)
-                if shape != (len(ids), dim) or fortran or dtype != np.float32:
+                if shape != (len(ids), dim) or fortran or dtype not in STORED_TYPES:
                     raise ValueError(f"unexpected array {shape} {dtype}")
                 matrix, slots, checksum = cls._read_rows(
-                    f, name, dim, ids, slot_of, checksum=not same_write
+                    f, name, dim, ids, slot_of, dtype=dtype, checksum=not same_write
                 )
             if not same_write:
                 if checksum != recorded["crc32"]:
@@ -288,9 +291,11 @@ class VectorMatrix:
         ids: list[str],
         slot_of: dict[str, int],
         *,
+        dtype: np.dtype[Any],
         checksum: bool,
     ) -> tuple[VectorMatrix, IntArray, int | None]:
-        """Read the rows straight into the matrix when they are in slot order (the usual case).
+        """Read the rows (float16, or float32 from older caches) into the matrix; float32 rows
+        in slot order (the usual case) straight into it.
 
         Also returns the slot of each row (-1 for ids the store no longer has) and, if asked
         for, the rows' CRC-32.
@@ -298,14 +303,14 @@ class VectorMatrix:
         crc = None
         matrix = cls(name, dim, capacity=with_headroom(len(slot_of)))
         slots = np.fromiter((slot_of.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
-        if _in_order(slots):
+        if _in_order(slots) and dtype == np.float32:
             target = matrix._m[: len(ids)]
             if f.readinto(target.data.cast("B")) != target.nbytes:
                 raise ValueError("the vector file is truncated")
             if checksum:
                 crc = zlib.crc32(target.data)
         else:
-            rows = np.fromfile(f, dtype=np.float32, count=len(ids) * dim).reshape(-1, dim)
+            rows = np.fromfile(f, dtype=dtype, count=len(ids) * dim).reshape(-1, dim)
             if len(rows) != len(ids):
                 raise ValueError("the vector file is truncated")
             known = slots >= 0
