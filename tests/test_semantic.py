@@ -881,3 +881,13 @@ def test_insert_keeps_items_as_they_are(mem_dir: Path) -> None:
     assert copy.id != item.id and copy.text == original.text
     target.close()
     assert len(SemanticMemory.open(mem_dir / "b")) == 2
+
+
+def test_word_forms_and_search_as_you_type(mem_dir: Path) -> None:
+    mem = SemanticMemory.open(mem_dir)
+    peanuts = mem.add("Allergic to peanuts").id
+    sister = mem.add("My sister lives in Oslo").id
+    assert [h.item.id for h in mem.search("peanut allergy")] == [peanuts]
+    assert mem.search("siste") == []
+    assert [h.item.id for h in mem.search("siste", prefix=True)] == [sister]
+    assert mem.search("siste ", prefix=True) == []  # a finished word is taken as it is
