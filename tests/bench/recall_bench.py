@@ -302,6 +302,11 @@ def variants() -> list[Variant]:
             layers=("ConversationStore",),
         ),
         Variant(
+            "no date weighing (a named period does not favour its messages)",
+            replace(base, date_weight=0.0),
+            layers=("ConversationStore",),
+        ),
+        Variant(
             "previous message's similarity added to the meaning score (x0.5)",
             replace(base, context_weight=0.5),
             layers=("ConversationStore",),
