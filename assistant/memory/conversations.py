@@ -775,8 +775,8 @@ class ConversationStore:
     ) -> int:
         """Embed the searched messages that have no vector, in batches; returns how many.
 
-        Resumable: vectors are cached as they come (every `SAVE_EVERY` messages and at the
-        end), so a run that is stopped or cancelled goes on from there next time.
+        Resumable: vectors are cached as they come (every `SAVE_EVERY` messages, and at the end
+        if they are a twentieth of all), so a run that is stopped goes on from there next time.
         `progress(done, total)` follows each batch; `cancel()` is checked between batches.
         Raises the embedder's error (a ProviderError) if a batch fails.
         """
@@ -804,7 +804,10 @@ class ConversationStore:
                 done += len(batch)
         finally:
             with self._lock:
-                if embedder is self._embedder:
+                store = self._vectors if embedder is self._embedder else None
+                # Rewriting the cache costs its whole size: only once it has grown by a
+                # twentieth (the rest is saved by `close`, or embedded again after a crash).
+                if store is not None and store.unsaved * 20 >= len(store):
                     self._save_vectors()
         if progress is not None:
             progress(done, done)
