@@ -328,11 +328,12 @@ class ConversationHit:
 @dataclass(frozen=True)
 class _SearchArrays:
     """The searched messages in key order: key, row of its vector (-1: none) and the position
-    of the message before it (-1: none)."""
+    of the message before it (-1: none); and by vector row, the position of its message."""
 
     keys: npt.NDArray[np.int64]
     rows: npt.NDArray[np.int64]
     prev: npt.NDArray[np.int64]
+    position_of_row: npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True)
@@ -824,27 +825,34 @@ class ConversationStore:
         """The best `depth` (key, meaning score) of the messages with vectors, best first.
 
         A message's score is its cosine plus `context_weight` times the previous message's.
+        Candidates are the rows `MessageVectors.nearest` picks (5 per place, or 1 % of all if
+        more, as the semantic memory does).
         """
         vectors = self._current_vectors()
         if vectors is None or vectors.dim != len(qvec):
             return []
         arrays = self._search_arrays(vectors)
-        if not len(arrays.keys):
-            return []
-        by_row = vectors.similarities(qvec).astype(np.float64)
-        own = np.where(arrays.rows >= 0, by_row[np.maximum(arrays.rows, 0)], np.nan)
-        before = np.where(arrays.prev >= 0, own[np.maximum(arrays.prev, 0)], np.nan)
-        score = own + self.config.context_weight * np.nan_to_num(before, nan=0.0)
-        score = np.where(np.isnan(own), -np.inf, score)
-        floor = np.float64(self.config.min_similarity)
-        count = min(depth, len(score))
-        part = np.argpartition(-score, count - 1)[:count]
-        part = part[np.lexsort((arrays.keys[part], -score[part]))]
-        part = part[score[part] >= floor]
-        return [(int(arrays.keys[i]), float(score[i])) for i in part]
+        cfg = self.config
+        wanted = max(depth, cfg.rescore_factor * depth, int(cfg.rescore_fraction * len(vectors)))
+        rows, sims = vectors.nearest(qvec, wanted)
+        at = arrays.position_of_row[rows] if len(arrays.position_of_row) else rows[:0]
+        searched = at >= 0  # rows of deleted or temporary conversations are not
+        at, score = at[searched], sims[searched].astype(np.float64)
+        if cfg.context_weight:
+            before = arrays.prev[at]
+            before_rows = np.where(before >= 0, arrays.rows[np.maximum(before, 0)], -1)
+            has = before_rows >= 0
+            extra = np.zeros(len(at))
+            extra[has] = vectors.similarity(before_rows[has], qvec)
+            score = score + cfg.context_weight * extra
+        keep = score >= np.float64(cfg.min_similarity)
+        at, score = at[keep], score[keep]
+        order = np.lexsort((arrays.keys[at], -score))[:depth]
+        return [(int(arrays.keys[at[i]]), float(score[i])) for i in order]
 
     def _search_arrays(self, vectors: MessageVectors) -> _SearchArrays:
-        """The searched messages as arrays (rebuilt after changes): keys, vector rows, previous."""
+        """The searched messages as arrays (rebuilt after changes): keys, vector rows, previous,
+        and the position of each vector row's message (-1: not searched)."""
         if self._arrays is None:
             keys = np.array(sorted(self._docs), dtype=np.int64)
             position = {key: i for i, key in enumerate(keys.tolist())}
@@ -855,7 +863,10 @@ class ConversationStore:
                 [position.get(self._prev.get(key, -1), -1) for key in keys.tolist()],
                 dtype=np.int64,
             )
-            self._arrays = _SearchArrays(keys, rows, prev)
+            position_of_row = np.full(len(vectors), -1, dtype=np.int64)
+            has = rows >= 0
+            position_of_row[rows[has]] = np.flatnonzero(has)
+            self._arrays = _SearchArrays(keys, rows, prev, position_of_row)
         return self._arrays
 
     def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:

@@ -19,11 +19,16 @@ import numpy.typing as npt
 
 from assistant.fileio import atomic_write_bytes
 from assistant.memory.arrays import ensure_capacity
+from assistant.memory.projection import Projection
 
 log = logging.getLogger(__name__)
 
 CACHE_VERSION = 1
+EXACT_UP_TO = 5000  # rows scanned exactly; above, a projection picks candidates first
+REFIT_GROWTH = 4  # fit the projection again when the rows have grown this many times
 MessageKey = tuple[str, str]  # conversation id, message id
+FloatMatrix = npt.NDArray[np.float32]
+IntArray = npt.NDArray[np.int64]
 
 
 def cache_path(directory: Path, model: str) -> Path:
@@ -33,7 +38,13 @@ def cache_path(directory: Path, model: str) -> Path:
 
 
 class MessageVectors:
-    """Unit vectors of one model, by message; not thread-safe (the store holds its lock)."""
+    """Unit vectors of one model, by message; not thread-safe (the store holds its lock).
+
+    Above `EXACT_UP_TO` rows, `nearest` scans a 128-d PCA projection of the rows (a third of
+    the memory traffic of 384-d rows) and rescores the best candidates exactly, as the semantic
+    memory's dense search does; the projection is fitted in memory (a fraction of a second)
+    when the rows first pass that size and again at each `REFIT_GROWTH`-fold growth.
+    """
 
     def __init__(self, model: str, dim: int) -> None:
         self.model = model
@@ -41,6 +52,9 @@ class MessageVectors:
         self.matrix = np.zeros((0, dim), dtype=np.float32)
         self._row: dict[MessageKey, int] = {}
         self._saved = 0  # rows in the cache file
+        self._projection: Projection | None = None
+        self._projected: FloatMatrix = np.zeros((0, 0), dtype=np.float32)
+        self._fitted_at = 0  # rows when the projection was fitted
 
     def __len__(self) -> int:
         return len(self._row)
@@ -58,14 +72,40 @@ class MessageVectors:
         vectors = vectors / np.maximum(norms, 1e-12)
         start = len(self._row)
         self.matrix = ensure_capacity(self.matrix, start + len(keys))
+        first = start
         for i, key in enumerate(keys):
             row = self._row.setdefault(key, start)
             self.matrix[row] = vectors[i]
             start += row == start
+        self._update_projection(first, start)
 
-    def similarities(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-        """The cosine of every stored row with a unit `query`, by row."""
-        out: npt.NDArray[np.float32] = self.matrix[: len(self._row)] @ query
+    def _update_projection(self, first: int, end: int) -> None:
+        """Fit the projection if it is due, else project rows `first` to `end`."""
+        n = len(self._row)
+        if n > EXACT_UP_TO and (self._projection is None or n >= REFIT_GROWTH * self._fitted_at):
+            self._projection = Projection.fit(self.matrix[:n])
+            self._projected = self._projection.project(self.matrix[:n])
+            self._fitted_at = n
+        elif self._projection is not None:
+            self._projected = ensure_capacity(self._projected, end)
+            self._projected[:end][first:] = self._projection.project(self.matrix[first:end])
+
+    def nearest(self, query: FloatMatrix, candidates: int) -> tuple[IntArray, FloatMatrix]:
+        """Rows likely to be among the `candidates` most similar to the unit `query`, and their
+        exact cosines (every row, up to `EXACT_UP_TO` rows or without a projection)."""
+        n = len(self._row)
+        if self._projection is None or candidates >= n:
+            rows = np.arange(n, dtype=np.int64)
+            sims: FloatMatrix = self.matrix[:n] @ query
+            return rows, sims
+        estimate = self._projected[:n] @ self._projection.project_query(query)
+        rows = np.sort(np.argpartition(estimate, n - candidates)[n - candidates :])
+        exact: FloatMatrix = self.matrix[rows] @ query
+        return rows.astype(np.int64), exact
+
+    def similarity(self, rows: IntArray, query: FloatMatrix) -> FloatMatrix:
+        """The exact cosines of some rows with a unit `query`."""
+        out: FloatMatrix = self.matrix[rows] @ query
         return out
 
     @property
@@ -114,4 +154,5 @@ class MessageVectors:
         out.matrix = vectors
         out._row = {key: i for i, key in enumerate(zip(conversations, messages, strict=True))}
         out._saved = len(out._row)
+        out._update_projection(0, len(out._row))
         return out
