@@ -11,9 +11,11 @@ import numpy.typing as npt
 import pytest
 
 from assistant.errors import ProviderError
+from assistant.memory import message_vectors
 from assistant.memory.conversations import ConversationStore, Message
 from assistant.memory.message_vectors import MessageVectors, cache_path
 from assistant.memory.when import time_span
+from tests.clusters import DIM, centres, clustered
 from tests.embedders import HashEmbedder
 
 # Words of one meaning share a direction, so search by meaning finds what keywords cannot.
@@ -161,3 +163,28 @@ def test_a_named_period_favours_messages_written_in_it(data_dir: Path) -> None:
     assert store.search("hiking in May 2023")[0].message_id == "m0"
     top = store.search("hiking in 2024")[0]
     assert (top.message_id, top.created_at) == ("m2", "2024-01-09T08:00:00.000000Z")
+
+
+def test_many_vectors_are_searched_through_a_projection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above the exact threshold, candidates picked in the projection hold the exact best."""
+    monkeypatch.setattr(message_vectors, "EXACT_UP_TO", 200)
+    rng = np.random.default_rng(3)
+    topics = centres(rng, 8)
+    rows = clustered(rng, 600, topics)
+    vectors = MessageVectors("test", DIM)
+    vectors.add([("c", f"m{i}") for i in range(300)], rows[:300])
+    assert vectors._projection is not None  # fitted on passing the threshold
+    vectors.add([("c", f"m{i}") for i in range(300, 600)], rows[300:])
+    held = []
+    for query in clustered(rng, 20, topics):
+        exact = np.argsort(-(rows @ query))[:10]
+        found, sims = vectors.nearest(query, 60)
+        assert len(found) == 60
+        held.append(len(set(exact.tolist()) & set(found.tolist())) / 10)
+        np.testing.assert_allclose(sims, rows[found] @ query, rtol=1e-5)
+    assert np.mean(held) >= 0.9  # a tenth of the rows as candidates hold the exact top 10
+    vectors.save(tmp_path)
+    again = MessageVectors.load(tmp_path, "test")
+    assert again is not None and again._projection is not None
