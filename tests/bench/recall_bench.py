@@ -334,8 +334,8 @@ def scale(dialogs: Sequence[Dialog], embedder: CachedEmbedder, n: int) -> str:
     in as many conversations as it takes), with the embedder's real vectors."""
     turns = [t for d in dialogs for t in d.turns]
     queries = [q.text for d in dialogs for q in d.questions][:200]
-    lines = ["| layer | records | search p50 ms | search p95 ms | add ms (mean of 200) |"]
-    lines.append("|---|---:|---:|---:|---:|")
+    lines = ["| layer | records | search p50 ms | search p95 ms | add ms (mean of 200) | disk MB |"]
+    lines.append("|---|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory(prefix="recall-scale-") as tmp:
         root = Path(tmp)
         mem = SemanticMemory.open(root / "memory", embedder)
@@ -349,12 +349,9 @@ def scale(dialogs: Sequence[Dialog], embedder: CachedEmbedder, n: int) -> str:
                 ]
             )
         say(f"SemanticMemory: {len(mem)} memories")
-        lines.append(
-            _timed_row(
-                "SemanticMemory", mem.search, queries, n, lambda i: mem.add(turns[i].text, "event")
-            )
-        )
+        row = _timed_row("SemanticMemory", mem.search, queries, n, lambda i: mem.add(turns[i].text))
         mem.close()
+        lines.append(f"{row} {_megabytes(root / 'memory'):.0f} |")
         store = ConversationStore(root, embedder)
         per = len(turns)
         for copy in range(copies):
@@ -372,8 +369,9 @@ def scale(dialogs: Sequence[Dialog], embedder: CachedEmbedder, n: int) -> str:
             store.append(target, "user", turns[i].text)
             store.embed_pending()
 
-        lines.append(_timed_row("ConversationStore", store.search, queries, n, append))
+        row = _timed_row("ConversationStore", store.search, queries, n, append)
         store.close()
+        lines.append(f"{row} {_megabytes(store.directory):.0f} |")
     return "\n".join(lines)
 
 
@@ -397,6 +395,10 @@ def _timed_row(
     add_ms = (time.perf_counter() - start) * 1000 / 200
     p50, p95 = np.percentile(times, [50, 95]).tolist()
     return f"| {layer} | {n:,} | {p50:.2f} | {p95:.2f} | {add_ms:.2f} |"
+
+
+def _megabytes(directory: Path) -> float:
+    return sum(p.stat().st_size for p in directory.rglob("*") if p.is_file()) / 2**20
 
 
 def main(argv: Sequence[str] | None = None) -> int:
