@@ -188,3 +188,19 @@ def test_many_vectors_are_searched_through_a_projection(
     vectors.save(tmp_path)
     again = MessageVectors.load(tmp_path, "test")
     assert again is not None and again._projection is not None
+
+
+def test_search_stays_current_as_messages_come_and_go(data_dir: Path) -> None:
+    store = ConversationStore(data_dir, ConceptEmbedder())
+    ids = fill(store)
+    store.embed_pending()
+    assert [h.message_id for h in store.search("vehicle")] == [ids["ask"]]  # arrays built
+    later = store.create("Weather").id
+    storm = store.append(later, "user", "A storm is coming").id
+    assert store.search("rain") == []  # not embedded yet, and no shared word
+    assert store.pending_embeddings() == 1
+    assert store.embed_pending() == 1
+    assert [h.message_id for h in store.search("rain")] == [storm]
+    store.delete(later)
+    assert store.search("rain") == []
+    assert [h.message_id for h in store.search("vehicle")] == [ids["ask"]]

@@ -334,6 +334,38 @@ class _SearchArrays:
     rows: npt.NDArray[np.int64]
     prev: npt.NDArray[np.int64]
     position_of_row: npt.NDArray[np.int64]
+    position: dict[int, int]  # key -> its place in `keys`
+
+    def appended(self, key: int, row: int, prev_key: int) -> _SearchArrays:
+        """With a message of a key above all others (O(n) copies, no Python loop)."""
+        place = len(self.keys)
+        by_row = self.position_of_row
+        if row >= 0:
+            grow = max(0, row + 1 - len(by_row))
+            by_row = np.concatenate((by_row, np.full(grow, -1, dtype=np.int64)))
+            by_row[row] = place
+        prev = self.position.get(prev_key, -1)
+        self.position[key] = place  # shared: the arrays before this one are dropped
+        return _SearchArrays(
+            np.append(self.keys, key),
+            np.append(self.rows, row),
+            np.append(self.prev, prev),
+            by_row,
+            self.position,
+        )
+
+    def placed(self, keys: Sequence[int], rows: Sequence[int]) -> _SearchArrays:
+        """With vectors (rows) for the messages of `keys`, in place where it can."""
+        by_row = self.position_of_row
+        grow = max(rows, default=-1) + 1 - len(by_row)
+        if grow > 0:
+            by_row = np.concatenate((by_row, np.full(grow, -1, dtype=np.int64)))
+        for key, row in zip(keys, rows, strict=True):
+            at = self.position.get(key)
+            if at is not None:
+                self.rows[at] = row
+                by_row[row] = at
+        return replace(self, position_of_row=by_row)
 
 
 @dataclass(frozen=True)
@@ -427,6 +459,7 @@ class ConversationStore:
         self._prev: dict[int, int] = {}  # key -> key of the message before it, if searched
         self._times: dict[int, str] = {}  # key -> created_at
         self._arrays: _SearchArrays | None = None
+        self._pending: set[int] | None = None  # keys without a vector; None: not known yet
         make_dir(self.directory)
         self.warnings: builtins.list[str] = []
         self._lock = threading.RLock()
@@ -720,6 +753,7 @@ class ConversationStore:
             self._vectors = None
             self._vectors_loaded = False
             self._arrays = None
+            self._pending = None
 
     def _current_vectors(self) -> MessageVectors | None:
         """The vectors of the current embedder, read from the cache on first use."""
@@ -729,6 +763,7 @@ class ConversationStore:
             self._vectors = MessageVectors.load(self.directory, self._embedder.name)
             self._vectors_loaded = True
             self._arrays = None
+            self._pending = None
         return self._vectors
 
     def _save_vectors(self) -> None:
@@ -757,17 +792,20 @@ class ConversationStore:
         with self._lock:
             return len(self._unembedded())
 
-    def _unembedded(self) -> builtins.list[tuple[MessageKey, str]]:
+    def _unembedded(self) -> builtins.list[tuple[int, str]]:
+        """(key, text) of the searched messages without a vector, in key order."""
         if self._embedder is None:
             return []
         self._ensure_index()
         self._refresh()
-        vectors = self._current_vectors()
-        return [
-            ((cid, mid), text)
-            for cid, mid, text in self._docs.values()
-            if vectors is None or vectors.row((cid, mid)) < 0
-        ]
+        if self._pending is None:
+            vectors = self._current_vectors()
+            self._pending = {
+                key
+                for key, (cid, mid, _) in self._docs.items()
+                if vectors is None or vectors.row((cid, mid)) < 0
+            }
+        return [(key, self._docs[key][2]) for key in sorted(self._pending)]
 
     def embed_pending(
         self,
@@ -798,8 +836,7 @@ class ConversationStore:
                         break  # the embedder changed meanwhile
                     if self._vectors is None:
                         self._vectors = MessageVectors(embedder.name, vectors.shape[1])
-                    self._vectors.add([key for key, _ in batch], vectors)
-                    self._arrays = None
+                    self._store_vectors(self._vectors, [key for key, _ in batch], vectors)
                     if self._vectors.unsaved >= SAVE_EVERY:
                         self._save_vectors()
                 done += len(batch)
@@ -813,6 +850,19 @@ class ConversationStore:
         if progress is not None:
             progress(done, done)
         return done
+
+    def _store_vectors(
+        self, store: MessageVectors, keys: builtins.list[int], vectors: npt.NDArray[np.float32]
+    ) -> None:
+        """Keep the vectors of the messages of `keys` (those still indexed)."""
+        known = [i for i, key in enumerate(keys) if key in self._docs]
+        message_keys: builtins.list[MessageKey] = [self._docs[keys[i]][:2] for i in known]
+        store.add(message_keys, vectors[known])
+        if self._pending is not None:
+            self._pending.difference_update(keys)
+        if self._arrays is not None:
+            rows = [store.row(m) for m in message_keys]
+            self._arrays = self._arrays.placed([keys[i] for i in known], rows)
 
     def close(self) -> None:
         """Save what is not saved yet (the vector cache)."""
@@ -866,7 +916,7 @@ class ConversationStore:
             position_of_row = np.full(len(vectors), -1, dtype=np.int64)
             has = rows >= 0
             position_of_row[rows[has]] = np.flatnonzero(has)
-            self._arrays = _SearchArrays(keys, rows, prev, position_of_row)
+            self._arrays = _SearchArrays(keys, rows, prev, position_of_row, position)
         return self._arrays
 
     def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:
@@ -1000,7 +1050,11 @@ class ConversationStore:
         self._docs[key] = (conversation_id, message.id, message.content)
         self._times[key] = _timestamp(_parse_time(message.created_at))
         keys.append(key)
-        self._arrays = None
+        row = -1 if self._vectors is None else self._vectors.row((conversation_id, message.id))
+        if row < 0 and self._pending is not None:
+            self._pending.add(key)
+        if self._arrays is not None:  # keys grow, so the new one goes last
+            self._arrays = self._arrays.appended(key, row, self._prev.get(key, -1))
 
     def _unindex(self, conversation_id: str) -> None:
         for key in self._doc_keys.pop(conversation_id, []):
@@ -1009,6 +1063,8 @@ class ConversationStore:
             del self._docs[key]
             self._prev.pop(key, None)
             del self._times[key]
+            if self._pending is not None:
+                self._pending.discard(key)
             self._arrays = None
 
     def _index_path(self) -> Path:

@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 CACHE_VERSION = 1
 EXACT_UP_TO = 5000  # rows scanned exactly; above, a projection picks candidates first
+PROJECTED_DIM = 64
 REFIT_GROWTH = 4  # fit the projection again when the rows have grown this many times
 MessageKey = tuple[str, str]  # conversation id, message id
 FloatMatrix = npt.NDArray[np.float32]
@@ -83,7 +84,7 @@ class MessageVectors:
         """Fit the projection if it is due, else project rows `first` to `end`."""
         n = len(self._row)
         if n > EXACT_UP_TO and (self._projection is None or n >= REFIT_GROWTH * self._fitted_at):
-            self._projection = Projection.fit(self.matrix[:n])
+            self._projection = Projection.fit(self.matrix[:n], d=PROJECTED_DIM)
             self._projected = self._projection.project(self.matrix[:n])
             self._fitted_at = n
         elif self._projection is not None:
