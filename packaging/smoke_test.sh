@@ -93,7 +93,7 @@ if command -v appstreamcli >/dev/null; then
 fi
 bytes="$(du -sb "$bundle" | cut -f1)"
 echo "bundle: $(du -sh "$bundle" | cut -f1) unpacked ($((bytes / 1000000)) MB)"
-if [ "$bytes" -gt 150000000 ]; then
-    echo "bundle: WARNING: over the 150 MB goal (packaging/README.md says what is in it)"
+if [ "$bytes" -gt 250000000 ]; then  # the goal with the built-in embedder (issue 13)
+    echo "bundle: WARNING: over the 250 MB goal (packaging/README.md says what is in it)"
 fi
 echo "package: $passed passed, 0 failed, $skipped skipped"
