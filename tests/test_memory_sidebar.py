@@ -574,3 +574,13 @@ def test_too_many_pinned_memories_are_warned_about(
         remember(workspace, f"Pinned fact {i}: " + "detail " * 60, pinned=True)
     qtbot.waitUntil(lambda: "Too much pinned" in sidebar.notice.label.text(), timeout=5000)
     assert sidebar.notice.isVisible()
+
+
+def test_an_automatic_budget_does_not_warn_about_a_short_pinned_memory(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
+) -> None:
+    workspace.settings.prompt_budget_tokens = 0  # automatic: a share of the model's window
+    remember(workspace, "A short pinned fact", pinned=True)
+    sidebar.check_pinned_budget()
+    assert "Too much pinned" not in sidebar.notice.label.text()
+    assert workspace.pinned_overflow() is None

@@ -1078,14 +1078,12 @@ class MemorySidebar(QWidget):
 
     def check_pinned_budget(self) -> None:
         """Warn when the pinned memories alone no longer fit in their share of a prompt."""
-        from assistant.agent.prompt import MEMORY_SHARE, pinned_tokens
-
-        budget = self._workspace.settings.prompt_budget_tokens
-        used = pinned_tokens(self._memory.pinned())
-        if used > budget * MEMORY_SHARE:
+        overflow = self._workspace.pinned_overflow()
+        if overflow is not None:
+            used, allowed = overflow
             self.notice.show_notice(
                 f"Pinned memories need about {used:,} tokens, more than the "
-                f"{int(budget * MEMORY_SHARE):,} a prompt keeps for memories: the oldest "
+                f"{allowed:,} a prompt keeps for memories: the oldest "
                 "pinned ones are left out. Unpin some, or raise the prompt budget in Settings.",
                 timeout_ms=0,
                 title="Too much pinned",

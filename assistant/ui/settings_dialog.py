@@ -97,17 +97,6 @@ class _DialogCredentials(Credentials):
         return os.environ.get(API_KEY_ENV) or self._key
 
 
-def _list_models(settings: Settings, key: str | None) -> tuple[str, list[str]]:
-    """The server URL and its model names (runs on the thread pool)."""
-    from assistant.agent.provider import OpenAIProvider  # the openai package loads slowly
-
-    provider = OpenAIProvider.from_settings(settings, _DialogCredentials(key))
-    try:
-        return provider.server_url, provider.list_models()
-    finally:
-        provider.close()
-
-
 def _eye_icon(color: QColor, *, crossed: bool) -> QIcon:
     """An eye (or a crossed-out eye) for the show/hide key action, in the text colour."""
     for name in ("view-conceal-symbolic", "view-hidden") if crossed else ("view-reveal-symbolic",):
@@ -624,7 +613,7 @@ class SettingsDialog(QDialog):
         self._show_result(None, "Contacting the server…")
 
         def work(_progress: Progress) -> tuple[str, list[str]]:
-            return _list_models(settings, key)
+            return Workspace.list_models(settings, _DialogCredentials(key))
 
         run_job(work, on_done=self._on_probe_done, on_error=self._on_probe_failed)
 
