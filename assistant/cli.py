@@ -284,6 +284,16 @@ def self_test(root: Path, started: float, *, timing: bool) -> int:
     if not highlight("def f(): return 1", "python", dark=False):  # a bundle without the lexers
         print("SELF-TEST FAILED: code blocks cannot be highlighted", file=sys.stderr)
         return 1
+    from assistant.memory.local_embedder import LocalEmbedder
+
+    try:  # a bundle without the model, onnxruntime or the tokenizer would search by keyword only
+        meaning = LocalEmbedder(threads=1).embed(["a self-test"])
+    except AssistantError as exc:
+        print(f"SELF-TEST FAILED: {exc}", file=sys.stderr)
+        return 1
+    if not abs(float((meaning**2).sum()) - 1.0) < 1e-3:
+        print("SELF-TEST FAILED: the built-in embedder gives no unit vector", file=sys.stderr)
+        return 1
     if timing:
         from assistant.credentials import Credentials, backend_name
         from assistant.resources import app_icon_files, resources_root
