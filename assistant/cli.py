@@ -191,8 +191,7 @@ def import_command(root: Path, source: Path, policy: Literal["skip", "copy"]) ->
 def _open_stores(root: Path, *, embed: bool) -> Stores:
     """The stores of a data dir; with `embed`, with the settings' embedder (which may need the
     API key from the keyring), else keyword-only (vectors are filled in when the app opens)."""
-    from assistant.memory.conversations import ConversationStore
-    from assistant.memory.semantic import SemanticMemory
+    from assistant.memory import ConversationStore, SemanticMemory
     from assistant.paths import memory_dir
     from assistant.transfer import StoreSet
     from assistant.workspace import Workspace
@@ -284,7 +283,7 @@ def self_test(root: Path, started: float, *, timing: bool) -> int:
     if not highlight("def f(): return 1", "python", dark=False):  # a bundle without the lexers
         print("SELF-TEST FAILED: code blocks cannot be highlighted", file=sys.stderr)
         return 1
-    from assistant.memory.local_embedder import LocalEmbedder
+    from assistant.memory import LocalEmbedder
 
     try:  # a bundle without the model, onnxruntime or the tokenizer would search by keyword only
         meaning = LocalEmbedder(threads=1).embed(["a self-test"])

@@ -10,11 +10,14 @@ from typing import TYPE_CHECKING
 from assistant.agent.capabilities import CapabilityMemory
 from assistant.credentials import Credentials
 from assistant.errors import ProviderError
-from assistant.memory.conversations import ConversationStore
-from assistant.memory.embedding import Embedder, LazyEmbedder
-from assistant.memory.semantic import SemanticMemory
-from assistant.memory.topics import TopicStore
-from assistant.memory.working import WorkingMemoryStore
+from assistant.memory import (
+    ConversationStore,
+    Embedder,
+    LazyEmbedder,
+    SemanticMemory,
+    TopicStore,
+    WorkingMemoryStore,
+)
 from assistant.notices import Notices
 from assistant.paths import memory_dir, settings_file
 from assistant.settings import BASE_URL_ENV, LOCAL_EMBEDDING_MODEL, Settings
@@ -170,7 +173,7 @@ def _embedder(
     is loaded), the server's (None while no server is set up), or None for keyword-only memory.
     """
     if settings.embedding_model == LOCAL_EMBEDDING_MODEL:
-        from assistant.memory.local_embedder import LocalEmbedder  # light: loads on first use
+        from assistant.memory import LocalEmbedder  # light: loads on first use
 
         return current if isinstance(current, LocalEmbedder) else LocalEmbedder()
     if not settings.embedding_model or not _configured(settings, credentials):
@@ -179,7 +182,7 @@ def _embedder(
 
     def build() -> Embedder:
         from assistant.agent.provider import openai_client  # loads openai on first use
-        from assistant.memory.openai_embedder import OpenAIEmbedder
+        from assistant.memory import OpenAIEmbedder
 
         return OpenAIEmbedder(openai_client(settings, credentials), model, on_notice=notices.say)
 

@@ -8,7 +8,7 @@ import pytest
 
 from tests import child
 
-FACES = ["assistant.agent"]
+FACES = ["assistant.agent", "assistant.memory"]
 
 
 @pytest.mark.parametrize("name", FACES)
@@ -27,6 +27,17 @@ def test_importing_the_agent_face_loads_neither_openai_nor_numpy() -> None:
         "import assistant.agent\n"
         "from assistant.agent import AgentEvent, Finished\n"
         "print([m for m in ('openai', 'numpy') if m in sys.modules])\n"
+    )
+    result = child.python("-c", code)
+    assert result.stdout.strip() == "[]", result.stderr
+
+
+def test_importing_one_store_loads_neither_numpy_nor_the_other_stores() -> None:
+    code = (
+        "import sys\n"
+        "from assistant.memory import WorkingMemoryStore\n"
+        "heavy = ('numpy', 'assistant.memory.semantic', 'assistant.memory.conversations')\n"
+        "print([m for m in heavy if m in sys.modules])\n"
     )
     result = child.python("-c", code)
     assert result.stdout.strip() == "[]", result.stderr

@@ -9,11 +9,16 @@ from assistant.agent import calculator as calc
 from assistant.agent.prompt import fence, memory_line
 from assistant.agent.tools import Tool, ToolRegistry, tool
 from assistant.errors import ToolError
-from assistant.memory.conversations import ConversationStore
-from assistant.memory.edits import MemoryEdit
-from assistant.memory.items import MemoryItem, MemoryKind, Source, now_utc
-from assistant.memory.semantic import SemanticMemory
-from assistant.memory.working import WorkingMemoryStore
+from assistant.memory import (
+    ConversationStore,
+    MemoryEdit,
+    MemoryItem,
+    MemoryKind,
+    SemanticMemory,
+    Source,
+    WorkingMemoryStore,
+    now_utc,
+)
 
 DUPLICATE_THRESHOLD = 0.9
 MAX_CHANGES_PER_TURN = 3  # forgets, pin changes and rewrites of existing memories per reply

@@ -11,11 +11,16 @@ from typing import Any
 from assistant.agent.cancel import CancelToken
 from assistant.agent.chat import ChatProvider
 from assistant.errors import AssistantError
-from assistant.memory.conversations import Message
-from assistant.memory.edits import MemoryEdit
-from assistant.memory.items import KINDS, MemoryItem, MemoryKind, Source
-from assistant.memory.semantic import SemanticMemory
-from assistant.memory.topics import TopicStore
+from assistant.memory import (
+    KINDS,
+    MemoryEdit,
+    MemoryItem,
+    MemoryKind,
+    Message,
+    SemanticMemory,
+    Source,
+    TopicStore,
+)
 
 log = logging.getLogger(__name__)
 

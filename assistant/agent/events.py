@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from assistant.memory.edits import MemoryEdit
+    from assistant.memory import MemoryEdit
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from assistant.memory.conversations import Conversation, Message, estimate_tokens
-from assistant.memory.items import MemoryItem
+from assistant.memory import Conversation, MemoryItem, Message, estimate_tokens
 
 SYSTEM_PROMPT = """\
 You are Assistant, a personal assistant that remembers. Be helpful, concise and honest.

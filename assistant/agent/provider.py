@@ -31,7 +31,7 @@ from assistant.agent.chat import ChatResponse, ToolCallRequest
 from assistant.agent.context_window import probe_context_window
 from assistant.credentials import Credentials
 from assistant.errors import ContextOverflowError, ProviderError
-from assistant.memory.conversations import estimate_tokens
+from assistant.memory import estimate_tokens
 from assistant.openai_errors import (
     CLIENT_ERRORS,
     MALFORMED_ERRORS,

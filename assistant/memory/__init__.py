@@ -1,36 +1,128 @@
-"""Working, conversation and semantic memory (no Qt here)."""
+"""Working, conversation and semantic memory, and their files (no Qt here).
 
-from assistant.memory.conversations import (
-    Conversation,
-    ConversationHit,
-    ConversationInfo,
-    ConversationNotFoundError,
-    ConversationStore,
-    Message,
-    PromptWindow,
-)
-from assistant.memory.embedding import Embedder
-from assistant.memory.items import MemoryChange, MemoryItem, SearchHit, Source
-from assistant.memory.ranking import SearchConfig
-from assistant.memory.semantic import EmbeddingStatus, SemanticMemory
-from assistant.memory.working import WorkingMemory, WorkingMemoryStore
+The names below are the package's face, for the rest of the app; each loads its module on
+first use (PEP 562), so that `import assistant.memory` stays light and one store does not load
+the others (or numpy, or the embedding model).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assistant.memory.conversations import (
+        DEFAULT_TITLE,
+        ROLES,
+        Conversation,
+        ConversationExistsError,
+        ConversationHit,
+        ConversationInfo,
+        ConversationNotFoundError,
+        ConversationStore,
+        Message,
+        check_messages,
+        estimate_tokens,
+        is_valid_id,
+    )
+    from assistant.memory.edits import MemoryEdit, undo
+    from assistant.memory.embedding import Embedder, LazyEmbedder
+    from assistant.memory.items import (
+        KINDS,
+        MemoryChange,
+        MemoryItem,
+        MemoryKind,
+        MemoryState,
+        SearchHit,
+        Source,
+        now_utc,
+    )
+    from assistant.memory.local_embedder import LocalEmbedder
+    from assistant.memory.openai_embedder import OpenAIEmbedder
+    from assistant.memory.ranking import SearchConfig
+    from assistant.memory.semantic import MAX_TEXT_CHARS, EmbeddingStatus, SemanticMemory
+    from assistant.memory.topics import Topic, TopicStore
+    from assistant.memory.working import WorkingMemory, WorkingMemoryStore
+
+_MODULES = {
+    "conversations": (
+        "DEFAULT_TITLE",
+        "ROLES",
+        "Conversation",
+        "ConversationExistsError",
+        "ConversationHit",
+        "ConversationInfo",
+        "ConversationNotFoundError",
+        "ConversationStore",
+        "Message",
+        "check_messages",
+        "estimate_tokens",
+        "is_valid_id",
+    ),
+    "edits": ("MemoryEdit", "undo"),
+    "embedding": ("Embedder", "LazyEmbedder"),
+    "items": (
+        "KINDS",
+        "MemoryChange",
+        "MemoryItem",
+        "MemoryKind",
+        "MemoryState",
+        "SearchHit",
+        "Source",
+        "now_utc",
+    ),
+    "local_embedder": ("LocalEmbedder",),
+    "openai_embedder": ("OpenAIEmbedder",),
+    "ranking": ("SearchConfig",),
+    "semantic": ("MAX_TEXT_CHARS", "EmbeddingStatus", "SemanticMemory"),
+    "topics": ("Topic", "TopicStore"),
+    "working": ("WorkingMemory", "WorkingMemoryStore"),
+}
+_HOME = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
+    "DEFAULT_TITLE",
+    "KINDS",
+    "MAX_TEXT_CHARS",
+    "ROLES",
     "Conversation",
+    "ConversationExistsError",
     "ConversationHit",
     "ConversationInfo",
     "ConversationNotFoundError",
     "ConversationStore",
     "Embedder",
     "EmbeddingStatus",
+    "LazyEmbedder",
+    "LocalEmbedder",
     "MemoryChange",
+    "MemoryEdit",
     "MemoryItem",
+    "MemoryKind",
+    "MemoryState",
     "Message",
-    "PromptWindow",
+    "OpenAIEmbedder",
     "SearchConfig",
     "SearchHit",
     "SemanticMemory",
     "Source",
+    "Topic",
+    "TopicStore",
     "WorkingMemory",
     "WorkingMemoryStore",
+    "check_messages",
+    "estimate_tokens",
+    "is_valid_id",
+    "now_utc",
+    "undo",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name's module on first use."""
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -7,9 +7,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from assistant.errors import InvalidImportError
-from assistant.memory.conversations import ConversationExistsError, ConversationStore
-from assistant.memory.items import MemoryItem
-from assistant.memory.semantic import SemanticMemory
+from assistant.memory import ConversationExistsError, ConversationStore, MemoryItem, SemanticMemory
 from assistant.transfer.plan import (
     POLICIES,
     ConflictPolicy,

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from assistant.memory.conversations import Message, is_valid_id
+from assistant.memory import Message, is_valid_id
 from assistant.transfer.chatgpt_content import message_text
 from assistant.transfer.checks import as_object, fail, iso, kind, undated, unique_id
 from assistant.transfer.plan import ImportedConversation

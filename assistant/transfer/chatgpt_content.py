@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from assistant.memory.items import MemoryKind
+from assistant.memory import MemoryKind
 from assistant.transfer.plan import SuggestedMemory
 from assistant.transfer.tally import Tally
 

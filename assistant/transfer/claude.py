@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from assistant.memory.conversations import Message, is_valid_id
+from assistant.memory import Message, is_valid_id
 from assistant.transfer.checks import as_list, as_object, fail, iso, kind, undated, unique_id
 from assistant.transfer.plan import ImportedConversation
 from assistant.transfer.tally import Tally

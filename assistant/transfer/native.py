@@ -6,8 +6,7 @@ from typing import Any
 
 from assistant import APP_NAME
 from assistant.errors import InvalidImportError
-from assistant.memory.conversations import ROLES, Message, check_messages, is_valid_id
-from assistant.memory.items import MemoryItem
+from assistant.memory import ROLES, MemoryItem, Message, check_messages, is_valid_id
 from assistant.transfer.checks import (
     InvalidError,
     as_list,

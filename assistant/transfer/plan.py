@@ -6,9 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, get_args
 
-from assistant.memory.conversations import ConversationStore, Message
-from assistant.memory.items import MemoryItem, MemoryKind
-from assistant.memory.semantic import SemanticMemory
+from assistant.memory import ConversationStore, MemoryItem, MemoryKind, Message, SemanticMemory
 
 if TYPE_CHECKING:
     from assistant.transfer.sources import ImportSource

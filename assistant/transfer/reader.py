@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.errors import InvalidImportError
-from assistant.memory.conversations import check_messages
-from assistant.memory.items import MemoryItem
+from assistant.memory import MemoryItem, check_messages
 from assistant.transfer.chatgpt import is_chatgpt, read_chatgpt
 from assistant.transfer.checks import InvalidError, kind
 from assistant.transfer.claude import is_claude, read_claude

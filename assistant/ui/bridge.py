@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from assistant.memory.items import MemoryChange
+from assistant.memory import MemoryChange
 from assistant.workspace import Workspace
 
 

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from assistant.memory.conversations import ConversationStore
+from assistant.memory import ConversationStore
 from assistant.ui.chat_markdown import plain_text
 from assistant.ui.debounce import Debounced
 

@@ -25,7 +25,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from assistant.memory.conversations import Conversation, Message
+from assistant.memory import Conversation, Message
 from assistant.ui import theme
 from assistant.ui.chat_markdown import CODE_LINK, MarkdownRenderer, plain_text
 from assistant.ui.chat_stream import StreamingMarkdown

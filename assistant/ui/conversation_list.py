@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from assistant.memory.conversations import ConversationInfo, ConversationStore
+from assistant.memory import ConversationInfo, ConversationStore
 from assistant.ui.debounce import Debounced
 from assistant.ui.wording import count
 

@@ -44,7 +44,7 @@ from assistant.ui.status_bar import PROVIDER_NAMES, StatusBar
 from assistant.ui.wording import count
 
 if TYPE_CHECKING:
-    from assistant.memory.conversations import Conversation
+    from assistant.memory import Conversation
     from assistant.ui.worker import AgentEvent
     from assistant.workspace import Workspace
 
@@ -531,7 +531,7 @@ class MainWindow(QMainWindow):
             self._show_welcome_if_needed()
             self.open_settings()
             return
-        from assistant.memory.conversations import DEFAULT_TITLE
+        from assistant.memory import DEFAULT_TITLE
 
         cid = self._current or self.new_conversation()
         conversation = self.workspace.conversations.load(cid)

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from assistant.memory.items import KINDS, MemoryItem, MemoryKind
+from assistant.memory import KINDS, MemoryItem, MemoryKind
 
 KIND_HINTS: dict[str, str] = {
     "fact": "Something true about you or your world",

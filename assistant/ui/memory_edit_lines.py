@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QUrl
 
-from assistant.memory.edits import MemoryEdit, undo
-from assistant.memory.semantic import SemanticMemory
+from assistant.memory import MemoryEdit, SemanticMemory, undo
 from assistant.ui.chat_view import ChatView
 from assistant.ui.jobs import run_job
 

@@ -19,9 +19,15 @@ from PySide6.QtCore import (
     Slot,
 )
 
-from assistant.memory.items import MemoryChange, MemoryItem, MemoryKind, MemoryState, SearchHit
-from assistant.memory.items import now_utc as _now_utc
-from assistant.memory.semantic import SemanticMemory
+from assistant.memory import (
+    MemoryChange,
+    MemoryItem,
+    MemoryKind,
+    MemoryState,
+    SearchHit,
+    SemanticMemory,
+)
+from assistant.memory import now_utc as _now_utc
 
 ItemRole = Qt.ItemDataRole.UserRole + 1  # the row's MemoryItem
 HitRole = Qt.ItemDataRole.UserRole + 2  # the row's SearchHit, or None outside search mode

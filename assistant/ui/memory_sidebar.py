@@ -63,11 +63,17 @@ from PySide6.QtWidgets import (
 )
 
 from assistant.errors import AssistantError
-from assistant.memory.conversations import Conversation
-from assistant.memory.items import KINDS, MemoryChange, MemoryItem, MemoryKind, MemoryState
-from assistant.memory.semantic import EmbeddingStatus
-from assistant.memory.topics import Topic
-from assistant.memory.working import WorkingMemory
+from assistant.memory import (
+    KINDS,
+    Conversation,
+    EmbeddingStatus,
+    MemoryChange,
+    MemoryItem,
+    MemoryKind,
+    MemoryState,
+    Topic,
+    WorkingMemory,
+)
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.jobs import Progress, run_job
 from assistant.ui.memory_dialogs import MemoryDialog, MemoryValues
