@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from assistant.agent.capabilities import CapabilityMemory
 from assistant.credentials import Credentials
-from assistant.errors import ProviderError
+from assistant.errors import ProviderError, StorageError
 from assistant.memory import (
     ConversationStore,
     Embedder,
@@ -25,6 +26,9 @@ from assistant.settings import BASE_URL_ENV, LOCAL_EMBEDDING_MODEL, Settings
 if TYPE_CHECKING:
     from assistant.agent.loop import Agent, UpkeepRunner
     from assistant.agent.provider import OpenAIProvider
+
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -67,6 +71,7 @@ class Workspace:
             embedder=embedder,
         )
         workspace.conversations.list()  # scans changed files: their problems are reported now
+        workspace._tie_working_memory_to_conversations()
         workspace.warnings = [
             *warnings,
             *memory.warnings,
@@ -75,6 +80,21 @@ class Workspace:
             *workspace.topics.warnings,
         ]
         return workspace
+
+    def _tie_working_memory_to_conversations(self) -> None:
+        """A conversation's working memory goes with it: at once, and for those gone before."""
+
+        def drop_if_gone(conversation_id: str) -> None:
+            if self.conversations.exists(conversation_id):
+                return
+            try:
+                self.working.drop(conversation_id)
+            except StorageError as exc:  # the conversation is gone all the same
+                log.warning("Could not drop the working memory of %s: %s", conversation_id, exc)
+
+        for conversation_id in self.working.conversation_ids():
+            drop_if_gone(conversation_id)
+        self.conversations.subscribe(drop_if_gone)
 
     def is_configured(self) -> bool:
         """Whether a model server is set up: a key for OpenAI, or a local or custom URL."""

@@ -18,6 +18,7 @@ from assistant.memory.working import (
     WorkingMemory,
     WorkingMemoryStore,
 )
+from assistant.workspace import Workspace
 
 
 @pytest.fixture
@@ -240,3 +241,26 @@ def test_concurrent_updates_lose_nothing(memory_dir: Path) -> None:
     for t in threads:
         t.join()
     assert len(WorkingMemoryStore(memory_dir).get("c").results) == 20
+
+
+def test_deleting_a_conversation_drops_its_working_memory(data_dir: Path) -> None:
+    workspace = Workspace.open(data_dir)
+    kept, deleted = (workspace.conversations.create(title).id for title in ("Kept", "Deleted"))
+    for cid in (kept, deleted):
+        workspace.working.update(cid, task=f"Plan for {cid}")
+    workspace.conversations.delete(deleted)
+    assert workspace.working.conversation_ids() == [kept]
+    workspace.close()
+    stored = json.loads((data_dir / "memory" / "working.json").read_text())
+    assert list(stored["conversations"]) == [kept]
+
+
+def test_working_memory_of_conversations_deleted_before_is_dropped_at_open(
+    data_dir: Path,
+) -> None:
+    WorkingMemoryStore(data_dir / "memory").update(
+        "c" * 32, task="A plan whose conversation is gone"
+    )
+    workspace = Workspace.open(data_dir)
+    assert workspace.working.conversation_ids() == []
+    workspace.close()

@@ -190,6 +190,11 @@ class WorkingMemoryStore:
             self._subscribers.notify(conversation_id)
         return snapshot
 
+    def conversation_ids(self) -> list[str]:
+        """The conversations that have a working memory."""
+        with self._lock:
+            return list(self._memories)
+
     def drop(self, conversation_id: str) -> None:
         """Forget the conversation's working memory (e.g. when the conversation is deleted)."""
         with self._lock:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from assistant.datalock import DataDirLock
 from assistant.workspace import Workspace
-from tests.reliability.writer import WORKING_ID
+from tests.reliability.writer import working_conversation
 
 REPO = Path(__file__).resolve().parents[2]
 READY_WAIT_S = 60.0
@@ -109,7 +109,10 @@ def _missing(kind: str, ws: Workspace, acked: Acked) -> list[str]:
             lost += [f"message {cid}/{m}" for m in ids - have]
         return lost
     if kind == "working":
-        value = int(ws.working.get(WORKING_ID).results.get("n", "-1"))
+        conversation = working_conversation(ws.root)
+        value = (
+            -1 if conversation is None else int(ws.working.get(conversation).results.get("n", "-1"))
+        )
         # Later values may be saved without their ack; an older one means a lost write.
         return [] if value >= acked.counter else [f"working n={value} after ack {acked.counter}"]
     if kind == "settings":

@@ -24,8 +24,6 @@ from assistant.paths import memory_dir, settings_file
 from assistant.settings import Settings
 from assistant.transfer import StoreSet, apply_import, parse_import
 
-WORKING_ID = "kill-test"
-
 
 def ack(*parts: object) -> None:
     """Say that a write returned."""
@@ -64,12 +62,19 @@ def messages(root: Path) -> None:
 
 
 def working(root: Path) -> None:
-    """Working memory snapshots: a counter in a named result."""
+    """Working memory snapshots of one conversation: a counter in a named result."""
+    conversation = working_conversation(root) or ConversationStore(root).create("Kill test").id
     store = WorkingMemoryStore(memory_dir(root))
     print("ready", flush=True)
-    for i in itertools.count(int(store.get(WORKING_ID).results.get("n", "-1")) + 1):
-        store.update(WORKING_ID, result_name="n", result=str(i))
+    for i in itertools.count(int(store.get(conversation).results.get("n", "-1")) + 1):
+        store.update(conversation, result_name="n", result=str(i))
         ack(i)
+
+
+def working_conversation(root: Path) -> str | None:
+    """The conversation whose working memory the `working` writer saves (once made)."""
+    listing = ConversationStore(root).list()
+    return listing[0].id if listing else None
 
 
 def settings(root: Path) -> None:
