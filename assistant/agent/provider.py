@@ -244,10 +244,13 @@ class OpenAIProvider:
                 raise CancelledError from err
             if not shown.any and self._drop_rejected_option(err, request):
                 continue
-            if request.stream and not shown.any and _broken_stream(err):
+            if request.stream and not shown.any and (shown.opened or _broken_stream(err)):
                 # The stream hid what went wrong; a whole answer has the server's error, or works.
+                # (A connection cut mid-stream, as llama-cpp-python does on errors, teaches
+                # nothing about streaming: it may have been anything.)
                 log.info("The stream failed (%s); asking again without streaming.", err)
-                request.stream, request.fell_back = False, True
+                request.stream = False
+                request.fell_back = _broken_stream(err)
                 continue
             if shown.any and isinstance(err, openai.APITimeoutError):
                 raise ProviderError(
@@ -340,6 +343,7 @@ class OpenAIProvider:
                 stream=True,
                 extra_body=request.options,
             ) as stream:
+                shown.opened = True  # the server answered 200: a failure now is in the stream
                 yield from stream
 
         text: list[str] = []
@@ -430,11 +434,12 @@ class _Waiter:
 
 
 class _Shown:
-    """Passes text to `on_text` and remembers whether any was shown."""
+    """Passes text to `on_text` and remembers whether any was shown (and the stream opened)."""
 
     def __init__(self, on_text: Callable[[str], None] | None) -> None:
         self._on_text = on_text
         self.any = False
+        self.opened = False
 
     def __call__(self, text: str) -> None:
         self.any = True
