@@ -46,8 +46,8 @@ from assistant.workspace import Workspace
 MODEL = "smollm2"
 START_TIMEOUT = 120.0
 # Replies are kept short: a 135M model on two cores writes about 40 tokens a second.
-REPLY_TOKENS = 160
-GROWING_TURNS = 6
+REPLY_TOKENS = 96
+GROWING_TURNS = 5
 PAUSED_TIMEOUT = 4.0
 
 
