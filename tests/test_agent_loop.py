@@ -498,7 +498,7 @@ def test_an_overflow_builds_a_smaller_prompt_and_answers(
     h.turn(cid, "Still there?")
     assert h.of(Finished)
     notices = [n.text for n in h.of(Notice)]
-    assert notices == ["The prompt was too long for the model; shortened.", NO_TOOLS_NOTICE]
+    assert notices == [NO_TOOLS_NOTICE, "The prompt was too long for the model; shortened."]
     last = provider.requests[-1]
     assert last["tools"] is None  # the tool schemas do not fit in 1,500
     assert prompt_size(last) <= 0.6 * 1500
@@ -524,11 +524,18 @@ def test_an_overflow_without_numbers_halves_the_budget(
 
 def test_an_overflow_that_persists_fails_with_advice(h: Harness) -> None:
     too_long = ContextOverflowError("too long", context_tokens=512, prompt_tokens=900)
-    h.provider.enqueue(too_long, too_long, too_long)
-    h.turn(h.conversations.create().id, "Hello")
+
+    def learn_the_window(messages: list[dict[str, Any]]) -> ChatResponse:
+        h.provider.window = 512
+        raise too_long
+
+    # The second prompt is smaller (no tools), the third would be the same: it is not sent.
+    h.provider.enqueue(learn_the_window, too_long)
+    h.turn(h.conversations.create().id, "Hello " * 1000)
     (failed,) = h.of(Failed)
     assert "context window of 512 tokens" in failed.error
     assert "prompt budget in Settings" in failed.error
+    assert h.provider.requests[0]["tools"] and not h.provider.requests[1]["tools"]
 
 
 def test_a_cut_off_reply_is_marked_and_saved_so(h: Harness) -> None:

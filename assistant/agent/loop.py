@@ -394,9 +394,13 @@ class Agent:
                 if exc.context_tokens is None:
                     turn.shrink /= 2
                 log.info("The prompt did not fit; building a smaller one: %s", exc)
-                turn.on_event(Notice(turn.cid, "The prompt was too long for the model; shortened."))
+                before = turn.prompt_tokens
                 turn.conversation = self.conversations.load(turn.cid)
                 messages[:] = self._prompt(turn)
+                if turn.prompt_tokens >= before:
+                    # Nothing more could be left out: the message itself is too long.
+                    raise ProviderError(f"{exc} {_overflow_advice(exc)}") from exc
+                turn.on_event(Notice(turn.cid, "The prompt was too long for the model; shortened."))
             except (CancelledError, AssistantError) as exc:
                 stopped = isinstance(exc, CancelledError)
                 self._save_partial(turn, shown, "stopped" if stopped else "failed")
@@ -522,7 +526,7 @@ def _clip(text: str, tokens: int) -> str:
 def _overflow_advice(exc: ContextOverflowError) -> str:
     window = f" of {exc.context_tokens:,} tokens" if exc.context_tokens else ""
     return (
-        f"Even a shortened prompt does not fit the model's context window{window}: "
+        f"The message and what it needs do not fit the model's context window{window}: "
         "shorten the message, lower the prompt budget in Settings, or use a model with a "
         "larger context."
     )
