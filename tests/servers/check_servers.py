@@ -379,6 +379,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", required=True, type=Path, help="the GGUF file")
     parser.add_argument("--report", type=Path, help="also write the table here (Markdown)")
     args = parser.parse_args(argv)
+    # Terminated: unwind, so that the servers this started are stopped too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     version = subprocess.run(
         [args.server_python, "-c", "import llama_cpp; print(llama_cpp.__version__)"],
         capture_output=True,
