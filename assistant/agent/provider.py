@@ -252,6 +252,10 @@ class OpenAIProvider:
                 request.stream = False
                 request.fell_back = _broken_stream(err)
                 continue
+            if request.stream and not shown.any and _cut(err):
+                # Asked whole on the next try: llama-cpp-python cuts the connection when a
+                # streamed request fails, and a whole answer brings out its error.
+                request.stream = False
             if shown.any and isinstance(err, openai.APITimeoutError):
                 raise ProviderError(
                     f"The server at {self.server_url} stopped sending in the middle of the "
@@ -467,6 +471,15 @@ def _broken_stream(err: Exception) -> bool:
         return False
     # A malformed or empty body, or an error event inside the stream.
     return isinstance(err, (openai.APIError, *MALFORMED_ERRORS))
+
+
+def _cut(err: Exception) -> bool:
+    """Whether the connection was lost (not refused, not timed out) before any answer."""
+    return (
+        isinstance(err, openai.APIConnectionError)
+        and not isinstance(err, openai.APITimeoutError)
+        and "refused" not in str(err.__cause__ or err).lower()
+    )
 
 
 def _waited_for(err: openai.APITimeoutError) -> str:

