@@ -628,3 +628,22 @@ def test_edit_branches_from_the_parent_and_the_prompt_follows_the_branch(h: Harn
     old_leaf = conversation.newest_leaf_under(q2.id)
     h.conversations.set_leaf(cid, old_leaf)
     assert [m.content for m in h.conversations.load(cid).branch()] == ["Q1", "A1.", "Q2", "A2."]
+
+
+def test_an_overflow_after_tool_steps_leaves_older_steps_out(
+    data_dir: Path, provider: ScriptedProvider
+) -> None:
+    h = Harness(data_dir, provider, auto_memories=False)
+    summarizes(provider)
+    step = calls(("no_such_tool", '{"pad": "' + "words " * 800 + '"}'))
+
+    def overflow(messages: list[dict[str, Any]]) -> ChatResponse:
+        provider.window = 3000  # what the provider learns from the error
+        raise ContextOverflowError("too long", context_tokens=3000, prompt_tokens=4500)
+
+    provider.enqueue(step, step, step, overflow, "Done.")
+    h.turn(h.conversations.create().id, "Go")
+    assert h.of(Finished)[0].text == "Done."
+    sent = [prompt_size(r) for r in provider.requests if not is_summary(r["messages"])]
+    assert sent[-1] < sent[-2]  # the retry left the older steps out
+    assert prompt_size(provider.requests[-1]) <= 0.6 * 3000

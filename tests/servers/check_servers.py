@@ -42,6 +42,8 @@ from assistant.agent.provider import openai_client
 from assistant.errors import AssistantError
 from assistant.memory.openai_embedder import OpenAIEmbedder
 from assistant.memory.semantic import SemanticMemory
+from assistant.paths import settings_file
+from assistant.settings import Settings
 from assistant.workspace import Workspace
 
 MODEL = "smollm2"
@@ -167,8 +169,10 @@ def stop(server: Server) -> None:
 
 
 def workspace_for(server: Server, root: Path, **changes: object) -> Workspace:
-    """A workspace in a fresh data dir, set up the way a user sets up a local server."""
-    workspace = Workspace.open(root)
+    """A workspace in a fresh data dir, set up the way a user sets up a local server.
+
+    The settings are saved before it opens, so that nothing is built for the default server.
+    """
     values: dict[str, object] = {
         "provider": "custom",
         "base_url": server.base_url,
@@ -177,8 +181,9 @@ def workspace_for(server: Server, root: Path, **changes: object) -> Workspace:
         "reply_max_tokens": REPLY_TOKENS,
         "request_timeout": 120.0,
     }
-    workspace.settings = replace(workspace.settings, **{**values, **changes})
-    return workspace
+    root.mkdir(parents=True, exist_ok=True)
+    replace(Settings(), **{**values, **changes}).save(settings_file(root))
+    return Workspace.open(root)
 
 
 def turn(workspace: Workspace, cid: str, text: str) -> list[AgentEvent]:
@@ -378,6 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--server-python", required=True, help="python with llama-cpp-python")
     parser.add_argument("--model", required=True, type=Path, help="the GGUF file")
     parser.add_argument("--report", type=Path, help="also write the table here (Markdown)")
+    parser.add_argument("--only", default="", help="run the servers whose name contains this")
     args = parser.parse_args(argv)
     # Terminated: unwind, so that the servers this started are stopped too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -400,6 +406,8 @@ def main(argv: list[str] | None = None) -> int:
             ("chatml-function-calling, 2048", "chatml-function-calling", 2048),
         ]
         for name, chat_format, n_ctx in configs:
+            if args.only not in name:
+                continue
 
             def starter(
                 name: str = name, fmt: str | None = chat_format, ctx: int = n_ctx
@@ -426,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
             )
 
         with running(embed_starter, report, "embedding, 2048") as server:
-            if server is not None:
+            if server is not None and args.only in "embedding, 2048":
                 embedding_scenarios(server, base / "embed", report)
     table = f"llama-cpp-python {version}, {args.model.name}\n\n{report.table()}\n"
     print("\n" + table)
