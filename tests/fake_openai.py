@@ -711,8 +711,13 @@ class _Handler(BaseHTTPRequestHandler):
             return False
         message = overflow_message(self.fake.overflow_style, tokens, window)
         if self.fake.overflow_style == "llama.cpp" and stream:
-            self._send_bytes(200, b"", "text/event-stream")  # the error is lost in the stream
-        elif self.fake.overflow_style == "llama.cpp":
+            # llama-cpp-python fails inside the event stream: 200, then the connection is cut.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            raise _DroppedError
+        if self.fake.overflow_style == "llama.cpp":
             self._send_error(Reply.error(400, message))
         else:
             self._send_error(Reply.error(400, message, code="context_length_exceeded"))

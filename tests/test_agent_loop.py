@@ -498,7 +498,7 @@ def test_an_overflow_builds_a_smaller_prompt_and_answers(
     h.turn(cid, "Still there?")
     assert h.of(Finished)
     notices = [n.text for n in h.of(Notice)]
-    assert notices == ["The prompt was too long for the model; shortened.", NO_TOOLS_NOTICE]
+    assert notices == [NO_TOOLS_NOTICE, "The prompt was too long for the model; shortened."]
     last = provider.requests[-1]
     assert last["tools"] is None  # the tool schemas do not fit in 1,500
     assert prompt_size(last) <= 0.6 * 1500
@@ -524,11 +524,18 @@ def test_an_overflow_without_numbers_halves_the_budget(
 
 def test_an_overflow_that_persists_fails_with_advice(h: Harness) -> None:
     too_long = ContextOverflowError("too long", context_tokens=512, prompt_tokens=900)
-    h.provider.enqueue(too_long, too_long, too_long)
-    h.turn(h.conversations.create().id, "Hello")
+
+    def learn_the_window(messages: list[dict[str, Any]]) -> ChatResponse:
+        h.provider.window = 512
+        raise too_long
+
+    # The second prompt is smaller (no tools), the third would be the same: it is not sent.
+    h.provider.enqueue(learn_the_window, too_long)
+    h.turn(h.conversations.create().id, "Hello " * 1000)
     (failed,) = h.of(Failed)
     assert "context window of 512 tokens" in failed.error
     assert "prompt budget in Settings" in failed.error
+    assert h.provider.requests[0]["tools"] and not h.provider.requests[1]["tools"]
 
 
 def test_a_cut_off_reply_is_marked_and_saved_so(h: Harness) -> None:
@@ -621,3 +628,22 @@ def test_edit_branches_from_the_parent_and_the_prompt_follows_the_branch(h: Harn
     old_leaf = conversation.newest_leaf_under(q2.id)
     h.conversations.set_leaf(cid, old_leaf)
     assert [m.content for m in h.conversations.load(cid).branch()] == ["Q1", "A1.", "Q2", "A2."]
+
+
+def test_an_overflow_after_tool_steps_leaves_older_steps_out(
+    data_dir: Path, provider: ScriptedProvider
+) -> None:
+    h = Harness(data_dir, provider, auto_memories=False)
+    summarizes(provider)
+    step = calls(("no_such_tool", '{"pad": "' + "words " * 800 + '"}'))
+
+    def overflow(messages: list[dict[str, Any]]) -> ChatResponse:
+        provider.window = 3000  # what the provider learns from the error
+        raise ContextOverflowError("too long", context_tokens=3000, prompt_tokens=4500)
+
+    provider.enqueue(step, step, step, overflow, "Done.")
+    h.turn(h.conversations.create().id, "Go")
+    assert h.of(Finished)[0].text == "Done."
+    sent = [prompt_size(r) for r in provider.requests if not is_summary(r["messages"])]
+    assert sent[-1] < sent[-2]  # the retry left the older steps out
+    assert prompt_size(provider.requests[-1]) <= 0.6 * 3000

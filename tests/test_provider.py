@@ -319,6 +319,10 @@ def test_a_drop_before_any_text_is_retried(
     pieces: list[str] = []
     assert provider.chat(MESSAGES, on_text=pieces.append).content == "Paris."
     assert "".join(pieces) == "Paris."
+    # Asked whole, as a stream cut before any text may hide the server's error; a cut teaches
+    # nothing about streaming, though.
+    assert [body["stream"] for body in chat_bodies(fake_openai)] == [True, False]
+    assert provider.capabilities.stream
 
 
 def test_a_drop_after_text_is_not_retried(

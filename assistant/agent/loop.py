@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -253,7 +253,7 @@ class Agent:
             relevant = self._relevant(turn.conversation, turn.user.content, {i.id for i in pinned})
         working = self.working.get(turn.cid).to_prompt()
         budget = self._budget(turn)
-        tools = estimate_tokens(json.dumps(turn.registry.schemas()))
+        tools = _tokens_of(turn.registry.schemas())
         if tools > budget * TOOLS_SHARE:
             if turn.use_tools:
                 self._say_once(turn, NO_TOOLS_NOTICE)
@@ -374,10 +374,13 @@ class Agent:
 
         for retry in range(OVERFLOW_RETRIES + 1):
             sent = [*messages, {"role": "system", "content": note}] if note else messages
+            schemas = turn.registry.schemas() if tools and turn.use_tools else None
+            # What is sent now: the tool steps of this turn have grown the prompt.
+            turn.prompt_tokens = estimate_tokens(json.dumps(sent)) + _tokens_of(schemas)
             try:
                 return self.provider.chat(
                     sent,
-                    tools=turn.registry.schemas() if tools and turn.use_tools else None,
+                    tools=schemas,
                     on_text=on_text,
                     cancel=turn.cancel,
                     max_tokens=reply_limit(
@@ -394,9 +397,13 @@ class Agent:
                 if exc.context_tokens is None:
                     turn.shrink /= 2
                 log.info("The prompt did not fit; building a smaller one: %s", exc)
-                turn.on_event(Notice(turn.cid, "The prompt was too long for the model; shortened."))
+                before = turn.prompt_tokens
                 turn.conversation = self.conversations.load(turn.cid)
                 messages[:] = self._prompt(turn)
+                if turn.prompt_tokens >= before:
+                    # Nothing more could be left out: the message itself is too long.
+                    raise ProviderError(f"{exc} {_overflow_advice(exc)}") from exc
+                turn.on_event(Notice(turn.cid, "The prompt was too long for the model; shortened."))
             except (CancelledError, AssistantError) as exc:
                 stopped = isinstance(exc, CancelledError)
                 self._save_partial(turn, shown, "stopped" if stopped else "failed")
@@ -497,6 +504,11 @@ class Agent:
             )
 
 
+def _tokens_of(schemas: Sequence[Mapping[str, Any]] | None) -> int:
+    """The estimated prompt tokens of tool schemas."""
+    return estimate_tokens(json.dumps(schemas)) if schemas else 0
+
+
 def _summary_chunk(messages: Sequence[Message], tokens: int) -> list[Message]:
     """The first messages whose text fits `tokens` (at least one, clipped when summarized)."""
     chunk: list[Message] = []
@@ -522,7 +534,7 @@ def _clip(text: str, tokens: int) -> str:
 def _overflow_advice(exc: ContextOverflowError) -> str:
     window = f" of {exc.context_tokens:,} tokens" if exc.context_tokens else ""
     return (
-        f"Even a shortened prompt does not fit the model's context window{window}: "
+        f"The message and what it needs do not fit the model's context window{window}: "
         "shorten the message, lower the prompt budget in Settings, or use a model with a "
         "larger context."
     )

