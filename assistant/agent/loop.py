@@ -30,15 +30,16 @@ from assistant.agent.events import (
 from assistant.agent.prompt import Prompt, build_prompt
 from assistant.agent.tools import ToolRegistry
 from assistant.errors import AssistantError, ContextOverflowError, ProviderError, ToolError
-from assistant.memory.conversations import (
+from assistant.memory import (
     Conversation,
     ConversationStore,
+    MemoryItem,
     Message,
+    SemanticMemory,
+    WorkingMemoryStore,
     estimate_tokens,
+    now_utc,
 )
-from assistant.memory.items import MemoryItem, now_utc
-from assistant.memory.semantic import SemanticMemory
-from assistant.memory.working import WorkingMemoryStore
 from assistant.notices import Notices
 
 log = logging.getLogger(__name__)
