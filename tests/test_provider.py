@@ -13,7 +13,7 @@ import httpx2
 import openai
 import pytest
 
-from assistant.agent.cancel import CancelledError, CancelToken
+from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.chat import ChatProvider, ChatResponse, ToolCallRequest
 from assistant.agent.provider import NO_API_KEY, OpenAIProvider
 from assistant.credentials import Credentials
@@ -471,7 +471,7 @@ def test_cancel_stops_promptly(
 ) -> None:
     fake_openai.enqueue(reply)
     token, when = cancel_after(0.1)
-    with pytest.raises(CancelledError):
+    with pytest.raises(OperationCancelledError):
         make_provider(stream=stream).chat(MESSAGES, cancel=token)
     assert when
     # Long before the stall would have ended: interrupted, not waited out. (How promptly is a
@@ -484,7 +484,7 @@ def test_cancel_stops_promptly(
 def test_cancelled_before_the_call(fake_openai: FakeOpenAI, provider: OpenAIProvider) -> None:
     token = CancelToken()
     token.cancel()
-    with pytest.raises(CancelledError):
+    with pytest.raises(OperationCancelledError):
         provider.chat(MESSAGES, cancel=token)
     assert fake_openai.requests == []
 
@@ -499,7 +499,7 @@ def test_cancel_during_a_retry_wait(fake_openai: FakeOpenAI) -> None:
 
     provider = OpenAIProvider(fake_openai.client(), "m", sleep=sleep)
     fake_openai.enqueue(Reply.error(429, retry_after=10), Reply.text("never"))
-    with pytest.raises(CancelledError):
+    with pytest.raises(OperationCancelledError):
         provider.chat(MESSAGES, cancel=token)
     assert len(fake_openai.requests) == 1
     assert waited == [0.05]  # the wait is slept in short steps

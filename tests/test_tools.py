@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
 
 import pytest
 
-from assistant.agent.cancel import CancelledError
+from assistant.agent.cancel import OperationCancelledError
 from assistant.agent.tools import CONTEXT_NAMES, Tool, ToolRegistry, tool
 from assistant.errors import ToolError
 
@@ -320,7 +320,7 @@ def fail(kind: Literal["tool", "value", "cancel", "empty"]) -> str:
     if kind == "tool":
         raise ToolError("fail: nothing to fail on.")
     if kind == "cancel":
-        raise CancelledError
+        raise OperationCancelledError
     if kind == "empty":
         raise KeyError
     raise ValueError("disk on fire")
@@ -408,7 +408,7 @@ def test_errors_inside_tools(registry: ToolRegistry) -> None:
     assert isinstance(info.value.__cause__, ValueError)
     with pytest.raises(ToolError, match=r"^fail failed: KeyError$"):
         registry.call("fail", '{"kind": "empty"}', {})
-    with pytest.raises(CancelledError):
+    with pytest.raises(OperationCancelledError):
         registry.call("fail", '{"kind": "cancel"}', {})
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from assistant.agent.builtin_tools import MEMORY_TOOLS, OTHER_TOOLS, builtin_registry
-    from assistant.agent.cancel import CancelledError, CancelToken
+    from assistant.agent.cancel import CancelToken, OperationCancelledError
     from assistant.agent.events import (
         AgentEvent,
         Cancelled,
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 _MODULES = {
     "builtin_tools": ("MEMORY_TOOLS", "OTHER_TOOLS", "builtin_registry"),
-    "cancel": ("CancelToken", "CancelledError"),
+    "cancel": ("CancelToken", "OperationCancelledError"),
     "events": (
         "AgentEvent",
         "Cancelled",
@@ -57,12 +57,12 @@ __all__ = [
     "AgentEvent",
     "CancelToken",
     "Cancelled",
-    "CancelledError",
     "Failed",
     "Finished",
     "MemoriesUsed",
     "MemoryEdited",
     "Notice",
+    "OperationCancelledError",
     "TextDelta",
     "Tool",
     "ToolCallFinished",

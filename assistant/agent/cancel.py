@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable
 
 
-class CancelledError(Exception):
+class OperationCancelledError(Exception):
     """The user cancelled the turn; raised out of the provider and the loop."""
 
 
@@ -38,9 +38,9 @@ class CancelToken:
         return self._event.wait(timeout)
 
     def raise_if_cancelled(self) -> None:
-        """Raise CancelledError if cancelled."""
+        """Raise OperationCancelledError if cancelled."""
         if self._event.is_set():
-            raise CancelledError
+            raise OperationCancelledError
 
     def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Run `callback` on cancel (at once if already cancelled); returns an unregister."""

@@ -84,7 +84,7 @@ class Curator:
         """Extract and store memories from one exchange; returns the items added or updated.
 
         `on_edit` hears of each memory added or changed (the chat shows it with Undo). Only
-        `cancel` (CancelledError) interrupts it; provider errors are logged.
+        `cancel` (OperationCancelledError) interrupts it; provider errors are logged.
         """
         report = on_edit or (lambda _edit: None)
         try:

@@ -11,7 +11,7 @@ from typing import Any
 
 from assistant.agent.budget import prompt_budget, reply_limit
 from assistant.agent.builtin_tools import ToolContext, builtin_registry
-from assistant.agent.cancel import CancelledError, CancelToken
+from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.chat import ChatProvider, ChatResponse, ToolCallRequest
 from assistant.agent.curator import Curator
 from assistant.agent.events import (
@@ -196,7 +196,7 @@ class Agent:
         try:
             user = user_message()
             self._turn(conversation_id, user, on_event, cancel)
-        except CancelledError:
+        except OperationCancelledError:
             on_event(Cancelled(conversation_id))
         except AssistantError as exc:
             on_event(Failed(conversation_id, str(exc)))
@@ -315,7 +315,7 @@ class Agent:
                     cancel=turn.cancel,
                     max_tokens=SUMMARY_MAX_TOKENS,
                 )
-            except CancelledError:
+            except OperationCancelledError:
                 raise
             except ContextOverflowError:
                 if budget <= MIN_SUMMARY_CHUNK * 2:
@@ -405,8 +405,8 @@ class Agent:
                     # Nothing more could be left out: the message itself is too long.
                     raise ProviderError(f"{exc} {_overflow_advice(exc)}") from exc
                 turn.on_event(Notice(turn.cid, "The prompt was too long for the model; shortened."))
-            except (CancelledError, AssistantError) as exc:
-                stopped = isinstance(exc, CancelledError)
+            except (OperationCancelledError, AssistantError) as exc:
+                stopped = isinstance(exc, OperationCancelledError)
                 self._save_partial(turn, shown, "stopped" if stopped else "failed")
                 raise
         raise AssertionError("unreachable")  # the loop returns or raises
@@ -439,7 +439,7 @@ class Agent:
                     self._tool_result(
                         turn, messages, skipped, CANCELLED_TOOL_RESULT, stop_reason="stopped"
                     )
-                raise CancelledError
+                raise OperationCancelledError
             turn.on_event(ToolCallStarted(turn.cid, call.id, call.name, call.arguments))
             try:
                 result = turn.registry.call(call.name, call.arguments, self._tool_scope(turn))

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from assistant.agent.cancel import CancelledError, CancelToken
+from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.capabilities import Capabilities, CapabilityMemory
 from assistant.agent.chat import ChatResponse, ToolCallRequest
 from assistant.agent.context_window import probe_context_window
@@ -194,7 +194,7 @@ class OpenAIProvider:
         """Answer `messages`, streaming text to `on_text`; see the module docstring.
 
         `on_wait(seconds)` is called about once a second while the server has sent nothing
-        for longer than a few seconds. Raises `CancelledError` when `cancel` is set, else
+        for longer than a few seconds. Raises `OperationCancelledError` when `cancel` is set, else
         `ProviderError` on any failure (`ContextOverflowError` when the prompt is too long).
         """
         caps = self.capabilities
@@ -241,7 +241,7 @@ class OpenAIProvider:
                     continue
                 return response
             if cancel is not None and cancel.cancelled:
-                raise CancelledError from err
+                raise OperationCancelledError from err
             if not shown.any and self._drop_rejected_option(err, request):
                 continue
             if request.stream and not shown.any and (shown.opened or _broken_stream(err)):
@@ -398,7 +398,7 @@ class OpenAIProvider:
         return min(delay, self._max_backoff)
 
     def _wait(self, seconds: float, cancel: CancelToken | None) -> None:
-        """Sleep `seconds` in short steps, raising `CancelledError` as soon as `cancel` is set."""
+        """Sleep `seconds` in short steps; OperationCancelledError as soon as `cancel` is set."""
         if cancel is None:
             if seconds > 0:
                 self._sleep(seconds)
@@ -549,7 +549,7 @@ def _pump(
                     continue
                 waiter = None  # data: the wait is over
             if kind == _CANCEL or cancel.cancelled:
-                raise CancelledError
+                raise OperationCancelledError
             if kind == _END:
                 return
             if kind == _ERROR:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
-from assistant.agent.cancel import CancelledError
+from assistant.agent.cancel import OperationCancelledError
 from assistant.errors import ToolError
 
 log = logging.getLogger(__name__)
@@ -156,7 +156,7 @@ class ToolRegistry:
         kwargs.update({key: context[key] for key in found.injected})
         try:
             result = found.func(**kwargs)
-        except (ToolError, CancelledError):
+        except (ToolError, OperationCancelledError):
             raise
         except Exception as exc:
             log.warning("Tool %s failed", name, exc_info=True)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
 
 from assistant.agent import events
-from assistant.agent.cancel import CancelledError, CancelToken
+from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.events import AgentEvent, Failed
 from assistant.errors import AssistantError
 from assistant.workspace import Workspace
@@ -132,7 +132,7 @@ class AgentWorker(QObject):
                 return
             try:
                 job(self._upkeep_cancel)
-            except CancelledError:
+            except OperationCancelledError:
                 log.info("Memory upkeep stopped: the app is closing")
             except Exception:  # a bug must not end upkeep unseen
                 log.exception("Memory upkeep failed")
