@@ -24,11 +24,25 @@ DEFAULT_PROMPT_BUDGET = 8000
 
 ProviderName = Literal["openai", "ollama", "lmstudio", "custom"]
 
-PROVIDER_BASE_URLS: dict[str, str] = {
-    "openai": "https://api.openai.com/v1",
-    "ollama": "http://127.0.0.1:11434/v1",
-    "lmstudio": "http://127.0.0.1:1234/v1",
-    "custom": "",
+
+@dataclass(frozen=True)
+class Provider:
+    """A kind of server the user can pick; the models are chosen when switching to it."""
+
+    label: str
+    base_url: str  # "" for a custom URL
+    chat_model: str = ""  # "" keeps the model that was chosen
+    embedding_model: str = ""
+
+
+# The one list of providers: Settings, its dialog and the status bar read it.
+PROVIDERS: dict[ProviderName, Provider] = {
+    "openai": Provider(
+        "OpenAI", "https://api.openai.com/v1", "gpt-4o-mini", "text-embedding-3-small"
+    ),
+    "ollama": Provider("Ollama", "http://127.0.0.1:11434/v1", "llama3.1", "nomic-embed-text"),
+    "lmstudio": Provider("LM Studio", "http://127.0.0.1:1234/v1"),
+    "custom": Provider("Custom URL", ""),
 }
 
 
@@ -55,11 +69,7 @@ class Settings:
 
     def effective_base_url(self) -> str:
         """The server to talk to: `OPENAI_BASE_URL`, else the custom URL, else the preset's."""
-        return (
-            os.environ.get(BASE_URL_ENV)
-            or self.base_url
-            or PROVIDER_BASE_URLS.get(self.provider, "")
-        )
+        return os.environ.get(BASE_URL_ENV) or self.base_url or PROVIDERS[self.provider].base_url
 
     def to_json(self) -> dict[str, Any]:
         """The settings as a JSON object with the file format version."""

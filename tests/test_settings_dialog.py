@@ -24,7 +24,7 @@ from pytestqt.qtbot import QtBot
 
 from assistant.credentials import KEYRING_SERVICE, KEYRING_USERNAME
 from assistant.paths import settings_file
-from assistant.settings import LOCAL_EMBEDDING_MODEL, PROVIDER_BASE_URLS
+from assistant.settings import LOCAL_EMBEDDING_MODEL, PROVIDERS
 from assistant.ui.settings_dialog import BUILT_IN_EMBEDDINGS, NO_EMBEDDINGS, SettingsDialog
 from assistant.workspace import Workspace
 from tests.conftest import MemoryKeyring
@@ -121,7 +121,7 @@ def test_shows_current_settings(
     dialog = open_dialog(qtbot, workspace)
 
     assert provider_combo(dialog).currentData() == "lmstudio"
-    assert url_edit(dialog).text() == PROVIDER_BASE_URLS["lmstudio"]
+    assert url_edit(dialog).text() == PROVIDERS["lmstudio"].base_url
     assert child(dialog, QComboBox, "chatModelCombo").currentText() == "qwen2.5-7b-instruct"
     assert child(dialog, QComboBox, "embeddingModelCombo").currentText() == NO_EMBEDDINGS
     assert not child(dialog, QCheckBox, "autoMemoriesCheck").isChecked()
@@ -137,13 +137,13 @@ def test_ollama_preset_fills_url_and_models(qtbot: QtBot, workspace: Workspace) 
     workspace.settings.embedding_model = "text-embedding-3-small"  # a server's model
     dialog = open_dialog(qtbot, workspace)
     choose_provider(dialog, "ollama")
-    assert url_edit(dialog).text() == PROVIDER_BASE_URLS["ollama"]
+    assert url_edit(dialog).text() == PROVIDERS["ollama"].base_url
     values = dialog.values()
     assert (values.provider, values.base_url) == ("ollama", "")
     assert (values.chat_model, values.embedding_model) == ("llama3.1", "nomic-embed-text")
 
     choose_provider(dialog, "lmstudio")  # keeps the models
-    assert url_edit(dialog).text() == PROVIDER_BASE_URLS["lmstudio"]
+    assert url_edit(dialog).text() == PROVIDERS["lmstudio"].base_url
     assert dialog.values().chat_model == "llama3.1"
 
     choose_provider(dialog, "openai")

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 from assistant import APP_NAME, __version__
 from assistant.errors import AssistantError
 from assistant.paths import settings_file
-from assistant.settings import read_ui_state
+from assistant.settings import PROVIDERS, read_ui_state
 from assistant.ui import theme, window_geometry
 from assistant.ui.chat_input import Composer
 from assistant.ui.debounce import Debounced
@@ -40,7 +40,7 @@ from assistant.ui.import_drop import ImportDropFilter
 from assistant.ui.main_menu import MainMenu
 from assistant.ui.shutdown import release_when_finished, stop_thread
 from assistant.ui.side_panes import SidePane, SidePanes
-from assistant.ui.status_bar import PROVIDER_NAMES, StatusBar
+from assistant.ui.status_bar import StatusBar
 from assistant.ui.wording import count
 
 if TYPE_CHECKING:
@@ -689,7 +689,8 @@ class MainWindow(QMainWindow):
     def _update_status(self) -> None:
         settings = self.workspace.settings
         if self.workspace.is_configured():
-            name = PROVIDER_NAMES.get(settings.provider, settings.effective_base_url())
+            custom = settings.provider == "custom"
+            name = settings.effective_base_url() if custom else PROVIDERS[settings.provider].label
             self.provider_label.setText(f"{name} · {settings.chat_model}")
         else:
             self.provider_label.setText("No model connected")

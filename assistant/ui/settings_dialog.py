@@ -44,7 +44,7 @@ from assistant.settings import (
     DEFAULT_PROMPT_BUDGET,
     LOCAL_EMBEDDING_MODEL,
     PROMPT_SHARE,
-    PROVIDER_BASE_URLS,
+    PROVIDERS,
     ProviderName,
     Settings,
 )
@@ -54,17 +54,6 @@ from assistant.workspace import Workspace
 NO_EMBEDDINGS = "None (keyword-only memory)"
 BUILT_IN_EMBEDDINGS = "Built-in (all-MiniLM-L6-v2, on this computer)"
 
-PRESETS: tuple[tuple[ProviderName, str], ...] = (
-    ("openai", "OpenAI"),
-    ("ollama", "Ollama"),
-    ("lmstudio", "LM Studio"),
-    ("custom", "Custom URL"),
-)
-# (chat model, embedding model) chosen when switching to a preset; absent presets keep the models.
-PRESET_MODELS: dict[str, tuple[str, str]] = {
-    "openai": ("gpt-4o-mini", "text-embedding-3-small"),
-    "ollama": ("llama3.1", "nomic-embed-text"),
-}
 # The settings this dialog edits; everything else in `Settings` is left as it is.
 EDITED_FIELDS = (
     "provider",
@@ -184,8 +173,8 @@ class SettingsDialog(QDialog):
 
         self._provider = QComboBox(box)
         self._provider.setObjectName("providerCombo")
-        for name, label in PRESETS:
-            self._provider.addItem(label, name)
+        for name, provider in PROVIDERS.items():
+            self._provider.addItem(provider.label, name)
         self._provider.setToolTip(
             "The kind of server that runs the model. OpenAI is a cloud service; Ollama and "
             "LM Studio run models on this computer; Custom URL is any OpenAI-compatible server."
@@ -418,7 +407,7 @@ class SettingsDialog(QDialog):
         self._provider.blockSignals(True)
         self._provider.setCurrentIndex(max(0, self._provider.findData(settings.provider)))
         self._provider.blockSignals(False)
-        self._base_url.setText(settings.base_url or PROVIDER_BASE_URLS.get(settings.provider, ""))
+        self._base_url.setText(settings.base_url or PROVIDERS[settings.provider].base_url)
         self._chat_model.setEditText(settings.chat_model)
         if settings.embedding_model == LOCAL_EMBEDDING_MODEL:
             self._embedding_model.setCurrentIndex(0)
@@ -443,7 +432,7 @@ class SettingsDialog(QDialog):
         """The settings as edited in the dialog (a copy; nothing is saved)."""
         provider = self._provider_name()
         url = self._base_url.text().strip()
-        if provider != "custom" and url == PROVIDER_BASE_URLS[provider]:
+        if provider != "custom" and url == PROVIDERS[provider].base_url:
             url = ""  # follow the preset
         embedding = self._embedding_model.currentText().strip()
         if embedding == NO_EMBEDDINGS:
@@ -522,16 +511,16 @@ class SettingsDialog(QDialog):
             self._base_url.setFocus()
             self._base_url.selectAll()
         else:
-            self._base_url.setText(PROVIDER_BASE_URLS[provider])
-        if provider in PRESET_MODELS:
-            chat, embedding = PRESET_MODELS[provider]
-            self._chat_model.setEditText(chat)
+            self._base_url.setText(PROVIDERS[provider].base_url)
+        preset = PROVIDERS[provider]
+        if preset.chat_model:
+            self._chat_model.setEditText(preset.chat_model)
             if self._embedding_model.currentText() != BUILT_IN_EMBEDDINGS:  # it stays
-                self._embedding_model.setEditText(embedding)
+                self._embedding_model.setEditText(preset.embedding_model)
 
     def _on_url_edited(self, text: str) -> None:
         provider = self._provider_name()
-        if provider != "custom" and text.strip() != PROVIDER_BASE_URLS[provider]:
+        if provider != "custom" and text.strip() != PROVIDERS[provider].base_url:
             self._provider.blockSignals(True)
             self._provider.setCurrentIndex(self._provider.findData("custom"))
             self._provider.blockSignals(False)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
 
-PROVIDER_NAMES = {"openai": "OpenAI", "ollama": "Ollama", "lmstudio": "LM Studio"}
-
 
 class StatusBar(QStatusBar):
     """Permanent labels on the right; transient messages on the left."""
