@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         MemoryState,
         SearchHit,
         Source,
+        listing_order,
         now_utc,
     )
     from assistant.memory.local_embedder import LocalEmbedder
@@ -69,6 +70,7 @@ _MODULES = {
         "MemoryState",
         "SearchHit",
         "Source",
+        "listing_order",
         "now_utc",
     ),
     "local_embedder": ("LocalEmbedder",),
@@ -113,6 +115,7 @@ __all__ = [
     "check_messages",
     "estimate_tokens",
     "is_valid_id",
+    "listing_order",
     "now_utc",
     "undo",
 ]

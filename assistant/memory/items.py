@@ -110,6 +110,11 @@ class MemoryItem(NamedTuple):
         )
 
 
+def listing_order(item: MemoryItem) -> tuple[bool, float]:
+    """The order memories are listed in (store and sidebar): pinned first, then newest first."""
+    return (not item.pinned, -item.created_at.timestamp())
+
+
 def _field(raw: dict[str, Any], name: str, kind: type) -> Any:
     value = raw.get(name)
     if not isinstance(value, kind):

@@ -38,6 +38,7 @@ from assistant.memory.items import (
     MemoryState,
     SearchHit,
     Source,
+    listing_order,
     now_utc,
 )
 from assistant.memory.ranking import SearchConfig, fuse
@@ -700,7 +701,7 @@ class SemanticMemory:
         """Items in `state` (all with None), pinned first, then newest first."""
         with self._lock:
             chosen = [i for i in self._items if state is None or i.state == state]
-        chosen.sort(key=lambda i: (not i.pinned, -i.created_at.timestamp()))
+        chosen.sort(key=listing_order)
         return chosen
 
     def pinned(self) -> list[MemoryItem]:

@@ -26,6 +26,7 @@ from assistant.memory import (
     MemoryState,
     SearchHit,
     SemanticMemory,
+    listing_order,
 )
 from assistant.memory import now_utc as _now_utc
 
@@ -43,11 +44,6 @@ RESET_BATCH = 64  # a change to more ids than this resets the model instead
 _TOOLTIP_CHARS = 600
 
 AnyIndex = QModelIndex | QPersistentModelIndex
-
-
-def _sort_key(item: MemoryItem) -> tuple[bool, float]:
-    """The order of `SemanticMemory.items()`: pinned first, then newest first."""
-    return (not item.pinned, -item.created_at.timestamp())
 
 
 def relative_time(moment: datetime, now: datetime | None = None) -> str:
@@ -316,7 +312,7 @@ class MemoryListModel(QAbstractListModel):
         wanted = item is not None and self._accepts(item)
         if row < 0:
             if item is not None and wanted:
-                at = bisect.bisect_right(self._rows, _sort_key(item), key=_sort_key)
+                at = bisect.bisect_right(self._rows, listing_order(item), key=listing_order)
                 self._insert(at, item)
             return
         if item is None or not wanted:
@@ -324,7 +320,7 @@ class MemoryListModel(QAbstractListModel):
             return
         text_changed = self._rows[row].text != item.text
         rest = self._rows[:row] + self._rows[row + 1 :]
-        at = bisect.bisect_right(rest, _sort_key(item), key=_sort_key)
+        at = bisect.bisect_right(rest, listing_order(item), key=listing_order)
         if at != row:
             # Qt counts the destination before the move; a row moving down skips itself.
             self.beginMoveRows(QModelIndex(), row, row, QModelIndex(), at if at < row else at + 1)
