@@ -20,7 +20,6 @@ from assistant.memory import (
     now_utc,
 )
 
-DUPLICATE_THRESHOLD = 0.9
 MAX_CHANGES_PER_TURN = 3  # forgets, pin changes and rewrites of existing memories per reply
 
 
@@ -75,23 +74,18 @@ def remember(
     """
     if not 0 <= importance <= 1:
         raise ToolError("remember: 'importance' must be between 0 and 1.")
-    similar = memory.find_similar(text, DUPLICATE_THRESHOLD, k=1)
-    if similar:
-        old, _ = similar[0]
-        if old.text == text.strip():
-            return f"Already remembered as {old.id}."
-        context.allow_change("remember", old)
-        item = memory.update(
-            old.id, text=text, kind=kind, importance=max(importance, old.importance)
-        )
-        context.edits.append(MemoryEdit("updated", old, item))
-        return f"Updated the existing memory {item.id} (it said: {old.text!r})."
-    item = memory.add(
-        text,
-        kind=kind,
-        importance=importance,
-        source=Source(context.conversation_id, context.message_id),
-    )
+
+    def may_change(old: MemoryItem) -> bool:
+        context.allow_change("remember", old)  # a ToolError if it may not
+        return True
+
+    source = Source(context.conversation_id, context.message_id)
+    item, before = memory.save(text, kind, importance, source=source, may_change=may_change)
+    if before is item:
+        return f"Already remembered as {item.id}."
+    if before is not None:
+        context.edits.append(MemoryEdit("updated", before, item))
+        return f"Updated the existing memory {item.id} (it said: {before.text!r})."
     context.edits.append(MemoryEdit("remembered", None, item))
     return f"Remembered as {item.id}."
 

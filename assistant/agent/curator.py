@@ -64,13 +64,10 @@ class Curator:
         provider: ChatProvider,
         memory: SemanticMemory,
         topics: TopicStore,
-        *,
-        merge_threshold: float = 0.85,
     ) -> None:
         self.provider = provider
         self.memory = memory
         self.topics = topics
-        self.merge_threshold = merge_threshold
 
     def process(
         self,
@@ -113,28 +110,18 @@ class Curator:
     def _store(
         self, candidate: Candidate, source: Source, report: Callable[[MemoryEdit], None]
     ) -> MemoryItem:
-        similar = self.memory.find_similar(candidate.text, self.merge_threshold, k=1)
-        if similar and similar[0][0].pinned:
-            item = similar[0][0]  # pinned memories change only when the user confirms
-        elif similar:
-            old, _ = similar[0]
-            item = self.memory.update(
-                old.id,
-                text=candidate.text,
-                kind=candidate.kind,
-                importance=max(old.importance, candidate.importance),
-            )
-            if (item.text, item.kind) != (old.text, old.kind):
-                report(MemoryEdit("updated", old, item))
-        else:
-            item = self.memory.add(
-                candidate.text,
-                kind=candidate.kind,
-                importance=candidate.importance,
-                source=source,
-                tags=[f"topic:{candidate.topic}"],
-            )
+        item, before = self.memory.save(
+            candidate.text,
+            candidate.kind,
+            candidate.importance,
+            source=source,
+            tags=[f"topic:{candidate.topic}"],
+            may_change=lambda old: not old.pinned,  # pinned ones change when the user confirms
+        )
+        if before is None:
             report(MemoryEdit("remembered", None, item))
+        elif before is not item:
+            report(MemoryEdit("updated", before, item))
         self.topics.add_memory(candidate.topic, item.id)
         return item
 

@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 LOG_VERSION = 1
 LOG_NAME = "semantic.jsonl"
 MAX_TEXT_CHARS = 2000  # a memory is a fact, not a document; bounds every prompt it enters
+MERGE_THRESHOLD = 0.85  # a new memory this similar to an active one is merged into it
 _MIN_COMPACT_RECORDS = 1000
 _EMBED_BATCH = 256
 
@@ -840,8 +841,33 @@ class SemanticMemory:
         keep = sims >= np.float64(floor)  # in float64: the floor in float32 may be a bit lower
         return list(zip(slots[keep].tolist(), sims[keep].tolist(), strict=True))
 
+    def save(
+        self,
+        text: str,
+        kind: MemoryKind = "fact",
+        importance: float = 0.5,
+        *,
+        source: Source | None = None,
+        tags: Sequence[str] = (),
+        may_change: Callable[[MemoryItem], bool] = lambda _old: True,
+    ) -> tuple[MemoryItem, MemoryItem | None]:
+        """Add `text`, or merge it into the active memory that says nearly the same.
+
+        Merging replaces that memory's text and kind and keeps the higher importance, but only
+        if `may_change(old)` agrees (pinned memories change only when the user confirms).
+        Returns (the memory now, the merged memory as it was before: None when added).
+        """
+        similar = self.find_similar(text, MERGE_THRESHOLD, k=1)
+        if not similar:
+            return self.add(text, kind, importance, source=source, tags=tags), None
+        old = similar[0][0]
+        if (old.text, old.kind) == (_clean_text(text), kind) or not may_change(old):
+            return old, old
+        item = self.update(old.id, text=text, kind=kind, importance=max(importance, old.importance))
+        return item, old
+
     def find_similar(
-        self, text: str, threshold: float = 0.85, k: int = 5
+        self, text: str, threshold: float = MERGE_THRESHOLD, k: int = 5
     ) -> list[tuple[MemoryItem, float]]:
         """Active items that say nearly the same as `text`, most similar first.
 
