@@ -904,5 +904,5 @@ def test_save_adds_merges_or_leaves_alone(mem_dir: Path) -> None:
     assert (merged.id, merged.kind, merged.importance) == (first.id, "preference", 0.7)
     kept, before = mem.save("Alice prefers green tea in the morning", may_change=lambda _: False)
     assert kept is before and kept.text == merged.text
-    other, before = mem.save("Bob drives a red car")
+    _, before = mem.save("Bob drives a red car")
     assert before is None and len(mem) == 2
