@@ -15,6 +15,7 @@ import keyring.errors
 import pytest
 
 from assistant.memory.projection import Projection
+from assistant.workspace import Workspace
 from tests.fake_openai import FakeOpenAI
 
 # Before pytest-qt creates the QApplication.
@@ -123,3 +124,17 @@ def fits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(Projection, "fit", classmethod(counting))
     return counts
+
+
+@pytest.fixture
+def closed_workspaces(monkeypatch: pytest.MonkeyPatch) -> list[Workspace]:
+    """Every workspace closed from now on."""
+    closed: list[Workspace] = []
+    close = Workspace.close
+
+    def counting(self: Workspace) -> None:
+        closed.append(self)
+        close(self)
+
+    monkeypatch.setattr(Workspace, "close", counting)
+    return closed

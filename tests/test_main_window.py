@@ -83,20 +83,6 @@ def leave_a_layout(qtbot: QtBot, root: Path) -> list[int]:
 
 
 @pytest.fixture
-def closed_workspaces(monkeypatch: pytest.MonkeyPatch) -> list[Workspace]:
-    """Every workspace closed from now on."""
-    closed: list[Workspace] = []
-    close = Workspace.close
-
-    def counting(self: Workspace) -> None:
-        closed.append(self)
-        close(self)
-
-    monkeypatch.setattr(Workspace, "close", counting)
-    return closed
-
-
-@pytest.fixture
 def slow_open(monkeypatch: pytest.MonkeyPatch) -> None:
     """Opening a workspace takes 0.3 s more, as a big data dir does."""
     open_ = Workspace.open

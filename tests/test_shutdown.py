@@ -29,20 +29,6 @@ pytestmark = pytest.mark.gui
 
 
 @pytest.fixture
-def closed_workspaces(monkeypatch: pytest.MonkeyPatch) -> list[Workspace]:
-    """Every workspace closed from now on."""
-    closed: list[Workspace] = []
-    close = Workspace.close
-
-    def counting(self: Workspace) -> None:
-        closed.append(self)
-        close(self)
-
-    monkeypatch.setattr(Workspace, "close", counting)
-    return closed
-
-
-@pytest.fixture
 def release() -> Iterator[threading.Event]:
     """What a blocked thread waits for; always set at the end so no thread is left hanging."""
     event = threading.Event()

@@ -6,8 +6,9 @@ that importing one light module (the events, say) does not load the openai clien
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from assistant.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from assistant.agent.builtin_tools import MEMORY_TOOLS, OTHER_TOOLS, builtin_registry
@@ -74,11 +75,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name's module on first use."""
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _HOME)
