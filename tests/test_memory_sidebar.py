@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from PySide6.QtCore import QPoint, Qt, QThreadPool
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QDialogButtonBox, QLineEdit, QListView, QTextBrowser
 from pytestqt.qtbot import QtBot
 
@@ -584,3 +585,17 @@ def test_an_automatic_budget_does_not_warn_about_a_short_pinned_memory(
     sidebar.check_pinned_budget()
     assert "Too much pinned" not in sidebar.notice.label.text()
     assert workspace.pinned_overflow() is None
+
+
+def test_clicking_a_memory_enables_edit_and_forget(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
+) -> None:
+    remember(workspace, "The user's sister Ana lives in Porto")
+    qtbot.waitUntil(lambda: sidebar.model.rowCount() == 1, timeout=5000)
+    sidebar.list_view.clearSelection()
+    assert not sidebar.action_edit.isEnabled() and not sidebar.action_forget.isEnabled()
+    row = sidebar.list_view.visualRect(sidebar.model.index(0)).center()
+    QTest.mouseClick(sidebar.list_view.viewport(), Qt.MouseButton.LeftButton, pos=row)
+    assert sidebar.selected_item() is not None
+    assert sidebar.action_edit.isEnabled() and sidebar.action_forget.isEnabled()
+    assert sidebar.edit_button.isEnabled() and sidebar.forget_button.isEnabled()

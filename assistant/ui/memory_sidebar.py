@@ -565,6 +565,8 @@ class MemorySidebar(QWidget):
         self.model.rowsInserted.connect(self._on_rows_changed)
         self.model.rowsRemoved.connect(self._on_rows_changed)
         self.list_view.selectionModel().currentChanged.connect(self._on_current_changed)
+        # A mouse click makes the row current before it selects it: follow the selection too.
+        self.list_view.selectionModel().selectionChanged.connect(self._update_actions)
         self.model.dataChanged.connect(self._update_actions)
 
         bridge.memory_changed.connect(self._on_memory_changed)
