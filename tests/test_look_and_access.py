@@ -61,6 +61,8 @@ def _is_part_of_another(widget: QWidget) -> bool:
         if isinstance(parent, COMPOSITE):
             return True
         parent = parent.parentWidget()
+    if isinstance(widget.parentWidget(), QTabBar):  # its scroll buttons
+        return True
     return widget.objectName().startswith("qt_") or isinstance(widget, QScrollBar)
 
 
@@ -69,6 +71,18 @@ def _name(widget: QWidget) -> str:
         return widget.accessibleName()
     text = widget.text() if isinstance(widget, QAbstractButton) else ""
     return text if any(c.isalnum() for c in text) else ""  # "✕" or "☰" names nothing
+
+
+def test_every_interactive_widget_is_described(window: MainWindow) -> None:
+    """A description, or a tooltip (which Qt gives screen readers as the description)."""
+    undescribed = [
+        f"{type(w).__name__} {w.objectName()!r} in {type(w.parentWidget()).__name__}"
+        for w in window.findChildren(QWidget)
+        if isinstance(w, INTERACTIVE)
+        and not _is_part_of_another(w)
+        and not (w.accessibleDescription() or w.toolTip())
+    ]
+    assert undescribed == []
 
 
 def test_every_interactive_widget_has_an_accessible_name(window: MainWindow) -> None:

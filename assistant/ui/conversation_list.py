@@ -151,6 +151,9 @@ class ConversationPane(QWidget):
         self.temporary.clicked.connect(self._on_new_temporary)
         self.filter = QLineEdit(self)
         self.filter.setObjectName("conversationFilter")
+        self.filter.setAccessibleDescription(
+            "Shows only the conversations whose title or messages contain the typed words"
+        )
         self.filter.setAccessibleName("Filter conversations")
         self.filter.setPlaceholderText("Filter by title or content")
         self.filter.setClearButtonEnabled(True)

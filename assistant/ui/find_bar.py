@@ -33,6 +33,9 @@ class FindBar(QWidget):
         self._view = view
         self.field = _FindField(self)
         self.field.setObjectName("findField")
+        self.field.setAccessibleDescription(
+            "Words to find in this conversation; Enter finds the next, Shift+Enter the previous"
+        )
         self.field.setAccessibleName("Find in conversation")
         self.field.setPlaceholderText("Find in conversation")
         self.field.setClearButtonEnabled(True)

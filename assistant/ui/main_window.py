@@ -331,6 +331,9 @@ class MainWindow(QMainWindow):
         text.setWordWrap(True)
         open_settings = QPushButton("Connect a model…", self.welcome)
         open_settings.setObjectName("welcomeSettingsButton")
+        open_settings.setAccessibleDescription(
+            "Opens Settings to connect to OpenAI, Ollama, LM Studio or another server"
+        )
         open_settings.clicked.connect(self.open_settings)
         button_row = QHBoxLayout()
         button_row.addWidget(open_settings)

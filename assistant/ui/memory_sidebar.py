@@ -448,6 +448,9 @@ class NoticeBar(QFrame):
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.action_button = QToolButton(self)
         self.action_button.setObjectName("memoryNoticeAction")
+        self.action_button.setAccessibleDescription(
+            "Does what the notice above offers, such as undoing a forget"
+        )
         self.action_button.setAccessibleName("Notice action")
         self.action_button.setAutoRaise(True)
         self.action_button.setCursor(Qt.CursorShape.PointingHandCursor)
@@ -603,6 +606,9 @@ class MemorySidebar(QWidget):
     def _build_search(self, page: QWidget) -> None:
         self.search = QLineEdit(page)
         self.search.setObjectName("memorySearch")
+        self.search.setAccessibleDescription(
+            "Searches long-term memory by keyword and meaning as you type"
+        )
         self.search.setPlaceholderText("Search memories")
         self.search.setClearButtonEnabled(True)
         self.search.setAccessibleName("Search memories")
@@ -620,6 +626,9 @@ class MemorySidebar(QWidget):
     def _build_filters(self, page: QWidget) -> QHBoxLayout:
         self.kind_filter = QComboBox(page)
         self.kind_filter.setObjectName("memoryKindFilter")
+        self.kind_filter.setAccessibleDescription(
+            "Shows only memories of one kind: facts, preferences, plans and so on"
+        )
         self.kind_filter.setAccessibleName("Kind")
         self.kind_filter.addItem("All kinds", "")  # "", not None: kept out of QVariants
         for kind in KINDS:
@@ -628,6 +637,7 @@ class MemorySidebar(QWidget):
 
         self.state_filter = QComboBox(page)
         self.state_filter.setObjectName("memoryStateFilter")
+        self.state_filter.setAccessibleDescription("Shows active, archived or forgotten memories")
         self.state_filter.setAccessibleName("State")
         for state, label in STATE_LABELS.items():
             self.state_filter.addItem(label, state)
@@ -662,6 +672,9 @@ class MemorySidebar(QWidget):
 
         self.list_view = QListView(page)
         self.list_view.setObjectName("memoryList")
+        self.list_view.setAccessibleDescription(
+            "Your long-term memories, pinned first, then newest first"
+        )
         self.list_view.setAccessibleName("Memories")
         # Batched layout, set before the model: rows are measured a batch per event-loop
         # pass, so a store with 10,000 memories does not delay the window.
@@ -703,6 +716,7 @@ class MemorySidebar(QWidget):
         self.empty_label.setContentsMargins(20, 0, 20, 0)
         self.empty_add = QPushButton("Add memory…", page)
         self.empty_add.setObjectName("memoryEmptyAdd")
+        self.empty_add.setAccessibleDescription("Adds a memory you write yourself")
         self.empty_add.clicked.connect(self.add_memory_dialog)
         empty = QWidget(page)
         empty.setBackgroundRole(QPalette.ColorRole.Base)  # the list's background
@@ -737,6 +751,9 @@ class MemorySidebar(QWidget):
     def _build_working_page(self) -> QWidget:
         self.working_view = QTextBrowser(self)
         self.working_view.setObjectName("workingMemoryView")
+        self.working_view.setAccessibleDescription(
+            "The task, subgoals, notes and results the assistant keeps for this conversation"
+        )
         self.working_view.setAccessibleName("Working memory")
         self.working_view.setFrameShape(QFrame.Shape.NoFrame)
         self.working_view.setOpenLinks(False)
@@ -746,6 +763,9 @@ class MemorySidebar(QWidget):
     def _build_conversation_page(self) -> QWidget:
         self.conversation_view = QTextBrowser(self)
         self.conversation_view.setObjectName("conversationSummaryView")
+        self.conversation_view.setAccessibleDescription(
+            "The rolling summary of this conversation and its topics"
+        )
         self.conversation_view.setAccessibleName("Conversation summary and topics")
         self.conversation_view.setFrameShape(QFrame.Shape.NoFrame)
         self.conversation_view.setOpenLinks(False)
