@@ -10,7 +10,7 @@ from assistant.agent.cancel import CancelToken
 from assistant.agent.events import AgentEvent, Cancelled, Finished, TextDelta, ToolCallFinished
 from assistant.agent.loop import Agent, AgentConfig
 from assistant.agent.provider import OpenAIProvider
-from assistant.memory.conversations import ConversationStore
+from assistant.memory import ConversationStore
 from assistant.memory.openai_embedder import OpenAIEmbedder
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.working import WorkingMemoryStore

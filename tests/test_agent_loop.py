@@ -35,7 +35,7 @@ from assistant.agent.loop import (
     Upkeep,
 )
 from assistant.errors import ContextOverflowError, ProviderError
-from assistant.memory.conversations import ConversationStore, Message, estimate_tokens
+from assistant.memory import ConversationStore, Message, estimate_tokens
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.topics import TopicStore
 from assistant.memory.working import WorkingMemoryStore

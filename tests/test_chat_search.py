@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from assistant.memory.conversations import ConversationStore
+from assistant.memory import ConversationStore
 from assistant.ui.chat_search import ChatSearchDialog
 from assistant.ui.main_window import MainWindow
 from assistant.workspace import Workspace

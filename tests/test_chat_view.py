@@ -10,7 +10,7 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QFont, QGuiApplication, QTextBlock, QTextCursor, QTextFormat
 from pytestqt.qtbot import QtBot
 
-from assistant.memory.conversations import ConversationStore
+from assistant.memory import ConversationStore
 from assistant.ui.chat_stream import settled_end
 from assistant.ui.chat_view import ChatView
 from assistant.ui.tool_summary import summarize

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QInputDialog
 from pytestqt.qtbot import QtBot
 
-from assistant.memory.conversations import ConversationStore, Message
+from assistant.memory import ConversationStore, Message
 from assistant.ui.conversation_list import ConversationPane, IdRole
 
 pytestmark = pytest.mark.gui

@@ -11,8 +11,7 @@ import numpy.typing as npt
 import pytest
 
 from assistant.errors import ProviderError
-from assistant.memory import message_vectors
-from assistant.memory.conversations import ConversationStore, Message
+from assistant.memory import ConversationStore, Message, message_vectors
 from assistant.memory.message_vectors import MessageVectors, cache_path
 from assistant.memory.when import time_span
 from tests.clusters import DIM, centres, clustered

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from assistant.errors import StorageError
-from assistant.memory import conversations
-from assistant.memory.conversations import (
+from assistant.memory import (
     Conversation,
     ConversationNotFoundError,
     ConversationStore,
     Message,
+    conversations,
 )
 
 CALL = {"id": "call_1", "type": "function", "function": {"name": "recall", "arguments": '{"q":1}'}}

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from assistant.cli import _ProgressLine, main
 from assistant.credentials import Credentials
 from assistant.errors import InvalidImportError
-from assistant.memory.conversations import ConversationStore
+from assistant.memory import ConversationStore
 from assistant.transfer import (
     ImportCancelledError,
     ImportedConversation,

@@ -12,7 +12,7 @@ from assistant.agent.cancel import CancelToken
 from assistant.agent.events import AgentEvent, MemoryEdited, ToolCallFinished
 from assistant.agent.loop import Agent, AgentConfig
 from assistant.agent.prompt import MEMORY_SHARE, NOTE_PREFIX, build_prompt
-from assistant.memory.conversations import ConversationStore, Message
+from assistant.memory import ConversationStore, Message
 from assistant.memory.edits import undo
 from assistant.memory.items import now_utc
 from assistant.memory.semantic import MAX_TEXT_CHARS, SemanticMemory

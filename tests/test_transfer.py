@@ -16,7 +16,7 @@ import pytest
 from assistant.cli import main
 from assistant.credentials import Credentials
 from assistant.errors import InvalidImportError
-from assistant.memory.conversations import ConversationExistsError, ConversationStore, Message
+from assistant.memory import ConversationExistsError, ConversationStore, Message
 from assistant.memory.items import MemoryItem, Source
 from assistant.memory.semantic import SemanticMemory
 from assistant.paths import memory_dir, settings_file

@@ -14,16 +14,12 @@ from assistant.lazy import lazy_getattr
 if TYPE_CHECKING:
     from assistant.memory.conversations import (
         DEFAULT_TITLE,
-        ROLES,
         Conversation,
         ConversationExistsError,
         ConversationHit,
         ConversationInfo,
         ConversationNotFoundError,
         ConversationStore,
-        Message,
-        check_messages,
-        estimate_tokens,
         is_valid_id,
     )
     from assistant.memory.edits import MemoryEdit, undo
@@ -40,6 +36,7 @@ if TYPE_CHECKING:
         now_utc,
     )
     from assistant.memory.local_embedder import LocalEmbedder
+    from assistant.memory.messages import ROLES, Message, check_messages, estimate_tokens
     from assistant.memory.openai_embedder import OpenAIEmbedder
     from assistant.memory.ranking import SearchConfig
     from assistant.memory.semantic import MAX_TEXT_CHARS, EmbeddingStatus, SemanticMemory
@@ -49,18 +46,15 @@ if TYPE_CHECKING:
 _MODULES = {
     "conversations": (
         "DEFAULT_TITLE",
-        "ROLES",
         "Conversation",
         "ConversationExistsError",
         "ConversationHit",
         "ConversationInfo",
         "ConversationNotFoundError",
         "ConversationStore",
-        "Message",
-        "check_messages",
-        "estimate_tokens",
         "is_valid_id",
     ),
+    "messages": ("ROLES", "Message", "check_messages", "estimate_tokens"),
     "edits": ("MemoryEdit", "undo"),
     "embedding": ("Embedder", "LazyEmbedder"),
     "items": (

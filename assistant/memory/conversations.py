@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -42,6 +42,17 @@ from assistant.memory import jsonl
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.embedding import Embedder
 from assistant.memory.message_vectors import MessageKey, MessageVectors
+from assistant.memory.messages import (
+    MESSAGE_OVERHEAD_TOKENS,
+    Message,
+    Role,
+    check_messages,
+    estimate_tokens,
+    is_timestamp,
+    optional_str,
+    required_str,
+    tool_call,
+)
 from assistant.memory.ranking import SearchConfig, fused_relevance
 from assistant.memory.subscribers import Subscribers
 from assistant.memory.text import is_informative, query_terms, terms, tokenize
@@ -54,12 +65,8 @@ INDEX_VERSION = 2  # 2: entries say do_not_remember
 INDEX_NAME = "index.json"
 DEFAULT_TITLE = "New conversation"
 RECOVERED_TITLE = "Recovered conversation"
-CHARS_PER_TOKEN = 4
-MESSAGE_OVERHEAD_TOKENS = 4
 SNIPPET_CHARS = 160
 
-Role = Literal["user", "assistant", "tool", "system"]
-ROLES: tuple[str, ...] = get_args(Role)
 SEARCHED_ROLES = ("user", "assistant")
 EMBED_BATCH = 64
 SAVE_EVERY = 2048  # embedded messages between cache saves while embedding
@@ -90,127 +97,6 @@ class ConversationExistsError(StorageError):
 def is_valid_id(conversation_id: str) -> bool:
     """Whether `conversation_id` can name a conversation file (letters, digits, '-', '_')."""
     return _ID.fullmatch(conversation_id) is not None
-
-
-def check_messages(messages: Sequence[Message], summary_upto: str | None = None) -> None:
-    """Check that messages can form one conversation; ValueError `messages[i].field: problem`.
-
-    Ids must be non-empty and unique, a parent must be an earlier message, timestamps ISO 8601,
-    tool calls only on assistant messages and a tool message must name the call it answers.
-    """
-    seen: set[str] = set()
-    for i, message in enumerate(messages):
-        where = f"messages[{i}]"
-        if not message.id:
-            raise ValueError(f"{where}.id: must not be empty")
-        if message.id in seen:
-            raise ValueError(f"{where}.id: {message.id!r} is used by an earlier message too")
-        if message.parent_id is not None and message.parent_id not in seen:
-            raise ValueError(f"{where}.parent_id: {message.parent_id!r} is not an earlier message")
-        if message.role not in ROLES:
-            raise ValueError(f"{where}.role: must be one of {', '.join(ROLES)}")
-        if not _is_timestamp(message.created_at):
-            raise ValueError(f"{where}.created_at: not an ISO 8601 timestamp")
-        if message.tool_calls and message.role != "assistant":
-            raise ValueError(f"{where}.tool_calls: only assistant messages can have tool calls")
-        if message.role == "tool" and not message.tool_call_id:
-            raise ValueError(f"{where}.tool_call_id: a tool message needs the call it answers")
-        seen.add(message.id)
-    if summary_upto is not None and summary_upto not in seen:
-        raise ValueError(f"summary_upto: {summary_upto!r} is not a message of the conversation")
-
-
-def estimate_tokens(text: str) -> int:
-    """A rough token count: about four characters a token."""
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
-
-
-@dataclass(frozen=True)
-class Message:
-    """One message, with the fields of the export format."""
-
-    id: str
-    parent_id: str | None
-    role: Role
-    content: str
-    created_at: str
-    tool_calls: tuple[dict[str, Any], ...] = ()
-    tool_call_id: str | None = None
-    name: str | None = None
-    memory_ids: tuple[str, ...] = ()
-    cut_off: bool = False  # the reply stopped at the length limit
-    stop_reason: str | None = None  # why a reply ended early: "stopped" (by the user), "failed"
-
-    def estimated_tokens(self) -> int:
-        """Estimated prompt tokens of the message, tool-call arguments included."""
-        calls = "".join(c["function"]["name"] + c["function"]["arguments"] for c in self.tool_calls)
-        return estimate_tokens(self.content + calls) + MESSAGE_OVERHEAD_TOKENS
-
-    def to_openai(self) -> dict[str, Any]:
-        """The message as an OpenAI chat completions message."""
-        out: dict[str, Any] = {"role": self.role, "content": self.content}
-        if self.tool_calls:
-            out["tool_calls"] = [_tool_call(c) for c in self.tool_calls]
-        if self.tool_call_id is not None:
-            out["tool_call_id"] = self.tool_call_id
-        if self.name is not None:
-            out["name"] = self.name
-        return out
-
-    def to_json(self) -> dict[str, Any]:
-        """The message in the export format (optional fields only when set)."""
-        out: dict[str, Any] = {
-            "id": self.id,
-            "parent_id": self.parent_id,
-            "role": self.role,
-            "content": self.content,
-            "created_at": self.created_at,
-        }
-        if self.tool_calls:
-            out["tool_calls"] = [_tool_call(c) for c in self.tool_calls]
-        if self.tool_call_id is not None:
-            out["tool_call_id"] = self.tool_call_id
-        if self.name is not None:
-            out["name"] = self.name
-        if self.memory_ids:
-            out["memory_ids"] = list(self.memory_ids)
-        if self.cut_off:
-            out["cut_off"] = True
-        if self.stop_reason is not None:
-            out["stop_reason"] = self.stop_reason
-        return out
-
-    @classmethod
-    def from_json(cls, raw: Mapping[str, Any]) -> Message:
-        """Parse a message in the export format; ValueError names the bad field."""
-        role = raw.get("role")
-        if role not in ROLES:
-            raise ValueError(f"'role' must be one of {', '.join(ROLES)}, not {role!r}")
-        content = raw.get("content")
-        if content is not None and not isinstance(content, str):
-            raise ValueError("'content' must be a string")
-        calls = raw.get("tool_calls") or []
-        if not isinstance(calls, list):
-            raise ValueError("'tool_calls' must be a list")
-        memory_ids = raw.get("memory_ids") or []
-        if not isinstance(memory_ids, list) or not all(isinstance(m, str) for m in memory_ids):
-            raise ValueError("'memory_ids' must be a list of strings")
-        cut_off = raw.get("cut_off", False)
-        if not isinstance(cut_off, bool):
-            raise ValueError("'cut_off' must be true or false")
-        return cls(
-            id=_required_str(raw, "id"),
-            parent_id=_optional_str(raw, "parent_id"),
-            role=role,
-            content=content or "",
-            created_at=_required_str(raw, "created_at"),
-            tool_calls=tuple(_tool_call(c) for c in calls),
-            tool_call_id=_optional_str(raw, "tool_call_id"),
-            name=_optional_str(raw, "name"),
-            memory_ids=tuple(memory_ids),
-            cut_off=cut_off,
-            stop_reason=_optional_str(raw, "stop_reason"),
-        )
 
 
 @dataclass(frozen=True)
@@ -513,7 +399,7 @@ class ConversationStore:
         if self._path(conversation_id).exists():  # before writing anything (a re-import)
             raise ConversationExistsError(conversation_id)
         title = _clean_title(title)
-        if not _is_timestamp(created_at):
+        if not is_timestamp(created_at):
             raise ValueError("created_at: not an ISO 8601 timestamp")
         check_messages(messages, summary_upto)
         meta: dict[str, Any] = {"id": conversation_id, "title": title, "created_at": created_at}
@@ -584,13 +470,7 @@ class ConversationStore:
         `cut_off` marks a reply that stopped at the length limit; `stop_reason` one that ended
         early otherwise ("stopped" by the user, "failed").
         """
-        if role not in ROLES:
-            raise ValueError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
-        if role == "tool" and not tool_call_id:
-            raise ValueError("a tool message needs the tool_call_id it answers")
-        if tool_calls and role != "assistant":
-            raise ValueError("only assistant messages can have tool_calls")
-        calls = tuple(_tool_call(c) for c in tool_calls or ())
+        calls = tuple(tool_call(c) for c in tool_calls or ())
         with self._lock:
             entry = self._fresh_entry(conversation_id)
             message = Message(
@@ -606,6 +486,7 @@ class ConversationStore:
                 cut_off=cut_off,
                 stop_reason=stop_reason,
             )
+            message.check()
             st = self._write(conversation_id, _record("message", message.to_json()))
             self._set_entry(
                 conversation_id,
@@ -1126,20 +1007,20 @@ def _read_conversation(path: Path) -> tuple[Conversation, list[str]]:
                 messages.append(Message.from_json(record))
                 leaf = messages[-1].id
             elif kind == "meta" and meta is None:
-                _required_str(record, "title")
-                _required_str(record, "created_at")
+                required_str(record, "title")
+                required_str(record, "created_at")
                 for flag in ("temporary", "do_not_remember"):
                     if not isinstance(record.get(flag, False), bool):
                         raise ValueError(f"{flag!r} must be true or false")
                 meta = record
             elif kind == "update":
                 if "title" in record:
-                    title = _required_str(record, "title")
+                    title = required_str(record, "title")
                 if "summary" in record:
-                    summary = _required_str(record, "summary")
-                    summary_upto = _optional_str(record, "summary_upto")
+                    summary = required_str(record, "summary")
+                    summary_upto = optional_str(record, "summary_upto")
                 if "leaf" in record:
-                    leaf = _optional_str(record, "leaf")
+                    leaf = optional_str(record, "leaf")
         except ValueError:
             bad += 1
     if bad:
@@ -1201,53 +1082,9 @@ def _parse_time(value: str) -> datetime:
     return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def _is_timestamp(value: str) -> bool:
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        return False
-    return True
-
-
 def _record(kind: str, body: Mapping[str, Any]) -> dict[str, Any]:
     """A file record: version, type, then the body's fields."""
     return {"version": RECORD_VERSION, "type": kind, **body}
-
-
-def _tool_call(raw: object) -> dict[str, Any]:
-    """A validated copy of an OpenAI tool call: id, type "function", function name, arguments."""
-    if not isinstance(raw, Mapping):
-        raise ValueError("each tool call must be an object")
-    function = raw.get("function")
-    if not isinstance(raw.get("id"), str) or not raw["id"]:
-        raise ValueError("a tool call needs a string 'id'")
-    if raw.get("type", "function") != "function":
-        raise ValueError("a tool call's 'type' must be 'function'")
-    if (
-        not isinstance(function, Mapping)
-        or not isinstance(function.get("name"), str)
-        or not isinstance(function.get("arguments"), str)
-    ):
-        raise ValueError("a tool call needs a 'function' with string 'name' and 'arguments'")
-    return {
-        "id": raw["id"],
-        "type": "function",
-        "function": {"name": function["name"], "arguments": function["arguments"]},
-    }
-
-
-def _required_str(raw: Mapping[str, Any], name: str) -> str:
-    value = raw.get(name)
-    if not isinstance(value, str):
-        raise ValueError(f"{name!r} must be a string")
-    return value
-
-
-def _optional_str(raw: Mapping[str, Any], name: str) -> str | None:
-    value = raw.get(name)
-    if value is not None and not isinstance(value, str):
-        raise ValueError(f"{name!r} must be a string or null")
-    return value
 
 
 def _clean_title(title: str) -> str:

@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from assistant.memory import ConversationStore, Message
 from assistant.memory import text as text_module
-from assistant.memory.conversations import ConversationStore, Message
 from assistant.memory.embedding import Embedder
 from assistant.memory.items import MemoryItem
 from assistant.memory.ranking import SearchConfig

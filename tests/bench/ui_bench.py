@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def populate(root: Path) -> str:
     """Fill a data dir; returns the id of a 500-message conversation."""
-    from assistant.memory.conversations import ConversationStore
+    from assistant.memory import ConversationStore
     from assistant.memory.semantic import SemanticMemory
     from assistant.paths import memory_dir
 

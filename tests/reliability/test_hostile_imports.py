@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assistant.errors import InvalidImportError
-from assistant.memory.conversations import ConversationStore
+from assistant.memory import ConversationStore
 from assistant.memory.semantic import SemanticMemory
 from assistant.transfer import StoreSet, apply_import, parse_import
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from assistant.datalock import DataDirLock
 from assistant.fileio import remove_stale_temp_files
-from assistant.memory.conversations import ConversationStore
+from assistant.memory import ConversationStore
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.working import WorkingMemoryStore
 from assistant.paths import memory_dir, settings_file

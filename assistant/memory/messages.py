@@ -1,0 +1,194 @@
+"""Messages: the fields of one message, its rules, and its JSON and OpenAI forms.
+
+The one place that says what a valid message is: `Message.check` (each message) and
+`check_messages` (messages that form one conversation), used by the store and by imports.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, get_args
+
+CHARS_PER_TOKEN = 4
+MESSAGE_OVERHEAD_TOKENS = 4
+
+Role = Literal["user", "assistant", "tool", "system"]
+ROLES: tuple[str, ...] = get_args(Role)
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message, with the fields of the export format."""
+
+    id: str
+    parent_id: str | None
+    role: Role
+    content: str
+    created_at: str
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+    memory_ids: tuple[str, ...] = ()
+    cut_off: bool = False  # the reply stopped at the length limit
+    stop_reason: str | None = None  # why a reply ended early: "stopped" (by the user), "failed"
+
+    def check(self) -> None:
+        """The rules every stored message keeps; ValueError `field: problem`."""
+        if not self.id:
+            raise ValueError("id: must not be empty")
+        if self.role not in ROLES:
+            raise ValueError(f"role: must be one of {', '.join(ROLES)}, not {self.role!r}")
+        if not is_timestamp(self.created_at):
+            raise ValueError("created_at: not an ISO 8601 timestamp")
+        if self.tool_calls and self.role != "assistant":
+            raise ValueError("tool_calls: only assistant messages can have tool calls")
+        if self.role == "tool" and not self.tool_call_id:
+            raise ValueError("tool_call_id: a tool message needs the call it answers")
+
+    def estimated_tokens(self) -> int:
+        """Estimated prompt tokens of the message, tool-call arguments included."""
+        calls = "".join(c["function"]["name"] + c["function"]["arguments"] for c in self.tool_calls)
+        return estimate_tokens(self.content + calls) + MESSAGE_OVERHEAD_TOKENS
+
+    def to_openai(self) -> dict[str, Any]:
+        """The message as an OpenAI chat completions message."""
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [tool_call(c) for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            out["name"] = self.name
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The message in the export format (optional fields only when set)."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "parent_id": self.parent_id,
+            "role": self.role,
+            "content": self.content,
+            "created_at": self.created_at,
+        }
+        if self.tool_calls:
+            out["tool_calls"] = [tool_call(c) for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            out["name"] = self.name
+        if self.memory_ids:
+            out["memory_ids"] = list(self.memory_ids)
+        if self.cut_off:
+            out["cut_off"] = True
+        if self.stop_reason is not None:
+            out["stop_reason"] = self.stop_reason
+        return out
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Message:
+        """Parse a message in the export format; ValueError names the bad field."""
+        role = raw.get("role")
+        if role not in ROLES:
+            raise ValueError(f"'role' must be one of {', '.join(ROLES)}, not {role!r}")
+        content = raw.get("content")
+        if content is not None and not isinstance(content, str):
+            raise ValueError("'content' must be a string")
+        calls = raw.get("tool_calls") or []
+        if not isinstance(calls, list):
+            raise ValueError("'tool_calls' must be a list")
+        memory_ids = raw.get("memory_ids") or []
+        if not isinstance(memory_ids, list) or not all(isinstance(m, str) for m in memory_ids):
+            raise ValueError("'memory_ids' must be a list of strings")
+        cut_off = raw.get("cut_off", False)
+        if not isinstance(cut_off, bool):
+            raise ValueError("'cut_off' must be true or false")
+        return cls(
+            id=required_str(raw, "id"),
+            parent_id=optional_str(raw, "parent_id"),
+            role=role,
+            content=content or "",
+            created_at=required_str(raw, "created_at"),
+            tool_calls=tuple(tool_call(c) for c in calls),
+            tool_call_id=optional_str(raw, "tool_call_id"),
+            name=optional_str(raw, "name"),
+            memory_ids=tuple(memory_ids),
+            cut_off=cut_off,
+            stop_reason=optional_str(raw, "stop_reason"),
+        )
+
+
+def check_messages(messages: Sequence[Message], summary_upto: str | None = None) -> None:
+    """Check that messages can form one conversation; ValueError `messages[i].field: problem`.
+
+    Ids must be non-empty and unique, a parent must be an earlier message, timestamps ISO 8601,
+    tool calls only on assistant messages and a tool message must name the call it answers.
+    """
+    seen: set[str] = set()
+    for i, message in enumerate(messages):
+        where = f"messages[{i}]"
+        try:
+            message.check()
+        except ValueError as exc:
+            raise ValueError(f"{where}.{exc}") from None
+        if message.id in seen:
+            raise ValueError(f"{where}.id: {message.id!r} is used by an earlier message too")
+        if message.parent_id is not None and message.parent_id not in seen:
+            raise ValueError(f"{where}.parent_id: {message.parent_id!r} is not an earlier message")
+        seen.add(message.id)
+    if summary_upto is not None and summary_upto not in seen:
+        raise ValueError(f"summary_upto: {summary_upto!r} is not a message of the conversation")
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count: about four characters a token."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def is_timestamp(value: str) -> bool:
+    """Whether `value` is an ISO 8601 time."""
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def tool_call(raw: object) -> dict[str, Any]:
+    """A validated copy of an OpenAI tool call: id, type "function", function name, arguments."""
+    if not isinstance(raw, Mapping):
+        raise ValueError("each tool call must be an object")
+    function = raw.get("function")
+    if not isinstance(raw.get("id"), str) or not raw["id"]:
+        raise ValueError("a tool call needs a string 'id'")
+    if raw.get("type", "function") != "function":
+        raise ValueError("a tool call's 'type' must be 'function'")
+    if (
+        not isinstance(function, Mapping)
+        or not isinstance(function.get("name"), str)
+        or not isinstance(function.get("arguments"), str)
+    ):
+        raise ValueError("a tool call needs a 'function' with string 'name' and 'arguments'")
+    return {
+        "id": raw["id"],
+        "type": "function",
+        "function": {"name": function["name"], "arguments": function["arguments"]},
+    }
+
+
+def required_str(raw: Mapping[str, Any], name: str) -> str:
+    """`raw[name]`, which must be a string."""
+    value = raw.get(name)
+    if not isinstance(value, str):
+        raise ValueError(f"{name!r} must be a string")
+    return value
+
+
+def optional_str(raw: Mapping[str, Any], name: str) -> str | None:
+    """`raw[name]`, which must be a string or null (or missing)."""
+    value = raw.get(name)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{name!r} must be a string or null")
+    return value
