@@ -14,9 +14,9 @@ from assistant.agent.loop import Agent, AgentConfig
 from assistant.agent.prompt import MEMORY_SHARE, NOTE_PREFIX, build_prompt
 from assistant.memory import ConversationStore, Message
 from assistant.memory.edits import undo
-from assistant.memory.items import now_utc
 from assistant.memory.semantic import MAX_TEXT_CHARS, SemanticMemory
 from assistant.memory.working import WorkingMemoryStore
+from assistant.timestamps import now_utc
 from tests.embedders import HashEmbedder
 from tests.scripted import ScriptedProvider, calls
 

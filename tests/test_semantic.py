@@ -25,12 +25,13 @@ from assistant.errors import ProviderError, StorageError
 from assistant.fileio import atomic_write_json
 from assistant.memory import jsonl
 from assistant.memory.bm25 import COMMON_FROM
-from assistant.memory.items import MemoryChange, MemoryItem, Source, now_utc
+from assistant.memory.items import MemoryChange, MemoryItem, Source
 from assistant.memory.projection import Projection
 from assistant.memory.ranking import SearchConfig
 from assistant.memory.semantic import LOG_NAME, SemanticMemory
 from assistant.memory.text import query_terms, terms
 from assistant.memory.vectors import Refit, VectorMatrix, cache_paths
+from assistant.timestamps import now_utc
 from tests.clusters import DIM, centres, clustered
 from tests.embedders import HashEmbedder, hashed_vector
 

@@ -17,8 +17,8 @@ from assistant.memory import (
     SemanticMemory,
     Source,
     WorkingMemoryStore,
-    now_utc,
 )
+from assistant.timestamps import now_utc
 
 MAX_CHANGES_PER_TURN = 3  # forgets, pin changes and rewrites of existing memories per reply
 

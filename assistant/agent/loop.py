@@ -38,9 +38,9 @@ from assistant.memory import (
     SemanticMemory,
     WorkingMemoryStore,
     estimate_tokens,
-    now_utc,
 )
 from assistant.notices import Notices
+from assistant.timestamps import now_utc
 
 log = logging.getLogger(__name__)
 

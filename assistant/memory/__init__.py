@@ -33,7 +33,6 @@ if TYPE_CHECKING:
         SearchHit,
         Source,
         listing_order,
-        now_utc,
     )
     from assistant.memory.local_embedder import LocalEmbedder
     from assistant.memory.messages import ROLES, Message, check_messages, estimate_tokens
@@ -66,7 +65,6 @@ _MODULES = {
         "SearchHit",
         "Source",
         "listing_order",
-        "now_utc",
     ),
     "local_embedder": ("LocalEmbedder",),
     "openai_embedder": ("OpenAIEmbedder",),
@@ -111,7 +109,6 @@ __all__ = [
     "estimate_tokens",
     "is_valid_id",
     "listing_order",
-    "now_utc",
     "undo",
 ]
 

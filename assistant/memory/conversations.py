@@ -48,7 +48,6 @@ from assistant.memory.messages import (
     Role,
     check_messages,
     estimate_tokens,
-    is_timestamp,
     optional_str,
     required_str,
     tool_call,
@@ -57,6 +56,8 @@ from assistant.memory.ranking import SearchConfig, fused_relevance
 from assistant.memory.subscribers import Subscribers
 from assistant.memory.text import is_informative, query_terms, terms, tokenize
 from assistant.memory.when import time_span
+from assistant.timestamps import is_timestamp, stamp
+from assistant.timestamps import parse as parse_time
 
 log = logging.getLogger(__name__)
 
@@ -361,7 +362,7 @@ class ConversationStore:
         """Start a new, empty conversation."""
         title = _clean_title(title)
         cid = uuid.uuid4().hex
-        now = _now()
+        now = stamp()
         meta = {"id": cid, "title": title, "created_at": now, "temporary": temporary}
         path = self._path(cid)
         with self._lock:
@@ -478,7 +479,7 @@ class ConversationStore:
                 parent_id=entry.last_message_id,
                 role=role,
                 content=content,
-                created_at=_now(),
+                created_at=stamp(),
                 tool_calls=calls,
                 tool_call_id=tool_call_id,
                 name=name,
@@ -599,7 +600,7 @@ class ConversationStore:
                 cfg,
             )
             if span is not None:
-                start, end = (_timestamp(moment) for moment in span)
+                start, end = (stamp(moment) for moment in span)
                 inside = [start <= self._times[key] < end for key in order]
                 relevance += cfg.date_weight * np.array(inside)
             words = [w for w in tokenize(query) if is_informative(w)]
@@ -929,7 +930,7 @@ class ConversationStore:
                 context = terms(self._docs[keys[-1]][2])
         index.add(key, own + context)
         self._docs[key] = (conversation_id, message.id, message.content)
-        self._times[key] = _timestamp(_parse_time(message.created_at))
+        self._times[key] = stamp(parse_time(message.created_at))
         keys.append(key)
         row = -1 if self._vectors is None else self._vectors.row((conversation_id, message.id))
         if row < 0 and self._pending is not None:
@@ -1032,7 +1033,7 @@ def _read_conversation(path: Path) -> tuple[Conversation, list[str]]:
         created_at = (
             messages[0].created_at
             if messages
-            else _timestamp(datetime.fromtimestamp(path.stat().st_mtime, UTC))
+            else stamp(datetime.fromtimestamp(path.stat().st_mtime, UTC))
         )
         meta = {"title": RECOVERED_TITLE, "created_at": created_at}
     for msg in problems:
@@ -1076,12 +1077,6 @@ def _create_file(path: Path, data: bytes) -> None:
     fsync_dir(path.parent)
 
 
-def _parse_time(value: str) -> datetime:
-    """An ISO 8601 time in UTC (taken as UTC if it names no zone)."""
-    moment = datetime.fromisoformat(value)
-    return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def _record(kind: str, body: Mapping[str, Any]) -> dict[str, Any]:
     """A file record: version, type, then the body's fields."""
     return {"version": RECORD_VERSION, "type": kind, **body}
@@ -1092,16 +1087,6 @@ def _clean_title(title: str) -> str:
     if not cleaned:
         raise ValueError("a conversation title must not be empty")
     return cleaned
-
-
-def _now() -> str:
-    """The current time as an ISO-8601 UTC string."""
-    return _timestamp(datetime.now(UTC))
-
-
-def _timestamp(moment: datetime) -> str:
-    """An aware UTC datetime as ISO-8601 with microseconds and a Z."""
-    return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def _snippet(text: str, words: Sequence[str]) -> str:

@@ -28,6 +28,7 @@ import numpy.typing as npt
 from assistant.fileio import atomic_write_with
 from assistant.memory.bm25 import Snapshot
 from assistant.memory.items import MemoryItem, Source
+from assistant.timestamps import stamp
 
 log = logging.getLogger(__name__)
 
@@ -113,9 +114,9 @@ def save(
             for i in items
         ],
         "tags": [list(i.tags) for i in items],
-        "created_at": [i.created_at.isoformat() for i in items],
-        "updated_at": [i.updated_at.isoformat() for i in items],
-        "last_accessed": [i.last_accessed.isoformat() for i in items],
+        "created_at": [stamp(i.created_at) for i in items],
+        "updated_at": [stamp(i.updated_at) for i in items],
+        "last_accessed": [stamp(i.last_accessed) for i in items],
         "terms": index.terms,
     }
     meta = {
@@ -207,10 +208,10 @@ def _items(strings: dict[str, Any], columns: dict[str, Any], count: int) -> list
 
 def _times(stamps: list[str], seen: dict[str, datetime]) -> list[datetime]:
     out = []
-    for stamp in stamps:
-        moment = seen.get(stamp)
+    for text in stamps:
+        moment = seen.get(text)
         if moment is None:
-            moment = seen[stamp] = datetime.fromisoformat(stamp)
+            moment = seen[text] = datetime.fromisoformat(text)
         out.append(moment)
     return out
 

@@ -6,15 +6,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, NamedTuple, get_args
 
+from assistant.timestamps import stamp
+
 MemoryKind = Literal["fact", "preference", "plan", "decision", "task", "event", "insight"]
 MemoryState = Literal["active", "archived", "forgotten"]
 KINDS: tuple[str, ...] = get_args(MemoryKind)
 STATES: tuple[str, ...] = get_args(MemoryState)
-
-
-def now_utc() -> datetime:
-    """The current time, timezone-aware in UTC."""
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -49,9 +46,9 @@ class MemoryItem(NamedTuple):
             "kind": self.kind,
             "importance": self.importance,
             "pinned": self.pinned,
-            "created_at": self.created_at.isoformat(),
-            "updated_at": self.updated_at.isoformat(),
-            "last_accessed": self.last_accessed.isoformat(),
+            "created_at": stamp(self.created_at),
+            "updated_at": stamp(self.updated_at),
+            "last_accessed": stamp(self.last_accessed),
             "access_count": self.access_count,
             "state": self.state,
             "source": (

@@ -9,8 +9,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Literal, get_args
+
+from assistant.timestamps import is_timestamp
 
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD_TOKENS = 4
@@ -145,15 +146,6 @@ def check_messages(messages: Sequence[Message], summary_upto: str | None = None)
 def estimate_tokens(text: str) -> int:
     """A rough token count: about four characters a token."""
     return math.ceil(len(text) / CHARS_PER_TOKEN)
-
-
-def is_timestamp(value: str) -> bool:
-    """Whether `value` is an ISO 8601 time."""
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        return False
-    return True
 
 
 def tool_call(raw: object) -> dict[str, Any]:

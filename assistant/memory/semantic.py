@@ -39,12 +39,12 @@ from assistant.memory.items import (
     SearchHit,
     Source,
     listing_order,
-    now_utc,
 )
 from assistant.memory.ranking import SearchConfig, fuse
 from assistant.memory.subscribers import Subscribers
 from assistant.memory.text import expand_last, query_terms, terms, tokenize
 from assistant.memory.vectors import VectorMatrix
+from assistant.timestamps import now_utc, stamp
 
 log = logging.getLogger(__name__)
 
@@ -725,7 +725,7 @@ class SemanticMemory:
             known = [i for i in dict.fromkeys(ids) if i in self._slot_of]
             if not known:
                 return
-            self._append({"version": LOG_VERSION, "op": "used", "ids": known, "at": at.isoformat()})
+            self._append({"version": LOG_VERSION, "op": "used", "ids": known, "at": stamp(at)})
             for item_id in known:
                 old = self._item(item_id)
                 self._place(old._replace(access_count=old.access_count + 1, last_accessed=at))

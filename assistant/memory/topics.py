@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from assistant.fileio import atomic_write_json, move_aside, refuse_newer
-from assistant.memory.items import now_utc
 from assistant.memory.subscribers import Subscribers
+from assistant.timestamps import stamp
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ class TopicStore:
             ids = old.memory_ids if old else ()
             if memory_id not in ids:
                 ids = (*ids, memory_id)
-            topic = Topic(key, old.summary if old else "", ids, now_utc().isoformat())
+            topic = Topic(key, old.summary if old else "", ids, stamp())
             self._topics[key] = topic
             self._save()
         self._subscribers.notify(None)
@@ -101,7 +101,7 @@ class TopicStore:
         """Replace a topic's summary and the memories it covers."""
         key = normalize(name)
         with self._lock:
-            self._topics[key] = Topic(key, summary.strip(), memory_ids, now_utc().isoformat())
+            self._topics[key] = Topic(key, summary.strip(), memory_ids, stamp())
             self._save()
         self._subscribers.notify(None)
 

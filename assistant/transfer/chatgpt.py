@@ -10,8 +10,9 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from assistant.memory import Message, is_valid_id
+from assistant.timestamps import stamp
 from assistant.transfer.chatgpt_content import message_text
-from assistant.transfer.checks import as_object, fail, iso, kind, undated, unique_id
+from assistant.transfer.checks import as_object, fail, kind, undated, unique_id
 from assistant.transfer.plan import ImportedConversation
 from assistant.transfer.tally import Tally
 
@@ -161,7 +162,7 @@ def _epoch(value: object, path: str) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise fail(path, f"must be a number of seconds or null, not {kind(value)}")
     try:
-        return iso(datetime.fromtimestamp(value, UTC))
+        return stamp(datetime.fromtimestamp(value, UTC))
     except (OverflowError, OSError, ValueError):
         raise fail(path, f"{value} is not a usable time") from None
 

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from assistant.timestamps import stamp
+
 
 class InvalidError(Exception):
     """A field is bad; carries `path: problem` and becomes an InvalidImportError at the top."""
@@ -88,14 +90,9 @@ def join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def iso(moment: datetime) -> str:
-    """An aware datetime as ISO 8601 UTC with microseconds and a Z, as the stores write it."""
-    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
 def undated(order: int) -> str:
     """The time given to a conversation that has none: 1970, in file order ("date unknown")."""
-    return iso(datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=order))
+    return stamp(datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=order))
 
 
 def unique_id(candidate: str, taken: set[str]) -> str:

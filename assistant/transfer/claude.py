@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from assistant.memory import Message, is_valid_id
-from assistant.transfer.checks import as_list, as_object, fail, iso, kind, undated, unique_id
+from assistant.timestamps import stamp
+from assistant.transfer.checks import as_list, as_object, fail, kind, undated, unique_id
 from assistant.transfer.plan import ImportedConversation
 from assistant.transfer.tally import Tally
 
@@ -136,4 +137,4 @@ def _time(raw: dict[str, Any], key: str, path: str) -> str | None:
         moment = datetime.fromisoformat(value)
     except ValueError:
         raise fail(where, f"{value!r} is not an ISO 8601 timestamp") from None
-    return iso(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+    return stamp(moment if moment.tzinfo else moment.replace(tzinfo=UTC))

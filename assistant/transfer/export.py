@@ -10,7 +10,7 @@ from typing import Any
 from assistant import APP_NAME, __version__
 from assistant.errors import StorageError
 from assistant.fileio import atomic_write_json
-from assistant.transfer.checks import iso
+from assistant.timestamps import stamp
 from assistant.transfer.plan import Stores, counted
 
 FORMAT = "assistant.export"
@@ -53,7 +53,7 @@ def export_data(
     data: dict[str, Any] = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
-        "exported_at": iso(datetime.now(UTC)),
+        "exported_at": stamp(datetime.now(UTC)),
         "app": {"name": APP_NAME, "version": __version__},
         "conversations": conversations,
     }

@@ -28,7 +28,7 @@ from assistant.memory import (
     SemanticMemory,
     listing_order,
 )
-from assistant.memory import now_utc as _now_utc
+from assistant.timestamps import now_utc as _now_utc
 
 ItemRole = Qt.ItemDataRole.UserRole + 1  # the row's MemoryItem
 HitRole = Qt.ItemDataRole.UserRole + 2  # the row's SearchHit, or None outside search mode
