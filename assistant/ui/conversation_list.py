@@ -3,7 +3,6 @@ rename / delete."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import (
@@ -31,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from assistant.memory import ConversationInfo, ConversationStore
 from assistant.ui.debounce import Debounced
+from assistant.ui.times import listing_time
 from assistant.ui.wording import count
 
 IdRole = Qt.ItemDataRole.UserRole + 1
@@ -38,7 +38,6 @@ EmptyRole = Qt.ItemDataRole.UserRole + 2
 TemporaryRole = Qt.ItemDataRole.UserRole + 3
 Index = QModelIndex | QPersistentModelIndex
 # Imports that carry no time at all are dated in 1970, in file order.
-UNDATED_BEFORE_YEAR = 1971
 FILTER_DELAY_MS = 150
 CONTENT_HITS = 200
 
@@ -82,7 +81,7 @@ class ConversationListModel(QAbstractListModel):
                 kind = "Imported as not to be remembered"
             return (
                 f"{info.title}\n{kind} · {count(info.message_count, 'message')} · "
-                f"{_when(info.updated_at)}"
+                f"{listing_time(info.updated_at)}"
             )
         if role == Qt.ItemDataRole.FontRole and (info.temporary or info.do_not_remember):
             font = QFont()
@@ -320,13 +319,3 @@ class ConversationPane(QWidget):
     def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
         value = current.data(IdRole) if current.isValid() else None
         self.selected.emit(value if isinstance(value, str) else None)
-
-
-def _when(stamp: str) -> str:
-    try:
-        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone()
-    except ValueError:
-        return stamp
-    if moment.year < UNDATED_BEFORE_YEAR:
-        return "date unknown"
-    return moment.strftime("%d %b %Y, %H:%M")

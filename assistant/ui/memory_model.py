@@ -28,7 +28,7 @@ from assistant.memory import (
     SemanticMemory,
     listing_order,
 )
-from assistant.timestamps import now_utc as _now_utc
+from assistant.ui.times import date_text, relative_time
 
 ItemRole = Qt.ItemDataRole.UserRole + 1  # the row's MemoryItem
 HitRole = Qt.ItemDataRole.UserRole + 2  # the row's SearchHit, or None outside search mode
@@ -44,29 +44,6 @@ RESET_BATCH = 64  # a change to more ids than this resets the model instead
 _TOOLTIP_CHARS = 600
 
 AnyIndex = QModelIndex | QPersistentModelIndex
-
-
-def relative_time(moment: datetime, now: datetime | None = None) -> str:
-    """`moment` in words relative to `now`: "just now", "3 days ago", "over a year ago"."""
-    seconds = ((now or _now_utc()) - moment).total_seconds()
-    if seconds < 60:
-        return "just now"
-    minutes = int(seconds // 60)
-    hours, days = minutes // 60, minutes // 1440
-    for amount, unit in (
-        (days // 365, "year"),
-        (days // 30, "month"),
-        (days // 7, "week"),
-    ):
-        if amount:
-            return f"{amount} {unit}{'s' if amount > 1 else ''} ago"
-    if days == 1:
-        return "yesterday"
-    if days:
-        return f"{days} days ago"
-    if hours:
-        return f"{hours} hour{'s' if hours > 1 else ''} ago"
-    return f"{minutes} minute{'s' if minutes > 1 else ''} ago"
 
 
 def usage_text(item: MemoryItem, now: datetime | None = None) -> str:
@@ -89,11 +66,6 @@ def _times(n: int) -> str:
     return "once" if n == 1 else f"{n} times"
 
 
-def _date(moment: datetime) -> str:
-    local = moment.astimezone()
-    return f"{local:%d %b %Y, %H:%M}".lstrip("0")
-
-
 def tooltip(item: MemoryItem, hit: SearchHit | None = None) -> str:
     """Rich-text tooltip: the text, then kind, importance, dates and, for a hit, its ranking."""
     text = item.text if len(item.text) <= _TOOLTIP_CHARS else item.text[:_TOOLTIP_CHARS] + "…"
@@ -105,7 +77,7 @@ def tooltip(item: MemoryItem, hit: SearchHit | None = None) -> str:
     details = [
         f"{item.kind.capitalize()} · importance {item.importance:.2f}"
         + (" · pinned" if item.pinned else ""),
-        f"Created {_date(item.created_at)} · {used}",
+        f"Created {date_text(item.created_at)} · {used}",
     ]
     parts = [
         f"<p>{html.escape(text).replace(chr(10), '<br>')}</p>",
