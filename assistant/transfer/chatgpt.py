@@ -7,18 +7,16 @@ import json
 import math
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
-from assistant.memory import Message, is_valid_id
+from assistant.memory import is_valid_id
 from assistant.timestamps import stamp
 from assistant.transfer.chatgpt_content import message_text
-from assistant.transfer.checks import as_object, fail, kind, undated, unique_id
-from assistant.transfer.plan import ImportedConversation
+from assistant.transfer.checks import as_object, fail, kind
+from assistant.transfer.plan import ImportedConversation, Turn
 from assistant.transfer.tally import Tally
 
 CHATGPT_TITLE = "ChatGPT conversation"
-
-Visible = tuple[Literal["user", "assistant"], str, str | None, str]
 
 
 def is_chatgpt(raw: object) -> bool:
@@ -50,7 +48,7 @@ def read_chatgpt(raw: dict[str, Any], order: int, tally: Tally) -> ImportedConve
             return None
     elif current not in mapping:
         raise fail("current_node", f"{current!r} is not a node of the mapping")
-    visible: list[Visible] = []
+    visible: list[Turn] = []
     for node_id in _branch(mapping, current):
         node_path = f"mapping.{node_id}"
         message = _chatgpt_message(
@@ -61,23 +59,13 @@ def read_chatgpt(raw: dict[str, Any], order: int, tally: Tally) -> ImportedConve
     if not visible:
         tally.empty += 1
         return None
-    times = [at for _, _, at, _ in visible if at is not None]
-    start = created or updated or (times[0] if times else undated(order))
-    messages: list[Message] = []
-    taken: set[str] = set()
-    for role, text, at, message_id in visible:
-        unique = unique_id(message_id, taken)
-        when = at or (messages[-1].created_at if messages else start)
-        parent = messages[-1].id if messages else None
-        messages.append(Message(unique, parent, role, text, when))
-    clean_title = " ".join((title or "").split()) or CHATGPT_TITLE
-    return ImportedConversation(
+    return ImportedConversation.of_turns(
         _chatgpt_id(raw),
-        clean_title,
-        start,
-        updated or messages[-1].created_at,
-        "",
-        tuple(messages),
+        " ".join((title or "").split()) or CHATGPT_TITLE,
+        visible,
+        created=created,
+        updated=updated,
+        order=order,
         do_not_remember=raw.get("is_do_not_remember") is True,
     )
 
@@ -117,7 +105,7 @@ def _latest_leaf(mapping: dict[str, Any]) -> str | None:
     return None if best is None else best[1]
 
 
-def _chatgpt_message(node: dict[str, Any], node_id: str, path: str, tally: Tally) -> Visible | None:
+def _chatgpt_message(node: dict[str, Any], node_id: str, path: str, tally: Tally) -> Turn | None:
     """(role, text, time, id) of a node's message, or None if the user did not see it."""
     raw = node.get("message")
     if raw is None:

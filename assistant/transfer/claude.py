@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from assistant.memory import Message, is_valid_id
+from assistant.memory import is_valid_id
 from assistant.timestamps import stamp
-from assistant.transfer.checks import as_list, as_object, fail, kind, undated, unique_id
-from assistant.transfer.plan import ImportedConversation
+from assistant.transfer.checks import as_list, as_object, fail, kind
+from assistant.transfer.plan import ImportedConversation, Turn
 from assistant.transfer.tally import Tally
 
 CLAUDE_TITLE = "Claude conversation"
@@ -37,7 +37,7 @@ def read_claude(raw: dict[str, Any], order: int, tally: Tally) -> ImportedConver
             for i, m in enumerate(as_list(raw.get("chat_messages"), "chat_messages"))
         ]
     )
-    visible: list[tuple[Literal["user", "assistant"], str, str | None, str]] = []
+    visible: list[Turn] = []
     for i, message in enumerate(chat):
         path = f"chat_messages[{i}]"
         sender = message.get("sender")
@@ -53,17 +53,13 @@ def read_claude(raw: dict[str, Any], order: int, tally: Tally) -> ImportedConver
     if not visible:
         tally.empty += 1
         return None
-    times = [at for _, _, at, _ in visible if at is not None]
-    start = created or updated or (times[0] if times else undated(order))
-    messages: list[Message] = []
-    taken: set[str] = set()
-    for role, text, at, message_id in visible:
-        when = at or (messages[-1].created_at if messages else start)
-        parent = messages[-1].id if messages else None
-        messages.append(Message(unique_id(message_id, taken), parent, role, text, when))
-    clean_title = " ".join((title or "").split()) or CLAUDE_TITLE
-    return ImportedConversation(
-        cid, clean_title, start, updated or messages[-1].created_at, "", tuple(messages)
+    return ImportedConversation.of_turns(
+        cid,
+        " ".join((title or "").split()) or CLAUDE_TITLE,
+        visible,
+        created=created,
+        updated=updated,
+        order=order,
     )
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, get_args
 
 from assistant.memory import ConversationStore, MemoryItem, MemoryKind, Message, SemanticMemory
+from assistant.transfer.checks import undated, unique_id
 
 if TYPE_CHECKING:
     from assistant.transfer.sources import ImportSource
@@ -41,6 +42,9 @@ class StoreSet:
     memory: SemanticMemory
 
 
+Turn = tuple[Literal["user", "assistant"], str, str | None, str]  # role, text, time, id
+
+
 @dataclass(frozen=True)
 class ImportedConversation:
     """A validated conversation of an import file."""
@@ -52,6 +56,41 @@ class ImportedConversation:
     summary: str
     messages: tuple[Message, ...]
     do_not_remember: bool = False  # ChatGPT's `is_do_not_remember`: the curator stays away
+
+    @classmethod
+    def of_turns(
+        cls,
+        cid: str,
+        title: str,
+        turns: Sequence[Turn],
+        *,
+        created: str | None,
+        updated: str | None,
+        order: int,
+        do_not_remember: bool = False,
+    ) -> ImportedConversation:
+        """Another app's conversation: its visible `turns` (at least one) as one branch.
+
+        Ids are made unique and each message is a child of the one before; a turn without a
+        time takes the one before it, or the conversation's, or its place in the file.
+        """
+        times = [at for _, _, at, _ in turns if at is not None]
+        start = created or updated or (times[0] if times else undated(order))
+        messages: list[Message] = []
+        taken: set[str] = set()
+        for role, text, at, message_id in turns:
+            when = at or (messages[-1].created_at if messages else start)
+            parent = messages[-1].id if messages else None
+            messages.append(Message(unique_id(message_id, taken), parent, role, text, when))
+        return cls(
+            cid,
+            title,
+            start,
+            updated or messages[-1].created_at,
+            "",
+            tuple(messages),
+            do_not_remember=do_not_remember,
+        )
 
 
 @dataclass(frozen=True)
