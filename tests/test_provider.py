@@ -439,22 +439,18 @@ def test_an_error_event_after_text_is_reported(
 # --- cancelling ----------------------------------------------------------------------------------
 
 
-STALL_S = 20.0  # a server that stalls this long; the fake server stops waiting at teardown
+# A server that stalls for longer than any test may run (the fake server lets go at teardown): a
+# call that ends in a cancel was interrupted (one that waited would end in the client timeout).
+STALL_S = 3600.0
 
 
-def cancel_after(seconds: float) -> tuple[CancelToken, list[float]]:
-    """A token cancelled by a timer thread; the list receives the time of the cancel."""
+def cancel_after(seconds: float) -> CancelToken:
+    """A token cancelled by a timer thread after `seconds`."""
     token = CancelToken()
-    when: list[float] = []
-
-    def fire() -> None:
-        when.append(time.monotonic())
-        token.cancel()
-
-    timer = threading.Timer(seconds, fire)
+    timer = threading.Timer(seconds, token.cancel)
     timer.daemon = True
     timer.start()
-    return token, when
+    return token
 
 
 @pytest.mark.parametrize(
@@ -470,13 +466,9 @@ def test_cancel_stops_promptly(
     fake_openai: FakeOpenAI, make_provider: MakeProvider, reply: Reply, stream: bool
 ) -> None:
     fake_openai.enqueue(reply)
-    token, when = cancel_after(0.1)
-    with pytest.raises(OperationCancelledError):
+    token = cancel_after(0.1)
+    with pytest.raises(OperationCancelledError):  # interrupted: the stall outlasts the test
         make_provider(stream=stream).chat(MESSAGES, cancel=token)
-    assert when
-    # Long before the stall would have ended: interrupted, not waited out. (How promptly is a
-    # matter of speed; a bound tighter than this would measure the machine's load.)
-    assert time.monotonic() - when[0] < STALL_S / 2
     time.sleep(0.3)  # a retry would have arrived by now
     assert len(fake_openai.requests) <= 1  # not retried (the first may not be logged yet)
 
