@@ -822,8 +822,7 @@ class MainWindow(QMainWindow):
         self.workspace.settings.save(settings_file(self.workspace.root))
 
     def _end_session(self) -> None:
-        """On quit: stop the reply and memory upkeep; delete a temporary or empty chat."""
-        self.worker.stop()
+        """On quit, once the reply has stopped: delete a temporary or empty chat."""
         if self._current is not None:
             self._leave_later.discard(self._current)
             self._busy = False
@@ -839,12 +838,6 @@ class MainWindow(QMainWindow):
         """
         if not self._closed:
             self._closed = True
-            if self._ready:
-                self._end_session()
-                try:
-                    self._save_layout()
-                except (AssistantError, OSError) as exc:  # quitting still closes the stores
-                    log.warning("Could not save the window layout: %s", exc)
             if self._attached:
                 self._detach()
         super().closeEvent(event)
@@ -856,6 +849,13 @@ class MainWindow(QMainWindow):
         if hasattr(self, "thread_"):
             self.worker.stop()
             stopped = stop_thread(self.thread_)
+        if self._ready:
+            if stopped:  # else a chat left behind is deleted at the next start
+                self._end_session()
+            try:
+                self._save_layout()
+            except (AssistantError, OSError) as exc:  # quitting still closes the stores
+                log.warning("Could not save the window layout: %s", exc)
         if hasattr(self, "bridge"):
             self.bridge.disconnect_stores()
         if stopped:
