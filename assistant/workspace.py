@@ -70,7 +70,7 @@ class Workspace:
             notices=notices,
             embedder=embedder,
         )
-        workspace.conversations.list()  # scans changed files: their problems are reported now
+        workspace.conversations.all()  # scans changed files: their problems are reported now
         workspace._tie_working_memory_to_conversations()
         workspace.warnings = [
             *warnings,

@@ -29,7 +29,7 @@ def main(argv: list[str]) -> int:
         for text in args:
             memory.add(text)
     elif step == "forget":
-        memory.forget(next(i.id for i in memory.items() if i.text == args[0]))
+        memory.forget(next(i.id for i in memory.all() if i.text == args[0]))
     else:
         raise SystemExit(f"unknown step {step!r}")
     memory.close()

@@ -50,7 +50,7 @@ def test_a_memory_from_one_conversation_informs_the_next(
     events = run(agent, first, "Please remember that I am allergic to peanuts.")
     (tool,) = [e for e in events if isinstance(e, ToolCallFinished)]
     assert tool.ok, tool.result
-    (item,) = memory.items()
+    (item,) = memory.all()
     assert memory.embedding_status().embedded == 1
 
     second = conversations.create().id

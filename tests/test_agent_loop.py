@@ -113,7 +113,7 @@ def test_remember_tool_stores_memory_with_source(h: Harness) -> None:
     (started,) = h.of(ToolCallStarted)
     (finished,) = h.of(ToolCallFinished)
     assert started.name == "remember" and finished.ok
-    (item,) = h.memory.items()
+    (item,) = h.memory.all()
     assert item.text == "The user's cat is called Miso."
     assert item.importance == 0.8
     messages = h.conversations.load(cid).messages
@@ -332,7 +332,7 @@ def test_curator_adds_merges_and_summarizes_topics(
     }
     h.provider.enqueue("Nice!", json.dumps(extraction), "The user enjoys jazz.")
     h.turn(cid, "I like jazz")
-    (item,) = h.memory.items()
+    (item,) = h.memory.all()
     assert item.text == "The user likes jazz"
     assert item.source is not None and item.source.conversation_id == cid
     assert h.provider.requests[1]["json_mode"]
@@ -345,7 +345,7 @@ def test_curator_adds_merges_and_summarizes_topics(
     }
     h.provider.enqueue("Cool.", json.dumps(again), "Jazz lover.")
     h.turn(cid, "Really, jazz")
-    (merged,) = h.memory.items()
+    (merged,) = h.memory.all()
     assert merged.id == item.id
     assert merged.importance == 0.9
 
@@ -584,7 +584,7 @@ def test_memory_upkeep_is_handed_to_the_runner_after_the_reply(
     assert len(h.of(Finished)) == 1 and len(h.provider.requests) == 1  # the turn did not wait
     (job,) = queued
     job(CancelToken())
-    (item,) = h.memory.items()
+    (item,) = h.memory.all()
     assert item.text == "The user has a cat"
 
 

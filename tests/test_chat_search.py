@@ -72,7 +72,7 @@ def test_temporary_and_empty_chats_are_gone_after_quitting(qtbot: QtBot, data_di
     empty = store.create().id
     win = MainWindow(Workspace.open(data_dir))
     qtbot.addWidget(win)
-    assert {c.id for c in win.workspace.conversations.list()} & {leftover, empty} == set()
+    assert {c.id for c in win.workspace.conversations.all()} & {leftover, empty} == set()
     temporary = win.new_conversation(temporary=True)
     win.workspace.conversations.append(temporary, "user", "not to be kept")
     win.close()

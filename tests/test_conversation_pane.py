@@ -67,7 +67,7 @@ def test_new_conversations_come_first_and_are_selected(
 def test_new_reuses_an_empty_conversation_of_the_same_kind(pane: ConversationPane) -> None:
     empty = pane.new_conversation()
     assert pane.new_conversation() == empty
-    assert len(pane._store.list()) == 1
+    assert len(pane._store.all()) == 1
     temporary = pane.new_conversation(temporary=True)
     assert temporary != empty and pane._store.load(temporary).temporary
     assert pane.new_conversation(temporary=True) == temporary

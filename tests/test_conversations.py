@@ -144,23 +144,23 @@ def test_rename_summary_and_delete(data_dir: Path, store: ConversationStore) -> 
     assert loaded.title == "Greetings"
     assert loaded.temporary
     assert (loaded.summary, loaded.summary_upto) == ("They said hello.", first.id)
-    [info] = reopened.list()
+    [info] = reopened.all()
     assert (info.title, info.message_count, info.temporary) == ("Greetings", 2, True)
 
     reopened.delete(cid)
     assert not file_of(store, cid).exists()
-    assert reopened.list() == []
+    assert reopened.all() == []
     with pytest.raises(KeyError):
         reopened.load(cid)
-    assert store.list() == []  # the other store notices too
+    assert store.all() == []  # the other store notices too
 
 
 def test_list_newest_first(store: ConversationStore) -> None:
     old = store.create("old")
     new = store.create("new")
-    assert [i.id for i in store.list()] == [new.id, old.id]
+    assert [i.id for i in store.all()] == [new.id, old.id]
     store.append(old.id, "user", "back to this one")
-    infos = store.list()
+    infos = store.all()
     assert [i.id for i in infos] == [old.id, new.id]
     assert (infos[0].message_count, infos[1].message_count) == (1, 0)
     assert infos[0].updated_at > infos[0].created_at
@@ -171,28 +171,28 @@ def test_list_uses_the_cache(data_dir: Path, reads: Counter[str]) -> None:
     ids = [store.create(f"c{i}").id for i in range(3)]
     for cid in ids:
         store.append(cid, "user", "hello")
-    assert len(store.list()) == 3
+    assert len(store.all()) == 3
     assert sum(reads.values()) == 0  # the store's own writes keep the cache right
 
     reopened = ConversationStore(data_dir)
-    assert reopened.list() == store.list()
+    assert reopened.all() == store.all()
     assert sum(reads.values()) == 0  # unchanged files are not read: index.json remembers them
 
     store.append(ids[0], "assistant", "changed elsewhere")
     store.rename(ids[1], "Renamed elsewhere")
-    infos = {i.id: i for i in reopened.list()}
+    infos = {i.id: i for i in reopened.all()}
     assert reads == {ids[0]: 1, ids[1]: 1}
     assert infos[ids[0]].message_count == 2
     assert infos[ids[1]].title == "Renamed elsewhere"
 
-    reopened.list()
+    reopened.all()
     assert reads == {ids[0]: 1, ids[1]: 1}
 
 
 def test_list_notices_outside_changes(data_dir: Path, store: ConversationStore) -> None:
     kept = store.create("kept").id
     gone = store.create("gone").id
-    store.list()
+    store.all()
     file_of(store, gone).unlink()
     with file_of(store, kept).open("a") as f:
         f.write(json.dumps({"version": 1, "type": "update", "title": "Edited by hand"}) + "\n")
@@ -203,7 +203,7 @@ def test_list_notices_outside_changes(data_dir: Path, store: ConversationStore) 
         )
         + "\n"
     )
-    titles = {i.id: i.title for i in store.list()}
+    titles = {i.id: i.title for i in store.all()}
     assert titles == {kept: "Edited by hand", new_id: "Copied in"}
     index = json.loads((store.directory / "index.json").read_text())
     assert set(index["conversations"]) == {kept, new_id}
@@ -212,16 +212,16 @@ def test_list_notices_outside_changes(data_dir: Path, store: ConversationStore) 
 def test_corrupt_index_is_rebuilt(data_dir: Path, store: ConversationStore) -> None:
     cid = store.create("one").id
     store.append(cid, "user", "hello")
-    store.list()
+    store.all()
     index = store.directory / "index.json"
     index.write_text('{"version": 1, "conversations": {"x": {"size": "big"}}}')
     reopened = ConversationStore(data_dir)
-    [info] = reopened.list()
+    [info] = reopened.all()
     assert (info.id, info.title, info.message_count) == (cid, "one", 1)
     assert reopened.warnings == []
     assert set(json.loads(index.read_text())["conversations"]) == {cid}
     index.write_text("{torn")
-    assert ConversationStore(data_dir).list() == [info]
+    assert ConversationStore(data_dir).all() == [info]
 
 
 def test_torn_last_line(data_dir: Path, store: ConversationStore) -> None:
@@ -238,7 +238,7 @@ def test_torn_last_line(data_dir: Path, store: ConversationStore) -> None:
     loaded = ConversationStore(data_dir).load(cid)
     assert [m.content for m in loaded.messages] == ["one", "two", "three"]
     assert third.parent_id == loaded.messages[1].id
-    assert reopened.list()[0].message_count == 3
+    assert reopened.all()[0].message_count == 3
 
 
 def test_corrupt_middle_line(data_dir: Path, store: ConversationStore) -> None:
@@ -252,7 +252,7 @@ def test_corrupt_middle_line(data_dir: Path, store: ConversationStore) -> None:
     path.write_bytes(damaged)
 
     reopened = ConversationStore(data_dir)
-    [info] = reopened.list()
+    [info] = reopened.all()
     assert (info.title, info.message_count) == ("Damaged", 2)
     assert [m.content for m in reopened.load(cid).messages] == ["one", "three"]
     assert len(reopened.warnings) == 1
@@ -260,7 +260,7 @@ def test_corrupt_middle_line(data_dir: Path, store: ConversationStore) -> None:
     [kept] = store.directory.glob(f"{cid}.jsonl.corrupt-*")
     assert kept.read_bytes() == damaged
     reopened.append(cid, "user", "four")
-    assert [i.message_count for i in ConversationStore(data_dir).list()] == [3]
+    assert [i.message_count for i in ConversationStore(data_dir).all()] == [3]
 
 
 def test_missing_header_is_recovered(store: ConversationStore) -> None:
@@ -268,7 +268,7 @@ def test_missing_header_is_recovered(store: ConversationStore) -> None:
     store.append(cid, "user", "still here")
     path = file_of(store, cid)
     path.write_bytes(path.read_bytes().split(b"\n", 1)[1])
-    [info] = store.list()
+    [info] = store.all()
     assert (info.title, info.message_count) == ("Recovered conversation", 1)
     assert any("header record is missing" in w for w in store.warnings)
 
@@ -292,7 +292,7 @@ def test_concurrent_appends_lose_nothing(data_dir: Path, store: ConversationStor
     def work(name: str) -> None:
         for i in range(25):
             store.append(cid, "user", f"{name} {i}")
-            store.list()
+            store.all()
 
     threads = [threading.Thread(target=work, args=(n,)) for n in ("left", "right")]
     for t in threads:
@@ -305,7 +305,7 @@ def test_concurrent_appends_lose_nothing(data_dir: Path, store: ConversationStor
         f"{n} {i}" for n in ("left", "right") for i in range(25)
     }
     assert [m.parent_id for m in messages] == [None] + [m.id for m in messages[:-1]]
-    assert store.list()[0].message_count == 50
+    assert store.all()[0].message_count == 50
 
 
 # Prompt windows. Each 40-character message costs 10 + 4 = 14 tokens.

@@ -136,12 +136,12 @@ def test_do_not_remember_is_kept_in_the_store(target: StoreSet) -> None:
     private = exports.cid(6)
     assert target.conversations.load(private).do_not_remember
     assert not target.conversations.load(exports.cid(1)).do_not_remember
-    listing = {c.id: c for c in target.conversations.list()}
+    listing = {c.id: c for c in target.conversations.all()}
     assert listing[private].do_not_remember and not listing[private].temporary
     # A fresh store reads the flag from the file, not only from the cached listing.
     fresh = ConversationStore(target.conversations.directory.parent)
     fresh.directory.joinpath("index.json").unlink(missing_ok=True)
-    assert {c.id for c in fresh.list() if c.do_not_remember} == {private}
+    assert {c.id for c in fresh.all() if c.do_not_remember} == {private}
 
 
 def test_custom_instructions_are_offered_and_kept_only_when_chosen(target: StoreSet) -> None:
@@ -154,7 +154,7 @@ def test_custom_instructions_are_offered_and_kept_only_when_chosen(target: Store
     apply_import(plan, target, "skip")
     assert len(target.memory) == 0
     result = apply_import(plan, target, "skip", suggestions=plan.suggested_memories[:1])
-    (item,) = target.memory.items(None)
+    (item,) = target.memory.all(None)
     assert item.text.startswith("I live in Porto") and item.tags == ("Imported from ChatGPT",)
     assert result.memories_imported == 1
 
@@ -326,13 +326,13 @@ def test_cancelling_stops_the_read_and_the_import(target: StoreSet) -> None:
     imported: list[int] = []
 
     def cancel_after_two() -> bool:
-        return len(target.conversations.list()) >= 2
+        return len(target.conversations.all()) >= 2
 
     with pytest.raises(ImportCancelledError):
         apply_import(
             plan, target, "skip", lambda done, _: imported.append(done), cancel=cancel_after_two
         )
-    assert len(target.conversations.list()) == 2  # what was imported stays
+    assert len(target.conversations.all()) == 2  # what was imported stays
 
 
 def test_the_command_line_reports_what_was_left_out(

@@ -135,7 +135,7 @@ def test_tool_call_line_and_memory_chips(
     wait_idle(qtbot, window)
     text = window.chat.toPlainText()
     assert "▸ Remembered · ◆ The user's favourite colour is teal" in text
-    (item,) = window.workspace.memory.items()
+    (item,) = window.workspace.memory.all()
     assert item.id not in text  # no bare id in the collapsed line
     assert f"memory:{item.id}" in window.chat.toHtml()
     fake_openai.enqueue(Reply.text("Teal, of course."))
@@ -143,7 +143,7 @@ def test_tool_call_line_and_memory_chips(
     wait_idle(qtbot, window)
     assert "Memories used:" in window.chat.toPlainText()
     assert "favourite colour is teal" in window.chat.toPlainText()
-    (item,) = window.workspace.memory.items()
+    (item,) = window.workspace.memory.all()
     assert f"memory:{item.id}" in window.chat.toHtml()
 
 
@@ -602,7 +602,7 @@ def test_edit_and_resend_keeps_both_branches_through_export_and_import(
     other = Workspace.open(tmp_path / "other")
     try:
         apply_import(parse_import(json.dumps(data)), other, "skip")
-        (imported,) = other.conversations.list()
+        (imported,) = other.conversations.all()
         copy = other.conversations.load(imported.id)
         assert sorted(m.content for m in copy.messages) == sorted(
             m.content for m in conversation.messages
@@ -621,7 +621,7 @@ def test_a_temporary_chat_is_deleted_when_left_and_new_reuses_empty(
     empty = window.new_conversation()
     assert window.new_conversation() == empty
     temporary = window.new_conversation(temporary=True)
-    assert empty not in {c.id for c in store.list()}  # left empty: not kept
+    assert empty not in {c.id for c in store.all()}  # left empty: not kept
     assert window.temporary_banner.isVisible()
     assert "deleted when you leave it" in window.temporary_banner.text()
     fake_openai.enqueue(Reply.text("Not remembered."))

@@ -195,7 +195,7 @@ def test_the_curator_reports_its_changes_and_leaves_pinned_memories_alone(
     [added] = rig.edits()
     assert added.edit.action == "remembered" and added.edit.after.text == "The user likes jazz"
     undo(rig.memory, added.edit)
-    assert [i.text for i in rig.memory.items()] == [pinned.text]
+    assert [i.text for i in rig.memory.all()] == [pinned.text]
 
 
 def test_a_retry_is_not_a_confirmation(rig: Rig) -> None:

@@ -129,7 +129,7 @@ def test_model_passes_the_model_tester(
     workspace.memory.update(items[2].id, kind="fact")
     workspace.memory.mark_used([items[3].id])
     qtmodeltester.check(model)
-    assert texts(model) == [i.text for i in workspace.memory.items()]
+    assert texts(model) == [i.text for i in workspace.memory.all()]
 
     model.set_kind("fact")
     qtmodeltester.check(model)
@@ -139,7 +139,7 @@ def test_model_passes_the_model_tester(
     workspace.memory.update(items[3].id, kind="fact")  # enters the filter
     workspace.memory.update(items[2].id, kind="plan")  # leaves it
     qtmodeltester.check(model)
-    expected = [i.text for i in workspace.memory.items() if i.kind == "fact"]
+    expected = [i.text for i in workspace.memory.all() if i.kind == "fact"]
     assert texts(model) == expected
 
     model.set_kind(None)
@@ -181,7 +181,7 @@ def test_model_orders_pinned_first_then_newest(workspace: Workspace, bridge: Sto
     assert texts(model) == [middle.text, old.text, new.text]
     workspace.memory.pin(middle.id, False)
     assert texts(model) == [old.text, new.text, middle.text]
-    assert texts(model) == [i.text for i in workspace.memory.items()]
+    assert texts(model) == [i.text for i in workspace.memory.all()]
     assert len(moves) == 3
     assert not resets
 

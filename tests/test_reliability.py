@@ -123,7 +123,7 @@ def test_two_processes_on_one_log_lose_no_acknowledged_memory(data_dir: Path) ->
     a2 = ours.add("second from this process")
     ours.close()  # must neither rewrite the log nor stamp a cache over the other's records
     again = SemanticMemory.open(memory_dir(data_dir))
-    texts = {i.text for i in again.items()}
+    texts = {i.text for i in again.all()}
     assert {a1.text, a2.text} <= texts
     assert sum(t.startswith("from the other process") for t in texts) == 20
 
@@ -136,7 +136,7 @@ def test_a_log_compacted_by_another_process_refuses_later_appends(data_dir: Path
     with pytest.raises(StorageError, match="replaced or removed by another program"):
         ours.add("written where nobody would read it")
     ours.close()
-    texts = {i.text for i in SemanticMemory.open(memory_dir(data_dir)).items()}
+    texts = {i.text for i in SemanticMemory.open(memory_dir(data_dir)).all()}
     assert texts == {"kept", "other"}
 
 
@@ -149,7 +149,7 @@ def test_a_cache_replays_records_appended_after_it(mem_dir: Path) -> None:
     crashed.mark_used([first.id])
     # no close: a crash. The cache is older than the log.
     again = SemanticMemory.open(mem_dir)
-    assert {i.id for i in again.items()} == {first.id, later.id}
+    assert {i.id for i in again.all()} == {first.id, later.id}
     assert again.get(first.id).access_count == 1  # type: ignore[union-attr]
     assert again.search("coffee")[0].item.id == later.id
 
@@ -169,7 +169,7 @@ def test_a_cut_log_is_reported_and_restored_from_the_cache(mem_dir: Path, keep: 
     else:
         log_path.write_bytes(b"".join(lines[:keep]))
     again = SemanticMemory.open(mem_dir)
-    assert {i.id for i in again.items()} == {i.id for i in items}
+    assert {i.id for i in again.all()} == {i.id for i in items}
     assert any("cut short or replaced" in w for w in again.warnings)
     copies = list(mem_dir.glob(f"{LOG_NAME}.corrupt-*"))
     if keep is None:
@@ -189,7 +189,7 @@ def test_corrupt_lines_are_copied_aside_before_the_tail_is_repaired(mem_dir: Pat
     original = log_path.read_bytes() + b"garbage\n" + b'{"version":1,"op":"put","ite'
     log_path.write_bytes(original)
     again = SemanticMemory.open(mem_dir)
-    assert [i.text for i in again.items()] == ["good"]
+    assert [i.text for i in again.all()] == ["good"]
     [copy] = mem_dir.glob(f"{LOG_NAME}.corrupt-*")
     assert copy.read_bytes() == original
     assert any(copy.name in w for w in again.warnings)
@@ -232,7 +232,7 @@ def test_a_failed_append_is_cut_back_and_reported(
     after = mem.add("after the disk was freed")
     mem.close()
     again = SemanticMemory.open(mem_dir)
-    assert {i.id for i in again.items()} == {kept.id, after.id}
+    assert {i.id for i in again.all()} == {kept.id, after.id}
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root ignores permissions")
@@ -346,7 +346,7 @@ def test_a_conversation_of_a_newer_version_is_reported_and_left_alone(data_dir: 
     future.write_bytes(content)
     workspace = Workspace.open(data_dir)
     assert any("newer version of Assistant" in w for w in workspace.warnings)
-    assert [c.id for c in workspace.conversations.list()] == []
+    assert [c.id for c in workspace.conversations.all()] == []
     assert future.read_bytes() == content
 
 
@@ -389,4 +389,4 @@ def test_a_log_replaced_under_the_store_is_never_cached_over(mem_dir: Path) -> N
     staged.write_bytes(replacement)  # same size, another file: a compaction by someone else
     os.replace(staged, log_path)
     mem.close()
-    assert [i.text for i in SemanticMemory.open(mem_dir).items()] == ["other version"]
+    assert [i.text for i in SemanticMemory.open(mem_dir).all()] == ["other version"]

@@ -91,13 +91,13 @@ def test_persistence_round_trip(mem_dir: Path) -> None:
     mem.pin(b.id)
     mem.mark_used([a.id, "unknown"])
     mem.archive(c.id)
-    before = {i.id: i for i in mem.items(state=None)}
+    before = {i.id: i for i in mem.all(state=None)}
     mem.close()
     with pytest.raises(StorageError):
         mem.add("after close")
 
     again = SemanticMemory.open(mem_dir)
-    assert {i.id: i for i in again.items(state=None)} == before
+    assert {i.id: i for i in again.all(state=None)} == before
     assert again.get(a.id) == before[a.id]
     assert before[a.id].access_count == 1
     assert before[a.id].source == source
@@ -117,7 +117,7 @@ def test_forget_hides_at_once_and_leaves_disk_at_close(mem_dir: Path) -> None:
     mem.restore(secret.id)
     assert mem.search("bank PIN")[0].item.id == secret.id
     mem.forget(secret.id)
-    assert [i.id for i in mem.items(state="forgotten")] == [secret.id]
+    assert [i.id for i in mem.all(state="forgotten")] == [secret.id]
     mem.close()
     assert "4711" not in (mem_dir / LOG_NAME).read_text()
     again = SemanticMemory.open(mem_dir)
@@ -141,7 +141,7 @@ def test_items_order_pinned_first_then_newest(mem_dir: Path) -> None:
     second = mem.add("second")
     third = mem.add("third")
     mem.pin(first.id)
-    assert [i.id for i in mem.items()] == [first.id, third.id, second.id]
+    assert [i.id for i in mem.all()] == [first.id, third.id, second.id]
 
 
 def test_mark_used_and_decay(mem_dir: Path) -> None:
@@ -462,7 +462,7 @@ def test_the_store_stays_usable_while_a_projection_is_fitted(
 
 def test_projection_follows_adds_updates_and_forgets(mem_dir: Path) -> None:
     mem, queries = projected_store(mem_dir)
-    items = mem.items()
+    items = mem.all()
     rng = np.random.default_rng(12)
     for item in items[:5]:
         mem.update(item.id, text=item.text + " changed")  # embedded anew by the HashEmbedder
@@ -476,7 +476,7 @@ def test_projection_follows_adds_updates_and_forgets(mem_dir: Path) -> None:
 
 def test_projection_cache_is_reused(mem_dir: Path, fits: list[int]) -> None:
     mem, queries = projected_store(mem_dir)
-    mem.forget(mem.items()[-1].id)  # its row is left out when reopened
+    mem.forget(mem.all()[-1].id)  # its row is left out when reopened
     before = vectors_of(mem).projection
     mem.close()
     paths = cache_paths(mem_dir, "hash")
@@ -573,21 +573,21 @@ def test_index_cache_opens_without_replaying_the_log(
     mem.pin(b.id)
     mem.forget(gone.id)
     mem.close()
-    expected = mem.items(state="active")
+    expected = mem.all(state="active")
 
     def no_replay(path: Path) -> object:
         raise AssertionError("the log was replayed")
 
     monkeypatch.setattr("assistant.memory.jsonl.read", no_replay)
     cached = SemanticMemory.open(mem_dir)
-    assert cached.items(state=None) == expected
+    assert cached.all(state=None) == expected
     assert cached.search("green tea")[0].item.id == a.id
     c = cached.add("Carol cycles to work")
     assert cached.search("cycles")[0].item.id == c.id
     monkeypatch.undo()
     # Opened again without close (a crash): the log has changed, so the cache is not used.
     replayed = SemanticMemory.open(mem_dir)
-    assert {i.id for i in replayed.items()} == {a.id, b.id, c.id}
+    assert {i.id for i in replayed.all()} == {a.id, b.id, c.id}
 
 
 @pytest.mark.parametrize("changed", [False, True])
@@ -612,7 +612,7 @@ def test_index_cache_of_a_copied_log_is_used_if_the_bytes_match(
     monkeypatch.setattr("assistant.memory.jsonl.read", counted)
     again = SemanticMemory.open(copy)
     assert len(replays) == int(changed)
-    texts = [i.text for i in again.items(state=None)]
+    texts = [i.text for i in again.all(state=None)]
     assert ("Memory 9 about tea" in texts) == changed
     assert len(texts) == len(items)
 
@@ -623,7 +623,7 @@ def test_unreadable_index_cache_falls_back_to_the_log(mem_dir: Path) -> None:
     mem.close()
     (mem_dir / "semantic-index.npz").write_bytes(b"not a zip file")
     again = SemanticMemory.open(mem_dir)
-    assert [i.id for i in again.items()] == [item.id]
+    assert [i.id for i in again.all()] == [item.id]
 
 
 # -- files -----------------------------------------------------------------------------------
@@ -636,7 +636,7 @@ def test_torn_last_line_is_dropped(mem_dir: Path) -> None:
     with (mem_dir / LOG_NAME).open("ab") as f:
         f.write(b'{"version":1,"op":"put","item":{"id":"torn","te')
     again = SemanticMemory.open(mem_dir)
-    assert [i.id for i in again.items()] == [kept.id]
+    assert [i.id for i in again.all()] == [kept.id]
     again.add("next memory")
     again.close()
     assert len(SemanticMemory.open(mem_dir)) == 2
@@ -652,7 +652,7 @@ def test_corrupt_lines_are_moved_aside_and_the_rest_loads(mem_dir: Path) -> None
     bad_record = json.dumps({"version": 1, "op": "put", "item": {"id": "x", "kind": "nonsense"}})
     log.write_text("not json at all\n" + good + bad_record + "\n")
     again = SemanticMemory.open(mem_dir)
-    assert [i.id for i in again.items()] == [a.id]
+    assert [i.id for i in again.all()] == [a.id]
     assert len(again.warnings) == 2
     aside = sorted(mem_dir.glob(f"{LOG_NAME}.corrupt-*"))
     assert len(aside) == 2
@@ -701,7 +701,7 @@ def test_sigkill_while_appending_loses_no_acknowledged_add(mem_dir: Path) -> Non
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     mem = SemanticMemory.open(mem_dir)
-    ids = {i.id for i in mem.items()}
+    ids = {i.id for i in mem.all()}
     assert len(acknowledged) == 300
     assert set(acknowledged) <= ids
     mem.add("the store still works")
@@ -849,7 +849,7 @@ def test_random_operations_match_reference(tmp_path: Path, ops: list[tuple], que
             mem = SemanticMemory.open(directory, embedder)
             expected = {i: e for i, e in expected.items() if e["state"] != "forgotten"}
             ids = [i for i in ids if i in expected]
-    items = sorted(mem.items(state=None), key=lambda i: ids.index(i.id))  # creation order
+    items = sorted(mem.all(state=None), key=lambda i: ids.index(i.id))  # creation order
     got = {i.id: {"text": i.text, "pinned": i.pinned, "state": i.state} for i in items}
     assert got == expected
     assert {i.id for i in mem.pinned()} == {

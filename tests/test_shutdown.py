@@ -190,7 +190,7 @@ def test_closing_during_a_reply_that_cannot_be_cancelled_waits_for_it_off_the_wi
     release.set()
     qtbot.waitUntil(lambda: len(closed_workspaces) == 1, timeout=10000)
     workspace = Workspace.open(data_dir)
-    (listing,) = workspace.conversations.list()
+    (listing,) = workspace.conversations.all()
     roles = [m.role for m in workspace.conversations.load(listing.id).messages]
     workspace.close()
     assert roles[0] == "user"
@@ -216,7 +216,7 @@ def test_a_memory_added_while_quitting_is_saved(
     release.set()
     qtbot.waitUntil(lambda: len(closed_workspaces) == 1, timeout=10000)
     workspace = Workspace.open(data_dir)
-    texts = [item.text for item in workspace.memory.items()]
+    texts = [item.text for item in workspace.memory.all()]
     workspace.close()
     assert texts == ["A slow memory to save"]
 

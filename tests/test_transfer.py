@@ -224,7 +224,7 @@ def test_round_trip_into_a_fresh_data_dir(
             original.updated_at,
             original.summary,
         )
-    for item in stores.memory.items(None):
+    for item in stores.memory.all(None):
         if item.state != "forgotten":
             assert target.memory.get(item.id) == item
     # Imported memories are searchable, embedded, and survive a reopen of both stores.
@@ -272,7 +272,7 @@ def test_second_import_with_copy_creates_copies_with_new_ids(
     assert (result.memories_imported, result.memories_copied) == (3, 3)
     assert "(2 as copies)" in result.summary()
 
-    listing = target.conversations.list()
+    listing = target.conversations.all()
     assert len(listing) == 4
     copies = [c for c in listing if c.id not in (ids["trip"], ids["tea"])]
     assert sorted(c.title for c in copies) == sorted(
@@ -282,7 +282,7 @@ def test_second_import_with_copy_creates_copies_with_new_ids(
     assert target.conversations.load(trip_copy.id).messages == (
         target.conversations.load(ids["trip"]).messages
     )
-    items = target.memory.items(None)
+    items = target.memory.all(None)
     assert len(items) == 6 and len({i.id for i in items}) == 6
     assert sorted(i.text for i in items) == sorted(2 * [m["text"] for m in data["memories"]])
     # The originals are untouched.
@@ -766,7 +766,7 @@ def test_cli_export_and_import(
     )
     assert main(["import", str(out), "--data-dir", str(other), "--on-conflict", "copy"]) == 0
     assert "Imported 2 conversations (2 as copies)" in capsys.readouterr().out
-    assert len(ConversationStore(other).list()) == 4
+    assert len(ConversationStore(other).all()) == 4
 
     one = tmp_path / "one.json"
     assert main(["export", str(one), "--conversation", ids["tea"]]) == 0

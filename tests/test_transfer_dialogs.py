@@ -127,7 +127,7 @@ def test_preview_shows_counts_and_conflicts(
     hooks: Hooks,
 ) -> None:
     path, _ = export_file
-    workspace.conversations.list()  # settle the listing cache before taking the snapshot
+    workspace.conversations.all()  # settle the listing cache before taking the snapshot
     before = snapshot(data_dir)
     import_file(parent, workspace, str(path))
     dialog = preview_dialog(qtbot, parent)
@@ -168,11 +168,11 @@ def test_import_as_copies_through_the_dialog(
     qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=10_000)
     assert hooks.errors == []
     assert hooks.infos == ["Imported 2 conversations (1 as a copy) and 3 memories (3 as copies)"]
-    titles = sorted(c.title for c in workspace.conversations.list())
+    titles = sorted(c.title for c in workspace.conversations.all())
     assert titles == ["Scratch", "Tea", "Trip planning", "Trip planning (imported)"]
-    tea = next(c for c in workspace.conversations.list() if c.title == "Tea")
+    tea = next(c for c in workspace.conversations.all() if c.title == "Tea")
     assert tea.id == ids["tea"]  # not a conflict: imported under its own id
-    assert len(workspace.memory.items(None)) == 3 + 1 + 3  # forgotten one still until close
+    assert len(workspace.memory.all(None)) == 3 + 1 + 3  # forgotten one still until close
     qtbot.waitUntil(
         lambda: all(not p.isVisible() for p in parent.findChildren(QProgressDialog)),
         timeout=5000,
@@ -194,7 +194,7 @@ def test_a_bad_file_shows_the_error_and_changes_nothing(
     doc["conversations"][1]["messages"][0]["role"] = "narrator"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc), encoding="utf-8")
-    workspace.conversations.list()
+    workspace.conversations.all()
     before = snapshot(data_dir)
     import_file(parent, workspace, str(bad))
     qtbot.waitUntil(lambda: bool(hooks.errors), timeout=5000)
@@ -327,7 +327,7 @@ def test_a_sharded_zip_previews_summed_with_what_is_left_out(
     dialog.import_button.click()
     qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=10_000)
     assert hooks.infos == ["Imported 7 conversations and 1 memory"]
-    (memory,) = workspace.memory.items(None)
+    (memory,) = workspace.memory.all(None)
     assert memory.tags == ("Imported from ChatGPT",) and memory.kind == "preference"
 
 
@@ -389,7 +389,7 @@ def test_reading_shows_progress_and_can_be_cancelled(
         raise ImportCancelledError
 
     monkeypatch.setattr(transfer_dialogs, "load_import", slow_read)
-    workspace.conversations.list()
+    workspace.conversations.all()
     before = snapshot(data_dir)
     import_file(parent, workspace, str(EXPORTS / "chatgpt-realistic.json"))
     progress = parent.findChild(QProgressDialog, "importReadProgressDialog")
@@ -462,4 +462,4 @@ def test_importing_can_be_cancelled_and_keeps_what_was_done(
     qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=10_000)
     assert hooks.errors == []
     assert hooks.infos == ["Import cancelled; what was imported before was kept."]
-    assert workspace.conversations.list() == []
+    assert workspace.conversations.all() == []

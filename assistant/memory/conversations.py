@@ -805,7 +805,7 @@ class ConversationStore:
         """Call `callback(conversation_id)` after each change; returns the unsubscribe function."""
         return self._subscribers.add(callback)
 
-    def list(self) -> builtins.list[ConversationInfo]:
+    def all(self) -> builtins.list[ConversationInfo]:
         """All conversations, most recently active first."""
         with self._lock:
             self._refresh()

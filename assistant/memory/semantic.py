@@ -698,7 +698,7 @@ class SemanticMemory:
             slot = self._slot_of.get(item_id)
             return None if slot is None else self._items[slot]
 
-    def items(self, state: MemoryState | None = "active") -> list[MemoryItem]:
+    def all(self, state: MemoryState | None = "active") -> list[MemoryItem]:
         """Items in `state` (all with None), pinned first, then newest first."""
         with self._lock:
             chosen = [i for i in self._items if state is None or i.state == state]

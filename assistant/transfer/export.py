@@ -31,7 +31,7 @@ def export_data(
     store = stores.conversations
     if conversation_ids is None:
         infos = sorted(
-            (c for c in store.list() if not c.temporary), key=lambda c: (c.created_at, c.id)
+            (c for c in store.all() if not c.temporary), key=lambda c: (c.created_at, c.id)
         )
         ids = [c.id for c in infos]
     else:
@@ -58,7 +58,7 @@ def export_data(
         "conversations": conversations,
     }
     if include_memories:
-        items = [i for i in stores.memory.items(None) if i.state in EXPORTED_STATES]
+        items = [i for i in stores.memory.all(None) if i.state in EXPORTED_STATES]
         items.sort(key=lambda i: (i.created_at, i.id))
         data["memories"] = [i.to_json() for i in items]
     return data

@@ -173,7 +173,7 @@ class ImportPlan:
     def conflicts(self, target: Stores | ConversationStore) -> list[str]:
         """Ids of the plan's conversations that already exist in the store."""
         store = target if isinstance(target, ConversationStore) else target.conversations
-        existing = {c.id for c in store.list()}
+        existing = {c.id for c in store.all()}
         return [c.id for c in self.conversations if c.id in existing]
 
     def memory_conflicts(self, target: Stores | SemanticMemory) -> list[str]:

@@ -48,11 +48,11 @@ class ConversationListModel(QAbstractListModel):
     def __init__(self, store: ConversationStore) -> None:
         super().__init__()
         self._store = store
-        self._rows: list[ConversationInfo] = store.list()
+        self._rows: list[ConversationInfo] = store.all()
 
     def refresh(self) -> None:
         """Re-read the listing (cheap: the store caches it) and update the rows."""
-        rows = self._store.list()
+        rows = self._store.all()
         if [r.id for r in rows] == [r.id for r in self._rows]:
             self._rows = rows
             if rows:

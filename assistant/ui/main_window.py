@@ -423,13 +423,13 @@ class MainWindow(QMainWindow):
     # -- conversations ---------------------------------------------------------------------------
 
     def _first_conversation(self) -> str | None:
-        listing = self.workspace.conversations.list()
+        listing = self.workspace.conversations.all()
         return listing[0].id if listing else None
 
     def _drop_leftovers(self) -> None:
         """Delete the empty and temporary conversations an earlier run left behind."""
         store = self.workspace.conversations
-        for info in store.list():
+        for info in store.all():
             if info.temporary or info.message_count == 0:
                 self._delete_quietly(info.id)
 

@@ -184,7 +184,7 @@ class MemoryListModel(QAbstractListModel):
             self._hits = [hit for hit in self._all_hits if self._accepts(hit.item)]
             return [hit.item for hit in self._hits]
         self._hits = []
-        return [i for i in self._memory.items(self._state) if self._accepts(i)]
+        return [i for i in self._memory.all(self._state) if self._accepts(i)]
 
     def _accepts(self, item: MemoryItem) -> bool:
         if self._kind is not None and item.kind != self._kind:

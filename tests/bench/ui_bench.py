@@ -58,7 +58,7 @@ def populate(root: Path) -> str:
             f"## Answer {m}\n\nSome text with **bold** and `code`.\n\n"
             "```python\nprint('hello')\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |",
         )
-    store.list()  # writes the listing cache, as a previous session would have
+    store.all()  # writes the listing cache, as a previous session would have
     return long_id
 
 
@@ -89,7 +89,7 @@ from assistant.ui.main_window import MainWindow
 from assistant.workspace import Workspace
 w = MainWindow(Workspace.open(Path(sys.argv[1])))
 w.show(); app.processEvents()
-other = next(c.id for c in w.workspace.conversations.list() if c.id != sys.argv[2])
+other = next(c.id for c in w.workspace.conversations.all() if c.id != sys.argv[2])
 w.conversations.select(other); app.processEvents()
 t0 = time.perf_counter()
 w.conversations.select(sys.argv[2]); app.processEvents()

@@ -99,7 +99,7 @@ def check(kind: str, root: Path, acked: Acked) -> tuple[list[str], list[str]]:
 
 def _missing(kind: str, ws: Workspace, acked: Acked) -> list[str]:
     if kind == "memories":
-        active = {i.id for i in ws.memory.items()}
+        active = {i.id for i in ws.memory.all()}
         lost = [f"memory {i}" for i in acked.added - acked.forgetting if i not in active]
         return lost + [f"forget of {i}" for i in acked.forgotten & active]
     if kind == "messages":

@@ -99,5 +99,5 @@ def test_a_hostile_import_is_refused_or_imported_never_half(
         assert snapshot(root) == before
         return
     apply_import(plan, stores, "skip")
-    for info in stores.conversations.list():
+    for info in stores.conversations.all():
         stores.conversations.load(info.id)  # everything imported reads back

@@ -38,7 +38,7 @@ def memories(root: Path) -> None:
         item = memory.add(f"memory {uuid.uuid4().hex} number {i}")
         ack("add", item.id)
         if i % 5 == 4:
-            victim = memory.items()[-1]
+            victim = memory.all()[-1]
             print("forgetting", victim.id, flush=True)  # it may be done without its ack
             memory.forget(victim.id)
             ack("forget", victim.id)
@@ -73,7 +73,7 @@ def working(root: Path) -> None:
 
 def working_conversation(root: Path) -> str | None:
     """The conversation whose working memory the `working` writer saves (once made)."""
-    listing = ConversationStore(root).list()
+    listing = ConversationStore(root).all()
     return listing[0].id if listing else None
 
 
