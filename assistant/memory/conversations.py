@@ -10,7 +10,6 @@ period ("in May 2023", "last week") favours the messages written in it.
 
 from __future__ import annotations
 
-import builtins
 import contextlib
 import json
 import logging
@@ -348,14 +347,14 @@ class ConversationStore:
         self._arrays: _SearchArrays | None = None
         self._pending: set[int] | None = None  # keys without a vector; None: not known yet
         make_dir(self.directory)
-        self.warnings: builtins.list[str] = []
+        self.warnings: list[str] = []
         self._lock = threading.RLock()
         self._subscribers: Subscribers[str] = Subscribers("conversation")
         self._index_dirty = False
         self._entries = self._load_index()
         self._search: BM25Index | None = None
         self._docs: dict[int, tuple[str, str, str]] = {}  # key: conversation, message, text
-        self._doc_keys: dict[str, builtins.list[int]] = {}
+        self._doc_keys: dict[str, list[int]] = {}
         self._next_key = 0
 
     def create(self, title: str = DEFAULT_TITLE, temporary: bool = False) -> ConversationInfo:
@@ -565,7 +564,7 @@ class ConversationStore:
             self._forget(conversation_id)
         self._subscribers.notify(conversation_id)
 
-    def search(self, query: str, k: int = 10) -> builtins.list[ConversationHit]:
+    def search(self, query: str, k: int = 10) -> list[ConversationHit]:
         """The `k` best-matching user and assistant messages of non-temporary conversations.
 
         A message qualifies if it (or the message before it) shares a non-stop word with the
@@ -583,7 +582,7 @@ class ConversationStore:
             self._refresh()
             lexical = index.top(tokens, depth, require=required)
             dense = self._dense_top(qvec, depth) if qvec is not None else []
-            order = builtins.list(dict.fromkeys([key for key, _ in lexical + dense]))
+            order = list(dict.fromkeys([key for key, _ in lexical + dense]))
             if not order:
                 return []
             row = {key: i for i, key in enumerate(order)}
@@ -617,7 +616,7 @@ class ConversationStore:
         """The search index, built from every conversation file on first use."""
         if self._search is None:
             self._search = BM25Index(self.config.bm25_k1, self.config.bm25_b)
-            for cid in builtins.list(self._entries):
+            for cid in list(self._entries):
                 self._try_rescan(cid)
         return self._search
 
@@ -674,7 +673,7 @@ class ConversationStore:
         with self._lock:
             return len(self._unembedded())
 
-    def _unembedded(self) -> builtins.list[tuple[int, str]]:
+    def _unembedded(self) -> list[tuple[int, str]]:
         """(key, text) of the searched messages without a vector, in key order."""
         if self._embedder is None:
             return []
@@ -734,11 +733,11 @@ class ConversationStore:
         return done
 
     def _store_vectors(
-        self, store: MessageVectors, keys: builtins.list[int], vectors: npt.NDArray[np.float32]
+        self, store: MessageVectors, keys: list[int], vectors: npt.NDArray[np.float32]
     ) -> None:
         """Keep the vectors of the messages of `keys` (those still indexed)."""
         known = [i for i, key in enumerate(keys) if key in self._docs]
-        message_keys: builtins.list[MessageKey] = [self._docs[keys[i]][:2] for i in known]
+        message_keys: list[MessageKey] = [self._docs[keys[i]][:2] for i in known]
         store.add(message_keys, vectors[known])
         if self._pending is not None:
             self._pending.difference_update(keys)
@@ -751,9 +750,7 @@ class ConversationStore:
         with self._lock:
             self._save_vectors()
 
-    def _dense_top(
-        self, qvec: npt.NDArray[np.float32], depth: int
-    ) -> builtins.list[tuple[int, float]]:
+    def _dense_top(self, qvec: npt.NDArray[np.float32], depth: int) -> list[tuple[int, float]]:
         """The best `depth` (key, meaning score) of the messages with vectors, best first.
 
         A message's score is its cosine plus `context_weight` times the previous message's.
@@ -805,7 +802,7 @@ class ConversationStore:
         """Call `callback(conversation_id)` after each change; returns the unsubscribe function."""
         return self._subscribers.add(callback)
 
-    def all(self) -> builtins.list[ConversationInfo]:
+    def all(self) -> list[ConversationInfo]:
         """All conversations, most recently active first."""
         with self._lock:
             self._refresh()
@@ -923,7 +920,7 @@ class ConversationStore:
         keys = self._doc_keys.setdefault(conversation_id, [])
         key = self._next_key
         self._next_key += 1
-        context: builtins.list[str] = []
+        context: list[str] = []
         if keys:
             self._prev[key] = keys[-1]
             if self.config.keyword_context:
