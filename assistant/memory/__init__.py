@@ -12,15 +12,14 @@ from typing import TYPE_CHECKING
 from assistant.lazy import lazy_getattr
 
 if TYPE_CHECKING:
+    from assistant.memory.conversation_file import Conversation, is_valid_id
     from assistant.memory.conversations import (
         DEFAULT_TITLE,
-        Conversation,
         ConversationExistsError,
         ConversationHit,
         ConversationInfo,
         ConversationNotFoundError,
         ConversationStore,
-        is_valid_id,
     )
     from assistant.memory.edits import MemoryEdit, undo
     from assistant.memory.embedding import Embedder, LazyEmbedder
@@ -43,15 +42,14 @@ if TYPE_CHECKING:
     from assistant.memory.working import WorkingMemory, WorkingMemoryStore
 
 _MODULES = {
+    "conversation_file": ("Conversation", "is_valid_id"),
     "conversations": (
         "DEFAULT_TITLE",
-        "Conversation",
         "ConversationExistsError",
         "ConversationHit",
         "ConversationInfo",
         "ConversationNotFoundError",
         "ConversationStore",
-        "is_valid_id",
     ),
     "messages": ("ROLES", "Message", "check_messages", "estimate_tokens"),
     "edits": ("MemoryEdit", "undo"),

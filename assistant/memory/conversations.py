@@ -11,18 +11,15 @@ period ("in May 2023", "last week") favours the messages written in it.
 from __future__ import annotations
 
 import builtins
-import contextlib
 import json
 import logging
 import math
 import os
 import re
-import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,23 +30,24 @@ from assistant import paths
 from assistant.errors import AssistantError, StorageError
 from assistant.fileio import (
     atomic_write_json,
-    fsync_dir,
     make_dir,
-    refuse_newer,
     storage_error,
 )
-from assistant.memory import jsonl
+from assistant.memory import conversation_file, jsonl
 from assistant.memory.bm25 import BM25Index
+from assistant.memory.conversation_file import (
+    Conversation,
+    clean_title,
+    create_file,
+    file_record,
+    is_valid_id,
+)
 from assistant.memory.embedding import Embedder
 from assistant.memory.message_vectors import MessageKey, MessageVectors
 from assistant.memory.messages import (
-    MESSAGE_OVERHEAD_TOKENS,
     Message,
     Role,
     check_messages,
-    estimate_tokens,
-    optional_str,
-    required_str,
     tool_call,
 )
 from assistant.memory.ranking import SearchConfig, fused_relevance
@@ -61,19 +59,14 @@ from assistant.timestamps import parse as parse_time
 
 log = logging.getLogger(__name__)
 
-RECORD_VERSION = 1
 INDEX_VERSION = 2  # 2: entries say do_not_remember
 INDEX_NAME = "index.json"
 DEFAULT_TITLE = "New conversation"
-RECOVERED_TITLE = "Recovered conversation"
 SNIPPET_CHARS = 160
 
 SEARCHED_ROLES = ("user", "assistant")
 EMBED_BATCH = 64
 SAVE_EVERY = 2048  # embedded messages between cache saves while embedding
-
-# Ids name files, so they are restricted to characters that are safe in a file name.
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 
 
 class ConversationNotFoundError(StorageError, KeyError):
@@ -93,98 +86,6 @@ class ConversationExistsError(StorageError):
     def __init__(self, conversation_id: str) -> None:
         super().__init__(f"There is already a conversation with id {conversation_id!r}.")
         self.conversation_id = conversation_id
-
-
-def is_valid_id(conversation_id: str) -> bool:
-    """Whether `conversation_id` can name a conversation file (letters, digits, '-', '_')."""
-    return _ID.fullmatch(conversation_id) is not None
-
-
-@dataclass(frozen=True)
-class PromptWindow:
-    """What of a conversation goes into a prompt, and what fell out unsummarized."""
-
-    summary: str
-    messages: list[Message]
-    overflow: list[Message]
-    tokens: int
-
-
-@dataclass(frozen=True)
-class Conversation:
-    """A conversation as loaded from its file."""
-
-    id: str
-    title: str
-    created_at: str
-    updated_at: str
-    temporary: bool
-    summary: str
-    summary_upto: str | None
-    messages: list[Message]  # every message of every branch, in the order they were written
-    leaf_id: str | None  # the end of the branch shown and continued (None: before the first)
-
-    def branch(self) -> list[Message]:
-        """The messages of the chosen branch, oldest first: the leaf and its ancestors."""
-        leaf = self.leaf_id
-        by_id = {m.id: m for m in self.messages}
-        path: list[Message] = []
-        while leaf is not None and leaf in by_id:
-            path.append(by_id[leaf])
-            leaf = by_id[leaf].parent_id
-        path.reverse()
-        return path
-
-    def versions(self) -> dict[str, list[Message]]:
-        """For each message but tool results: it and its siblings, oldest first (one pass)."""
-        children: dict[str | None, list[Message]] = {}
-        for message in self.messages:
-            if message.role != "tool":
-                children.setdefault(message.parent_id, []).append(message)
-        return {m.id: group for group in children.values() for m in group}
-
-    def newest_leaf_under(self, message_id: str) -> str:
-        """The newest message on a branch through `message_id` (it, if nothing follows it)."""
-        below = {message_id}
-        leaf = message_id
-        for message in self.messages:
-            if message.parent_id in below:
-                below.add(message.id)
-                leaf = message.id
-        return leaf
-
-    do_not_remember: bool = False  # imported so: the curator never learns from it
-
-    def prompt_messages(self, budget_tokens: int) -> PromptWindow:
-        """The summary and the newest messages after `summary_upto` that fit the budget.
-
-        Tool exchanges (an assistant message with tool calls and its tool results) are kept or
-        dropped whole, and the newest exchange is always kept. Older unsummarized messages that
-        do not fit are returned as `overflow`, to be folded into the summary.
-        """
-        start = 0
-        branch = self.branch()
-        if self.summary_upto is not None:
-            ids = [m.id for m in branch]
-            if self.summary_upto in ids:
-                start = ids.index(self.summary_upto) + 1
-        pending = branch[start:]
-        groups: list[list[Message]] = []
-        for message in pending:
-            if message.role == "tool" and groups:
-                groups[-1].append(message)
-            else:
-                groups.append([message])
-        used = estimate_tokens(self.summary) + MESSAGE_OVERHEAD_TOKENS if self.summary else 0
-        kept: list[Message] = []
-        for group in reversed(groups):
-            cost = sum(m.estimated_tokens() for m in group)
-            # Tool results whose call was summarized away cannot open a window.
-            if group[0].role == "tool" or (kept and used + cost > budget_tokens):
-                break
-            kept[:0] = group
-            used += cost
-        return PromptWindow(self.summary, kept, pending[: len(pending) - len(kept)], used)
 
 
 @dataclass(frozen=True)
@@ -360,14 +261,14 @@ class ConversationStore:
 
     def create(self, title: str = DEFAULT_TITLE, temporary: bool = False) -> ConversationInfo:
         """Start a new, empty conversation."""
-        title = _clean_title(title)
+        title = clean_title(title)
         cid = uuid.uuid4().hex
         now = stamp()
         meta = {"id": cid, "title": title, "created_at": now, "temporary": temporary}
         path = self._path(cid)
         with self._lock:
             try:  # whole or not at all: a crash must not leave a file without its header
-                _create_file(path, jsonl.encode(_record("meta", meta)))
+                create_file(path, jsonl.encode(file_record("meta", meta)))
                 st = path.stat()
             except OSError as exc:
                 raise storage_error("save the new conversation to", path, exc) from exc
@@ -399,7 +300,7 @@ class ConversationStore:
             raise ValueError(f"id: {conversation_id!r} cannot name a conversation")
         if self._path(conversation_id).exists():  # before writing anything (a re-import)
             raise ConversationExistsError(conversation_id)
-        title = _clean_title(title)
+        title = clean_title(title)
         if not is_timestamp(created_at):
             raise ValueError("created_at: not an ISO 8601 timestamp")
         check_messages(messages, summary_upto)
@@ -407,15 +308,17 @@ class ConversationStore:
         meta["temporary"] = temporary
         if do_not_remember:
             meta["do_not_remember"] = True
-        records = [_record("meta", meta)]
-        records += [_record("message", m.to_json()) for m in messages]
+        records = [file_record("meta", meta)]
+        records += [file_record("message", m.to_json()) for m in messages]
         if summary:
-            records.append(_record("update", {"summary": summary, "summary_upto": summary_upto}))
+            records.append(
+                file_record("update", {"summary": summary, "summary_upto": summary_upto})
+            )
         data = b"".join(jsonl.encode(r) for r in records)
         path = self._path(conversation_id)
         with self._lock:
             try:
-                _create_file(path, data)
+                create_file(path, data)
                 st = path.stat()
             except FileExistsError:
                 raise ConversationExistsError(conversation_id) from None
@@ -488,7 +391,7 @@ class ConversationStore:
                 stop_reason=stop_reason,
             )
             message.check()
-            st = self._write(conversation_id, _record("message", message.to_json()))
+            st = self._write(conversation_id, file_record("message", message.to_json()))
             self._set_entry(
                 conversation_id,
                 replace(
@@ -507,10 +410,10 @@ class ConversationStore:
 
     def rename(self, conversation_id: str, title: str) -> None:
         """Give a conversation a new title."""
-        title = _clean_title(title)
+        title = clean_title(title)
         with self._lock:
             entry = self._fresh_entry(conversation_id)
-            st = self._write(conversation_id, _record("update", {"title": title}))
+            st = self._write(conversation_id, file_record("update", {"title": title}))
             self._set_entry(
                 conversation_id,
                 replace(entry, size=st.st_size, mtime_ns=st.st_mtime_ns, title=title),
@@ -527,7 +430,7 @@ class ConversationStore:
             if message_id is not None and all(m.id != message_id for m in conversation.messages):
                 raise ValueError(f"conversation {conversation_id!r} has no message {message_id!r}")
             entry = self._entries[conversation_id]
-            st = self._write(conversation_id, _record("update", {"leaf": message_id}))
+            st = self._write(conversation_id, file_record("update", {"leaf": message_id}))
             self._set_entry(
                 conversation_id,
                 replace(
@@ -546,7 +449,7 @@ class ConversationStore:
                 )
             entry = self._entries[conversation_id]
             update = {"summary": summary, "summary_upto": upto_message_id}
-            st = self._write(conversation_id, _record("update", update))
+            st = self._write(conversation_id, file_record("update", update))
             self._set_entry(
                 conversation_id, replace(entry, size=st.st_size, mtime_ns=st.st_mtime_ns)
             )
@@ -817,7 +720,7 @@ class ConversationStore:
             return [entry.info(cid) for cid, entry in ordered]
 
     def _path(self, conversation_id: str) -> Path:
-        if not _ID.fullmatch(conversation_id):
+        if not is_valid_id(conversation_id):
             raise ConversationNotFoundError(conversation_id)
         return self.directory / f"{conversation_id}.jsonl"
 
@@ -851,7 +754,7 @@ class ConversationStore:
         """Read a file, renewing its cache entry and (if it changed) its search documents."""
         path = self._path(conversation_id)
         try:
-            conversation, warnings = _read_conversation(path)
+            conversation, warnings = conversation_file.read_conversation(path)
             st = path.stat()
         except FileNotFoundError:
             self._forget(conversation_id)
@@ -889,7 +792,7 @@ class ConversationStore:
         with os.scandir(self.directory) as it:
             for item in it:
                 cid, ext = os.path.splitext(item.name)
-                if ext != ".jsonl" or not _ID.fullmatch(cid):
+                if ext != ".jsonl" or not is_valid_id(cid):
                     continue
                 try:
                     st = item.stat()
@@ -961,7 +864,7 @@ class ConversationStore:
             if not isinstance(entries, dict):
                 raise ValueError("no 'conversations' object")
             return {
-                cid: _Entry.from_json(entry) for cid, entry in entries.items() if _ID.fullmatch(cid)
+                cid: _Entry.from_json(entry) for cid, entry in entries.items() if is_valid_id(cid)
             }
         except FileNotFoundError:
             return {}
@@ -983,110 +886,6 @@ class ConversationStore:
             log.warning("could not save the conversation index: %s", exc)
             return
         self._index_dirty = False
-
-
-def _read_conversation(path: Path) -> tuple[Conversation, list[str]]:
-    """Parse a conversation file (repairing it as `jsonl.read` does) and say what was wrong.
-
-    A file with records of a newer version is a StorageError (and is left as it is).
-    """
-    loaded = jsonl.read(path)
-    for record in loaded.records:
-        refuse_newer(path, record, RECORD_VERSION)
-    problems: list[str] = []
-    meta: dict[str, Any] | None = None
-    title: str | None = None
-    summary = ""
-    summary_upto: str | None = None
-    messages: list[Message] = []
-    leaf: str | None = None
-    bad = 0
-    for record in loaded.records:
-        kind = record.get("type")
-        try:
-            if kind == "message":
-                messages.append(Message.from_json(record))
-                leaf = messages[-1].id
-            elif kind == "meta" and meta is None:
-                required_str(record, "title")
-                required_str(record, "created_at")
-                for flag in ("temporary", "do_not_remember"):
-                    if not isinstance(record.get(flag, False), bool):
-                        raise ValueError(f"{flag!r} must be true or false")
-                meta = record
-            elif kind == "update":
-                if "title" in record:
-                    title = required_str(record, "title")
-                if "summary" in record:
-                    summary = required_str(record, "summary")
-                    summary_upto = optional_str(record, "summary_upto")
-                if "leaf" in record:
-                    leaf = optional_str(record, "leaf")
-        except ValueError:
-            bad += 1
-    if bad:
-        problems.append(f"{path.name}: skipped {bad} malformed record(s).")
-    if meta is None:
-        problems.append(
-            f"{path.name}: its header record is missing; titled it {RECOVERED_TITLE!r}."
-        )
-        created_at = (
-            messages[0].created_at
-            if messages
-            else stamp(datetime.fromtimestamp(path.stat().st_mtime, UTC))
-        )
-        meta = {"title": RECOVERED_TITLE, "created_at": created_at}
-    for msg in problems:
-        log.warning(msg)
-    if leaf is not None and all(m.id != leaf for m in messages):  # a leaf that was not written
-        leaf = messages[-1].id if messages else None
-    conversation = Conversation(
-        id=path.stem,
-        title=title or meta["title"],
-        created_at=meta["created_at"],
-        updated_at=messages[-1].created_at if messages else meta["created_at"],
-        temporary=meta.get("temporary", False),
-        summary=summary,
-        summary_upto=summary_upto,
-        messages=messages,
-        do_not_remember=meta.get("do_not_remember", False),
-        leaf_id=leaf,
-    )
-    return conversation, loaded.warnings + problems
-
-
-def _create_file(path: Path, data: bytes) -> None:
-    """Atomically create `path` holding `data`; FileExistsError if it exists (never replaced)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            os.link(tmp, path)  # unlike os.replace, fails if another writer created `path`
-        except FileExistsError:
-            raise
-        except OSError:  # a file system without hard links: check, then rename
-            if path.exists():
-                raise FileExistsError(path) from None
-            os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-    fsync_dir(path.parent)
-
-
-def _record(kind: str, body: Mapping[str, Any]) -> dict[str, Any]:
-    """A file record: version, type, then the body's fields."""
-    return {"version": RECORD_VERSION, "type": kind, **body}
-
-
-def _clean_title(title: str) -> str:
-    cleaned = " ".join(title.split())
-    if not cleaned:
-        raise ValueError("a conversation title must not be empty")
-    return cleaned
 
 
 def _snippet(text: str, words: Sequence[str]) -> str:
