@@ -13,11 +13,11 @@ from assistant.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from assistant.memory.conversation_file import Conversation, is_valid_id
+    from assistant.memory.conversation_listing import ConversationInfo
     from assistant.memory.conversations import (
         DEFAULT_TITLE,
         ConversationExistsError,
         ConversationHit,
-        ConversationInfo,
         ConversationNotFoundError,
         ConversationStore,
     )
@@ -43,11 +43,11 @@ if TYPE_CHECKING:
 
 _MODULES = {
     "conversation_file": ("Conversation", "is_valid_id"),
+    "conversation_listing": ("ConversationInfo",),
     "conversations": (
         "DEFAULT_TITLE",
         "ConversationExistsError",
         "ConversationHit",
-        "ConversationInfo",
         "ConversationNotFoundError",
         "ConversationStore",
     ),

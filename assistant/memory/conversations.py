@@ -11,7 +11,6 @@ period ("in May 2023", "last week") favours the messages written in it.
 from __future__ import annotations
 
 import builtins
-import json
 import logging
 import math
 import os
@@ -19,7 +18,7 @@ import re
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,6 @@ import numpy.typing as npt
 from assistant import paths
 from assistant.errors import AssistantError, StorageError
 from assistant.fileio import (
-    atomic_write_json,
     make_dir,
     storage_error,
 )
@@ -42,6 +40,7 @@ from assistant.memory.conversation_file import (
     file_record,
     is_valid_id,
 )
+from assistant.memory.conversation_listing import ConversationInfo, Listing, ListingEntry
 from assistant.memory.embedding import Embedder
 from assistant.memory.message_vectors import MessageKey, MessageVectors
 from assistant.memory.messages import (
@@ -59,8 +58,6 @@ from assistant.timestamps import parse as parse_time
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 2  # 2: entries say do_not_remember
-INDEX_NAME = "index.json"
 DEFAULT_TITLE = "New conversation"
 SNIPPET_CHARS = 160
 
@@ -86,19 +83,6 @@ class ConversationExistsError(StorageError):
     def __init__(self, conversation_id: str) -> None:
         super().__init__(f"There is already a conversation with id {conversation_id!r}.")
         self.conversation_id = conversation_id
-
-
-@dataclass(frozen=True)
-class ConversationInfo:
-    """What the conversation list shows."""
-
-    id: str
-    title: str
-    created_at: str
-    updated_at: str
-    message_count: int
-    temporary: bool
-    do_not_remember: bool = False
 
 
 @dataclass(frozen=True)
@@ -156,77 +140,6 @@ class _SearchArrays:
         return replace(self, position_of_row=by_row)
 
 
-@dataclass(frozen=True)
-class _Entry:
-    """A cached summary of one conversation file, valid while its size and mtime are unchanged."""
-
-    size: int
-    mtime_ns: int
-    title: str
-    created_at: str
-    updated_at: str
-    message_count: int
-    temporary: bool
-    last_message_id: str | None
-    do_not_remember: bool = False
-
-    def info(self, conversation_id: str) -> ConversationInfo:
-        """The listing entry."""
-        return ConversationInfo(
-            conversation_id,
-            self.title,
-            self.created_at,
-            self.updated_at,
-            self.message_count,
-            self.temporary,
-            self.do_not_remember,
-        )
-
-    def matches(self, st: os.stat_result) -> bool:
-        """Whether the file is unchanged since this entry was made."""
-        return (self.size, self.mtime_ns) == (st.st_size, st.st_mtime_ns)
-
-    @classmethod
-    def of(cls, conversation: Conversation, st: os.stat_result) -> _Entry:
-        """The entry of a conversation just read from a file with this stat."""
-        messages = conversation.messages
-        return cls(
-            st.st_size,
-            st.st_mtime_ns,
-            conversation.title,
-            conversation.created_at,
-            conversation.updated_at,
-            len(messages),
-            conversation.temporary,
-            branch[-1].id if (branch := conversation.branch()) else None,
-            conversation.do_not_remember,
-        )
-
-    @classmethod
-    def from_json(cls, raw: object) -> _Entry:
-        """Parse a cached entry, raising ValueError if it is not exactly one."""
-        if not isinstance(raw, dict) or set(raw) != {f.name for f in fields(cls)}:
-            raise ValueError("an index entry has the wrong fields")
-        entry = cls(**raw)
-        for name, kind in _ENTRY_TYPES.items():
-            if not isinstance(getattr(entry, name), kind):
-                raise ValueError(f"an index entry has a bad {name!r}")
-        return entry
-
-
-_ENTRY_TYPES: dict[str, type | tuple[type, ...]] = {
-    "size": int,
-    "mtime_ns": int,
-    "title": str,
-    "created_at": str,
-    "updated_at": str,
-    "message_count": int,
-    "temporary": bool,
-    "last_message_id": (str, type(None)),
-    "do_not_remember": bool,
-}
-
-
 class ConversationStore:
     """The conversations in `<data dir>/conversations/`; thread-safe.
 
@@ -252,8 +165,7 @@ class ConversationStore:
         self.warnings: builtins.list[str] = []
         self._lock = threading.RLock()
         self._subscribers: Subscribers[str] = Subscribers("conversation")
-        self._index_dirty = False
-        self._entries = self._load_index()
+        self._listing = Listing(self.directory)
         self._search: BM25Index | None = None
         self._docs: dict[int, tuple[str, str, str]] = {}  # key: conversation, message, text
         self._doc_keys: dict[str, builtins.list[int]] = {}
@@ -272,8 +184,8 @@ class ConversationStore:
                 st = path.stat()
             except OSError as exc:
                 raise storage_error("save the new conversation to", path, exc) from exc
-            entry = _Entry(st.st_size, st.st_mtime_ns, title, now, now, 0, temporary, None)
-            self._set_entry(cid, entry)
+            entry = ListingEntry(st.st_size, st.st_mtime_ns, title, now, now, 0, temporary, None)
+            self._listing.set(cid, entry)
         self._subscribers.notify(cid)
         return entry.info(cid)
 
@@ -324,7 +236,7 @@ class ConversationStore:
                 raise ConversationExistsError(conversation_id) from None
             except OSError as exc:
                 raise StorageError(f"Could not save conversation to {path}: {exc}") from exc
-            entry = _Entry(
+            entry = ListingEntry(
                 st.st_size,
                 st.st_mtime_ns,
                 title,
@@ -335,7 +247,7 @@ class ConversationStore:
                 messages[-1].id if messages else None,
                 do_not_remember,
             )
-            self._set_entry(conversation_id, entry)
+            self._listing.set(conversation_id, entry)
             if self._search is not None:
                 self._doc_keys[conversation_id] = []
                 if not temporary:
@@ -392,7 +304,7 @@ class ConversationStore:
             )
             message.check()
             st = self._write(conversation_id, file_record("message", message.to_json()))
-            self._set_entry(
+            self._listing.set(
                 conversation_id,
                 replace(
                     entry,
@@ -414,7 +326,7 @@ class ConversationStore:
         with self._lock:
             entry = self._fresh_entry(conversation_id)
             st = self._write(conversation_id, file_record("update", {"title": title}))
-            self._set_entry(
+            self._listing.set(
                 conversation_id,
                 replace(entry, size=st.st_size, mtime_ns=st.st_mtime_ns, title=title),
             )
@@ -429,9 +341,9 @@ class ConversationStore:
             conversation = self.load(conversation_id)
             if message_id is not None and all(m.id != message_id for m in conversation.messages):
                 raise ValueError(f"conversation {conversation_id!r} has no message {message_id!r}")
-            entry = self._entries[conversation_id]
+            entry = self._listing.entries[conversation_id]
             st = self._write(conversation_id, file_record("update", {"leaf": message_id}))
-            self._set_entry(
+            self._listing.set(
                 conversation_id,
                 replace(
                     entry, size=st.st_size, mtime_ns=st.st_mtime_ns, last_message_id=message_id
@@ -447,10 +359,10 @@ class ConversationStore:
                 raise ValueError(
                     f"conversation {conversation_id!r} has no message {upto_message_id!r}"
                 )
-            entry = self._entries[conversation_id]
+            entry = self._listing.entries[conversation_id]
             update = {"summary": summary, "summary_upto": upto_message_id}
             st = self._write(conversation_id, file_record("update", update))
-            self._set_entry(
+            self._listing.set(
                 conversation_id, replace(entry, size=st.st_size, mtime_ns=st.st_mtime_ns)
             )
         self._subscribers.notify(conversation_id)
@@ -510,7 +422,7 @@ class ConversationStore:
             hits = []
             for i in np.argsort(-relevance, kind="stable")[:k].tolist():
                 cid, mid, text = self._docs[order[i]]
-                title = self._entries[cid].title
+                title = self._listing.entries[cid].title
                 snippet = _snippet(text, words)
                 score, written = float(relevance[i]), self._times[order[i]]
                 hits.append(ConversationHit(cid, mid, title, snippet, score, written))
@@ -520,7 +432,7 @@ class ConversationStore:
         """The search index, built from every conversation file on first use."""
         if self._search is None:
             self._search = BM25Index(self.config.bm25_k1, self.config.bm25_b)
-            for cid in builtins.list(self._entries):
+            for cid in builtins.list(self._listing.entries):
                 self._try_rescan(cid)
         return self._search
 
@@ -712,12 +624,7 @@ class ConversationStore:
         """All conversations, most recently active first."""
         with self._lock:
             self._refresh()
-            ordered = sorted(
-                self._entries.items(),
-                key=lambda item: (item[1].updated_at, item[1].created_at, item[0]),
-                reverse=True,
-            )
-            return [entry.info(cid) for cid, entry in ordered]
+            return self._listing.infos()
 
     def _path(self, conversation_id: str) -> Path:
         if not is_valid_id(conversation_id):
@@ -737,17 +644,17 @@ class ConversationStore:
         except OSError as exc:
             raise StorageError(f"Could not save conversation to {path}: {exc}") from exc
 
-    def _fresh_entry(self, conversation_id: str) -> _Entry:
+    def _fresh_entry(self, conversation_id: str) -> ListingEntry:
         """The conversation's entry, read again if its file changed."""
         try:
             st = self._path(conversation_id).stat()
         except FileNotFoundError:
             self._forget(conversation_id)
             raise ConversationNotFoundError(conversation_id) from None
-        entry = self._entries.get(conversation_id)
+        entry = self._listing.entries.get(conversation_id)
         if entry is None or not entry.matches(st):
             self._rescan(conversation_id)
-            entry = self._entries[conversation_id]
+            entry = self._listing.entries[conversation_id]
         return entry
 
     def _rescan(self, conversation_id: str) -> Conversation:
@@ -762,9 +669,9 @@ class ConversationStore:
         except OSError as exc:
             raise StorageError(f"Could not read conversation {path}: {exc}") from exc
         self.warnings += [w for w in warnings if w not in self.warnings]
-        entry = _Entry.of(conversation, st)
-        changed = self._entries.get(conversation_id) != entry
-        self._set_entry(conversation_id, entry)
+        entry = ListingEntry.of(conversation, st)
+        changed = self._listing.entries.get(conversation_id) != entry
+        self._listing.set(conversation_id, entry)
         if self._search is not None and (changed or conversation_id not in self._doc_keys):
             self._unindex(conversation_id)
             self._doc_keys[conversation_id] = []
@@ -798,22 +705,16 @@ class ConversationStore:
                     st = item.stat()
                 except FileNotFoundError:
                     continue
-                entry = self._entries.get(cid)
+                entry = self._listing.entries.get(cid)
                 if (entry is None or not entry.matches(st)) and not self._try_rescan(cid):
                     continue
                 seen.add(cid)
-        for cid in set(self._entries) - seen:
+        for cid in set(self._listing.entries) - seen:
             self._forget(cid)
-        self._save_index()
-
-    def _set_entry(self, conversation_id: str, entry: _Entry) -> None:
-        if self._entries.get(conversation_id) != entry:
-            self._entries[conversation_id] = entry
-            self._index_dirty = True
+        self._listing.save()
 
     def _forget(self, conversation_id: str) -> None:
-        if self._entries.pop(conversation_id, None) is not None:
-            self._index_dirty = True
+        self._listing.forget(conversation_id)
         self._unindex(conversation_id)
 
     def _index_message(self, index: BM25Index, conversation_id: str, message: Message) -> None:
@@ -851,41 +752,6 @@ class ConversationStore:
             if self._pending is not None:
                 self._pending.discard(key)
             self._arrays = None
-
-    def _index_path(self) -> Path:
-        return self.directory / INDEX_NAME
-
-    def _load_index(self) -> dict[str, _Entry]:
-        try:
-            raw = json.loads(self._index_path().read_text(encoding="utf-8"))
-            if not isinstance(raw, dict) or raw.get("version") != INDEX_VERSION:
-                raise ValueError(f"not a version {INDEX_VERSION} index")
-            entries = raw.get("conversations")
-            if not isinstance(entries, dict):
-                raise ValueError("no 'conversations' object")
-            return {
-                cid: _Entry.from_json(entry) for cid, entry in entries.items() if is_valid_id(cid)
-            }
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            log.info("rebuilding the conversation index: %s", exc)
-            self._index_dirty = True
-            return {}
-
-    def _save_index(self) -> None:
-        if not self._index_dirty:
-            return
-        doc = {
-            "version": INDEX_VERSION,
-            "conversations": {cid: asdict(entry) for cid, entry in self._entries.items()},
-        }
-        try:
-            atomic_write_json(self._index_path(), doc)
-        except (OSError, StorageError) as exc:  # only a cache: the next run rebuilds it
-            log.warning("could not save the conversation index: %s", exc)
-            return
-        self._index_dirty = False
 
 
 def _snippet(text: str, words: Sequence[str]) -> str:
