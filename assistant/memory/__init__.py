@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from assistant.memory.conversations import (
         DEFAULT_TITLE,
         ConversationExistsError,
-        ConversationHit,
         ConversationNotFoundError,
         ConversationStore,
     )
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
         listing_order,
     )
     from assistant.memory.local_embedder import LocalEmbedder
+    from assistant.memory.message_index import ConversationHit
     from assistant.memory.messages import ROLES, Message, check_messages, estimate_tokens
     from assistant.memory.openai_embedder import OpenAIEmbedder
     from assistant.memory.ranking import SearchConfig
@@ -47,7 +47,6 @@ _MODULES = {
     "conversations": (
         "DEFAULT_TITLE",
         "ConversationExistsError",
-        "ConversationHit",
         "ConversationNotFoundError",
         "ConversationStore",
     ),
@@ -65,6 +64,7 @@ _MODULES = {
         "listing_order",
     ),
     "local_embedder": ("LocalEmbedder",),
+    "message_index": ("ConversationHit",),
     "openai_embedder": ("OpenAIEmbedder",),
     "ranking": ("SearchConfig",),
     "semantic": ("MAX_TEXT_CHARS", "EmbeddingStatus", "SemanticMemory"),

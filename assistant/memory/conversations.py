@@ -1,38 +1,27 @@
-"""Conversation memory: one JSON Lines file per conversation, a cached listing, and search.
+"""Conversation memory: the store of conversation files, which keeps its listing
+(`conversation_listing`) and its search index (`message_index`) up to date with them.
 
-Search is hybrid, as in the semantic memory: BM25 over word stems and, once messages have
-vectors (`embed_pending`, in the background), cosine similarity, fused (see `ranking`). Each
-user or assistant message is scored with the one before it in its conversation as context
-(`SearchConfig.keyword_context`; `context_weight` does the same for the meaning score), since a
-reply ("Yes, a sunrise") often means what the message it answers says. A query that names a
-period ("in May 2023", "last week") favours the messages written in it.
+Each conversation is one JSON Lines file (`conversation_file`): writes append a record, fsynced;
+a new conversation is created whole or not at all. Files changed by another writer are read
+again when listed, loaded or searched.
 """
 
 from __future__ import annotations
 
 import builtins
 import logging
-import math
 import os
-import re
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 from assistant import paths
-from assistant.errors import AssistantError, StorageError
-from assistant.fileio import (
-    make_dir,
-    storage_error,
-)
+from assistant.errors import StorageError
+from assistant.fileio import make_dir, storage_error
 from assistant.memory import conversation_file, jsonl
-from assistant.memory.bm25 import BM25Index
 from assistant.memory.conversation_file import (
     Conversation,
     clean_title,
@@ -42,28 +31,15 @@ from assistant.memory.conversation_file import (
 )
 from assistant.memory.conversation_listing import ConversationInfo, Listing, ListingEntry
 from assistant.memory.embedding import Embedder
-from assistant.memory.message_vectors import MessageKey, MessageVectors
-from assistant.memory.messages import (
-    Message,
-    Role,
-    check_messages,
-    tool_call,
-)
-from assistant.memory.ranking import SearchConfig, fused_relevance
+from assistant.memory.message_index import ConversationHit, MessageIndex
+from assistant.memory.messages import Message, Role, check_messages, tool_call
+from assistant.memory.ranking import SearchConfig
 from assistant.memory.subscribers import Subscribers
-from assistant.memory.text import is_informative, query_terms, terms, tokenize
-from assistant.memory.when import time_span
 from assistant.timestamps import is_timestamp, stamp
-from assistant.timestamps import parse as parse_time
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TITLE = "New conversation"
-SNIPPET_CHARS = 160
-
-SEARCHED_ROLES = ("user", "assistant")
-EMBED_BATCH = 64
-SAVE_EVERY = 2048  # embedded messages between cache saves while embedding
 
 
 class ConversationNotFoundError(StorageError, KeyError):
@@ -85,61 +61,6 @@ class ConversationExistsError(StorageError):
         self.conversation_id = conversation_id
 
 
-@dataclass(frozen=True)
-class ConversationHit:
-    """A message that matched a conversation search."""
-
-    conversation_id: str
-    message_id: str
-    title: str
-    snippet: str
-    score: float
-    created_at: str = ""  # when the message was written (ISO 8601)
-
-
-@dataclass(frozen=True)
-class _SearchArrays:
-    """The searched messages in key order: key, row of its vector (-1: none) and the position
-    of the message before it (-1: none); and by vector row, the position of its message."""
-
-    keys: npt.NDArray[np.int64]
-    rows: npt.NDArray[np.int64]
-    prev: npt.NDArray[np.int64]
-    position_of_row: npt.NDArray[np.int64]
-    position: dict[int, int]  # key -> its place in `keys`
-
-    def appended(self, key: int, row: int, prev_key: int) -> _SearchArrays:
-        """With a message of a key above all others (O(n) copies, no Python loop)."""
-        place = len(self.keys)
-        by_row = self.position_of_row
-        if row >= 0:
-            grow = max(0, row + 1 - len(by_row))
-            by_row = np.concatenate((by_row, np.full(grow, -1, dtype=np.int64)))
-            by_row[row] = place
-        prev = self.position.get(prev_key, -1)
-        self.position[key] = place  # shared: the arrays before this one are dropped
-        return _SearchArrays(
-            np.append(self.keys, key),
-            np.append(self.rows, row),
-            np.append(self.prev, prev),
-            by_row,
-            self.position,
-        )
-
-    def placed(self, keys: Sequence[int], rows: Sequence[int]) -> _SearchArrays:
-        """With vectors (rows) for the messages of `keys`, in place where it can."""
-        by_row = self.position_of_row
-        grow = max(rows, default=-1) + 1 - len(by_row)
-        if grow > 0:
-            by_row = np.concatenate((by_row, np.full(grow, -1, dtype=np.int64)))
-        for key, row in zip(keys, rows, strict=True):
-            at = self.position.get(key)
-            if at is not None:
-                self.rows[at] = row
-                by_row[row] = at
-        return replace(self, position_of_row=by_row)
-
-
 class ConversationStore:
     """The conversations in `<data dir>/conversations/`; thread-safe.
 
@@ -153,23 +74,19 @@ class ConversationStore:
         self, root: Path, embedder: Embedder | None = None, config: SearchConfig | None = None
     ) -> None:
         self.directory = paths.conversations_dir(root)
-        self.config = config or SearchConfig()
-        self._embedder = embedder
-        self._vectors: MessageVectors | None = None
-        self._vectors_loaded = False
-        self._prev: dict[int, int] = {}  # key -> key of the message before it, if searched
-        self._times: dict[int, str] = {}  # key -> created_at
-        self._arrays: _SearchArrays | None = None
-        self._pending: set[int] | None = None  # keys without a vector; None: not known yet
         make_dir(self.directory)
         self.warnings: builtins.list[str] = []
         self._lock = threading.RLock()
         self._subscribers: Subscribers[str] = Subscribers("conversation")
         self._listing = Listing(self.directory)
-        self._search: BM25Index | None = None
-        self._docs: dict[int, tuple[str, str, str]] = {}  # key: conversation, message, text
-        self._doc_keys: dict[str, builtins.list[int]] = {}
-        self._next_key = 0
+        self._index = MessageIndex(
+            self.directory,
+            embedder,
+            config or SearchConfig(),
+            lock=self._lock,
+            sync=self._sync_index,
+            title_of=lambda cid: self._listing.entries[cid].title,
+        )
 
     def create(self, title: str = DEFAULT_TITLE, temporary: bool = False) -> ConversationInfo:
         """Start a new, empty conversation."""
@@ -248,11 +165,7 @@ class ConversationStore:
                 do_not_remember,
             )
             self._listing.set(conversation_id, entry)
-            if self._search is not None:
-                self._doc_keys[conversation_id] = []
-                if not temporary:
-                    for message in messages:
-                        self._index_message(self._search, conversation_id, message)
+            self._index.replace(conversation_id, [] if temporary else messages)
         self._subscribers.notify(conversation_id)
         return entry.info(conversation_id)
 
@@ -315,8 +228,8 @@ class ConversationStore:
                     last_message_id=message.id,
                 ),
             )
-            if self._search is not None and not entry.temporary:
-                self._index_message(self._search, conversation_id, message)
+            if not entry.temporary:
+                self._index.add(conversation_id, message)
         self._subscribers.notify(conversation_id)
         return message
 
@@ -381,240 +294,38 @@ class ConversationStore:
         self._subscribers.notify(conversation_id)
 
     def search(self, query: str, k: int = 10) -> builtins.list[ConversationHit]:
-        """The `k` best-matching user and assistant messages of non-temporary conversations.
-
-        A message qualifies if it (or the message before it) shares a non-stop word with the
-        query, or its meaning score reaches `min_similarity`. Scores are 0..1 (see `ranking`).
-        """
-        tokens, required = query_terms(query)
-        if not required or k <= 0:
-            return []
-        qvec = self._query_vector(query)
-        span = time_span(query)
-        cfg = self.config
-        depth = max(cfg.depth, k)
-        with self._lock:
-            index = self._ensure_index()
-            self._refresh()
-            lexical = index.top(tokens, depth, require=required)
-            dense = self._dense_top(qvec, depth) if qvec is not None else []
-            order = builtins.list(dict.fromkeys([key for key, _ in lexical + dense]))
-            if not order:
-                return []
-            row = {key: i for i, key in enumerate(order)}
-            keyword_rank = np.zeros(len(order), dtype=np.int64)
-            vector_rank = np.zeros(len(order), dtype=np.int64)
-            keyword_rank[[row[key] for key, _ in lexical]] = np.arange(1, len(lexical) + 1)
-            vector_rank[[row[key] for key, _ in dense]] = np.arange(1, len(dense) + 1)
-            keyword, similarity = dict(lexical), dict(dense)
-            relevance = fused_relevance(
-                np.array([keyword.get(key, 0.0) for key in order]),
-                np.array([similarity.get(key, 0.0) for key in order]),
-                keyword_rank,
-                vector_rank,
-                cfg,
-            )
-            if span is not None:
-                start, end = (stamp(moment) for moment in span)
-                inside = [start <= self._times[key] < end for key in order]
-                relevance += cfg.date_weight * np.array(inside)
-            words = [w for w in tokenize(query) if is_informative(w)]
-            hits = []
-            for i in np.argsort(-relevance, kind="stable")[:k].tolist():
-                cid, mid, text = self._docs[order[i]]
-                title = self._listing.entries[cid].title
-                snippet = _snippet(text, words)
-                score, written = float(relevance[i]), self._times[order[i]]
-                hits.append(ConversationHit(cid, mid, title, snippet, score, written))
-            return hits
-
-    def _ensure_index(self) -> BM25Index:
-        """The search index, built from every conversation file on first use."""
-        if self._search is None:
-            self._search = BM25Index(self.config.bm25_k1, self.config.bm25_b)
-            for cid in builtins.list(self._listing.entries):
-                self._try_rescan(cid)
-        return self._search
-
-    # -- vectors -------------------------------------------------------------------------------
+        """The `k` best-matching user and assistant messages of non-temporary conversations
+        (see `MessageIndex.search`)."""
+        return self._index.search(query, k)
 
     def set_embedder(self, embedder: Embedder | None) -> None:
         """Search by meaning with this embedder's vectors from now on (None: keywords only)."""
-        with self._lock:
-            same = self._embedder is not None and embedder is not None
-            if same and embedder.name == self._embedder.name:  # type: ignore[union-attr]
-                self._embedder = embedder
-                return
-            self._save_vectors()
-            self._embedder = embedder
-            self._vectors = None
-            self._vectors_loaded = False
-            self._arrays = None
-            self._pending = None
-
-    def _current_vectors(self) -> MessageVectors | None:
-        """The vectors of the current embedder, read from the cache on first use."""
-        if self._embedder is None:
-            return None
-        if not self._vectors_loaded:
-            self._vectors = MessageVectors.load(self.directory, self._embedder.name)
-            self._vectors_loaded = True
-            self._arrays = None
-            self._pending = None
-        return self._vectors
-
-    def _save_vectors(self) -> None:
-        if self._vectors is not None and self._vectors.unsaved:
-            self._vectors.save(self.directory)
-
-    def _query_vector(self, query: str) -> npt.NDArray[np.float32] | None:
-        """The query's unit vector, if some messages have vectors to compare it with."""
-        with self._lock:
-            embedder = self._embedder
-            vectors = self._current_vectors()
-            if embedder is None or vectors is None or not len(vectors):
-                return None
-        try:
-            qvec = np.asarray(embedder.embed([query]), dtype=np.float32).reshape(-1)
-        except (AssistantError, ValueError) as exc:
-            log.warning("Embedding the search failed, searching by keywords: %s", exc)
-            return None
-        norm = float(np.linalg.norm(qvec))
-        if len(qvec) != vectors.dim or not math.isfinite(norm) or norm == 0:
-            return None
-        return qvec / norm
+        self._index.set_embedder(embedder)
 
     def pending_embeddings(self) -> int:
         """How many searched messages have no vector of the current embedder."""
-        with self._lock:
-            return len(self._unembedded())
-
-    def _unembedded(self) -> builtins.list[tuple[int, str]]:
-        """(key, text) of the searched messages without a vector, in key order."""
-        if self._embedder is None:
-            return []
-        self._ensure_index()
-        self._refresh()
-        if self._pending is None:
-            vectors = self._current_vectors()
-            self._pending = {
-                key
-                for key, (cid, mid, _) in self._docs.items()
-                if vectors is None or vectors.row((cid, mid)) < 0
-            }
-        return [(key, self._docs[key][2]) for key in sorted(self._pending)]
+        return self._index.pending_embeddings()
 
     def embed_pending(
         self,
         progress: Callable[[int, int], None] | None = None,
         cancel: Callable[[], bool] | None = None,
     ) -> int:
-        """Embed the searched messages that have no vector, in batches; returns how many.
-
-        Resumable: vectors are cached as they come (every `SAVE_EVERY` messages, and at the end
-        if they are a twentieth of all), so a run that is stopped goes on from there next time.
-        `progress(done, total)` follows each batch; `cancel()` is checked between batches.
-        Raises the embedder's error (a ProviderError) if a batch fails.
-        """
-        with self._lock:
-            embedder = self._embedder
-            todo = self._unembedded()
-        done = 0
-        try:
-            for start in range(0, len(todo), EMBED_BATCH):
-                if embedder is None or (cancel is not None and cancel()):
-                    break
-                if progress is not None:
-                    progress(done, len(todo))
-                batch = todo[start : start + EMBED_BATCH]
-                vectors = np.asarray(embedder.embed([t for _, t in batch]), dtype=np.float32)
-                with self._lock:
-                    if embedder is not self._embedder:
-                        break  # the embedder changed meanwhile
-                    if self._vectors is None:
-                        self._vectors = MessageVectors(embedder.name, vectors.shape[1])
-                    self._store_vectors(self._vectors, [key for key, _ in batch], vectors)
-                    if self._vectors.unsaved >= SAVE_EVERY:
-                        self._save_vectors()
-                done += len(batch)
-        finally:
-            with self._lock:
-                store = self._vectors if embedder is self._embedder else None
-                # Rewriting the cache costs its whole size: only once it has grown by a
-                # twentieth (the rest is saved by `close`, or embedded again after a crash).
-                if store is not None and store.unsaved * 20 >= len(store):
-                    self._save_vectors()
-        if progress is not None:
-            progress(done, done)
-        return done
-
-    def _store_vectors(
-        self, store: MessageVectors, keys: builtins.list[int], vectors: npt.NDArray[np.float32]
-    ) -> None:
-        """Keep the vectors of the messages of `keys` (those still indexed)."""
-        known = [i for i, key in enumerate(keys) if key in self._docs]
-        message_keys: builtins.list[MessageKey] = [self._docs[keys[i]][:2] for i in known]
-        store.add(message_keys, vectors[known])
-        if self._pending is not None:
-            self._pending.difference_update(keys)
-        if self._arrays is not None:
-            rows = [store.row(m) for m in message_keys]
-            self._arrays = self._arrays.placed([keys[i] for i in known], rows)
+        """Embed the searched messages that have no vector, in batches; returns how many
+        (resumable; see `MessageIndex.embed_pending`)."""
+        return self._index.embed_pending(progress, cancel)
 
     def close(self) -> None:
         """Save what is not saved yet (the vector cache)."""
-        with self._lock:
-            self._save_vectors()
+        self._index.close()
 
-    def _dense_top(
-        self, qvec: npt.NDArray[np.float32], depth: int
-    ) -> builtins.list[tuple[int, float]]:
-        """The best `depth` (key, meaning score) of the messages with vectors, best first.
-
-        A message's score is its cosine plus `context_weight` times the previous message's.
-        Candidates are the rows `MessageVectors.nearest` picks (5 per place, or 1 % of all if
-        more, as the semantic memory does).
-        """
-        vectors = self._current_vectors()
-        if vectors is None or vectors.dim != len(qvec):
-            return []
-        arrays = self._search_arrays(vectors)
-        cfg = self.config
-        wanted = max(depth, cfg.rescore_factor * depth, int(cfg.rescore_fraction * len(vectors)))
-        rows, sims = vectors.nearest(qvec, wanted)
-        at = arrays.position_of_row[rows] if len(arrays.position_of_row) else rows[:0]
-        searched = at >= 0  # rows of deleted or temporary conversations are not
-        at, score = at[searched], sims[searched].astype(np.float64)
-        if cfg.context_weight:
-            before = arrays.prev[at]
-            before_rows = np.where(before >= 0, arrays.rows[np.maximum(before, 0)], -1)
-            has = before_rows >= 0
-            extra = np.zeros(len(at))
-            extra[has] = vectors.similarity(before_rows[has], qvec)
-            score = score + cfg.context_weight * extra
-        keep = score >= np.float64(cfg.min_similarity)
-        at, score = at[keep], score[keep]
-        order = np.lexsort((arrays.keys[at], -score))[:depth]
-        return [(int(arrays.keys[at[i]]), float(score[i])) for i in order]
-
-    def _search_arrays(self, vectors: MessageVectors) -> _SearchArrays:
-        """The searched messages as arrays (rebuilt after changes): keys, vector rows, previous,
-        and the position of each vector row's message (-1: not searched)."""
-        if self._arrays is None:
-            keys = np.array(sorted(self._docs), dtype=np.int64)
-            position = {key: i for i, key in enumerate(keys.tolist())}
-            rows = np.array(
-                [vectors.row(self._docs[key][:2]) for key in keys.tolist()], dtype=np.int64
-            )
-            prev = np.array(
-                [position.get(self._prev.get(key, -1), -1) for key in keys.tolist()],
-                dtype=np.int64,
-            )
-            position_of_row = np.full(len(vectors), -1, dtype=np.int64)
-            has = rows >= 0
-            position_of_row[rows[has]] = np.flatnonzero(has)
-            self._arrays = _SearchArrays(keys, rows, prev, position_of_row, position)
-        return self._arrays
+    def _sync_index(self) -> None:
+        """Bring the search index up to date with the files (building it on first use)."""
+        if not self._index.built:
+            self._index.build()
+            for cid in builtins.list(self._listing.entries):
+                self._try_rescan(cid)
+        self._refresh()
 
     def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:
         """Call `callback(conversation_id)` after each change; returns the unsubscribe function."""
@@ -672,12 +383,9 @@ class ConversationStore:
         entry = ListingEntry.of(conversation, st)
         changed = self._listing.entries.get(conversation_id) != entry
         self._listing.set(conversation_id, entry)
-        if self._search is not None and (changed or conversation_id not in self._doc_keys):
-            self._unindex(conversation_id)
-            self._doc_keys[conversation_id] = []
-            if not conversation.temporary:
-                for message in conversation.messages:
-                    self._index_message(self._search, conversation_id, message)
+        if changed or not self._index.has(conversation_id):
+            messages = [] if conversation.temporary else conversation.messages
+            self._index.replace(conversation_id, messages)
         return conversation
 
     def _try_rescan(self, conversation_id: str) -> bool:
@@ -715,53 +423,4 @@ class ConversationStore:
 
     def _forget(self, conversation_id: str) -> None:
         self._listing.forget(conversation_id)
-        self._unindex(conversation_id)
-
-    def _index_message(self, index: BM25Index, conversation_id: str, message: Message) -> None:
-        """Index a searched message, with the text of the one before it as context."""
-        if message.role not in SEARCHED_ROLES:
-            return
-        own = terms(message.content)
-        if not own:
-            return
-        keys = self._doc_keys.setdefault(conversation_id, [])
-        key = self._next_key
-        self._next_key += 1
-        context: builtins.list[str] = []
-        if keys:
-            self._prev[key] = keys[-1]
-            if self.config.keyword_context:
-                context = terms(self._docs[keys[-1]][2])
-        index.add(key, own + context)
-        self._docs[key] = (conversation_id, message.id, message.content)
-        self._times[key] = stamp(parse_time(message.created_at))
-        keys.append(key)
-        row = -1 if self._vectors is None else self._vectors.row((conversation_id, message.id))
-        if row < 0 and self._pending is not None:
-            self._pending.add(key)
-        if self._arrays is not None:  # keys grow, so the new one goes last
-            self._arrays = self._arrays.appended(key, row, self._prev.get(key, -1))
-
-    def _unindex(self, conversation_id: str) -> None:
-        for key in self._doc_keys.pop(conversation_id, []):
-            if self._search is not None:
-                self._search.remove(key)
-            del self._docs[key]
-            self._prev.pop(key, None)
-            del self._times[key]
-            if self._pending is not None:
-                self._pending.discard(key)
-            self._arrays = None
-
-
-def _snippet(text: str, words: Sequence[str]) -> str:
-    """About SNIPPET_CHARS of `text` on one line, around the first of `words` in it."""
-    flat = " ".join(text.split())
-    if len(flat) <= SNIPPET_CHARS:
-        return flat
-    alternatives = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
-    match = re.search(rf"(?<![^\W_])(?:{alternatives})(?![^\W_])", flat.lower())
-    pos = match.start() if match else 0
-    start = max(0, min(pos - SNIPPET_CHARS // 3, len(flat) - SNIPPET_CHARS))
-    end = start + SNIPPET_CHARS
-    return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")
+        self._index.remove(conversation_id)
