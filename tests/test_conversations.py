@@ -18,7 +18,7 @@ from assistant.memory import (
     ConversationNotFoundError,
     ConversationStore,
     Message,
-    conversations,
+    conversation_file,
 )
 
 CALL = {"id": "call_1", "type": "function", "function": {"name": "recall", "arguments": '{"q":1}'}}
@@ -33,13 +33,13 @@ def store(data_dir: Path) -> ConversationStore:
 def reads(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     """How often each conversation file was read and parsed."""
     counts: Counter[str] = Counter()
-    real = conversations._read_conversation
+    real = conversation_file.read_conversation
 
     def counting(path: Path) -> Any:
         counts[path.stem] += 1
         return real(path)
 
-    monkeypatch.setattr(conversations, "_read_conversation", counting)
+    monkeypatch.setattr(conversation_file, "read_conversation", counting)
     return counts
 
 

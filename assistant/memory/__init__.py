@@ -12,15 +12,13 @@ from typing import TYPE_CHECKING
 from assistant.lazy import lazy_getattr
 
 if TYPE_CHECKING:
+    from assistant.memory.conversation_file import Conversation, is_valid_id
+    from assistant.memory.conversation_listing import ConversationInfo
     from assistant.memory.conversations import (
         DEFAULT_TITLE,
-        Conversation,
         ConversationExistsError,
-        ConversationHit,
-        ConversationInfo,
         ConversationNotFoundError,
         ConversationStore,
-        is_valid_id,
     )
     from assistant.memory.edits import MemoryEdit, undo
     from assistant.memory.embedding import Embedder, LazyEmbedder
@@ -35,6 +33,7 @@ if TYPE_CHECKING:
         listing_order,
     )
     from assistant.memory.local_embedder import LocalEmbedder
+    from assistant.memory.message_index import ConversationHit
     from assistant.memory.messages import ROLES, Message, check_messages, estimate_tokens
     from assistant.memory.openai_embedder import OpenAIEmbedder
     from assistant.memory.ranking import SearchConfig
@@ -43,15 +42,13 @@ if TYPE_CHECKING:
     from assistant.memory.working import WorkingMemory, WorkingMemoryStore
 
 _MODULES = {
+    "conversation_file": ("Conversation", "is_valid_id"),
+    "conversation_listing": ("ConversationInfo",),
     "conversations": (
         "DEFAULT_TITLE",
-        "Conversation",
         "ConversationExistsError",
-        "ConversationHit",
-        "ConversationInfo",
         "ConversationNotFoundError",
         "ConversationStore",
-        "is_valid_id",
     ),
     "messages": ("ROLES", "Message", "check_messages", "estimate_tokens"),
     "edits": ("MemoryEdit", "undo"),
@@ -67,6 +64,7 @@ _MODULES = {
         "listing_order",
     ),
     "local_embedder": ("LocalEmbedder",),
+    "message_index": ("ConversationHit",),
     "openai_embedder": ("OpenAIEmbedder",),
     "ranking": ("SearchConfig",),
     "semantic": ("MAX_TEXT_CHARS", "EmbeddingStatus", "SemanticMemory"),

@@ -1,0 +1,237 @@
+"""A conversation file: one JSON Lines file of records (a header, messages, metadata updates),
+and the `Conversation` read from it.
+
+Records carry a `version` and a `type`: "meta" (the header: title, created_at, temporary,
+do_not_remember), "message", or "update" (a new title, summary or chosen branch). A torn or
+malformed record is skipped with a warning; a file without its header is recovered with a
+placeholder title; records of a newer version make the file unreadable (it is left as it is).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from assistant.fileio import fsync_dir, refuse_newer
+from assistant.memory import jsonl
+from assistant.memory.messages import (
+    MESSAGE_OVERHEAD_TOKENS,
+    Message,
+    estimate_tokens,
+    optional_str,
+    required_str,
+)
+from assistant.timestamps import stamp
+
+log = logging.getLogger(__name__)
+
+RECORD_VERSION = 1
+RECOVERED_TITLE = "Recovered conversation"
+
+# Ids name files, so they are restricted to characters that are safe in a file name.
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+
+
+def is_valid_id(conversation_id: str) -> bool:
+    """Whether `conversation_id` can name a conversation file (letters, digits, '-', '_')."""
+    return _ID.fullmatch(conversation_id) is not None
+
+
+@dataclass(frozen=True)
+class PromptWindow:
+    """What of a conversation goes into a prompt, and what fell out unsummarized."""
+
+    summary: str
+    messages: list[Message]
+    overflow: list[Message]
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A conversation as loaded from its file."""
+
+    id: str
+    title: str
+    created_at: str
+    updated_at: str
+    temporary: bool
+    summary: str
+    summary_upto: str | None
+    messages: list[Message]  # every message of every branch, in the order they were written
+    leaf_id: str | None  # the end of the branch shown and continued (None: before the first)
+
+    def branch(self) -> list[Message]:
+        """The messages of the chosen branch, oldest first: the leaf and its ancestors."""
+        leaf = self.leaf_id
+        by_id = {m.id: m for m in self.messages}
+        path: list[Message] = []
+        while leaf is not None and leaf in by_id:
+            path.append(by_id[leaf])
+            leaf = by_id[leaf].parent_id
+        path.reverse()
+        return path
+
+    def versions(self) -> dict[str, list[Message]]:
+        """For each message but tool results: it and its siblings, oldest first (one pass)."""
+        children: dict[str | None, list[Message]] = {}
+        for message in self.messages:
+            if message.role != "tool":
+                children.setdefault(message.parent_id, []).append(message)
+        return {m.id: group for group in children.values() for m in group}
+
+    def newest_leaf_under(self, message_id: str) -> str:
+        """The newest message on a branch through `message_id` (it, if nothing follows it)."""
+        below = {message_id}
+        leaf = message_id
+        for message in self.messages:
+            if message.parent_id in below:
+                below.add(message.id)
+                leaf = message.id
+        return leaf
+
+    do_not_remember: bool = False  # imported so: the curator never learns from it
+
+    def prompt_messages(self, budget_tokens: int) -> PromptWindow:
+        """The summary and the newest messages after `summary_upto` that fit the budget.
+
+        Tool exchanges (an assistant message with tool calls and its tool results) are kept or
+        dropped whole, and the newest exchange is always kept. Older unsummarized messages that
+        do not fit are returned as `overflow`, to be folded into the summary.
+        """
+        start = 0
+        branch = self.branch()
+        if self.summary_upto is not None:
+            ids = [m.id for m in branch]
+            if self.summary_upto in ids:
+                start = ids.index(self.summary_upto) + 1
+        pending = branch[start:]
+        groups: list[list[Message]] = []
+        for message in pending:
+            if message.role == "tool" and groups:
+                groups[-1].append(message)
+            else:
+                groups.append([message])
+        used = estimate_tokens(self.summary) + MESSAGE_OVERHEAD_TOKENS if self.summary else 0
+        kept: list[Message] = []
+        for group in reversed(groups):
+            cost = sum(m.estimated_tokens() for m in group)
+            # Tool results whose call was summarized away cannot open a window.
+            if group[0].role == "tool" or (kept and used + cost > budget_tokens):
+                break
+            kept[:0] = group
+            used += cost
+        return PromptWindow(self.summary, kept, pending[: len(pending) - len(kept)], used)
+
+
+def read_conversation(path: Path) -> tuple[Conversation, list[str]]:
+    """Parse a conversation file (repairing it as `jsonl.read` does) and say what was wrong.
+
+    A file with records of a newer version is a StorageError (and is left as it is).
+    """
+    loaded = jsonl.read(path)
+    for record in loaded.records:
+        refuse_newer(path, record, RECORD_VERSION)
+    problems: list[str] = []
+    meta: dict[str, Any] | None = None
+    title: str | None = None
+    summary = ""
+    summary_upto: str | None = None
+    messages: list[Message] = []
+    leaf: str | None = None
+    bad = 0
+    for record in loaded.records:
+        kind = record.get("type")
+        try:
+            if kind == "message":
+                messages.append(Message.from_json(record))
+                leaf = messages[-1].id
+            elif kind == "meta" and meta is None:
+                required_str(record, "title")
+                required_str(record, "created_at")
+                for flag in ("temporary", "do_not_remember"):
+                    if not isinstance(record.get(flag, False), bool):
+                        raise ValueError(f"{flag!r} must be true or false")
+                meta = record
+            elif kind == "update":
+                if "title" in record:
+                    title = required_str(record, "title")
+                if "summary" in record:
+                    summary = required_str(record, "summary")
+                    summary_upto = optional_str(record, "summary_upto")
+                if "leaf" in record:
+                    leaf = optional_str(record, "leaf")
+        except ValueError:
+            bad += 1
+    if bad:
+        problems.append(f"{path.name}: skipped {bad} malformed record(s).")
+    if meta is None:
+        problems.append(
+            f"{path.name}: its header record is missing; titled it {RECOVERED_TITLE!r}."
+        )
+        created_at = (
+            messages[0].created_at
+            if messages
+            else stamp(datetime.fromtimestamp(path.stat().st_mtime, UTC))
+        )
+        meta = {"title": RECOVERED_TITLE, "created_at": created_at}
+    for msg in problems:
+        log.warning(msg)
+    if leaf is not None and all(m.id != leaf for m in messages):  # a leaf that was not written
+        leaf = messages[-1].id if messages else None
+    conversation = Conversation(
+        id=path.stem,
+        title=title or meta["title"],
+        created_at=meta["created_at"],
+        updated_at=messages[-1].created_at if messages else meta["created_at"],
+        temporary=meta.get("temporary", False),
+        summary=summary,
+        summary_upto=summary_upto,
+        messages=messages,
+        do_not_remember=meta.get("do_not_remember", False),
+        leaf_id=leaf,
+    )
+    return conversation, loaded.warnings + problems
+
+
+def create_file(path: Path, data: bytes) -> None:
+    """Atomically create `path` holding `data`; FileExistsError if it exists (never replaced)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, path)  # unlike os.replace, fails if another writer created `path`
+        except FileExistsError:
+            raise
+        except OSError:  # a file system without hard links: check, then rename
+            if path.exists():
+                raise FileExistsError(path) from None
+            os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    fsync_dir(path.parent)
+
+
+def file_record(kind: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    """A file record: version, type, then the body's fields."""
+    return {"version": RECORD_VERSION, "type": kind, **body}
+
+
+def clean_title(title: str) -> str:
+    """The title on one line; ValueError if it is empty."""
+    cleaned = " ".join(title.split())
+    if not cleaned:
+        raise ValueError("a conversation title must not be empty")
+    return cleaned

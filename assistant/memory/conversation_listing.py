@@ -1,0 +1,172 @@
+"""The conversation listing: a cached summary of each conversation file, kept in `index.json`.
+
+An entry (title, times, counts, the end of the chosen branch) is valid while its file's size
+and mtime are unchanged, so listing the conversations reads only the files that changed. The
+cache is derived: a missing, stale or unreadable `index.json` is rebuilt from the files.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from assistant.errors import StorageError
+from assistant.fileio import atomic_write_json
+from assistant.memory.conversation_file import Conversation, is_valid_id
+
+log = logging.getLogger(__name__)
+
+INDEX_VERSION = 2  # 2: entries say do_not_remember
+INDEX_NAME = "index.json"
+
+
+@dataclass(frozen=True)
+class ConversationInfo:
+    """What the conversation list shows."""
+
+    id: str
+    title: str
+    created_at: str
+    updated_at: str
+    message_count: int
+    temporary: bool
+    do_not_remember: bool = False
+
+
+@dataclass(frozen=True)
+class ListingEntry:
+    """A cached summary of one conversation file, valid while its size and mtime are unchanged."""
+
+    size: int
+    mtime_ns: int
+    title: str
+    created_at: str
+    updated_at: str
+    message_count: int
+    temporary: bool
+    last_message_id: str | None
+    do_not_remember: bool = False
+
+    def info(self, conversation_id: str) -> ConversationInfo:
+        """The listing entry."""
+        return ConversationInfo(
+            conversation_id,
+            self.title,
+            self.created_at,
+            self.updated_at,
+            self.message_count,
+            self.temporary,
+            self.do_not_remember,
+        )
+
+    def matches(self, st: os.stat_result) -> bool:
+        """Whether the file is unchanged since this entry was made."""
+        return (self.size, self.mtime_ns) == (st.st_size, st.st_mtime_ns)
+
+    @classmethod
+    def of(cls, conversation: Conversation, st: os.stat_result) -> ListingEntry:
+        """The entry of a conversation just read from a file with this stat."""
+        messages = conversation.messages
+        return cls(
+            st.st_size,
+            st.st_mtime_ns,
+            conversation.title,
+            conversation.created_at,
+            conversation.updated_at,
+            len(messages),
+            conversation.temporary,
+            branch[-1].id if (branch := conversation.branch()) else None,
+            conversation.do_not_remember,
+        )
+
+    @classmethod
+    def from_json(cls, raw: object) -> ListingEntry:
+        """Parse a cached entry, raising ValueError if it is not exactly one."""
+        if not isinstance(raw, dict) or set(raw) != {f.name for f in fields(cls)}:
+            raise ValueError("an index entry has the wrong fields")
+        entry = cls(**raw)
+        for name, kind in _ENTRY_TYPES.items():
+            if not isinstance(getattr(entry, name), kind):
+                raise ValueError(f"an index entry has a bad {name!r}")
+        return entry
+
+
+_ENTRY_TYPES: dict[str, type | tuple[type, ...]] = {
+    "size": int,
+    "mtime_ns": int,
+    "title": str,
+    "created_at": str,
+    "updated_at": str,
+    "message_count": int,
+    "temporary": bool,
+    "last_message_id": (str, type(None)),
+    "do_not_remember": bool,
+}
+
+
+class Listing:
+    """The entries of the conversations in a directory, by id; not thread-safe (the store
+    holds its lock). Changes are saved by `save`, only if there are any."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / INDEX_NAME
+        self._dirty = False
+        self.entries: dict[str, ListingEntry] = self._load()
+
+    def set(self, conversation_id: str, entry: ListingEntry) -> None:
+        """Record a conversation's entry."""
+        if self.entries.get(conversation_id) != entry:
+            self.entries[conversation_id] = entry
+            self._dirty = True
+
+    def forget(self, conversation_id: str) -> None:
+        """Drop a conversation's entry (its file is gone)."""
+        if self.entries.pop(conversation_id, None) is not None:
+            self._dirty = True
+
+    def infos(self) -> list[ConversationInfo]:
+        """Every conversation, most recently active first."""
+        ordered = sorted(
+            self.entries.items(),
+            key=lambda item: (item[1].updated_at, item[1].created_at, item[0]),
+            reverse=True,
+        )
+        return [entry.info(cid) for cid, entry in ordered]
+
+    def _load(self) -> dict[str, ListingEntry]:
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+            if not isinstance(raw, dict) or raw.get("version") != INDEX_VERSION:
+                raise ValueError(f"not a version {INDEX_VERSION} index")
+            entries = raw.get("conversations")
+            if not isinstance(entries, dict):
+                raise ValueError("no 'conversations' object")
+            return {
+                cid: ListingEntry.from_json(entry)
+                for cid, entry in entries.items()
+                if is_valid_id(cid)
+            }
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            log.info("rebuilding the conversation index: %s", exc)
+            self._dirty = True
+            return {}
+
+    def save(self) -> None:
+        """Write the cache if it changed; a failure is logged (the next run rebuilds it)."""
+        if not self._dirty:
+            return
+        doc = {
+            "version": INDEX_VERSION,
+            "conversations": {cid: asdict(entry) for cid, entry in self.entries.items()},
+        }
+        try:
+            atomic_write_json(self.path, doc)
+        except (OSError, StorageError) as exc:  # only a cache: the next run rebuilds it
+            log.warning("could not save the conversation index: %s", exc)
+            return
+        self._dirty = False
