@@ -19,8 +19,10 @@ from pytestqt.qtbot import QtBot
 from assistant.memory.items import MemoryItem, MemoryKind, SearchHit, Source
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.memory_dialogs import MemoryDialog, MemoryValues
+from assistant.ui.memory_html import EMPTY_WORKING
+from assistant.ui.memory_list import EMPTY_MEMORIES
 from assistant.ui.memory_model import HitRole, ItemRole, MemoryListModel, caption
-from assistant.ui.memory_sidebar import EMPTY_MEMORIES, EMPTY_WORKING, MemorySidebar
+from assistant.ui.memory_sidebar import MemorySidebar
 from assistant.ui.times import relative_time
 from assistant.workspace import Workspace
 from tests.embedders import HashEmbedder, hashed_vector

@@ -2,525 +2,44 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
-from PySide6.QtCore import (
-    QEvent,
-    QModelIndex,
-    QObject,
-    QPersistentModelIndex,
-    QPoint,
-    QPointF,
-    QRect,
-    QRectF,
-    QSize,
-    Qt,
-    QTimer,
-    Signal,
-)
-from PySide6.QtGui import (
-    QAction,
-    QColor,
-    QCursor,
-    QFont,
-    QFontMetrics,
-    QHelpEvent,
-    QIcon,
-    QKeyEvent,
-    QKeySequence,
-    QMouseEvent,
-    QPainter,
-    QPainterPath,
-    QPalette,
-    QPen,
-    QPixmap,
-    QResizeEvent,
-    QTextLayout,
-    QTextOption,
-)
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, Signal
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
     QFrame,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
-    QListView,
     QMenu,
-    QPushButton,
-    QStackedWidget,
-    QStyle,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
     QTabWidget,
     QTextBrowser,
     QToolButton,
-    QToolTip,
     QVBoxLayout,
     QWidget,
 )
 
 from assistant.errors import AssistantError
-from assistant.memory import (
-    KINDS,
-    Conversation,
-    EmbeddingStatus,
-    MemoryChange,
-    MemoryItem,
-    MemoryKind,
-    MemoryState,
-    Topic,
-    WorkingMemory,
-)
+from assistant.memory import Conversation, MemoryChange, MemoryItem, WorkingMemory
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.jobs import Progress, run_job
+from assistant.ui.memory_delegate import MemoryDelegate
 from assistant.ui.memory_dialogs import MemoryDialog, MemoryValues
-from assistant.ui.memory_model import ItemRole, MemoryListModel, caption
-from assistant.ui.wording import count, number
+from assistant.ui.memory_filters import MemoryFilterBar
+from assistant.ui.memory_html import conversation_html, working_memory_html
+from assistant.ui.memory_list import MemoryListFrame, empty_text
+from assistant.ui.memory_look import draw_plus, drawn_icon, set_muted
+from assistant.ui.memory_model import MemoryListModel
+from assistant.ui.notice_bar import NoticeBar
+from assistant.ui.wording import count
 from assistant.workspace import Workspace
 
-SEARCH_DELAY_MS = 200
 SEARCH_RESULTS = 50
-NOTICE_MS = 12_000
 MAX_TOPICS = 30
 
-EMPTY_MEMORIES = (
-    "No memories yet. Assistant remembers what matters from your conversations "
-    "— or add one yourself."
-)
-EMPTY_WORKING = "No task in progress."
-EMPTY_SUMMARY = "No summary yet — it appears when a conversation grows long."
-
-KIND_PLURALS: dict[str, str] = {
-    "fact": "Facts",
-    "preference": "Preferences",
-    "plan": "Plans",
-    "decision": "Decisions",
-    "task": "Tasks",
-    "event": "Events",
-    "insight": "Insights",
-}
-KIND_COLORS: dict[str, str] = {
-    "fact": "#3b82f6",
-    "preference": "#a855f7",
-    "plan": "#14b8a6",
-    "decision": "#f97316",
-    "task": "#22c55e",
-    "event": "#ec4899",
-    "insight": "#eab308",
-}
 TAB_LABELS = ("Memories", "Working memory", "Conversation")
 TAB_SHORT_LABELS = ("Memories", "Working", "Conversation")
-STATE_LABELS: dict[str, str] = {
-    "active": "Active",
-    "archived": "Archived",
-    "forgotten": "Forgotten",
-}
-
-
-def _mix(a: QColor, b: QColor, amount: float) -> QColor:
-    """`a` moved `amount` (0..1) of the way towards `b`."""
-    return QColor.fromRgbF(
-        a.redF() + (b.redF() - a.redF()) * amount,
-        a.greenF() + (b.greenF() - a.greenF()) * amount,
-        a.blueF() + (b.blueF() - a.blueF()) * amount,
-    )
-
-
-def _muted(palette: QPalette) -> QColor:
-    """The secondary text colour: between the text and the background."""
-    return _mix(
-        palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base), 0.45
-    )
-
-
-def _set_muted(widget: QWidget) -> None:
-    palette = widget.palette()
-    palette.setColor(QPalette.ColorRole.WindowText, _muted(palette))
-    widget.setPalette(palette)
-
-
-def _pin_path() -> QPainterPath:
-    """A push pin drawn in a 24 by 24 box."""
-    path = QPainterPath()
-    path.moveTo(16, 9)
-    path.lineTo(16, 4)
-    path.lineTo(17, 4)
-    path.quadTo(18, 4, 18, 3)
-    path.quadTo(18, 2, 17, 2)
-    path.lineTo(7, 2)
-    path.quadTo(6, 2, 6, 3)
-    path.quadTo(6, 4, 7, 4)
-    path.lineTo(8, 4)
-    path.lineTo(8, 9)
-    path.cubicTo(8, 10.66, 6.66, 12, 5, 12)
-    path.lineTo(5, 14)
-    path.lineTo(11, 14)
-    path.lineTo(11, 21)
-    path.lineTo(12, 22)
-    path.lineTo(13, 21)
-    path.lineTo(13, 14)
-    path.lineTo(19, 14)
-    path.lineTo(19, 12)
-    path.cubicTo(17.34, 12, 16, 10.66, 16, 9)
-    path.closeSubpath()
-    return path
-
-
-_PIN = _pin_path()
-
-
-def _icon(theme: str, draw: Callable[[QPainter], None], color: QColor) -> QIcon:
-    """The theme's icon `theme` if there is one, else `draw` on a 16 by 16 canvas in `color`."""
-    if QIcon.hasThemeIcon(theme):
-        return QIcon.fromTheme(theme)
-    pixmap = QPixmap(32, 32)
-    pixmap.setDevicePixelRatio(2.0)
-    pixmap.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(pixmap)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    pen = QPen(color, 1.6)
-    pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-    painter.setPen(pen)
-    draw(painter)
-    painter.end()
-    return QIcon(pixmap)
-
-
-def _draw_search(painter: QPainter) -> None:
-    painter.drawEllipse(QRectF(2.5, 2.5, 8, 8))
-    painter.drawLine(QPointF(9.8, 9.8), QPointF(13.5, 13.5))
-
-
-def _draw_plus(painter: QPainter) -> None:
-    painter.drawLine(QPointF(8, 3), QPointF(8, 13))
-    painter.drawLine(QPointF(3, 8), QPointF(13, 8))
-
-
-_WIDE_CAPTION = "preference · importance 0.7 · used 3 days ago"
-_LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
-_MOUSE_CLICKS = (
-    QEvent.Type.MouseButtonPress,
-    QEvent.Type.MouseButtonRelease,
-    QEvent.Type.MouseButtonDblClick,
-)
-
-
-class MemoryDelegate(QStyledItemDelegate):
-    """Draws a memory as up to three lines of text, a grey caption and a clickable pin."""
-
-    pin_clicked = Signal(str)  # memory id
-
-    MAX_LINES = 3
-    H_MARGIN = 12
-    V_MARGIN = 9
-    PIN_SIZE = 16
-    PIN_AREA = 30  # room on the right for the pin
-    GAP = 3  # between the text and the caption
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._lines: dict[tuple[str, int, str], list[str]] = {}
-
-    # -- geometry -----------------------------------------------------------------------------
-
-    @staticmethod
-    def caption_font(font: QFont) -> QFont:
-        """The smaller font of the caption line."""
-        small = QFont(font)
-        small.setPointSizeF(max(7.0, font.pointSizeF() * 0.85))
-        return small
-
-    def _text_width(self, option: QStyleOptionViewItem) -> int:
-        width = option.rect.width()
-        widget = option.widget
-        if width <= 0 and isinstance(widget, QAbstractItemView):
-            width = widget.viewport().width()
-        return max(40, width - 2 * self.H_MARGIN - self.PIN_AREA)
-
-    def _wrap(self, text: str, font: QFont, width: int) -> list[str]:
-        """`text` on at most MAX_LINES lines of `width` pixels, the last one elided."""
-        key = (text, width, font.key())
-        cached = self._lines.get(key)
-        if cached is not None:
-            return cached
-        flat = " ".join(text.split())
-        layout = QTextLayout(flat, font)
-        option = QTextOption()
-        option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-        layout.setTextOption(option)
-        spans: list[tuple[int, int]] = []
-        layout.beginLayout()
-        while len(spans) < self.MAX_LINES:
-            line = layout.createLine()
-            if not line.isValid():
-                break
-            line.setLineWidth(width)
-            spans.append((line.textStart(), line.textLength()))
-        layout.endLayout()
-        lines = [flat[start : start + length].rstrip() for start, length in spans] or [""]
-        if spans and spans[-1][0] + spans[-1][1] < len(flat):
-            rest = flat[spans[-1][0] :]
-            lines[-1] = QFontMetrics(font).elidedText(rest, Qt.TextElideMode.ElideRight, width)
-        if len(self._lines) > 4000:
-            self._lines.clear()
-        self._lines[key] = lines
-        return lines
-
-    def sizeHint(  # noqa: N802
-        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
-    ) -> QSize:
-        """Room for the wrapped text and the caption."""
-        font = option.font
-        lines = self._wrap(str(index.data()), font, self._text_width(option))
-        height = (
-            2 * self.V_MARGIN
-            + len(lines) * QFontMetrics(font).lineSpacing()
-            + self.GAP
-            + QFontMetrics(self.caption_font(font)).lineSpacing()
-        )
-        return QSize(self._text_width(option) + 2 * self.H_MARGIN + self.PIN_AREA, height)
-
-    def pin_rect(self, rect: QRect) -> QRect:
-        """Where the pin of a row drawn in `rect` is."""
-        size = self.PIN_SIZE
-        return QRect(
-            rect.right() - self.H_MARGIN - size + 4, rect.top() + self.V_MARGIN, size, size
-        )
-
-    # -- painting -----------------------------------------------------------------------------
-
-    def paint(
-        self,
-        painter: QPainter,
-        option: QStyleOptionViewItem,
-        index: QModelIndex | QPersistentModelIndex,
-    ) -> None:
-        """Selection background, text, caption, separator and pin."""
-        item = cast(MemoryItem | None, index.data(ItemRole))
-        if item is None:
-            return
-        opt = QStyleOptionViewItem(option)
-        self.initStyleOption(opt, index)
-        opt.text = ""
-        widget = opt.widget
-        rect = opt.rect
-        palette = opt.palette
-        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
-        group = (
-            QPalette.ColorGroup.Active
-            if opt.state & QStyle.StateFlag.State_Active
-            else QPalette.ColorGroup.Inactive
-        )
-        text_color = palette.color(
-            group, QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
-        )
-        muted = QColor(text_color) if selected else _muted(palette)
-        if selected:
-            muted.setAlphaF(0.78)
-
-        painter.save()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        style = widget.style() if widget is not None else None
-        if style is not None:
-            style.drawPrimitive(QStyle.PrimitiveElement.PE_PanelItemViewItem, opt, painter, widget)
-        if not selected:
-            line = QColor(palette.color(QPalette.ColorRole.Text))
-            line.setAlphaF(0.09)
-            painter.setPen(QPen(line, 1))
-            y = rect.bottom()
-            painter.drawLine(rect.left() + self.H_MARGIN, y, rect.right() - self.H_MARGIN, y)
-        y = self._draw_text(painter, opt, item.text, text_color)
-        self._draw_caption(painter, opt, item, y, muted)
-        if item.pinned or selected or opt.state & QStyle.StateFlag.State_MouseOver:
-            pin = self.pin_rect(rect)
-            accent = text_color if selected else palette.color(group, QPalette.ColorRole.Highlight)
-            strong = item.pinned or self._under_mouse(widget, pin)
-            self._draw_pin(painter, pin, item.pinned, accent if strong else muted)
-        painter.restore()
-
-    def _draw_text(
-        self, painter: QPainter, opt: QStyleOptionViewItem, text: str, color: QColor
-    ) -> int:
-        """Draw the wrapped text; returns where the caption goes."""
-        font = opt.font
-        line_height = QFontMetrics(font).lineSpacing()
-        width = self._text_width(opt)
-        x, y = opt.rect.left() + self.H_MARGIN, opt.rect.top() + self.V_MARGIN
-        painter.setFont(font)
-        painter.setPen(color)
-        for line in self._wrap(text, font, width):
-            painter.drawText(QRect(x, y, width, line_height), _LEFT, line)
-            y += line_height
-        return y + self.GAP
-
-    def _draw_caption(
-        self, painter: QPainter, opt: QStyleOptionViewItem, item: MemoryItem, y: int, color: QColor
-    ) -> None:
-        """Draw the kind's coloured dot and the grey caption."""
-        small = self.caption_font(opt.font)
-        metrics = QFontMetrics(small)
-        x = opt.rect.left() + self.H_MARGIN
-        dot = 6
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QColor(KIND_COLORS.get(item.kind, "#888888")))
-        painter.drawEllipse(QRectF(x + 0.5, y + (metrics.lineSpacing() - dot) / 2, dot, dot))
-        width = self._text_width(opt) - dot - 6
-        painter.setFont(small)
-        painter.setPen(color)
-        compact = width < metrics.horizontalAdvance(_WIDE_CAPTION)  # the same form on every row
-        text = metrics.elidedText(
-            caption(item, compact=compact), Qt.TextElideMode.ElideRight, width
-        )
-        painter.drawText(QRect(x + dot + 6, y, width, metrics.lineSpacing()), _LEFT, text)
-
-    @staticmethod
-    def _under_mouse(widget: QWidget | None, rect: QRect) -> bool:
-        if isinstance(widget, QAbstractItemView):
-            widget = widget.viewport()
-        return widget is not None and rect.contains(widget.mapFromGlobal(QCursor.pos()))
-
-    @staticmethod
-    def _draw_pin(painter: QPainter, rect: QRect, filled: bool, color: QColor) -> None:
-        painter.save()
-        painter.translate(QPointF(rect.topLeft()))
-        painter.scale(rect.width() / 24, rect.height() / 24)
-        pen = QPen(color, 1.3)
-        pen.setCosmetic(True)
-        pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
-        painter.setPen(pen)
-        painter.setBrush(color if filled else Qt.BrushStyle.NoBrush)
-        painter.drawPath(_PIN)
-        painter.restore()
-
-    # -- interaction --------------------------------------------------------------------------
-
-    def _pin_hit(self, option: QStyleOptionViewItem, pos: QPoint) -> bool:
-        return self.pin_rect(option.rect).adjusted(-6, -6, 6, 6).contains(pos)
-
-    def editorEvent(  # noqa: N802
-        self,
-        event: QEvent,
-        model: Any,
-        option: QStyleOptionViewItem,
-        index: QModelIndex | QPersistentModelIndex,
-    ) -> bool:
-        """A click on the pin toggles it (and does not select the row)."""
-        if (
-            event.type() in _MOUSE_CLICKS
-            and isinstance(event, QMouseEvent)
-            and event.button() == Qt.MouseButton.LeftButton
-            and self._pin_hit(option, event.position().toPoint())
-        ):
-            item = cast(MemoryItem | None, index.data(ItemRole))
-            if item is not None and event.type() == QEvent.Type.MouseButtonRelease:
-                self.pin_clicked.emit(item.id)
-            return True
-        return super().editorEvent(event, model, option, index)
-
-    def helpEvent(  # noqa: N802
-        self,
-        event: QHelpEvent,
-        view: QAbstractItemView,
-        option: QStyleOptionViewItem,
-        index: QModelIndex | QPersistentModelIndex,
-    ) -> bool:
-        """Over the pin, say what a click does."""
-        item = cast(MemoryItem | None, index.data(ItemRole))
-        if item is not None and self._pin_hit(option, event.pos()):
-            tip = "Unpin" if item.pinned else "Pin: always keep this in mind"
-            QToolTip.showText(event.globalPos(), tip, view)
-            return True
-        return super().helpEvent(event, view, option, index)
-
-
-class NoticeBar(QFrame):
-    """A slim inline message with an optional action ("Memory forgotten. Undo")."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("memoryNotice")
-        self.label = QLabel(self)
-        self.label.setWordWrap(True)
-        self.label.setTextFormat(Qt.TextFormat.RichText)
-        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.action_button = QToolButton(self)
-        self.action_button.setObjectName("memoryNoticeAction")
-        self.action_button.setAccessibleDescription(
-            "Does what the notice above offers, such as undoing a forget"
-        )
-        self.action_button.setAccessibleName("Notice action")
-        self.action_button.setAutoRaise(True)
-        self.action_button.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.action_button.clicked.connect(self._on_action)
-        close = QToolButton(self)
-        close.setObjectName("memoryNoticeClose")
-        close.setAutoRaise(True)
-        close.setText("✕")
-        close.setToolTip("Dismiss")
-        close.setAccessibleName("Dismiss")
-        close.setCursor(Qt.CursorShape.PointingHandCursor)
-        close.clicked.connect(self.dismiss)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(10, 4, 4, 4)
-        layout.setSpacing(4)
-        layout.addWidget(self.label, 1)
-        layout.addWidget(self.action_button, 0, Qt.AlignmentFlag.AlignVCenter)
-        layout.addWidget(close, 0, Qt.AlignmentFlag.AlignVCenter)
-        self._callback: Callable[[], object] | None = None
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.timeout.connect(self.dismiss)
-        self._restyle()
-        self.hide()
-
-    def _restyle(self) -> None:
-        palette = self.palette()
-        accent = palette.color(QPalette.ColorRole.Highlight)
-        background = _mix(palette.color(QPalette.ColorRole.Base), accent, 0.12)
-        border = _mix(palette.color(QPalette.ColorRole.Base), accent, 0.35)
-        self.setStyleSheet(
-            f"#memoryNotice {{ background: {background.name()}; border: 1px solid "
-            f"{border.name()}; border-radius: 6px; }}"
-            f"#memoryNoticeAction {{ color: {accent.name()}; font-weight: 600; "
-            f"padding: 2px 6px; }}"
-            f"#memoryNoticeClose {{ color: {_muted(palette).name()}; padding: 2px 4px; }}"
-        )
-
-    def show_notice(
-        self,
-        text: str,
-        action: str | None = None,
-        on_action: Callable[[], object] | None = None,
-        timeout_ms: int = NOTICE_MS,
-        *,
-        title: str = "",
-    ) -> None:
-        """Show `text` under an optional bold `title`, maybe with an `action` button."""
-        body = html.escape(text)
-        self.label.setText(f"<b>{html.escape(title)}</b><br>{body}" if title else body)
-        self._callback = on_action
-        self.action_button.setText(action or "")
-        self.action_button.setVisible(bool(action))
-        self.show()
-        if timeout_ms > 0:
-            self._timer.start(timeout_ms)
-        else:
-            self._timer.stop()
-
-    def dismiss(self) -> None:
-        """Hide the bar."""
-        self._timer.stop()
-        self._callback = None
-        self.hide()
-
-    def _on_action(self) -> None:
-        callback = self._callback
-        self.dismiss()
-        if callback is not None:
-            callback()
 
 
 class MemorySidebar(QWidget):
@@ -590,144 +109,28 @@ class MemorySidebar(QWidget):
         layout = QVBoxLayout(page)
         layout.setContentsMargins(8, 8, 8, 6)
         layout.setSpacing(6)
-        self._build_search(page)
-        filters = self._build_filters(page)
-        frame = self._build_list(page)
+        self.filters = MemoryFilterBar(page)
+        self.filters.query_changed.connect(self._apply_query)
+        self.filters.filter_changed.connect(self._on_filter_changed)
+        self.search = self.filters.search
+        self.kind_filter = self.filters.kind_filter
+        self.state_filter = self.filters.state_filter
+        self.keyword_note = self.filters.keyword_note
+        self.list_frame = MemoryListFrame(self.model, self.delegate, page)
+        self.list_view = self.list_frame.list_view
+        self.list_stack = self.list_frame.list_stack
+        self.empty_label = self.list_frame.empty_label
+        self.empty_add = self.list_frame.empty_add
+        self.list_view.customContextMenuRequested.connect(self._on_context_menu)
+        self.list_view.doubleClicked.connect(self._on_double_clicked)
+        self.empty_add.clicked.connect(self.add_memory_dialog)
         self.notice = NoticeBar(page)
         bar = self._build_bar(page)
-        layout.addWidget(self.search)
-        layout.addLayout(filters)
-        layout.addWidget(self.keyword_note)
-        layout.addWidget(frame, 1)
+        layout.addWidget(self.filters)
+        layout.addWidget(self.list_frame, 1)
         layout.addWidget(self.notice)
         layout.addLayout(bar)
         return page
-
-    def _build_search(self, page: QWidget) -> None:
-        self.search = QLineEdit(page)
-        self.search.setObjectName("memorySearch")
-        self.search.setAccessibleDescription(
-            "Searches long-term memory by keyword and meaning as you type"
-        )
-        self.search.setPlaceholderText("Search memories")
-        self.search.setClearButtonEnabled(True)
-        self.search.setAccessibleName("Search memories")
-        self.search.addAction(
-            _icon("edit-find", _draw_search, _muted(self.palette())),
-            QLineEdit.ActionPosition.LeadingPosition,
-        )
-        self._search_timer = QTimer(self)
-        self._search_timer.setSingleShot(True)
-        self._search_timer.setInterval(SEARCH_DELAY_MS)
-        self._search_timer.timeout.connect(self._apply_query)
-        self.search.textChanged.connect(self._on_search_text)
-        self.search.returnPressed.connect(self._apply_query)
-
-    def _build_filters(self, page: QWidget) -> QHBoxLayout:
-        self.kind_filter = QComboBox(page)
-        self.kind_filter.setObjectName("memoryKindFilter")
-        self.kind_filter.setAccessibleDescription(
-            "Shows only memories of one kind: facts, preferences, plans and so on"
-        )
-        self.kind_filter.setAccessibleName("Kind")
-        self.kind_filter.addItem("All kinds", "")  # "", not None: kept out of QVariants
-        for kind in KINDS:
-            self.kind_filter.addItem(KIND_PLURALS.get(kind, kind.capitalize()), kind)
-        self.kind_filter.currentIndexChanged.connect(self._on_filter_changed)
-
-        self.state_filter = QComboBox(page)
-        self.state_filter.setObjectName("memoryStateFilter")
-        self.state_filter.setAccessibleDescription("Shows active, archived or forgotten memories")
-        self.state_filter.setAccessibleName("State")
-        for state, label in STATE_LABELS.items():
-            self.state_filter.addItem(label, state)
-        self.state_filter.setItemData(
-            1, "Memories left unused for a long time; never deleted", Qt.ItemDataRole.ToolTipRole
-        )
-        self.state_filter.setItemData(
-            2,
-            "Forgotten since Assistant started; erased when it quits",
-            Qt.ItemDataRole.ToolTipRole,
-        )
-        self.state_filter.currentIndexChanged.connect(self._on_filter_changed)
-        filters = QHBoxLayout()
-        filters.setSpacing(6)
-        for combo in (self.kind_filter, self.state_filter):
-            combo.setSizeAdjustPolicy(
-                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-            )
-            combo.setMinimumContentsLength(6)
-        filters.addWidget(self.kind_filter, 1)
-        filters.addWidget(self.state_filter, 1)
-        return filters
-
-    def _build_list(self, page: QWidget) -> QFrame:
-        self.keyword_note = QLabel(page)
-        self.keyword_note.setObjectName("memoryKeywordNote")
-        self.keyword_note.setWordWrap(True)
-        small = self.keyword_note.font()
-        small.setPointSizeF(small.pointSizeF() * 0.9)
-        self.keyword_note.setFont(small)
-        _set_muted(self.keyword_note)
-
-        self.list_view = QListView(page)
-        self.list_view.setObjectName("memoryList")
-        self.list_view.setAccessibleDescription(
-            "Your long-term memories, pinned first, then newest first"
-        )
-        self.list_view.setAccessibleName("Memories")
-        # Batched layout, set before the model: rows are measured a batch per event-loop
-        # pass, so a store with 10,000 memories does not delay the window.
-        self.list_view.setLayoutMode(QListView.LayoutMode.Batched)
-        self.list_view.setBatchSize(100)
-        self.list_view.setUniformItemSizes(False)
-        self.list_view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self.list_view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.list_view.setResizeMode(QListView.ResizeMode.Adjust)
-        self.list_view.setItemDelegate(self.delegate)
-        self.list_view.setModel(self.model)
-        self.list_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.list_view.setMouseTracking(True)
-        self.list_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.list_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.list_view.customContextMenuRequested.connect(self._on_context_menu)
-        self.list_view.doubleClicked.connect(self._on_double_clicked)
-
-        empty = self._build_empty(page)
-
-        self.list_stack = QStackedWidget(page)
-        self.list_stack.addWidget(self.list_view)
-        self.list_stack.addWidget(empty)
-        frame = QFrame(page)
-        frame.setObjectName("memoryListFrame")
-        frame.setFrameShape(QFrame.Shape.StyledPanel)
-        frame_layout = QVBoxLayout(frame)
-        frame_layout.setContentsMargins(1, 1, 1, 1)
-        frame_layout.addWidget(self.list_stack)
-        self.list_view.setFrameShape(QFrame.Shape.NoFrame)
-        return frame
-
-    def _build_empty(self, page: QWidget) -> QWidget:
-        self.empty_label = QLabel(page)
-        self.empty_label.setObjectName("memoryEmptyState")
-        self.empty_label.setWordWrap(True)
-        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty_label.setTextFormat(Qt.TextFormat.RichText)
-        self.empty_label.setContentsMargins(20, 0, 20, 0)
-        self.empty_add = QPushButton("Add memory…", page)
-        self.empty_add.setObjectName("memoryEmptyAdd")
-        self.empty_add.setAccessibleDescription("Adds a memory you write yourself")
-        self.empty_add.clicked.connect(self.add_memory_dialog)
-        empty = QWidget(page)
-        empty.setBackgroundRole(QPalette.ColorRole.Base)  # the list's background
-        empty.setAutoFillBackground(True)
-        empty_layout = QVBoxLayout(empty)
-        empty_layout.setSpacing(14)
-        empty_layout.addStretch(2)
-        empty_layout.addWidget(self.empty_label)
-        empty_layout.addWidget(self.empty_add, 0, Qt.AlignmentFlag.AlignHCenter)
-        empty_layout.addStretch(3)
-        return empty
 
     def _build_bar(self, page: QWidget) -> QHBoxLayout:
         self.add_button = QToolButton(page)
@@ -738,7 +141,7 @@ class MemorySidebar(QWidget):
         self.forget_button.setObjectName("memoryForgetButton")
         self.count_label = QLabel(page)
         self.count_label.setObjectName("memoryCount")
-        _set_muted(self.count_label)
+        set_muted(self.count_label)
         bar = QHBoxLayout()
         bar.setSpacing(2)
         bar.addWidget(self.add_button)
@@ -797,7 +200,7 @@ class MemorySidebar(QWidget):
         self.edit_button.setDefaultAction(self.action_edit)
         self.forget_button.setDefaultAction(self.action_forget)
         self.action_add.setIcon(
-            _icon("list-add", _draw_plus, self.palette().color(QPalette.ColorRole.ButtonText))
+            drawn_icon("list-add", draw_plus, self.palette().color(QPalette.ColorRole.ButtonText))
         )
         for button in (self.add_button, self.edit_button, self.forget_button):
             button.setAutoRaise(True)
@@ -848,11 +251,7 @@ class MemorySidebar(QWidget):
             if self.search.text():
                 self.search.clear()
                 self._apply_query()
-            kind = self.kind_filter.currentData()
-            if kind and kind != item.kind:
-                self.kind_filter.setCurrentIndex(0)
-            if self.model.state != item.state:
-                self.state_filter.setCurrentIndex(self.state_filter.findData(item.state))
+            self.filters.reveal(item.kind, item.state)
         return self._select(memory_id)
 
     def selected_item(self) -> MemoryItem | None:
@@ -1027,12 +426,9 @@ class MemorySidebar(QWidget):
             else:
                 self.explain_selected()
 
-    def _on_search_text(self, _text: str) -> None:
-        self._search_timer.start()
-
     def _on_filter_changed(self) -> None:
-        kind = cast(MemoryKind | None, self.kind_filter.currentData() or None)
-        state = cast(MemoryState, self.state_filter.currentData())
+        kind = self.filters.kind()
+        state = self.filters.state()
         previous = self.model.state
         self.model.set_filter(state, kind)
         if state != previous:
@@ -1041,9 +437,9 @@ class MemorySidebar(QWidget):
 
     def _apply_query(self) -> None:
         """Search now: semantic search for active memories, a word filter for the others."""
-        self._search_timer.stop()
+        self.filters.cancel_typing()
         self._stop_explaining()
-        text = self.search.text().strip()
+        text = self.filters.query()
         self._search_generation += 1
         generation = self._search_generation
         if self.model.state != "active":
@@ -1183,41 +579,12 @@ class MemorySidebar(QWidget):
 
     def _update_empty_state(self) -> None:
         if self.model.rowCount():
-            self.list_stack.setCurrentIndex(0)
-            return
-        if self._search_pending:
-            return  # keep what is shown until the results arrive
-        state, kind = self.model.state, self.model.kind
-        show_add = False
-        if self._query:
-            title, body = "No matches", f"Nothing in memory matches “{self._query}”."
-        elif state == "forgotten":
-            title = "Nothing forgotten"
-            body = "Memories you forget stay here until Assistant quits, so you can restore them."
-        elif state == "archived":
-            title = "Nothing archived"
-            body = "Memories left unused for a long time are archived here. They are never deleted."
-        elif kind is not None:
-            title = f"No {KIND_PLURALS.get(kind, kind).lower()}"
-            body = "Try another kind, or add one yourself."
-            show_add = True
-        else:
-            title, body = EMPTY_MEMORIES.split(". ", 1)
-            title += "."
-            show_add = True
-        muted = _muted(self.palette()).name()
-        self.empty_label.setText(
-            f"<p style='font-size:large; font-weight:600'>{html.escape(title)}</p>"
-            f"<p style='color:{muted}'>{html.escape(body)}</p>"
-        )
-        self.empty_add.setVisible(show_add)
-        self.list_stack.setCurrentIndex(1)
+            self.list_frame.show_list()
+        elif not self._search_pending:  # else keep what is shown until the results arrive
+            self.list_frame.show_empty(*empty_text(self._query, self.model.state, self.model.kind))
 
     def _refresh_keyword_note(self) -> None:
-        note, detail = _keyword_note(self._memory.embedding_status())
-        self.keyword_note.setText(note)
-        self.keyword_note.setToolTip(detail)
-        self.keyword_note.setVisible(bool(note))
+        self.filters.show_embedding_status(self._memory.embedding_status())
 
     def _refresh_working(self) -> None:
         cid = self._conversation_id
@@ -1235,141 +602,3 @@ class MemorySidebar(QWidget):
         self.conversation_view.setHtml(
             conversation_html(conversation.summary if conversation else "", topics, self.palette())
         )
-
-
-def _keyword_note(status: EmbeddingStatus) -> tuple[str, str]:
-    """The note under the search field when search cannot use meaning, and its tooltip."""
-    if not status.keyword_only:
-        return "", ""
-    if status.model is None:
-        return (
-            "Keyword search only: no embedding model is set up.",
-            "Set an embedding model in Settings to also find memories by meaning.",
-        )
-    if status.error is not None:
-        # Say what is wrong (unreachable, unusable vectors, ...): the message is the provider's.
-        reason = status.error if len(status.error) <= 160 else status.error[:159] + "…"
-        return f"Keyword search only. {reason}", status.error
-    if status.total == 0:
-        return "", ""
-    return (
-        "Keyword search only until memories are indexed.",
-        f"{number(status.embedded)} of {count(status.total, 'memory', 'memories')} have "
-        f"embeddings from {status.model}.",
-    )
-
-
-def _css(palette: QPalette) -> dict[str, str]:
-    accent = palette.color(QPalette.ColorRole.Highlight)
-    base = palette.color(QPalette.ColorRole.Base)
-    return {
-        "muted": _muted(palette).name(),
-        "accent": _mix(accent, palette.color(QPalette.ColorRole.Text), 0.2).name(),
-        "tint": _mix(base, accent, 0.13).name(),
-        "rule": _mix(base, palette.color(QPalette.ColorRole.Text), 0.12).name(),
-    }
-
-
-def _section(title: str, color: str) -> str:
-    return (
-        f"<p style='margin-top:14px; margin-bottom:4px; color:{color}; font-size:small; "
-        f"font-weight:600'>{html.escape(title.upper())}</p>"
-    )
-
-
-def _paragraphs(text: str) -> str:
-    return "<br>".join(html.escape(line) for line in text.strip().splitlines())
-
-
-def _empty(title: str, body: str, muted: str) -> str:
-    # A blank first paragraph: QTextDocument ignores the top margin of the first block.
-    return (
-        "<p style='margin:0'>&nbsp;</p>"
-        f"<p align='center' style='margin-top:48px; font-size:large; font-weight:600'>"
-        f"{html.escape(title)}</p>"
-        f"<p align='center' style='color:{muted}'>{html.escape(body)}</p>"
-    )
-
-
-def working_memory_html(working: WorkingMemory, palette: QPalette) -> str:
-    """The working memory as HTML: task, subgoals (current highlighted), notes and results."""
-    c = _css(palette)
-    if working.is_empty():
-        return _empty(
-            EMPTY_WORKING,
-            "When Assistant works through a multi-step task, its plan and notes show up here.",
-            c["muted"],
-        )
-    parts: list[str] = []
-    if working.task:
-        parts.append(_section("Task", c["muted"]))
-        parts.append(
-            f"<p style='font-size:medium; font-weight:600'>{_paragraphs(working.task)}</p>"
-        )
-    if working.subgoals:
-        parts.append(_section("Subgoals", c["muted"]))
-        rows = []
-        last = len(working.subgoals) - 1
-        for n, goal in enumerate(working.subgoals):
-            if n == last:
-                rows.append(
-                    f"<tr><td width='16' bgcolor='{c['tint']}' style='color:{c['accent']}'>●</td>"
-                    f"<td bgcolor='{c['tint']}'><b>{_paragraphs(goal)}</b><br>"
-                    f"<span style='color:{c['accent']}; font-size:small'>Current step</span>"
-                    "</td></tr>"
-                )
-            else:
-                rows.append(
-                    f"<tr><td width='16' style='color:{c['muted']}'>○</td>"
-                    f"<td style='color:{c['muted']}'>{_paragraphs(goal)}</td></tr>"
-                )
-        parts.append(
-            "<table width='100%' cellspacing='0' cellpadding='4'>" + "".join(rows) + "</table>"
-        )
-    if working.scratchpad:
-        parts.append(_section("Scratchpad", c["muted"]))
-        rows = [
-            f"<tr><td width='16' style='color:{c['muted']}'>•</td><td>{_paragraphs(note)}</td></tr>"
-            for note in working.scratchpad
-        ]
-        parts.append(
-            "<table width='100%' cellspacing='0' cellpadding='4'>" + "".join(rows) + "</table>"
-        )
-    if working.results:
-        parts.append(_section("Results", c["muted"]))
-        rows = [
-            f"<tr><td style='color:{c['muted']}' width='35%'>{html.escape(name)}</td>"
-            f"<td>{_paragraphs(value)}</td></tr>"
-            for name, value in working.results.items()
-        ]
-        parts.append(
-            "<table width='100%' cellspacing='0' cellpadding='4'>" + "".join(rows) + "</table>"
-        )
-    return "".join(parts)
-
-
-def conversation_html(summary: str, topics: list[Topic], palette: QPalette) -> str:
-    """The conversation's rolling summary and the topics, as HTML."""
-    c = _css(palette)
-    parts = [_section("Summary", c["muted"])]
-    if summary.strip():
-        parts.append(f"<p>{_paragraphs(summary)}</p>")
-    else:
-        parts.append(f"<p style='color:{c['muted']}'>{html.escape(EMPTY_SUMMARY)}</p>")
-    parts.append(_section("Topics", c["muted"]))
-    if not topics:
-        parts.append(
-            f"<p style='color:{c['muted']}'>No topics yet. Assistant groups related memories "
-            "into topics as you talk.</p>"
-        )
-    for topic in topics:
-        parts.append(
-            f"<p style='margin-top:8px; margin-bottom:2px; font-weight:600'>"
-            f"{html.escape(topic.name.capitalize())}"
-            f" <span style='color:{c['muted']}; font-weight:normal; font-size:small'>· "
-            f"{count(len(topic.memory_ids), 'memory', 'memories')}"
-            f"</span></p>"
-        )
-        if topic.summary:
-            parts.append(f"<p style='margin-top:0'>{_paragraphs(topic.summary)}</p>")
-    return "".join(parts)

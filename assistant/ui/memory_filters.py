@@ -1,0 +1,161 @@
+"""Above the memory list: the search field, the kind and state filters, the keyword-only note."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
+
+from assistant.memory import KINDS, EmbeddingStatus, MemoryKind, MemoryState
+from assistant.ui.debounce import Debounced
+from assistant.ui.memory_look import draw_search, drawn_icon, muted, set_muted
+from assistant.ui.wording import count, number
+
+SEARCH_DELAY_MS = 200
+
+KIND_PLURALS: dict[str, str] = {
+    "fact": "Facts",
+    "preference": "Preferences",
+    "plan": "Plans",
+    "decision": "Decisions",
+    "task": "Tasks",
+    "event": "Events",
+    "insight": "Insights",
+}
+STATE_LABELS: dict[str, str] = {
+    "active": "Active",
+    "archived": "Archived",
+    "forgotten": "Forgotten",
+}
+
+
+class MemoryFilterBar(QWidget):
+    """The search field (debounced as you type), the kind and state filters and a note."""
+
+    query_changed = Signal()  # typing settled, or Enter
+    filter_changed = Signal()  # the kind or the state
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.search = QLineEdit(self)
+        self.search.setObjectName("memorySearch")
+        self.search.setAccessibleDescription(
+            "Searches long-term memory by keyword and meaning as you type"
+        )
+        self.search.setPlaceholderText("Search memories")
+        self.search.setClearButtonEnabled(True)
+        self.search.setAccessibleName("Search memories")
+        self.search.addAction(
+            drawn_icon("edit-find", draw_search, muted(self.palette())),
+            QLineEdit.ActionPosition.LeadingPosition,
+        )
+        self._typing = Debounced(SEARCH_DELAY_MS, self.query_changed.emit, self)
+        self.search.textChanged.connect(self._typing.trigger)
+        self.search.returnPressed.connect(self.query_changed.emit)
+
+        self.kind_filter = QComboBox(self)
+        self.kind_filter.setObjectName("memoryKindFilter")
+        self.kind_filter.setAccessibleDescription(
+            "Shows only memories of one kind: facts, preferences, plans and so on"
+        )
+        self.kind_filter.setAccessibleName("Kind")
+        self.kind_filter.addItem("All kinds", "")  # "", not None: kept out of QVariants
+        for kind in KINDS:
+            self.kind_filter.addItem(KIND_PLURALS.get(kind, kind.capitalize()), kind)
+        self.kind_filter.currentIndexChanged.connect(self._on_combo_changed)
+
+        self.state_filter = QComboBox(self)
+        self.state_filter.setObjectName("memoryStateFilter")
+        self.state_filter.setAccessibleDescription("Shows active, archived or forgotten memories")
+        self.state_filter.setAccessibleName("State")
+        for state, label in STATE_LABELS.items():
+            self.state_filter.addItem(label, state)
+        self.state_filter.setItemData(
+            1, "Memories left unused for a long time; never deleted", Qt.ItemDataRole.ToolTipRole
+        )
+        self.state_filter.setItemData(
+            2,
+            "Forgotten since Assistant started; erased when it quits",
+            Qt.ItemDataRole.ToolTipRole,
+        )
+        self.state_filter.currentIndexChanged.connect(self._on_combo_changed)
+        filters = QHBoxLayout()
+        filters.setSpacing(6)
+        for combo in (self.kind_filter, self.state_filter):
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
+            combo.setMinimumContentsLength(6)
+        filters.addWidget(self.kind_filter, 1)
+        filters.addWidget(self.state_filter, 1)
+
+        self.keyword_note = QLabel(self)
+        self.keyword_note.setObjectName("memoryKeywordNote")
+        self.keyword_note.setWordWrap(True)
+        small = self.keyword_note.font()
+        small.setPointSizeF(small.pointSizeF() * 0.9)
+        self.keyword_note.setFont(small)
+        set_muted(self.keyword_note)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
+        layout.addWidget(self.search)
+        layout.addLayout(filters)
+        layout.addWidget(self.keyword_note)
+
+    def _on_combo_changed(self, _index: int) -> None:
+        self.filter_changed.emit()
+
+    def query(self) -> str:
+        """The search text, stripped."""
+        return self.search.text().strip()
+
+    def kind(self) -> MemoryKind | None:
+        """The kind chosen, or None for all kinds."""
+        return cast(MemoryKind | None, self.kind_filter.currentData() or None)
+
+    def state(self) -> MemoryState:
+        """The state chosen."""
+        return cast(MemoryState, self.state_filter.currentData())
+
+    def cancel_typing(self) -> None:
+        """Drop a search still waiting for the typing to settle."""
+        self._typing.cancel()
+
+    def reveal(self, kind: MemoryKind, state: MemoryState) -> None:
+        """Choose all kinds if the kind filter hides `kind`, and the state `state`."""
+        if self.kind() not in (None, kind):
+            self.kind_filter.setCurrentIndex(0)
+        if self.state() != state:
+            self.state_filter.setCurrentIndex(self.state_filter.findData(state))
+
+    def show_embedding_status(self, status: EmbeddingStatus) -> None:
+        """Show the note that search cannot use meaning, if it cannot."""
+        note, detail = keyword_note(status)
+        self.keyword_note.setText(note)
+        self.keyword_note.setToolTip(detail)
+        self.keyword_note.setVisible(bool(note))
+
+
+def keyword_note(status: EmbeddingStatus) -> tuple[str, str]:
+    """The note under the search field when search cannot use meaning, and its tooltip."""
+    if not status.keyword_only:
+        return "", ""
+    if status.model is None:
+        return (
+            "Keyword search only: no embedding model is set up.",
+            "Set an embedding model in Settings to also find memories by meaning.",
+        )
+    if status.error is not None:
+        # Say what is wrong (unreachable, unusable vectors, ...): the message is the provider's.
+        reason = status.error if len(status.error) <= 160 else status.error[:159] + "…"
+        return f"Keyword search only. {reason}", status.error
+    if status.total == 0:
+        return "", ""
+    return (
+        "Keyword search only until memories are indexed.",
+        f"{number(status.embedded)} of {count(status.total, 'memory', 'memories')} have "
+        f"embeddings from {status.model}.",
+    )
