@@ -180,12 +180,17 @@ class BM25Index:
         sizes = starts[live + 1] - starts[live]
         offsets = np.concatenate(([0], np.cumsum(sizes)))
         entries = np.repeat(starts[live] - offsets[:-1], sizes) + np.arange(offsets[-1])
+        # Only the terms live documents use: the words of a removed (forgotten) text go too.
+        used, doc_terms = np.unique(
+            np.frombuffer(self._doc_terms, dtype=np.int64)[entries], return_inverse=True
+        )
+        all_terms = list(self._term_ids)
         return _snapshot(
-            terms=list(self._term_ids),
+            terms=[all_terms[t] for t in used.tolist()],
             keys=np.frombuffer(self._doc_key, dtype=np.int64)[live].copy(),
             lengths=self._doc_len[live].astype(np.int64),
             starts=offsets.astype(np.int64),
-            doc_terms=np.frombuffer(self._doc_terms, dtype=np.int64)[entries].copy(),
+            doc_terms=doc_terms.astype(np.int64),
             doc_tfs=np.frombuffer(self._doc_tfs, dtype=np.int64)[entries].copy(),
         )
 

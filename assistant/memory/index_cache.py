@@ -32,8 +32,8 @@ from assistant.timestamps import stamp
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = 4  # 3: the stamp is a prefix of the log (offset, records, CRC of those bytes)
-# 4: the BM25 terms are word stems
+CACHE_VERSION = 5  # 3: the stamp is a prefix of the log (offset, records, CRC of those bytes)
+# 4: the BM25 terms are word stems; 5: origins, links and validity, dead records
 CACHE_NAME = "semantic-index.npz"
 
 
@@ -44,6 +44,7 @@ class Cached:
     items: list[MemoryItem]
     index: Snapshot
     records: int  # records in the log's first `offset` bytes
+    dead: int  # of those, records a compaction would drop
     offset: int
     log_size: int  # the log's size now (0 if it is missing)
 
@@ -100,6 +101,7 @@ def save(
     index: Snapshot,
     *,
     records: int,
+    dead: int,
     offset: int,
 ) -> None:
     """Write the cache for `items` (in slot order) and the BM25 index: what the first `offset`
@@ -117,6 +119,8 @@ def save(
         "created_at": [stamp(i.created_at) for i in items],
         "updated_at": [stamp(i.updated_at) for i in items],
         "last_accessed": [stamp(i.last_accessed) for i in items],
+        "origin": [i.origin for i in items],
+        "links": {str(slot): _links(i) for slot, i in enumerate(items) if _has_links(i)},
         "terms": index.terms,
     }
     meta = {
@@ -124,6 +128,7 @@ def save(
         "log": {**fingerprint(log_path), "size": offset, "crc32": checksum(log_path, offset)},
         "count": len(items),
         "records": records,
+        "dead": dead,
     }
     arrays: dict[str, npt.NDArray[Any]] = {
         "meta": _blob(meta),
@@ -172,13 +177,13 @@ def load(directory: Path, log_path: Path) -> Cached | None:
     except (OSError, ValueError, KeyError, TypeError, IndexError, zipfile.BadZipFile) as exc:
         log.warning("Ignoring the memory index cache (%s); replaying the log", exc)
         return None
-    return Cached(items, index, int(meta["records"]), offset, size)
+    return Cached(items, index, int(meta["records"]), int(meta["dead"]), offset, size)
 
 
 def _items(strings: dict[str, Any], columns: dict[str, Any], count: int) -> list[MemoryItem]:
     ids, texts, kinds, states = strings["id"], strings["text"], strings["kind"], strings["state"]
-    sources, tags = strings["source"], strings["tags"]
-    if not all(len(x) == count for x in (ids, texts, kinds, states, sources, tags)):
+    sources, tags, origins = strings["source"], strings["tags"], strings["origin"]
+    if not all(len(x) == count for x in (ids, texts, kinds, states, sources, tags, origins)):
         raise ValueError("columns of different lengths")
     importance = columns["importance"].tolist()
     pinned = columns["pinned"].tolist()
@@ -187,7 +192,7 @@ def _items(strings: dict[str, Any], columns: dict[str, Any], count: int) -> list
     created = _times(strings["created_at"], seen)
     updated = _times(strings["updated_at"], seen)
     accessed = _times(strings["last_accessed"], seen)
-    return [
+    items = [
         MemoryItem(
             ids[i],
             texts[i],
@@ -201,9 +206,29 @@ def _items(strings: dict[str, Any], columns: dict[str, Any], count: int) -> list
             states[i],
             None if sources[i] is None else Source(sources[i][0], sources[i][1]),
             tuple(tags[i]),
+            origins[i],
         )
         for i in range(count)
     ]
+    for slot, links in strings["links"].items():
+        item = items[int(slot)]
+        items[int(slot)] = MemoryItem.from_json({**item.to_json(), **links})
+    return items
+
+
+_LINKS = ("valid_from", "valid_to", "supersedes", "superseded_by", "rests_on")
+
+
+def _has_links(item: MemoryItem) -> bool:
+    return bool(
+        item.valid_from or item.valid_to or item.supersedes or item.superseded_by or item.rests_on
+    )
+
+
+def _links(item: MemoryItem) -> dict[str, Any]:
+    """The item's links and validity, as `to_json` writes them."""
+    raw = item.to_json()
+    return {name: raw[name] for name in _LINKS if name in raw}
 
 
 def _times(stamps: list[str], seen: dict[str, datetime]) -> list[datetime]:

@@ -1,4 +1,5 @@
-"""Long-term memory records: `MemoryItem`, where it came from, and how it ranked in a search."""
+"""Long-term memory records: `MemoryItem`, where it came from, its history (`MemoryEvent`), and
+how it ranked in a search."""
 
 from __future__ import annotations
 
@@ -10,8 +11,26 @@ from assistant.timestamps import stamp
 
 MemoryKind = Literal["fact", "preference", "plan", "decision", "task", "event", "insight"]
 MemoryState = Literal["active", "archived", "forgotten"]
+# Who made a memory or changed it: user: typed in the sidebar; tool: the model's `remember` tool;
+# curator: extracted after a turn; import: from an export file; reflection: an insight.
+Origin = Literal["user", "tool", "curator", "import", "reflection"]
+EventType = Literal[
+    "created",
+    "edited",
+    "merged",
+    "superseded",
+    "pinned",
+    "unpinned",
+    "used",
+    "decayed",
+    "archived",
+    "forgotten",
+    "restored",
+]
 KINDS: tuple[str, ...] = get_args(MemoryKind)
 STATES: tuple[str, ...] = get_args(MemoryState)
+ORIGINS: tuple[str, ...] = get_args(Origin)
+EVENT_TYPES: tuple[str, ...] = get_args(EventType)
 
 
 @dataclass(frozen=True)
@@ -20,6 +39,18 @@ class Source:
 
     conversation_id: str
     message_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The source as a JSON object."""
+        return {"conversation_id": self.conversation_id, "message_id": self.message_id}
+
+    @classmethod
+    def from_json(cls, raw: Any, name: str = "source") -> Source:
+        """Parse a source; raises ValueError naming `name` if it is not one."""
+        if not isinstance(raw, dict) or not isinstance(raw.get("conversation_id"), str):
+            raise ValueError(f"{name}: expected an object with a conversation_id")
+        message_id = raw.get("message_id")
+        return cls(raw["conversation_id"], message_id if isinstance(message_id, str) else None)
 
 
 class MemoryItem(NamedTuple):
@@ -37,10 +68,21 @@ class MemoryItem(NamedTuple):
     state: MemoryState = "active"
     source: Source | None = None
     tags: tuple[str, ...] = ()
+    origin: Origin = "user"
+    valid_from: datetime | None = None  # when the fact started to hold, as far as known
+    valid_to: datetime | None = None  # when it stopped holding (set by supersede); None: current
+    supersedes: tuple[str, ...] = ()  # ids of the memories this one replaced
+    superseded_by: str | None = None  # id of the memory that replaced this one
+    rests_on: tuple[str, ...] = ()  # for insights: the memories it rests on
+
+    @property
+    def is_current(self) -> bool:
+        """Whether the item is active and still holds (no `valid_to`)."""
+        return self.state == "active" and self.valid_to is None
 
     def to_json(self) -> dict[str, Any]:
-        """The item as a JSON object (timestamps as ISO 8601)."""
-        return {
+        """The item as a JSON object (timestamps as ISO 8601; empty links left out)."""
+        raw: dict[str, Any] = {
             "id": self.id,
             "text": self.text,
             "kind": self.kind,
@@ -51,16 +93,20 @@ class MemoryItem(NamedTuple):
             "last_accessed": stamp(self.last_accessed),
             "access_count": self.access_count,
             "state": self.state,
-            "source": (
-                None
-                if self.source is None
-                else {
-                    "conversation_id": self.source.conversation_id,
-                    "message_id": self.source.message_id,
-                }
-            ),
+            "source": None if self.source is None else self.source.to_json(),
             "tags": list(self.tags),
+            "origin": self.origin,
         }
+        for name in ("valid_from", "valid_to"):
+            moment = getattr(self, name)
+            if moment is not None:
+                raw[name] = stamp(moment)
+        for name in ("supersedes", "rests_on"):
+            if getattr(self, name):
+                raw[name] = list(getattr(self, name))
+        if self.superseded_by is not None:
+            raw["superseded_by"] = self.superseded_by
+        return raw
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> MemoryItem:
@@ -78,12 +124,7 @@ class MemoryItem(NamedTuple):
             raise ValueError("importance: not a number")
         source = raw.get("source")
         if source is not None:
-            if not isinstance(source, dict) or not isinstance(source.get("conversation_id"), str):
-                raise ValueError("source: expected an object with a conversation_id")
-            message_id = source.get("message_id")
-            source = Source(
-                source["conversation_id"], message_id if isinstance(message_id, str) else None
-            )
+            source = Source.from_json(source)
         tags = raw.get("tags", [])
         if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
             raise ValueError("tags: expected a list of strings")
@@ -91,6 +132,12 @@ class MemoryItem(NamedTuple):
         access_count = raw.get("access_count", 0)
         if isinstance(access_count, bool) or not isinstance(access_count, int):
             raise ValueError("access_count: not an integer")
+        origin = raw.get("origin", "user")
+        if origin not in ORIGINS:
+            raise ValueError(f"origin: unknown origin {origin!r}")
+        superseded_by = raw.get("superseded_by")
+        if superseded_by is not None and not isinstance(superseded_by, str):
+            raise ValueError("superseded_by: expected a memory id")
         return cls(
             id=item_id,
             text=text,
@@ -104,7 +151,83 @@ class MemoryItem(NamedTuple):
             state=state,
             source=source,
             tags=tuple(tags),
+            origin=origin,
+            valid_from=_time(raw, "valid_from") if raw.get("valid_from") is not None else None,
+            valid_to=_time(raw, "valid_to") if raw.get("valid_to") is not None else None,
+            supersedes=_ids(raw, "supersedes"),
+            superseded_by=superseded_by,
+            rests_on=_ids(raw, "rests_on"),
         )
+
+
+@dataclass(frozen=True)
+class MemoryEvent:
+    """One change in a memory's history (the memory log keeps them; see README)."""
+
+    memory_id: str
+    type: EventType
+    at: datetime
+    by: Origin | None = None  # who did it (created: the origin)
+    source: Source | None = None  # the message it came from; for "used": the reply
+    text_before: str | None = None  # edited / merged
+    text_after: str | None = None  # created / edited / merged
+    related_id: str | None = None  # merged: the memory merged in; superseded: the successor
+    reason: str | None = None  # superseded / decayed: in words
+    importance_before: float | None = None  # decayed
+    importance_after: float | None = None  # decayed
+
+    def to_json(self) -> dict[str, Any]:
+        """The event as a JSON object; fields that are None are left out."""
+        raw: dict[str, Any] = {"memory_id": self.memory_id, "type": self.type, "at": stamp(self.at)}
+        for name in _EVENT_OPTIONAL:
+            value = getattr(self, name)
+            if value is not None:
+                raw[name] = value.to_json() if isinstance(value, Source) else value
+        return raw
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> MemoryEvent:
+        """Parse an event; raises ValueError naming the first bad field."""
+        if not isinstance(raw, dict):
+            raise ValueError("event: expected an object")
+        kind = raw.get("type")
+        if kind not in EVENT_TYPES:
+            raise ValueError(f"type: unknown event type {kind!r}")
+        by = raw.get("by")
+        if by is not None and by not in ORIGINS:
+            raise ValueError(f"by: unknown origin {by!r}")
+        values: dict[str, Any] = {}
+        for name in ("text_before", "text_after", "related_id", "reason"):
+            value = raw.get(name)
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"{name}: expected a string")
+            values[name] = value
+        for name in ("importance_before", "importance_after"):
+            value = raw.get(name)
+            if value is not None and not _is_number(value):
+                raise ValueError(f"{name}: not a number")
+            values[name] = None if value is None else float(value)
+        source = raw.get("source")
+        return cls(
+            memory_id=_field(raw, "memory_id", str),
+            type=kind,
+            at=_time(raw, "at"),
+            by=by,
+            source=None if source is None else Source.from_json(source),
+            **values,
+        )
+
+
+_EVENT_OPTIONAL = (
+    "by",
+    "source",
+    "text_before",
+    "text_after",
+    "related_id",
+    "reason",
+    "importance_before",
+    "importance_after",
+)
 
 
 def listing_order(item: MemoryItem) -> tuple[bool, float]:
@@ -117,6 +240,17 @@ def _field(raw: dict[str, Any], name: str, kind: type) -> Any:
     if not isinstance(value, kind):
         raise ValueError(f"{name}: expected {kind.__name__}, got {type(value).__name__}")
     return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _ids(raw: dict[str, Any], name: str) -> tuple[str, ...]:
+    value = raw.get(name, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{name}: expected a list of memory ids")
+    return tuple(value)
 
 
 def _time(raw: dict[str, Any], name: str, default: datetime | None = None) -> datetime:

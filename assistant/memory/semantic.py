@@ -1,7 +1,8 @@
 """Semantic long-term memory: durable items, hybrid search, pinning, forgetting and decay.
 
 Items live in `semantic.jsonl`, an append-only log of `put` records (the whole item after each
-change) and `used` records (access statistics), compacted when dead records outnumber live
+change), `used` records (access statistics, and "used" events) and `event` records (the
+history: created, edited, merged, superseded, ...), compacted when dead records outnumber live
 ones. Each item has a slot: its row in the numpy arrays of state (active, pinned, importance,
 last use), in the BM25 index and in the vector matrix. Forgotten items leave search at once
 and the file at the next open or close, so Undo works until the app quits.
@@ -29,13 +30,17 @@ from assistant.memory import index_cache, jsonl
 from assistant.memory.arrays import ensure_capacity, with_headroom
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.embedding import Embedder
+from assistant.memory.history import History, events_of, select
 from assistant.memory.items import (
     KINDS,
     ChangeKind,
+    EventType,
     MemoryChange,
+    MemoryEvent,
     MemoryItem,
     MemoryKind,
     MemoryState,
+    Origin,
     SearchHit,
     Source,
     listing_order,
@@ -48,11 +53,11 @@ from assistant.timestamps import now_utc, stamp
 
 log = logging.getLogger(__name__)
 
-LOG_VERSION = 1
+LOG_VERSION = 2  # 2: origins, links and validity in items; `event` records; `used` replies
 LOG_NAME = "semantic.jsonl"
 MAX_TEXT_CHARS = 2000  # a memory is a fact, not a document; bounds every prompt it enters
 MERGE_THRESHOLD = 0.85  # a new memory this similar to an active one is merged into it
-_MIN_COMPACT_RECORDS = 1000
+_MIN_COMPACT_DEAD = 500
 _EMBED_BATCH = 256
 
 Subscriber = Callable[[MemoryChange], None]
@@ -106,7 +111,9 @@ class SemanticMemory:
         self._importance = np.zeros(1024, dtype=np.float64)
         self._last_used = np.zeros(1024, dtype=np.float64)  # POSIX seconds
         self._bm25 = BM25Index(*self._bm25_params())
+        self._history = History()
         self._records = 0
+        self._dead = 0  # records a compaction would drop (older puts, used records)
         self._offset = 0  # the log's bytes these items reflect
         self._foreign = False  # someone else wrote to the log: never rewrite it or cache it
         self._log: jsonl.Appender | None = None
@@ -144,8 +151,10 @@ class SemanticMemory:
             return False
         changed: dict[str, MemoryItem] = {}
         slot_of = {item.id: slot for slot, item in enumerate(cached.items)}
+        dead = 0
         try:
             for record in tail:
+                dead += _is_dead(record, lambda i: i in slot_of or i in changed)
                 for item_id in record.get("ids", ()) if record.get("op") == "used" else ():
                     if item_id not in changed and item_id in slot_of:
                         changed[item_id] = cached.items[slot_of[item_id]]
@@ -157,6 +166,7 @@ class SemanticMemory:
         for item in changed.values():
             self._place(item)
         self._records = cached.records + len(tail)
+        self._dead = cached.dead + dead
         return True
 
     def _load_log(self, lost: index_cache.Cached | None = None) -> None:
@@ -169,11 +179,14 @@ class SemanticMemory:
         loaded = jsonl.read(self._log_path)
         self.warnings.extend(loaded.warnings)
         items: dict[str, MemoryItem] = {}
+        events: list[MemoryEvent] = []
         bad = 0
         for record in loaded.records:
             _refuse_newer(record)
             try:
+                found = events_of(record)
                 self._replay(record, items)
+                events.extend(found)
             except (ValueError, KeyError, TypeError) as exc:
                 bad += 1
                 log.warning("%s: skipped a bad record: %s", LOG_NAME, exc)
@@ -192,7 +205,10 @@ class SemanticMemory:
             self.warnings.append(_truncation_warning(lost, restored, kept))
         live = [item for item in items.values() if item.state != "forgotten"]
         self._fill(live, None)
+        self._history.load(events, lambda item_id: item_id in self._slot_of)
         self._records = len(loaded.records)
+        live_records = len(live) + len(self._history.kept([i.id for i in live]))
+        self._dead = max(0, self._records - live_records)
         self._offset = index_cache.log_size(self._log_path)
         if bad or restored or len(live) < len(items) or self._needs_compaction():
             self._rewrite_log()
@@ -222,10 +238,13 @@ class SemanticMemory:
 
     @staticmethod
     def _replay(record: dict[str, Any], items: dict[str, MemoryItem]) -> None:
-        if record.get("version") != LOG_VERSION:
+        """Apply a record to `items` (events are history only: checked, not applied)."""
+        if record.get("version") not in (1, LOG_VERSION):
             raise ValueError(f"unsupported record version {record.get('version')!r}")
         op = record.get("op")
-        if op == "put":
+        if op == "event":
+            MemoryEvent.from_json(record["event"])
+        elif op == "put":
             item = MemoryItem.from_json(record["item"])
             items[item.id] = item
         elif op == "used":
@@ -240,7 +259,7 @@ class SemanticMemory:
             raise ValueError(f"unknown operation {op!r}")
 
     def _needs_compaction(self) -> bool:
-        return self._records > max(2 * len(self._items), _MIN_COMPACT_RECORDS)
+        return self._dead > max(self._records - self._dead, _MIN_COMPACT_DEAD)
 
     def _log_is_ours(self) -> bool:
         """Whether the log holds exactly what these items reflect (nobody else wrote to it)."""
@@ -256,13 +275,19 @@ class SemanticMemory:
         return not self._foreign
 
     def _rewrite_log(self, *, drop_forgotten: bool = False) -> bool:
-        """Replace the log by one `put` record per item (atomically); False if it is not ours."""
+        """Replace the log by one `put` record per item and the events kept of each
+        (atomically); False if it is not ours."""
         if not self._log_is_ours():
             return False
+        self._load_history()
         keep = [i for i in self._items if not (drop_forgotten and i.state == "forgotten")]
-        data = b"".join(jsonl.encode(_put(i)) for i in keep)
+        events = self._history.kept([i.id for i in keep])
+        records = [_put(i) for i in keep] + [_event(e) for e in events]
+        data = b"".join(jsonl.encode(r) for r in records)
         atomic_write_bytes(self._log_path, data)
-        self._records = len(keep)
+        self._history.load(events, lambda _id: True)  # what the log now holds
+        self._records = len(records)
+        self._dead = 0
         self._offset = len(data)
         if self._log is not None:
             self._log.reopen()
@@ -279,6 +304,23 @@ class SemanticMemory:
             self._foreign = True
         self._offset = self._log.size
         self._records += len(records)
+        self._dead += sum(_is_dead(r, self._slot_of.__contains__) for r in records)
+
+    def _commit(self, items: Sequence[MemoryItem], events: Sequence[MemoryEvent]) -> list[int]:
+        """Append the items and events in one write and apply them (under the lock); the
+        items' slots."""
+        self._append(*(_put(i) for i in items), *(_event(e) for e in events))
+        slots = [self._place(item) for item in items]
+        self._history.record(events)
+        return slots
+
+    def _load_history(self) -> None:
+        """Read the events from the log if they were not (the store opened from its cache)."""
+        if self._history.loaded:
+            return
+        records = jsonl.read_prefix(self._log_path, self._offset)
+        events = (e for r in records if r.get("op") in ("event", "used") for e in _events_of(r))
+        self._history.load(events, self._slot_of.__contains__)
 
     def compact(self) -> None:
         """Rewrite the log with one record per item."""
@@ -315,6 +357,7 @@ class SemanticMemory:
                     items,
                     snapshot,
                     records=self._records,
+                    dead=self._dead,
                     offset=self._offset,
                 )
             except (OSError, StorageError) as exc:
@@ -553,13 +596,38 @@ class SemanticMemory:
         tags: Sequence[str] = (),
         pinned: bool = False,
         vector: npt.ArrayLike | None = None,
+        origin: Origin = "user",
+        valid_from: datetime | None = None,
+        rests_on: Sequence[str] = (),
     ) -> MemoryItem:
-        """Remember `text`; durable when this returns. `vector` skips the embedder."""
+        """Remember `text` (a "created" event says who and from where); durable when this
+        returns. `vector` skips the embedder."""
         text = _clean_text(text)
         _check(kind, importance)
         embedded = self._vector_for(text, vector)
+        item = self._new_item(
+            text,
+            kind,
+            importance,
+            source=source,
+            tags=tags,
+            pinned=pinned,
+            origin=origin,
+            valid_from=valid_from,
+            rests_on=tuple(rests_on),
+        )
+        with self._lock:
+            [slot] = self._commit([item], [_created(item)])
+            if embedded is not None:
+                self._store_vectors(embedded, [slot])
+        self._refit_projection()
+        self._emit("added", [item.id])
+        return item
+
+    @staticmethod
+    def _new_item(text: str, kind: MemoryKind, importance: float, **fields: Any) -> MemoryItem:
         now = now_utc()
-        item = MemoryItem(
+        return MemoryItem(
             id=uuid.uuid4().hex,
             text=text,
             kind=kind,
@@ -567,18 +635,9 @@ class SemanticMemory:
             created_at=now,
             updated_at=now,
             last_accessed=now,
-            pinned=pinned,
-            source=source,
-            tags=tuple(tags),
+            tags=tuple(fields.pop("tags")),
+            **fields,
         )
-        with self._lock:
-            self._append(_put(item))
-            slot = self._place(item)
-            if embedded is not None:
-                self._store_vectors(embedded, [slot])
-        self._refit_projection()
-        self._emit("added", [item.id])
-        return item
 
     def insert(
         self, items: Sequence[MemoryItem], *, on_conflict: Literal["skip", "copy"] = "skip"
@@ -630,55 +689,158 @@ class SemanticMemory:
         kind: MemoryKind | None = None,
         importance: float | None = None,
         tags: Sequence[str] | None = None,
+        by: Origin = "user",
+        source: Source | None = None,
     ) -> MemoryItem:
-        """Change an item's text, kind, importance or tags."""
+        """Change an item's text, kind, importance or tags (an "edited" event says what)."""
+        changes: dict[str, Any] = {}
         if text is not None:
-            text = _clean_text(text)
-        with self._lock:
-            old = self._item(item_id)
-        _check(kind or old.kind, old.importance if importance is None else importance)
-        embedded = self._embed([text]) if text is not None and text != old.text else None
-        changes: dict[str, Any] = {"updated_at": now_utc()}
-        if text is not None:
-            changes["text"] = text
+            changes["text"] = _clean_text(text)
         if kind is not None:
             changes["kind"] = kind
         if importance is not None:
             changes["importance"] = float(importance)
         if tags is not None:
             changes["tags"] = tuple(tags)
-        item = self._change(item_id, **changes)
-        if embedded is not None:
-            with self._lock:
-                slot = self._slot_of[item_id]
-                if self._items[slot].text == text:
-                    self._store_vectors(embedded, [slot])
-            self._refit_projection()
-        return item
+        return self._edit(item_id, changes, "edited", by=by, source=source)
 
-    def _change(self, item_id: str, **changes: Any) -> MemoryItem:
+    def merge_into(
+        self,
+        item_id: str,
+        text: str,
+        *,
+        by: Origin,
+        source: Source | None = None,
+        kind: MemoryKind | None = None,
+        importance: float | None = None,
+        related_id: str | None = None,
+    ) -> MemoryItem:
+        """Refine a memory with a new statement of the same fact (a "merged" event keeps the
+        text before); `related_id` names a memory merged in, if it was one (an import)."""
+        changes: dict[str, Any] = {"text": _clean_text(text)}
+        if kind is not None:
+            changes["kind"] = kind
+        if importance is not None:
+            changes["importance"] = float(importance)
+        return self._edit(item_id, changes, "merged", by=by, source=source, related_id=related_id)
+
+    def _edit(
+        self,
+        item_id: str,
+        changes: dict[str, Any],
+        kind: EventType,
+        *,
+        by: Origin,
+        source: Source | None,
+        related_id: str | None = None,
+    ) -> MemoryItem:
+        """Apply changes of content with an "edited" or "merged" event and new vectors."""
         with self._lock:
-            item = self._item(item_id)._replace(**changes)
-            self._append(_put(item))
-            self._place(item)
+            old = self._item(item_id)
+        _check(changes.get("kind", old.kind), changes.get("importance", old.importance))
+        text = changes.get("text", old.text)
+        embedded = self._embed([text]) if text != old.text else None
+        with self._lock:
+            old = self._item(item_id)
+            item = old._replace(updated_at=now_utc(), **changes)
+            event = MemoryEvent(
+                item_id,
+                kind,
+                item.updated_at,
+                by=by,
+                source=source,
+                text_before=old.text if text != old.text else None,
+                text_after=text if text != old.text else None,
+                related_id=related_id,
+                reason=_what_changed(old, item),
+            )
+            [slot] = self._commit([item], [event])
+            if embedded is not None and self._items[slot].text == text:
+                self._store_vectors(embedded, [slot])
+        if embedded is not None:
+            self._refit_projection()
         self._emit("updated", [item_id])
         return item
 
-    def pin(self, item_id: str, pinned: bool = True) -> MemoryItem:
+    def supersede(
+        self,
+        old_id: str,
+        text: str,
+        kind: MemoryKind = "fact",
+        importance: float = 0.5,
+        *,
+        by: Origin,
+        source: Source | None = None,
+        reason: str,
+        valid_from: datetime | None = None,
+        tags: Sequence[str] = (),
+    ) -> MemoryItem:
+        """Replace a memory by a new fact: the new memory is created (`supersedes` names the
+        old one); the old one is archived, stops holding at `valid_from` (default now), links
+        to its successor, and keeps its history with a "superseded" event saying why."""
+        text = _clean_text(text)
+        _check(kind, importance)
+        embedded = self._embed([text])
+        with self._lock:
+            old = self._item(old_id)
+            new = self._new_item(
+                text,
+                kind,
+                importance,
+                source=source,
+                tags=tags,
+                origin=by,
+                valid_from=valid_from,
+                supersedes=(old_id,),
+            )
+            ended = old._replace(
+                state="archived",
+                valid_to=valid_from or new.created_at,
+                superseded_by=new.id,
+                updated_at=new.created_at,
+            )
+            event = MemoryEvent(
+                old_id,
+                "superseded",
+                new.created_at,
+                by=by,
+                source=source,
+                related_id=new.id,
+                reason=reason,
+            )
+            _, slot = self._commit([ended, new], [event, _created(new)])
+            if embedded is not None:
+                self._store_vectors(embedded, [slot])
+        self._refit_projection()
+        self._emit("updated", [old_id])
+        self._emit("added", [new.id])
+        return new
+
+    def _change(
+        self, item_id: str, kind: EventType, by: Origin | None, **changes: Any
+    ) -> MemoryItem:
+        """Change an item's state or pin with an event of `kind`."""
+        with self._lock:
+            item = self._item(item_id)._replace(updated_at=now_utc(), **changes)
+            self._commit([item], [MemoryEvent(item_id, kind, item.updated_at, by=by)])
+        self._emit("updated", [item_id])
+        return item
+
+    def pin(self, item_id: str, pinned: bool = True, *, by: Origin = "user") -> MemoryItem:
         """Pin (always in the prompt, never decays) or unpin an item."""
-        return self._change(item_id, pinned=pinned, updated_at=now_utc())
+        return self._change(item_id, "pinned" if pinned else "unpinned", by, pinned=pinned)
 
-    def forget(self, item_id: str) -> MemoryItem:
+    def forget(self, item_id: str, *, by: Origin = "user") -> MemoryItem:
         """Remove an item from search now and from disk at the next open or close."""
-        return self._set_state(item_id, "forgotten")
+        return self._change(item_id, "forgotten", by, state="forgotten")
 
-    def archive(self, item_id: str) -> MemoryItem:
+    def archive(self, item_id: str, *, by: Origin | None = "user") -> MemoryItem:
         """Take an item out of search without forgetting it."""
-        return self._set_state(item_id, "archived")
+        return self._change(item_id, "archived", by, state="archived")
 
-    def restore(self, item_id: str) -> MemoryItem:
+    def restore(self, item_id: str, *, by: Origin = "user") -> MemoryItem:
         """Bring a forgotten or archived item back into search."""
-        item = self._set_state(item_id, "active")
+        item = self._change(item_id, "restored", by, state="active")
         with self._lock:
             slot = self._slot_of[item_id]
             missing = self._vectors is None or not self._vectors.has(slot)
@@ -688,9 +850,6 @@ class SemanticMemory:
                 self._store_vectors(embedded, [slot])
             self._refit_projection()
         return item
-
-    def _set_state(self, item_id: str, state: MemoryState) -> MemoryItem:
-        return self._change(item_id, state=state, updated_at=now_utc())
 
     def get(self, item_id: str) -> MemoryItem | None:
         """The item with this id, in any state, or None."""
@@ -718,18 +877,62 @@ class SemanticMemory:
         with self._lock:
             return int(self._active[: self._n()].sum())
 
-    def mark_used(self, ids: Iterable[str], now: datetime | None = None) -> None:
-        """Record that the agent used these items (access count and last access)."""
+    def mark_used(
+        self, ids: Iterable[str], now: datetime | None = None, *, reply: Source | None = None
+    ) -> None:
+        """Record that the agent used these items (access count, last access, and a "used"
+        event naming the `reply`, the assistant message they were in the prompt of)."""
         at = now or now_utc()
         with self._lock:
             known = [i for i in dict.fromkeys(ids) if i in self._slot_of]
             if not known:
                 return
-            self._append({"version": LOG_VERSION, "op": "used", "ids": known, "at": stamp(at)})
+            record: dict[str, Any] = {
+                "version": LOG_VERSION,
+                "op": "used",
+                "ids": known,
+                "at": stamp(at),
+            }
+            if reply is not None:
+                record["reply"] = reply.to_json()
+            self._append(record)
             for item_id in known:
                 old = self._item(item_id)
                 self._place(old._replace(access_count=old.access_count + 1, last_accessed=at))
+            self._history.record(MemoryEvent(i, "used", at, source=reply) for i in known)
         self._emit("used", known)
+
+    def history(self, item_id: str) -> list[MemoryEvent]:
+        """A memory's events, oldest first (empty for an unknown id). A memory from a log of
+        before version 2 gets its "created" event from its own fields."""
+        with self._lock:
+            self._load_history()
+            item = self.get(item_id)
+            if item is None:
+                return []
+            events = self._history.of(item_id)
+            if not self._history.has_created(item_id):
+                events.insert(0, _created(item, with_text=False))
+            return events
+
+    def timeline(
+        self,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        types: Iterable[EventType] | None = None,
+        limit: int | None = None,
+    ) -> list[MemoryEvent]:
+        """Events of all memories in [since, until), of the given types, newest first."""
+        with self._lock:
+            self._load_history()
+            events = list(self._history.all())
+            events.extend(
+                _created(item, with_text=False)
+                for item in self._items
+                if not self._history.has_created(item.id)
+            )
+        return select(events, since=since, until=until, types=types, limit=limit)
 
     def decay(
         self, now: datetime | None = None, *, days: float = 90, max_importance: float = 0.3
@@ -850,21 +1053,35 @@ class SemanticMemory:
         source: Source | None = None,
         tags: Sequence[str] = (),
         may_change: Callable[[MemoryItem], bool] = lambda _old: True,
+        origin: Origin = "user",
     ) -> tuple[MemoryItem, MemoryItem | None]:
         """Add `text`, or merge it into the active memory that says nearly the same.
 
-        Merging replaces that memory's text and kind and keeps the higher importance, but only
-        if `may_change(old)` agrees (pinned memories change only when the user confirms).
-        Returns (the memory now, the merged memory as it was before: None when added).
+        Merging replaces that memory's text and kind and keeps the higher importance (with a
+        "merged" event), but only if `may_change(old)` agrees (pinned memories change only
+        when the user confirms). Returns (the memory now, the merged memory as it was before:
+        None when added).
         """
         similar = self.find_similar(text, MERGE_THRESHOLD, k=1)
         if not similar:
-            return self.add(text, kind, importance, source=source, tags=tags), None
+            return self.add(text, kind, importance, source=source, tags=tags, origin=origin), None
         old = similar[0][0]
         if (old.text, old.kind) == (_clean_text(text), kind) or not may_change(old):
             return old, old
-        item = self.update(old.id, text=text, kind=kind, importance=max(importance, old.importance))
+        item = self.merge_into(
+            old.id,
+            text,
+            by=origin,
+            source=source,
+            kind=kind,
+            importance=max(importance, old.importance),
+        )
         return item, old
+
+    def find_related(self, text: str, k: int = 5) -> list[SearchHit]:
+        """The current memories most related to `text` by the hybrid search, best first: what a
+        new statement is compared with (same fact, an update, a contradiction, or new)."""
+        return self.search(text, k)
 
     def find_similar(
         self, text: str, threshold: float = MERGE_THRESHOLD, k: int = 5
@@ -913,6 +1130,51 @@ def _truncation_warning(lost: index_cache.Cached, restored: int, kept: Path | No
 
 def _put(item: MemoryItem) -> dict[str, Any]:
     return {"version": LOG_VERSION, "op": "put", "item": item.to_json()}
+
+
+def _event(event: MemoryEvent) -> dict[str, Any]:
+    return {"version": LOG_VERSION, "op": "event", "event": event.to_json()}
+
+
+def _events_of(record: dict[str, Any]) -> list[MemoryEvent]:
+    """A record's events, or none if it is unreadable (it was reported when the log opened)."""
+    try:
+        return events_of(record)
+    except (ValueError, KeyError, TypeError):
+        return []
+
+
+def _is_dead(record: dict[str, Any], known: Callable[[str], bool]) -> bool:
+    """Whether a compaction drops `record` (given the ids known before it): a `put` of a
+    known item (a later one replaces it) or a `used` record (its counts go into the put)."""
+    op = record.get("op")
+    if op == "put":
+        return known(record["item"]["id"])
+    return op == "used"
+
+
+def _created(item: MemoryItem, *, with_text: bool = True) -> MemoryEvent:
+    """The "created" event of a new item (`with_text`: its text then is the text now)."""
+    return MemoryEvent(
+        item.id,
+        "created",
+        item.created_at,
+        by=item.origin,
+        source=item.source,
+        text_after=item.text if with_text else None,
+    )
+
+
+def _what_changed(old: MemoryItem, new: MemoryItem) -> str | None:
+    """Changes other than the text, in words ("kind fact -> plan, importance 0.5 -> 0.8")."""
+    parts = []
+    if old.kind != new.kind:
+        parts.append(f"kind {old.kind} -> {new.kind}")
+    if old.importance != new.importance:
+        parts.append(f"importance {old.importance:.2g} -> {new.importance:.2g}")
+    if old.tags != new.tags:
+        parts.append(f"tags {', '.join(old.tags) or 'none'} -> {', '.join(new.tags) or 'none'}")
+    return ", ".join(parts) or None
 
 
 def _clean_text(text: str) -> str:

@@ -1,0 +1,117 @@
+"""Memories' histories: the events of the memory log, by memory, loaded on first use.
+
+The log holds two kinds of history records (see README, "Data format"): `event` records (one
+`MemoryEvent`) and `used` records (one "used" event for each id they list, besides the access
+statistics they carry). Opening the store from its index cache does not read them; the first
+call that needs a history reads them from the log (`SemanticMemory._history_loaded`), and from
+then on new events are added here as they are appended.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from datetime import datetime
+from typing import Any
+
+from assistant.memory.items import EventType, MemoryEvent, Source
+from assistant.timestamps import parse
+
+USED_KEPT = 20  # "used" events kept per memory when the log is compacted (the count keeps all)
+
+
+def events_of(record: dict[str, Any]) -> list[MemoryEvent]:
+    """The events a log record holds (none for a `put`); raises ValueError if it is bad."""
+    op = record.get("op")
+    if op == "event":
+        return [MemoryEvent.from_json(record["event"])]
+    if op == "used":
+        at = parse(record["at"])
+        reply = record.get("reply")
+        source = None if reply is None else Source.from_json(reply, "reply")
+        return [MemoryEvent(item_id, "used", at, source=source) for item_id in record["ids"]]
+    return []
+
+
+class History:
+    """Events by memory id, oldest first; `None` until loaded."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, list[MemoryEvent]] | None = None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the events were read (else they are only in the log)."""
+        return self._by_id is not None
+
+    def load(self, events: Iterable[MemoryEvent], keep: Callable[[str], bool]) -> None:
+        """Take the events of the memories `keep` accepts (in log order)."""
+        by_id: dict[str, list[MemoryEvent]] = {}
+        for event in events:
+            if keep(event.memory_id):
+                _insert(by_id.setdefault(event.memory_id, []), event)
+        self._by_id = by_id
+
+    def record(self, events: Iterable[MemoryEvent]) -> None:
+        """Add events just appended to the log (nothing to do while not loaded)."""
+        if self._by_id is None:
+            return
+        for event in events:
+            _insert(self._by_id.setdefault(event.memory_id, []), event)
+
+    def of(self, memory_id: str) -> list[MemoryEvent]:
+        """One memory's events, oldest first (the history must be loaded)."""
+        assert self._by_id is not None
+        return list(self._by_id.get(memory_id, ()))
+
+    def all(self) -> Iterator[MemoryEvent]:
+        """Every event, by memory."""
+        assert self._by_id is not None
+        for events in self._by_id.values():
+            yield from events
+
+    def kept(self, memory_ids: Sequence[str]) -> list[MemoryEvent]:
+        """The events a compacted log keeps for these memories: all but the oldest "used"
+        events beyond the last `USED_KEPT` of each."""
+        assert self._by_id is not None
+        out: list[MemoryEvent] = []
+        for memory_id in memory_ids:
+            events = self._by_id.get(memory_id, [])
+            used = [e for e in events if e.type == "used"]
+            dropped = {id(e) for e in used[: max(0, len(used) - USED_KEPT)]}
+            out.extend(e for e in events if id(e) not in dropped)
+        return out
+
+    def has_created(self, memory_id: str) -> bool:
+        """Whether the log recorded this memory's creation (older logs did not)."""
+        assert self._by_id is not None
+        return any(e.type == "created" for e in self._by_id.get(memory_id, ()))
+
+
+def select(
+    events: Iterable[MemoryEvent],
+    *,
+    since: datetime | None,
+    until: datetime | None,
+    types: Iterable[EventType] | None,
+    limit: int | None,
+) -> list[MemoryEvent]:
+    """Events in [since, until) of the given types, newest first, at most `limit`."""
+    wanted = None if types is None else set(types)
+    chosen = [
+        e
+        for e in events
+        if (wanted is None or e.type in wanted)
+        and (since is None or e.at >= since)
+        and (until is None or e.at < until)
+    ]
+    chosen.sort(key=lambda e: e.at, reverse=True)
+    return chosen if limit is None else chosen[:limit]
+
+
+def _insert(events: list[MemoryEvent], event: MemoryEvent) -> None:
+    """Keep `events` in time order (appends are nearly always in order: the fast path)."""
+    if not events or events[-1].at <= event.at:
+        events.append(event)
+    else:
+        bisect.insort_right(events, event, key=lambda e: e.at)
