@@ -26,10 +26,13 @@ if TYPE_CHECKING:
     from assistant.memory.embedding import Embedder, LazyEmbedder
     from assistant.memory.items import (
         KINDS,
+        EventType,
         MemoryChange,
+        MemoryEvent,
         MemoryItem,
         MemoryKind,
         MemoryState,
+        Origin,
         SearchHit,
         Source,
         listing_order,
@@ -38,7 +41,12 @@ if TYPE_CHECKING:
     from assistant.memory.messages import ROLES, Message, check_messages, estimate_tokens
     from assistant.memory.openai_embedder import OpenAIEmbedder
     from assistant.memory.ranking import SearchConfig
-    from assistant.memory.semantic import MAX_TEXT_CHARS, EmbeddingStatus, SemanticMemory
+    from assistant.memory.semantic import (
+        MAX_TEXT_CHARS,
+        EmbeddingStatus,
+        ForgottenFactError,
+        SemanticMemory,
+    )
     from assistant.memory.topics import Topic, TopicStore
     from assistant.memory.working import WorkingMemory, WorkingMemoryStore
 
@@ -58,10 +66,13 @@ _MODULES = {
     "embedding": ("Embedder", "LazyEmbedder"),
     "items": (
         "KINDS",
+        "EventType",
         "MemoryChange",
+        "MemoryEvent",
         "MemoryItem",
         "MemoryKind",
         "MemoryState",
+        "Origin",
         "SearchHit",
         "Source",
         "listing_order",
@@ -69,7 +80,7 @@ _MODULES = {
     "local_embedder": ("LocalEmbedder",),
     "openai_embedder": ("OpenAIEmbedder",),
     "ranking": ("SearchConfig",),
-    "semantic": ("MAX_TEXT_CHARS", "EmbeddingStatus", "SemanticMemory"),
+    "semantic": ("MAX_TEXT_CHARS", "EmbeddingStatus", "ForgottenFactError", "SemanticMemory"),
     "topics": ("Topic", "TopicStore"),
     "working": ("WorkingMemory", "WorkingMemoryStore"),
 }
@@ -88,15 +99,19 @@ __all__ = [
     "ConversationStore",
     "Embedder",
     "EmbeddingStatus",
+    "EventType",
+    "ForgottenFactError",
     "LazyEmbedder",
     "LocalEmbedder",
     "MemoryChange",
     "MemoryEdit",
+    "MemoryEvent",
     "MemoryItem",
     "MemoryKind",
     "MemoryState",
     "Message",
     "OpenAIEmbedder",
+    "Origin",
     "SearchConfig",
     "SearchHit",
     "SemanticMemory",

@@ -28,12 +28,13 @@ import numpy.typing as npt
 from assistant.fileio import atomic_write_with
 from assistant.memory.bm25 import Snapshot
 from assistant.memory.items import MemoryItem, Source
+from assistant.memory.tombstones import Tombstone
 from assistant.timestamps import stamp
 
 log = logging.getLogger(__name__)
 
 CACHE_VERSION = 5  # 3: the stamp is a prefix of the log (offset, records, CRC of those bytes)
-# 4: the BM25 terms are word stems; 5: origins, links and validity, dead records
+# 4: the BM25 terms are word stems; 5: origins, links and validity, dead records, tombstones
 CACHE_NAME = "semantic-index.npz"
 
 
@@ -43,6 +44,7 @@ class Cached:
 
     items: list[MemoryItem]
     index: Snapshot
+    tombstones: list[Tombstone]
     records: int  # records in the log's first `offset` bytes
     dead: int  # of those, records a compaction would drop
     offset: int
@@ -100,6 +102,7 @@ def save(
     items: list[MemoryItem],
     index: Snapshot,
     *,
+    tombstones: list[Tombstone],
     records: int,
     dead: int,
     offset: int,
@@ -121,6 +124,7 @@ def save(
         "last_accessed": [stamp(i.last_accessed) for i in items],
         "origin": [i.origin for i in items],
         "links": {str(slot): _links(i) for slot, i in enumerate(items) if _has_links(i)},
+        "tombstones": [t.to_json() for t in tombstones],
         "terms": index.terms,
     }
     meta = {
@@ -162,6 +166,7 @@ def load(directory: Path, log_path: Path) -> Cached | None:
             strings = _unblob(data["strings"])
             columns = {name: data[name] for name in data.files if name not in ("meta", "strings")}
         items = _items(strings, columns, meta["count"])
+        tombstones = [Tombstone.from_json(t) for t in strings["tombstones"]]
         index = Snapshot(
             terms=strings["terms"],
             keys=columns["bm25_keys"],
@@ -177,7 +182,7 @@ def load(directory: Path, log_path: Path) -> Cached | None:
     except (OSError, ValueError, KeyError, TypeError, IndexError, zipfile.BadZipFile) as exc:
         log.warning("Ignoring the memory index cache (%s); replaying the log", exc)
         return None
-    return Cached(items, index, int(meta["records"]), int(meta["dead"]), offset, size)
+    return Cached(items, index, tombstones, int(meta["records"]), int(meta["dead"]), offset, size)
 
 
 def _items(strings: dict[str, Any], columns: dict[str, Any], count: int) -> list[MemoryItem]:

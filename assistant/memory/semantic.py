@@ -48,6 +48,7 @@ from assistant.memory.items import (
 from assistant.memory.ranking import SearchConfig, fuse
 from assistant.memory.subscribers import Subscribers
 from assistant.memory.text import expand_last, query_terms, terms, tokenize
+from assistant.memory.tombstones import Fingerprint, Tombstone
 from assistant.memory.vectors import VectorMatrix
 from assistant.timestamps import now_utc, stamp
 
@@ -60,8 +61,14 @@ MERGE_THRESHOLD = 0.85  # a new memory this similar to an active one is merged i
 _MIN_COMPACT_DEAD = 500
 _EMBED_BATCH = 256
 
+LEARNED: tuple[Origin, ...] = ("curator", "reflection")  # never learn a forgotten fact again
+
 Subscriber = Callable[[MemoryChange], None]
 Progress = Callable[[int, int], None]
+
+
+class ForgottenFactError(AssistantError):
+    """The curator or a reflection tried to learn a fact the user made the assistant forget."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +119,7 @@ class SemanticMemory:
         self._last_used = np.zeros(1024, dtype=np.float64)  # POSIX seconds
         self._bm25 = BM25Index(*self._bm25_params())
         self._history = History()
+        self._tombstones: dict[str, Tombstone] = {}  # by the forgotten memory's id
         self._records = 0
         self._dead = 0  # records a compaction would drop (older puts, used records)
         self._offset = 0  # the log's bytes these items reflect
@@ -150,6 +158,7 @@ class SemanticMemory:
         if tail is None:
             return False
         changed: dict[str, MemoryItem] = {}
+        tombstones = {t.memory_id: t for t in cached.tombstones}
         slot_of = {item.id: slot for slot, item in enumerate(cached.items)}
         dead = 0
         try:
@@ -158,13 +167,14 @@ class SemanticMemory:
                 for item_id in record.get("ids", ()) if record.get("op") == "used" else ():
                     if item_id not in changed and item_id in slot_of:
                         changed[item_id] = cached.items[slot_of[item_id]]
-                self._replay(record, changed)
+                self._replay(record, changed, tombstones)
         except (ValueError, KeyError, TypeError) as exc:
             log.warning("%s: replaying the whole log (%s)", LOG_NAME, exc)
             return False
         self._fill(cached.items, BM25Index.from_snapshot(cached.index, *self._bm25_params()))
         for item in changed.values():
             self._place(item)
+        self._tombstones = tombstones
         self._records = cached.records + len(tail)
         self._dead = cached.dead + dead
         return True
@@ -185,7 +195,7 @@ class SemanticMemory:
             _refuse_newer(record)
             try:
                 found = events_of(record)
-                self._replay(record, items)
+                self._replay(record, items, self._tombstones)
                 events.extend(found)
             except (ValueError, KeyError, TypeError) as exc:
                 bad += 1
@@ -237,13 +247,21 @@ class SemanticMemory:
         return self.config.bm25_k1, self.config.bm25_b
 
     @staticmethod
-    def _replay(record: dict[str, Any], items: dict[str, MemoryItem]) -> None:
-        """Apply a record to `items` (events are history only: checked, not applied)."""
+    def _replay(
+        record: dict[str, Any], items: dict[str, MemoryItem], tombstones: dict[str, Tombstone]
+    ) -> None:
+        """Apply a record to `items` and `tombstones` (events are history only: checked, not
+        applied)."""
         if record.get("version") not in (1, LOG_VERSION):
             raise ValueError(f"unsupported record version {record.get('version')!r}")
         op = record.get("op")
         if op == "event":
             MemoryEvent.from_json(record["event"])
+        elif op == "tombstone":
+            tombstone = Tombstone.from_json(record["tombstone"])
+            tombstones[tombstone.memory_id] = tombstone
+        elif op == "lift":
+            tombstones.pop(_field(record, "memory_id"), None)
         elif op == "put":
             item = MemoryItem.from_json(record["item"])
             items[item.id] = item
@@ -283,6 +301,7 @@ class SemanticMemory:
         keep = [i for i in self._items if not (drop_forgotten and i.state == "forgotten")]
         events = self._history.kept([i.id for i in keep])
         records = [_put(i) for i in keep] + [_event(e) for e in events]
+        records += [_tombstone(t) for t in self._tombstones.values()]
         data = b"".join(jsonl.encode(r) for r in records)
         atomic_write_bytes(self._log_path, data)
         self._history.load(events, lambda _id: True)  # what the log now holds
@@ -306,12 +325,28 @@ class SemanticMemory:
         self._records += len(records)
         self._dead += sum(_is_dead(r, self._slot_of.__contains__) for r in records)
 
-    def _commit(self, items: Sequence[MemoryItem], events: Sequence[MemoryEvent]) -> list[int]:
-        """Append the items and events in one write and apply them (under the lock); the
-        items' slots."""
-        self._append(*(_put(i) for i in items), *(_event(e) for e in events))
+    def _commit(
+        self,
+        items: Sequence[MemoryItem],
+        events: Sequence[MemoryEvent],
+        *,
+        buried: Sequence[Tombstone] = (),
+        lifted: Sequence[str] = (),
+    ) -> list[int]:
+        """Append the items, events, new tombstones and lifted ones (by memory id) in one write
+        and apply them (under the lock); the items' slots."""
+        self._append(
+            *(_put(i) for i in items),
+            *(_event(e) for e in events),
+            *(_tombstone(t) for t in buried),
+            *({"version": LOG_VERSION, "op": "lift", "memory_id": i} for i in lifted),
+        )
         slots = [self._place(item) for item in items]
         self._history.record(events)
+        for tombstone in buried:
+            self._tombstones[tombstone.memory_id] = tombstone
+        for memory_id in lifted:
+            self._tombstones.pop(memory_id, None)
         return slots
 
     def _load_history(self) -> None:
@@ -356,6 +391,7 @@ class SemanticMemory:
                     self._log_path,
                     items,
                     snapshot,
+                    tombstones=list(self._tombstones.values()),
                     records=self._records,
                     dead=self._dead,
                     offset=self._offset,
@@ -601,9 +637,14 @@ class SemanticMemory:
         rests_on: Sequence[str] = (),
     ) -> MemoryItem:
         """Remember `text` (a "created" event says who and from where); durable when this
-        returns. `vector` skips the embedder."""
+        returns. `vector` skips the embedder.
+
+        A fact that was forgotten is refused (ForgottenFactError) if the curator or a
+        reflection learns it; the user adding it lifts its tombstone.
+        """
         text = _clean_text(text)
         _check(kind, importance)
+        self._refuse_forgotten(text, origin)
         embedded = self._vector_for(text, vector)
         item = self._new_item(
             text,
@@ -617,12 +658,31 @@ class SemanticMemory:
             rests_on=tuple(rests_on),
         )
         with self._lock:
-            [slot] = self._commit([item], [_created(item)])
+            lifted = self._buried_as(text) if origin == "user" else []
+            [slot] = self._commit([item], [_created(item)], lifted=lifted)
             if embedded is not None:
                 self._store_vectors(embedded, [slot])
         self._refit_projection()
         self._emit("added", [item.id])
         return item
+
+    def is_forgotten_fact(self, text: str) -> bool:
+        """Whether `text` says a fact that was forgotten (it matches a tombstone)."""
+        with self._lock:
+            return bool(self._buried_as(text))
+
+    def _buried_as(self, text: str) -> list[str]:
+        """The ids of the forgotten memories whose tombstones match `text` (under the lock)."""
+        if not self._tombstones:
+            return []
+        fingerprint = Fingerprint.of(text)
+        return [i for i, t in self._tombstones.items() if t.fingerprint.matches(fingerprint)]
+
+    def _refuse_forgotten(self, text: str, by: Origin) -> None:
+        if by in LEARNED and self.is_forgotten_fact(text):
+            raise ForgottenFactError(
+                f"Not learned again: the user made the assistant forget this ({text[:60]!r})."
+            )
 
     @staticmethod
     def _new_item(text: str, kind: MemoryKind, importance: float, **fields: Any) -> MemoryItem:
@@ -718,6 +778,7 @@ class SemanticMemory:
         """Refine a memory with a new statement of the same fact (a "merged" event keeps the
         text before); `related_id` names a memory merged in, if it was one (an import)."""
         changes: dict[str, Any] = {"text": _clean_text(text)}
+        self._refuse_forgotten(changes["text"], by)
         if kind is not None:
             changes["kind"] = kind
         if importance is not None:
@@ -780,6 +841,7 @@ class SemanticMemory:
         to its successor, and keeps its history with a "superseded" event saying why."""
         text = _clean_text(text)
         _check(kind, importance)
+        self._refuse_forgotten(text, by)
         embedded = self._embed([text])
         with self._lock:
             old = self._item(old_id)
@@ -819,10 +881,16 @@ class SemanticMemory:
     def _change(
         self, item_id: str, kind: EventType, by: Origin | None, **changes: Any
     ) -> MemoryItem:
-        """Change an item's state or pin with an event of `kind`."""
+        """Change an item's state or pin with an event of `kind`; a forget leaves a
+        tombstone, a restore lifts it."""
         with self._lock:
             item = self._item(item_id)._replace(updated_at=now_utc(), **changes)
-            self._commit([item], [MemoryEvent(item_id, kind, item.updated_at, by=by)])
+            buried = []
+            if kind == "forgotten":
+                buried.append(Tombstone(item_id, Fingerprint.of(item.text), item.updated_at))
+            lifted = [item_id] if kind == "restored" and item_id in self._tombstones else []
+            event = MemoryEvent(item_id, kind, item.updated_at, by=by)
+            self._commit([item], [event], buried=buried, lifted=lifted)
         self._emit("updated", [item_id])
         return item
 
@@ -831,7 +899,9 @@ class SemanticMemory:
         return self._change(item_id, "pinned" if pinned else "unpinned", by, pinned=pinned)
 
     def forget(self, item_id: str, *, by: Origin = "user") -> MemoryItem:
-        """Remove an item from search now and from disk at the next open or close."""
+        """Remove an item from search now and from disk (with its history) at the next open or
+        close, leaving a tombstone that keeps the fact from being learned again; `restore`
+        (Undo) lifts it."""
         return self._change(item_id, "forgotten", by, state="forgotten")
 
     def archive(self, item_id: str, *, by: Origin | None = "user") -> MemoryItem:
@@ -923,7 +993,8 @@ class SemanticMemory:
         types: Iterable[EventType] | None = None,
         limit: int | None = None,
     ) -> list[MemoryEvent]:
-        """Events of all memories in [since, until), of the given types, newest first."""
+        """Events of all memories in [since, until), of the given types, newest first (a
+        memory forgotten in an earlier session shows only as its "forgotten" event)."""
         with self._lock:
             self._load_history()
             events = list(self._history.all())
@@ -931,6 +1002,11 @@ class SemanticMemory:
                 _created(item, with_text=False)
                 for item in self._items
                 if not self._history.has_created(item.id)
+            )
+            events.extend(  # memories gone from disk: their tombstones say when
+                MemoryEvent(t.memory_id, "forgotten", t.at)
+                for t in self._tombstones.values()
+                if t.memory_id not in self._slot_of
             )
         return select(events, since=since, until=until, types=types, limit=limit)
 
@@ -1053,7 +1129,7 @@ class SemanticMemory:
         source: Source | None = None,
         tags: Sequence[str] = (),
         may_change: Callable[[MemoryItem], bool] = lambda _old: True,
-        origin: Origin = "user",
+        origin: Origin,
     ) -> tuple[MemoryItem, MemoryItem | None]:
         """Add `text`, or merge it into the active memory that says nearly the same.
 
@@ -1128,6 +1204,17 @@ def _truncation_warning(lost: index_cache.Cached, restored: int, kept: Path | No
     )
 
 
+def _tombstone(tombstone: Tombstone) -> dict[str, Any]:
+    return {"version": LOG_VERSION, "op": "tombstone", "tombstone": tombstone.to_json()}
+
+
+def _field(record: dict[str, Any], name: str) -> str:
+    value = record.get(name)
+    if not isinstance(value, str):
+        raise ValueError(f"{name}: expected a string")
+    return value
+
+
 def _put(item: MemoryItem) -> dict[str, Any]:
     return {"version": LOG_VERSION, "op": "put", "item": item.to_json()}
 
@@ -1146,11 +1233,12 @@ def _events_of(record: dict[str, Any]) -> list[MemoryEvent]:
 
 def _is_dead(record: dict[str, Any], known: Callable[[str], bool]) -> bool:
     """Whether a compaction drops `record` (given the ids known before it): a `put` of a
-    known item (a later one replaces it) or a `used` record (its counts go into the put)."""
+    known item (a later one replaces it), a `used` record (its counts go into the put) or a
+    `lift` (it and its tombstone go)."""
     op = record.get("op")
     if op == "put":
         return known(record["item"]["id"])
-    return op == "used"
+    return op in ("used", "lift")
 
 
 def _created(item: MemoryItem, *, with_text: bool = True) -> MemoryEvent:
