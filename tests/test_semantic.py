@@ -153,11 +153,16 @@ def test_mark_used_and_decay(mem_dir: Path) -> None:
     recent = mem.add("recent trivia", importance=0.1)
     mem.mark_used([stale.id, kept_pinned.id, important.id], now=old)
     mem.mark_used([recent.id])
-    archived = mem.decay(days=90, max_importance=0.3)
-    assert [i.id for i in archived] == [stale.id]
+    events = mem.decay(half_life_days=180)
+    assert [(e.memory_id, e.type) for e in events] == [
+        (stale.id, "decayed"),
+        (stale.id, "archived"),
+        (important.id, "decayed"),
+    ]
     assert mem.get(stale.id).state == "archived"  # type: ignore[union-attr]
+    assert mem.get(important.id).state == "active"  # type: ignore[union-attr]
     assert mem.search("stale trivia")[0].item.id != stale.id
-    assert mem.decay() == []
+    assert mem.decay(half_life_days=180) == []
     assert mem.get(recent.id).access_count == 1  # type: ignore[union-attr]
 
 

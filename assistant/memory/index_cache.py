@@ -123,6 +123,7 @@ def save(
         "updated_at": [stamp(i.updated_at) for i in items],
         "last_accessed": [stamp(i.last_accessed) for i in items],
         "origin": [i.origin for i in items],
+        "decayed_at": [None if i.decayed_at is None else stamp(i.decayed_at) for i in items],
         "links": {str(slot): _links(i) for slot, i in enumerate(items) if _has_links(i)},
         "tombstones": [t.to_json() for t in tombstones],
         "terms": index.terms,
@@ -188,7 +189,9 @@ def load(directory: Path, log_path: Path) -> Cached | None:
 def _items(strings: dict[str, Any], columns: dict[str, Any], count: int) -> list[MemoryItem]:
     ids, texts, kinds, states = strings["id"], strings["text"], strings["kind"], strings["state"]
     sources, tags, origins = strings["source"], strings["tags"], strings["origin"]
-    if not all(len(x) == count for x in (ids, texts, kinds, states, sources, tags, origins)):
+    decayed = [None if t is None else datetime.fromisoformat(t) for t in strings["decayed_at"]]
+    columns_of_strings = (ids, texts, kinds, states, sources, tags, origins, decayed)
+    if not all(len(x) == count for x in columns_of_strings):
         raise ValueError("columns of different lengths")
     importance = columns["importance"].tolist()
     pinned = columns["pinned"].tolist()
@@ -212,6 +215,7 @@ def _items(strings: dict[str, Any], columns: dict[str, Any], count: int) -> list
             None if sources[i] is None else Source(sources[i][0], sources[i][1]),
             tuple(tags[i]),
             origins[i],
+            decayed_at=decayed[i],
         )
         for i in range(count)
     ]

@@ -17,7 +17,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -58,6 +58,8 @@ LOG_VERSION = 2  # 2: origins, links and validity in items; `event` records; `us
 LOG_NAME = "semantic.jsonl"
 MAX_TEXT_CHARS = 2000  # a memory is a fact, not a document; bounds every prompt it enters
 MERGE_THRESHOLD = 0.85  # a new memory this similar to an active one is merged into it
+ARCHIVE_BELOW = 0.1  # decay archives a memory whose importance falls below this
+_DECAY_FACTOR = 0.8  # decay changes a memory once its importance would fall to this share
 _MIN_COMPACT_DEAD = 500
 _EMBED_BATCH = 256
 
@@ -1011,30 +1013,62 @@ class SemanticMemory:
         return select(events, since=since, until=until, types=types, limit=limit)
 
     def decay(
-        self, now: datetime | None = None, *, days: float = 90, max_importance: float = 0.3
-    ) -> list[MemoryItem]:
-        """Archive unpinned active items below `max_importance` unused for `days`; returns them."""
-        cutoff = ((now or now_utc()) - timedelta(days=days)).timestamp()
-        stamp = now_utc()
+        self,
+        now: datetime | None = None,
+        *,
+        half_life_days: float,
+        archive_below: float = ARCHIVE_BELOW,
+    ) -> list[MemoryEvent]:
+        """Let unused memories fade: each unpinned active memory's importance is halved for
+        every `half_life_days` since its last use or its last decay, whichever is later (so
+        a period never counts twice). A memory changes only once it has lost a fifth or more
+        (no daily trickle of events); a "decayed" event says by how much and why. One that
+        falls below `archive_below` is archived. Pinned memories never decay. Returns the
+        events, decayed and archived."""
+        if not half_life_days > 0:
+            raise ValueError(
+                f"The half-life must be a positive number of days, not {half_life_days}."
+            )
+        at = now or now_utc()
+        when = at.timestamp()
+        step = half_life_days * 86400 * math.log2(1 / _DECAY_FACTOR)  # seconds to lose a fifth
+        changed: list[MemoryItem] = []
+        events: list[MemoryEvent] = []
         with self._lock:
             n = self._n()
-            stale = (
-                self._active[:n]
-                & ~self._pinned[:n]
-                & (self._importance[:n] < max_importance)
-                & (self._last_used[:n] < cutoff)
-            )
-            archived = [
-                self._items[s]._replace(state="archived", updated_at=stamp)
-                for s in np.flatnonzero(stale)
-            ]
-            if archived:
-                self._append(*(_put(i) for i in archived))
-                for item in archived:
-                    self._place(item)
-        if archived:
-            self._emit("updated", [i.id for i in archived])
-        return archived
+            due = self._active[:n] & ~self._pinned[:n] & (self._last_used[:n] <= when - step)
+            for slot in np.flatnonzero(due).tolist():
+                item = self._items[slot]
+                since = max(item.last_accessed, item.decayed_at or item.last_accessed)
+                days = (at - since).total_seconds() / 86400
+                if days * 86400 < step or item.importance == 0:
+                    continue
+                importance = item.importance * 0.5 ** (days / half_life_days)
+                unused = (at - item.last_accessed).days
+                events.append(
+                    MemoryEvent(
+                        item.id,
+                        "decayed",
+                        at,
+                        reason=f"not used for {unused} days",
+                        importance_before=item.importance,
+                        importance_after=importance,
+                    )
+                )
+                item = item._replace(importance=importance, decayed_at=at, updated_at=at)
+                if importance < archive_below:
+                    item = item._replace(state="archived")
+                    events.append(
+                        MemoryEvent(
+                            item.id, "archived", at, reason=f"importance below {archive_below:g}"
+                        )
+                    )
+                changed.append(item)
+            if changed:
+                self._commit(changed, events)
+        if changed:
+            self._emit("updated", [i.id for i in changed])
+        return events
 
     # -- search --------------------------------------------------------------------------------
 
