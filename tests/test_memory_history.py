@@ -359,3 +359,28 @@ def test_decay_halves_importance_per_half_life_once_and_says_why(mem_dir: Path) 
     assert again.decay(start + timedelta(days=900), half_life_days=90) == []
     with pytest.raises(ValueError, match="half-life"):
         again.decay(half_life_days=0)
+
+
+@pytest.mark.parametrize("embedder", [None, HashEmbedder()])
+def test_search_with_history_finds_superseded_and_archived_facts(
+    mem_dir: Path, embedder: HashEmbedder | None
+) -> None:
+    mem = SemanticMemory.open(mem_dir, embedder)
+    porto = mem.add("The user lives in Porto")
+    lisbon = mem.supersede(porto.id, "The user lives in Lisbon", by="curator", reason="moved")
+    old_job = mem.add("The user works in a bakery in Porto")
+    mem.archive(old_job.id)
+    secret = mem.add("The user lives in a blue house")
+    mem.forget(secret.id)
+    query = "where does the user live"
+    assert [h.item.id for h in mem.search(query)] == [lisbon.id]
+    found = [h.item.id for h in mem.search(query, include_history=True)]
+    assert {lisbon.id, porto.id} <= set(found) and secret.id not in found
+    assert mem.search("bakery", include_history=True)[0].item.id == old_job.id
+    assert old_job.id not in [h.item.id for h in mem.search("bakery")]
+    # The archive's index follows later changes: a restore takes an item out of it.
+    mem.restore(old_job.id)
+    mem.update(porto.id, text="The user lived in Porto until 2026")
+    assert mem.search("bakery")[0].item.id == old_job.id
+    assert mem.search("until 2026", include_history=True)[0].item.id == porto.id
+    assert porto.id not in [h.item.id for h in mem.search("until 2026")]

@@ -120,6 +120,7 @@ class SemanticMemory:
         self._importance = np.zeros(1024, dtype=np.float64)
         self._last_used = np.zeros(1024, dtype=np.float64)  # POSIX seconds
         self._bm25 = BM25Index(*self._bm25_params())
+        self._past: BM25Index | None = None  # archived items, for searches with history
         self._history = History()
         self._tombstones: dict[str, Tombstone] = {}  # by the forgotten memory's id
         self._records = 0
@@ -244,6 +245,7 @@ class SemanticMemory:
             active = np.flatnonzero(self._active[:n]).tolist()
             index.add_many(active, [terms(items[s].text) for s in active])
         self._bm25 = index
+        self._past = None
 
     def _bm25_params(self) -> tuple[float, float]:
         return self.config.bm25_k1, self.config.bm25_b
@@ -429,6 +431,12 @@ class SemanticMemory:
             self._bm25.remove(slot)
         if active and slot not in self._bm25:
             self._bm25.add(slot, terms(item.text))
+        if self._past is not None:
+            archived = item.state == "archived"
+            if slot in self._past and (text_changed or not archived):
+                self._past.remove(slot)
+            if archived and slot not in self._past:
+                self._past.add(slot, terms(item.text))
         if text_changed and old is not None and self._vectors is not None:
             self._vectors.clear(slot)
         return slot
@@ -1080,15 +1088,18 @@ class SemanticMemory:
         query_vector: npt.ArrayLike | None = None,
         config: SearchConfig | None = None,
         prefix: bool = False,
+        include_history: bool = False,
     ) -> list[SearchHit]:
-        """The `k` active items most relevant to `query`, best first.
+        """The `k` active items most relevant to `query`, best first; with `include_history`
+        archived ones too (superseded, faded or archived by hand; not forgotten ones).
 
         BM25 (over word stems) and cosine rankings are fused (see `ranking`), then importance
         and recency add small boosts. An item qualifies only if it shares a non-stop word with
         the query (one that is not in most items, if the query has such a word) or its
         similarity reaches `min_similarity`, so nothing unrelated comes back; a query of stop
         words alone finds nothing. With `prefix` (search as you type) the last word also
-        matches the words it begins: "siste" finds "sister".
+        matches the words it begins: "siste" finds "sister". Archived items have a keyword
+        index of their own, whose BM25 ranking is merged with the active items' by score.
         """
         cfg = config or self.config
         tokens, informative = query_terms(query)
@@ -1109,8 +1120,14 @@ class SemanticMemory:
         depth = max(cfg.depth, k)
         self._refit_projection()  # due after a cache without one; else nothing to do
         with self._lock:
+            n = self._n()
             lexical = self._bm25.top(tokens, depth, require=informative)
-            dense = self._dense_top(qvec, depth, cfg.min_similarity, cfg)
+            mask = self._active[:n]
+            if include_history:
+                past = self._past_index().top(tokens, depth, require=informative)
+                lexical = sorted(lexical + past, key=lambda pair: -pair[1])[:depth]
+                mask = mask | np.fromiter((i.state == "archived" for i in self._items), bool, n)
+            dense = self._dense_top(qvec, depth, cfg.min_similarity, cfg, mask)
             return fuse(
                 lexical,
                 dense,
@@ -1122,6 +1139,14 @@ class SemanticMemory:
                 config=cfg,
             )
 
+    def _past_index(self) -> BM25Index:
+        """The keyword index of the archived items, built on first use (under the lock)."""
+        if self._past is None:
+            self._past = BM25Index(*self._bm25_params())
+            slots = [s for s, item in enumerate(self._items) if item.state == "archived"]
+            self._past.add_many(slots, [terms(self._items[s].text) for s in slots])
+        return self._past
+
     def _has_vectors(self) -> bool:
         """Whether the current embedder has vectors to compare a query with."""
         with self._lock:
@@ -1132,9 +1157,15 @@ class SemanticMemory:
             )
 
     def _dense_top(
-        self, qvec: npt.NDArray[np.float32] | None, depth: int, floor: float, cfg: SearchConfig
+        self,
+        qvec: npt.NDArray[np.float32] | None,
+        depth: int,
+        floor: float,
+        cfg: SearchConfig,
+        mask: npt.NDArray[np.bool_] | None = None,
     ) -> list[tuple[int, float]]:
-        """The best `depth` active items by cosine, if at least `floor`, best first."""
+        """The best `depth` items by cosine among `mask` (default: the active ones), if at
+        least `floor`, best first."""
         vectors = self._vectors
         if qvec is None or vectors is None or len(qvec) != vectors.dim:
             return []
@@ -1146,7 +1177,7 @@ class SemanticMemory:
         )
         slots, sims = vectors.nearest(
             qvec / norm,
-            self._active[: self._n()],
+            self._active[: self._n()] if mask is None else mask,
             depth,
             exact_up_to=cfg.exact_up_to,
             candidates=candidates,
