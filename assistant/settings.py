@@ -61,6 +61,7 @@ class Settings:
     auto_memories: bool = True
     memories_per_prompt: int = 6
     decay_days: int = 90
+    decay_half_life_days: float = 180.0  # unused memories lose half their importance in this
     prompt_budget_tokens: int = 0  # 0: a share of the model's context window
     reply_max_tokens: int = 4096
     max_steps: int = 8
@@ -145,6 +146,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "auto_memories": (bool,),
     "memories_per_prompt": (int,),
     "decay_days": (int,),
+    "decay_half_life_days": (int, float),
     "prompt_budget_tokens": (int,),
     "reply_max_tokens": (int,),
     "max_steps": (int,),

@@ -81,6 +81,16 @@ def test_invalid_setting_values_fall_back_per_field(data_dir: Path) -> None:
     assert len(warnings) == 3
 
 
+@pytest.mark.parametrize(
+    ("value", "expected"), [(30, 30), (45.5, 45.5), (0, 180.0), (-3, 180.0), (True, 180.0)]
+)
+def test_decay_half_life_is_a_positive_number_of_days(value: object, expected: float) -> None:
+    loaded, warnings = Settings.from_json({"version": 1, "decay_half_life_days": value})
+    assert loaded.decay_half_life_days == expected
+    assert len(warnings) == (expected != value)
+    assert Settings().decay_half_life_days == 180.0
+
+
 def test_base_url_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
     assert Settings(provider="ollama").effective_base_url() == "http://127.0.0.1:11434/v1"
     assert (

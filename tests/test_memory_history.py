@@ -196,7 +196,7 @@ def test_forgotten_memory_and_its_history_leave_the_disk(mem_dir: Path) -> None:
     mem.close()
     data = (mem_dir / LOG_NAME).read_bytes() + (mem_dir / "semantic-index.npz").read_bytes()
     assert b"swordfish" not in data
-    assert secret.id.encode() not in (mem_dir / LOG_NAME).read_bytes()
+    assert (mem_dir / LOG_NAME).read_bytes().count(secret.id.encode()) == 1  # its tombstone
     again = SemanticMemory.open(mem_dir)
     assert again.get(secret.id) is None
     assert types(again.history(kept.id)) == ["created", "used"]
@@ -319,3 +319,68 @@ def test_items_round_trip_with_links_and_refuse_bad_ones() -> None:
     for field, value in [("origin", "aliens"), ("supersedes", "a"), ("superseded_by", 3)]:
         with pytest.raises(ValueError, match=field):
             MemoryItem.from_json({**item.to_json(), field: value})
+
+
+def test_decay_halves_importance_per_half_life_once_and_says_why(mem_dir: Path) -> None:
+    mem = SemanticMemory.open(mem_dir)
+    item = mem.add("Hana collects stamps", importance=0.8)
+    pinned = mem.add("Hana's birthday is in May", importance=0.8, pinned=True)
+    start = item.last_accessed
+    assert mem.decay(start + timedelta(days=20), half_life_days=90) == []  # less than a fifth
+    [event] = mem.decay(start + timedelta(days=90), half_life_days=90)
+    assert (event.memory_id, event.type, event.reason) == (
+        item.id,
+        "decayed",
+        "not used for 90 days",
+    )
+    assert (event.importance_before, event.importance_after) == (0.8, pytest.approx(0.4))
+    assert mem.decay(start + timedelta(days=90), half_life_days=90) == []  # idempotent
+    # The next period starts at the last decay: 90 more days halve it once more, not twice.
+    [event] = mem.decay(start + timedelta(days=180), half_life_days=90)
+    assert event.importance_after == pytest.approx(0.2)
+    assert event.reason == "not used for 180 days"
+    # A use restarts the clock.
+    mem.mark_used([item.id], now=start + timedelta(days=200))
+    assert mem.decay(start + timedelta(days=220), half_life_days=90) == []
+    events = mem.decay(start + timedelta(days=500), half_life_days=90)
+    assert types(events) == ["decayed", "archived"]
+    assert events[1].reason == "importance below 0.1"
+    again = reopened(mem, mem_dir)
+    assert again.get(item.id).state == "archived"  # type: ignore[union-attr]
+    assert types(again.history(item.id)) == [
+        "created",
+        "decayed",
+        "decayed",
+        "used",
+        "decayed",
+        "archived",
+    ]
+    assert again.get(pinned.id).importance == 0.8  # type: ignore[union-attr]
+    assert again.decay(start + timedelta(days=900), half_life_days=90) == []
+    with pytest.raises(ValueError, match="half-life"):
+        again.decay(half_life_days=0)
+
+
+@pytest.mark.parametrize("embedder", [None, HashEmbedder()])
+def test_search_with_history_finds_superseded_and_archived_facts(
+    mem_dir: Path, embedder: HashEmbedder | None
+) -> None:
+    mem = SemanticMemory.open(mem_dir, embedder)
+    porto = mem.add("The user lives in Porto")
+    lisbon = mem.supersede(porto.id, "The user lives in Lisbon", by="curator", reason="moved")
+    old_job = mem.add("The user works in a bakery in Porto")
+    mem.archive(old_job.id)
+    secret = mem.add("The user lives in a blue house")
+    mem.forget(secret.id)
+    query = "where does the user live"
+    assert [h.item.id for h in mem.search(query)] == [lisbon.id]
+    found = [h.item.id for h in mem.search(query, include_history=True)]
+    assert {lisbon.id, porto.id} <= set(found) and secret.id not in found
+    assert mem.search("bakery", include_history=True)[0].item.id == old_job.id
+    assert old_job.id not in [h.item.id for h in mem.search("bakery")]
+    # The archive's index follows later changes: a restore takes an item out of it.
+    mem.restore(old_job.id)
+    mem.update(porto.id, text="The user lived in Porto until 2026")
+    assert mem.search("bakery")[0].item.id == old_job.id
+    assert mem.search("until 2026", include_history=True)[0].item.id == porto.id
+    assert porto.id not in [h.item.id for h in mem.search("until 2026")]

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QDialogButtonBox, QLineEdit, QListView, QTextBrows
 from pytestqt.qtbot import QtBot
 
 from assistant.memory.items import MemoryItem, MemoryKind, SearchHit, Source
+from assistant.timestamps import now_utc
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.memory_dialogs import MemoryDialog, MemoryValues
 from assistant.ui.memory_html import EMPTY_WORKING
@@ -195,7 +196,8 @@ def test_model_resets_for_large_batches(workspace: Workspace, bridge: StoreBridg
     bridge.memory_changed.connect(model.on_memory_changed)
     resets: list[int] = []
     model.modelReset.connect(lambda: resets.append(1))
-    workspace.memory.decay(days=-1)  # archives all 100 at once
+    later = now_utc() + timedelta(days=3650)
+    workspace.memory.decay(later, half_life_days=90)  # archives all 100 at once
     assert resets == [1]
     assert model.rowCount() == 0
 

@@ -153,11 +153,16 @@ def test_mark_used_and_decay(mem_dir: Path) -> None:
     recent = mem.add("recent trivia", importance=0.1)
     mem.mark_used([stale.id, kept_pinned.id, important.id], now=old)
     mem.mark_used([recent.id])
-    archived = mem.decay(days=90, max_importance=0.3)
-    assert [i.id for i in archived] == [stale.id]
+    events = mem.decay(half_life_days=180)
+    assert [(e.memory_id, e.type) for e in events] == [
+        (stale.id, "decayed"),
+        (stale.id, "archived"),
+        (important.id, "decayed"),
+    ]
     assert mem.get(stale.id).state == "archived"  # type: ignore[union-attr]
+    assert mem.get(important.id).state == "active"  # type: ignore[union-attr]
     assert mem.search("stale trivia")[0].item.id != stale.id
-    assert mem.decay() == []
+    assert mem.decay(half_life_days=180) == []
     assert mem.get(recent.id).access_count == 1  # type: ignore[union-attr]
 
 
@@ -896,14 +901,20 @@ def test_word_forms_and_search_as_you_type(mem_dir: Path) -> None:
 
 def test_save_adds_merges_or_leaves_alone(mem_dir: Path) -> None:
     mem = SemanticMemory.open(mem_dir)
-    first, before = mem.save("Alice prefers green tea in the morning", importance=0.7)
+    first, before = mem.save(
+        "Alice prefers green tea in the morning", importance=0.7, origin="tool"
+    )
     assert before is None
-    same, before = mem.save("Alice prefers green tea in the morning", importance=0.2)
+    same, before = mem.save("Alice prefers green tea in the morning", importance=0.2, origin="tool")
     assert same is before and same.id == first.id  # nothing to change
-    merged, before = mem.save("alice prefers green tea in the morning!", "preference", 0.4)
+    merged, before = mem.save(
+        "alice prefers green tea in the morning!", "preference", 0.4, origin="tool"
+    )
     assert before is not None and before.text == first.text
     assert (merged.id, merged.kind, merged.importance) == (first.id, "preference", 0.7)
-    kept, before = mem.save("Alice prefers green tea in the morning", may_change=lambda _: False)
+    kept, before = mem.save(
+        "Alice prefers green tea in the morning", may_change=lambda _: False, origin="tool"
+    )
     assert kept is before and kept.text == merged.text
-    _, before = mem.save("Bob drives a red car")
+    _, before = mem.save("Bob drives a red car", origin="tool")
     assert before is None and len(mem) == 2

@@ -80,7 +80,9 @@ def remember(
         return True
 
     source = Source(context.conversation_id, context.message_id)
-    item, before = memory.save(text, kind, importance, source=source, may_change=may_change)
+    item, before = memory.save(
+        text, kind, importance, source=source, may_change=may_change, origin="tool"
+    )
     if before is item:
         return f"Already remembered as {item.id}."
     if before is not None:

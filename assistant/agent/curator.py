@@ -85,7 +85,7 @@ class Curator:
         """
         report = on_edit or (lambda _edit: None)
         try:
-            candidates = self._extract(user, reply, cancel)
+            candidates = [c for c in self._extract(user, reply, cancel) if self._new(c)]
             source = Source(conversation_id, user.id)
             stored = [self._store(c, source, report) for c in candidates]
             for topic in dict.fromkeys(c.topic for c in candidates):
@@ -107,6 +107,13 @@ class Curator:
         )
         return parse_candidates(response.content)
 
+    def _new(self, candidate: Candidate) -> bool:
+        """Whether a candidate may be learned: not a fact the user made the assistant forget."""
+        if self.memory.is_forgotten_fact(candidate.text):
+            log.info("Curator: not learning a forgotten fact again: %.80r", candidate.text)
+            return False
+        return True
+
     def _store(
         self, candidate: Candidate, source: Source, report: Callable[[MemoryEdit], None]
     ) -> MemoryItem:
@@ -117,6 +124,7 @@ class Curator:
             source=source,
             tags=[f"topic:{candidate.topic}"],
             may_change=lambda old: not old.pinned,  # pinned ones change when the user confirms
+            origin="curator",
         )
         if before is None:
             report(MemoryEdit("remembered", None, item))

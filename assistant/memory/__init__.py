@@ -24,10 +24,13 @@ if TYPE_CHECKING:
     from assistant.memory.embedding import Embedder, LazyEmbedder
     from assistant.memory.items import (
         KINDS,
+        EventType,
         MemoryChange,
+        MemoryEvent,
         MemoryItem,
         MemoryKind,
         MemoryState,
+        Origin,
         SearchHit,
         Source,
         listing_order,
@@ -37,7 +40,12 @@ if TYPE_CHECKING:
     from assistant.memory.messages import ROLES, Message, check_messages, estimate_tokens
     from assistant.memory.openai_embedder import OpenAIEmbedder
     from assistant.memory.ranking import SearchConfig
-    from assistant.memory.semantic import MAX_TEXT_CHARS, EmbeddingStatus, SemanticMemory
+    from assistant.memory.semantic import (
+        MAX_TEXT_CHARS,
+        EmbeddingStatus,
+        ForgottenFactError,
+        SemanticMemory,
+    )
     from assistant.memory.topics import Topic, TopicStore
     from assistant.memory.working import WorkingMemory, WorkingMemoryStore
 
@@ -55,10 +63,13 @@ _MODULES = {
     "embedding": ("Embedder", "LazyEmbedder"),
     "items": (
         "KINDS",
+        "EventType",
         "MemoryChange",
+        "MemoryEvent",
         "MemoryItem",
         "MemoryKind",
         "MemoryState",
+        "Origin",
         "SearchHit",
         "Source",
         "listing_order",
@@ -67,7 +78,7 @@ _MODULES = {
     "message_index": ("ConversationHit",),
     "openai_embedder": ("OpenAIEmbedder",),
     "ranking": ("SearchConfig",),
-    "semantic": ("MAX_TEXT_CHARS", "EmbeddingStatus", "SemanticMemory"),
+    "semantic": ("MAX_TEXT_CHARS", "EmbeddingStatus", "ForgottenFactError", "SemanticMemory"),
     "topics": ("Topic", "TopicStore"),
     "working": ("WorkingMemory", "WorkingMemoryStore"),
 }
@@ -86,15 +97,19 @@ __all__ = [
     "ConversationStore",
     "Embedder",
     "EmbeddingStatus",
+    "EventType",
+    "ForgottenFactError",
     "LazyEmbedder",
     "LocalEmbedder",
     "MemoryChange",
     "MemoryEdit",
+    "MemoryEvent",
     "MemoryItem",
     "MemoryKind",
     "MemoryState",
     "Message",
     "OpenAIEmbedder",
+    "Origin",
     "SearchConfig",
     "SearchHit",
     "SemanticMemory",

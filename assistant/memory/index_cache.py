@@ -28,12 +28,13 @@ import numpy.typing as npt
 from assistant.fileio import atomic_write_with
 from assistant.memory.bm25 import Snapshot
 from assistant.memory.items import MemoryItem, Source
+from assistant.memory.tombstones import Tombstone
 from assistant.timestamps import stamp
 
 log = logging.getLogger(__name__)
 
 CACHE_VERSION = 5  # 3: the stamp is a prefix of the log (offset, records, CRC of those bytes)
-# 4: the BM25 terms are word stems; 5: origins, links and validity, dead records
+# 4: the BM25 terms are word stems; 5: origins, links and validity, dead records, tombstones
 CACHE_NAME = "semantic-index.npz"
 
 
@@ -43,6 +44,7 @@ class Cached:
 
     items: list[MemoryItem]
     index: Snapshot
+    tombstones: list[Tombstone]
     records: int  # records in the log's first `offset` bytes
     dead: int  # of those, records a compaction would drop
     offset: int
@@ -100,6 +102,7 @@ def save(
     items: list[MemoryItem],
     index: Snapshot,
     *,
+    tombstones: list[Tombstone],
     records: int,
     dead: int,
     offset: int,
@@ -120,7 +123,9 @@ def save(
         "updated_at": [stamp(i.updated_at) for i in items],
         "last_accessed": [stamp(i.last_accessed) for i in items],
         "origin": [i.origin for i in items],
+        "decayed_at": [None if i.decayed_at is None else stamp(i.decayed_at) for i in items],
         "links": {str(slot): _links(i) for slot, i in enumerate(items) if _has_links(i)},
+        "tombstones": [t.to_json() for t in tombstones],
         "terms": index.terms,
     }
     meta = {
@@ -162,6 +167,7 @@ def load(directory: Path, log_path: Path) -> Cached | None:
             strings = _unblob(data["strings"])
             columns = {name: data[name] for name in data.files if name not in ("meta", "strings")}
         items = _items(strings, columns, meta["count"])
+        tombstones = [Tombstone.from_json(t) for t in strings["tombstones"]]
         index = Snapshot(
             terms=strings["terms"],
             keys=columns["bm25_keys"],
@@ -177,13 +183,15 @@ def load(directory: Path, log_path: Path) -> Cached | None:
     except (OSError, ValueError, KeyError, TypeError, IndexError, zipfile.BadZipFile) as exc:
         log.warning("Ignoring the memory index cache (%s); replaying the log", exc)
         return None
-    return Cached(items, index, int(meta["records"]), int(meta["dead"]), offset, size)
+    return Cached(items, index, tombstones, int(meta["records"]), int(meta["dead"]), offset, size)
 
 
 def _items(strings: dict[str, Any], columns: dict[str, Any], count: int) -> list[MemoryItem]:
     ids, texts, kinds, states = strings["id"], strings["text"], strings["kind"], strings["state"]
     sources, tags, origins = strings["source"], strings["tags"], strings["origin"]
-    if not all(len(x) == count for x in (ids, texts, kinds, states, sources, tags, origins)):
+    decayed = [None if t is None else datetime.fromisoformat(t) for t in strings["decayed_at"]]
+    columns_of_strings = (ids, texts, kinds, states, sources, tags, origins, decayed)
+    if not all(len(x) == count for x in columns_of_strings):
         raise ValueError("columns of different lengths")
     importance = columns["importance"].tolist()
     pinned = columns["pinned"].tolist()
@@ -207,6 +215,7 @@ def _items(strings: dict[str, Any], columns: dict[str, Any], count: int) -> list
             None if sources[i] is None else Source(sources[i][0], sources[i][1]),
             tuple(tags[i]),
             origins[i],
+            decayed_at=decayed[i],
         )
         for i in range(count)
     ]

@@ -74,6 +74,7 @@ class MemoryItem(NamedTuple):
     supersedes: tuple[str, ...] = ()  # ids of the memories this one replaced
     superseded_by: str | None = None  # id of the memory that replaced this one
     rests_on: tuple[str, ...] = ()  # for insights: the memories it rests on
+    decayed_at: datetime | None = None  # when its importance last decayed
 
     @property
     def is_current(self) -> bool:
@@ -97,7 +98,7 @@ class MemoryItem(NamedTuple):
             "tags": list(self.tags),
             "origin": self.origin,
         }
-        for name in ("valid_from", "valid_to"):
+        for name in ("valid_from", "valid_to", "decayed_at"):
             moment = getattr(self, name)
             if moment is not None:
                 raw[name] = stamp(moment)
@@ -157,6 +158,7 @@ class MemoryItem(NamedTuple):
             supersedes=_ids(raw, "supersedes"),
             superseded_by=superseded_by,
             rests_on=_ids(raw, "rests_on"),
+            decayed_at=_time(raw, "decayed_at") if raw.get("decayed_at") is not None else None,
         )
 
 

@@ -17,7 +17,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -48,6 +48,7 @@ from assistant.memory.items import (
 from assistant.memory.ranking import SearchConfig, fuse
 from assistant.memory.subscribers import Subscribers
 from assistant.memory.text import expand_last, query_terms, terms, tokenize
+from assistant.memory.tombstones import Fingerprint, Tombstone
 from assistant.memory.vectors import VectorMatrix
 from assistant.timestamps import now_utc, stamp
 
@@ -57,11 +58,19 @@ LOG_VERSION = 2  # 2: origins, links and validity in items; `event` records; `us
 LOG_NAME = "semantic.jsonl"
 MAX_TEXT_CHARS = 2000  # a memory is a fact, not a document; bounds every prompt it enters
 MERGE_THRESHOLD = 0.85  # a new memory this similar to an active one is merged into it
+ARCHIVE_BELOW = 0.1  # decay archives a memory whose importance falls below this
+_DECAY_FACTOR = 0.8  # decay changes a memory once its importance would fall to this share
 _MIN_COMPACT_DEAD = 500
 _EMBED_BATCH = 256
 
+LEARNED: tuple[Origin, ...] = ("curator", "reflection")  # never learn a forgotten fact again
+
 Subscriber = Callable[[MemoryChange], None]
 Progress = Callable[[int, int], None]
+
+
+class ForgottenFactError(AssistantError):
+    """The curator or a reflection tried to learn a fact the user made the assistant forget."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +120,9 @@ class SemanticMemory:
         self._importance = np.zeros(1024, dtype=np.float64)
         self._last_used = np.zeros(1024, dtype=np.float64)  # POSIX seconds
         self._bm25 = BM25Index(*self._bm25_params())
+        self._past: BM25Index | None = None  # archived items, for searches with history
         self._history = History()
+        self._tombstones: dict[str, Tombstone] = {}  # by the forgotten memory's id
         self._records = 0
         self._dead = 0  # records a compaction would drop (older puts, used records)
         self._offset = 0  # the log's bytes these items reflect
@@ -150,6 +161,7 @@ class SemanticMemory:
         if tail is None:
             return False
         changed: dict[str, MemoryItem] = {}
+        tombstones = {t.memory_id: t for t in cached.tombstones}
         slot_of = {item.id: slot for slot, item in enumerate(cached.items)}
         dead = 0
         try:
@@ -158,13 +170,14 @@ class SemanticMemory:
                 for item_id in record.get("ids", ()) if record.get("op") == "used" else ():
                     if item_id not in changed and item_id in slot_of:
                         changed[item_id] = cached.items[slot_of[item_id]]
-                self._replay(record, changed)
+                self._replay(record, changed, tombstones)
         except (ValueError, KeyError, TypeError) as exc:
             log.warning("%s: replaying the whole log (%s)", LOG_NAME, exc)
             return False
         self._fill(cached.items, BM25Index.from_snapshot(cached.index, *self._bm25_params()))
         for item in changed.values():
             self._place(item)
+        self._tombstones = tombstones
         self._records = cached.records + len(tail)
         self._dead = cached.dead + dead
         return True
@@ -185,7 +198,7 @@ class SemanticMemory:
             _refuse_newer(record)
             try:
                 found = events_of(record)
-                self._replay(record, items)
+                self._replay(record, items, self._tombstones)
                 events.extend(found)
             except (ValueError, KeyError, TypeError) as exc:
                 bad += 1
@@ -232,18 +245,27 @@ class SemanticMemory:
             active = np.flatnonzero(self._active[:n]).tolist()
             index.add_many(active, [terms(items[s].text) for s in active])
         self._bm25 = index
+        self._past = None
 
     def _bm25_params(self) -> tuple[float, float]:
         return self.config.bm25_k1, self.config.bm25_b
 
     @staticmethod
-    def _replay(record: dict[str, Any], items: dict[str, MemoryItem]) -> None:
-        """Apply a record to `items` (events are history only: checked, not applied)."""
+    def _replay(
+        record: dict[str, Any], items: dict[str, MemoryItem], tombstones: dict[str, Tombstone]
+    ) -> None:
+        """Apply a record to `items` and `tombstones` (events are history only: checked, not
+        applied)."""
         if record.get("version") not in (1, LOG_VERSION):
             raise ValueError(f"unsupported record version {record.get('version')!r}")
         op = record.get("op")
         if op == "event":
             MemoryEvent.from_json(record["event"])
+        elif op == "tombstone":
+            tombstone = Tombstone.from_json(record["tombstone"])
+            tombstones[tombstone.memory_id] = tombstone
+        elif op == "lift":
+            tombstones.pop(_field(record, "memory_id"), None)
         elif op == "put":
             item = MemoryItem.from_json(record["item"])
             items[item.id] = item
@@ -283,6 +305,7 @@ class SemanticMemory:
         keep = [i for i in self._items if not (drop_forgotten and i.state == "forgotten")]
         events = self._history.kept([i.id for i in keep])
         records = [_put(i) for i in keep] + [_event(e) for e in events]
+        records += [_tombstone(t) for t in self._tombstones.values()]
         data = b"".join(jsonl.encode(r) for r in records)
         atomic_write_bytes(self._log_path, data)
         self._history.load(events, lambda _id: True)  # what the log now holds
@@ -306,12 +329,28 @@ class SemanticMemory:
         self._records += len(records)
         self._dead += sum(_is_dead(r, self._slot_of.__contains__) for r in records)
 
-    def _commit(self, items: Sequence[MemoryItem], events: Sequence[MemoryEvent]) -> list[int]:
-        """Append the items and events in one write and apply them (under the lock); the
-        items' slots."""
-        self._append(*(_put(i) for i in items), *(_event(e) for e in events))
+    def _commit(
+        self,
+        items: Sequence[MemoryItem],
+        events: Sequence[MemoryEvent],
+        *,
+        buried: Sequence[Tombstone] = (),
+        lifted: Sequence[str] = (),
+    ) -> list[int]:
+        """Append the items, events, new tombstones and lifted ones (by memory id) in one write
+        and apply them (under the lock); the items' slots."""
+        self._append(
+            *(_put(i) for i in items),
+            *(_event(e) for e in events),
+            *(_tombstone(t) for t in buried),
+            *({"version": LOG_VERSION, "op": "lift", "memory_id": i} for i in lifted),
+        )
         slots = [self._place(item) for item in items]
         self._history.record(events)
+        for tombstone in buried:
+            self._tombstones[tombstone.memory_id] = tombstone
+        for memory_id in lifted:
+            self._tombstones.pop(memory_id, None)
         return slots
 
     def _load_history(self) -> None:
@@ -356,6 +395,7 @@ class SemanticMemory:
                     self._log_path,
                     items,
                     snapshot,
+                    tombstones=list(self._tombstones.values()),
                     records=self._records,
                     dead=self._dead,
                     offset=self._offset,
@@ -391,6 +431,12 @@ class SemanticMemory:
             self._bm25.remove(slot)
         if active and slot not in self._bm25:
             self._bm25.add(slot, terms(item.text))
+        if self._past is not None:
+            archived = item.state == "archived"
+            if slot in self._past and (text_changed or not archived):
+                self._past.remove(slot)
+            if archived and slot not in self._past:
+                self._past.add(slot, terms(item.text))
         if text_changed and old is not None and self._vectors is not None:
             self._vectors.clear(slot)
         return slot
@@ -601,9 +647,14 @@ class SemanticMemory:
         rests_on: Sequence[str] = (),
     ) -> MemoryItem:
         """Remember `text` (a "created" event says who and from where); durable when this
-        returns. `vector` skips the embedder."""
+        returns. `vector` skips the embedder.
+
+        A fact that was forgotten is refused (ForgottenFactError) if the curator or a
+        reflection learns it; the user adding it lifts its tombstone.
+        """
         text = _clean_text(text)
         _check(kind, importance)
+        self._refuse_forgotten(text, origin)
         embedded = self._vector_for(text, vector)
         item = self._new_item(
             text,
@@ -617,12 +668,31 @@ class SemanticMemory:
             rests_on=tuple(rests_on),
         )
         with self._lock:
-            [slot] = self._commit([item], [_created(item)])
+            lifted = self._buried_as(text) if origin == "user" else []
+            [slot] = self._commit([item], [_created(item)], lifted=lifted)
             if embedded is not None:
                 self._store_vectors(embedded, [slot])
         self._refit_projection()
         self._emit("added", [item.id])
         return item
+
+    def is_forgotten_fact(self, text: str) -> bool:
+        """Whether `text` says a fact that was forgotten (it matches a tombstone)."""
+        with self._lock:
+            return bool(self._buried_as(text))
+
+    def _buried_as(self, text: str) -> list[str]:
+        """The ids of the forgotten memories whose tombstones match `text` (under the lock)."""
+        if not self._tombstones:
+            return []
+        fingerprint = Fingerprint.of(text)
+        return [i for i, t in self._tombstones.items() if t.fingerprint.matches(fingerprint)]
+
+    def _refuse_forgotten(self, text: str, by: Origin) -> None:
+        if by in LEARNED and self.is_forgotten_fact(text):
+            raise ForgottenFactError(
+                f"Not learned again: the user made the assistant forget this ({text[:60]!r})."
+            )
 
     @staticmethod
     def _new_item(text: str, kind: MemoryKind, importance: float, **fields: Any) -> MemoryItem:
@@ -718,6 +788,7 @@ class SemanticMemory:
         """Refine a memory with a new statement of the same fact (a "merged" event keeps the
         text before); `related_id` names a memory merged in, if it was one (an import)."""
         changes: dict[str, Any] = {"text": _clean_text(text)}
+        self._refuse_forgotten(changes["text"], by)
         if kind is not None:
             changes["kind"] = kind
         if importance is not None:
@@ -780,6 +851,7 @@ class SemanticMemory:
         to its successor, and keeps its history with a "superseded" event saying why."""
         text = _clean_text(text)
         _check(kind, importance)
+        self._refuse_forgotten(text, by)
         embedded = self._embed([text])
         with self._lock:
             old = self._item(old_id)
@@ -819,10 +891,16 @@ class SemanticMemory:
     def _change(
         self, item_id: str, kind: EventType, by: Origin | None, **changes: Any
     ) -> MemoryItem:
-        """Change an item's state or pin with an event of `kind`."""
+        """Change an item's state or pin with an event of `kind`; a forget leaves a
+        tombstone, a restore lifts it."""
         with self._lock:
             item = self._item(item_id)._replace(updated_at=now_utc(), **changes)
-            self._commit([item], [MemoryEvent(item_id, kind, item.updated_at, by=by)])
+            buried = []
+            if kind == "forgotten":
+                buried.append(Tombstone(item_id, Fingerprint.of(item.text), item.updated_at))
+            lifted = [item_id] if kind == "restored" and item_id in self._tombstones else []
+            event = MemoryEvent(item_id, kind, item.updated_at, by=by)
+            self._commit([item], [event], buried=buried, lifted=lifted)
         self._emit("updated", [item_id])
         return item
 
@@ -831,7 +909,9 @@ class SemanticMemory:
         return self._change(item_id, "pinned" if pinned else "unpinned", by, pinned=pinned)
 
     def forget(self, item_id: str, *, by: Origin = "user") -> MemoryItem:
-        """Remove an item from search now and from disk at the next open or close."""
+        """Remove an item from search now and from disk (with its history) at the next open or
+        close, leaving a tombstone that keeps the fact from being learned again; `restore`
+        (Undo) lifts it."""
         return self._change(item_id, "forgotten", by, state="forgotten")
 
     def archive(self, item_id: str, *, by: Origin | None = "user") -> MemoryItem:
@@ -923,7 +1003,8 @@ class SemanticMemory:
         types: Iterable[EventType] | None = None,
         limit: int | None = None,
     ) -> list[MemoryEvent]:
-        """Events of all memories in [since, until), of the given types, newest first."""
+        """Events of all memories in [since, until), of the given types, newest first (a
+        memory forgotten in an earlier session shows only as its "forgotten" event)."""
         with self._lock:
             self._load_history()
             events = list(self._history.all())
@@ -932,33 +1013,70 @@ class SemanticMemory:
                 for item in self._items
                 if not self._history.has_created(item.id)
             )
+            events.extend(  # memories gone from disk: their tombstones say when
+                MemoryEvent(t.memory_id, "forgotten", t.at)
+                for t in self._tombstones.values()
+                if t.memory_id not in self._slot_of
+            )
         return select(events, since=since, until=until, types=types, limit=limit)
 
     def decay(
-        self, now: datetime | None = None, *, days: float = 90, max_importance: float = 0.3
-    ) -> list[MemoryItem]:
-        """Archive unpinned active items below `max_importance` unused for `days`; returns them."""
-        cutoff = ((now or now_utc()) - timedelta(days=days)).timestamp()
-        stamp = now_utc()
+        self,
+        now: datetime | None = None,
+        *,
+        half_life_days: float,
+        archive_below: float = ARCHIVE_BELOW,
+    ) -> list[MemoryEvent]:
+        """Let unused memories fade: each unpinned active memory's importance is halved for
+        every `half_life_days` since its last use or its last decay, whichever is later (so
+        a period never counts twice). A memory changes only once it has lost a fifth or more
+        (no daily trickle of events); a "decayed" event says by how much and why. One that
+        falls below `archive_below` is archived. Pinned memories never decay. Returns the
+        events, decayed and archived."""
+        if not half_life_days > 0:
+            raise ValueError(
+                f"The half-life must be a positive number of days, not {half_life_days}."
+            )
+        at = now or now_utc()
+        when = at.timestamp()
+        step = half_life_days * 86400 * math.log2(1 / _DECAY_FACTOR)  # seconds to lose a fifth
+        changed: list[MemoryItem] = []
+        events: list[MemoryEvent] = []
         with self._lock:
             n = self._n()
-            stale = (
-                self._active[:n]
-                & ~self._pinned[:n]
-                & (self._importance[:n] < max_importance)
-                & (self._last_used[:n] < cutoff)
-            )
-            archived = [
-                self._items[s]._replace(state="archived", updated_at=stamp)
-                for s in np.flatnonzero(stale)
-            ]
-            if archived:
-                self._append(*(_put(i) for i in archived))
-                for item in archived:
-                    self._place(item)
-        if archived:
-            self._emit("updated", [i.id for i in archived])
-        return archived
+            due = self._active[:n] & ~self._pinned[:n] & (self._last_used[:n] <= when - step)
+            for slot in np.flatnonzero(due).tolist():
+                item = self._items[slot]
+                since = max(item.last_accessed, item.decayed_at or item.last_accessed)
+                days = (at - since).total_seconds() / 86400
+                if days * 86400 < step or item.importance == 0:
+                    continue
+                importance = item.importance * 0.5 ** (days / half_life_days)
+                unused = (at - item.last_accessed).days
+                events.append(
+                    MemoryEvent(
+                        item.id,
+                        "decayed",
+                        at,
+                        reason=f"not used for {unused} days",
+                        importance_before=item.importance,
+                        importance_after=importance,
+                    )
+                )
+                item = item._replace(importance=importance, decayed_at=at, updated_at=at)
+                if importance < archive_below:
+                    item = item._replace(state="archived")
+                    events.append(
+                        MemoryEvent(
+                            item.id, "archived", at, reason=f"importance below {archive_below:g}"
+                        )
+                    )
+                changed.append(item)
+            if changed:
+                self._commit(changed, events)
+        if changed:
+            self._emit("updated", [i.id for i in changed])
+        return events
 
     # -- search --------------------------------------------------------------------------------
 
@@ -970,15 +1088,18 @@ class SemanticMemory:
         query_vector: npt.ArrayLike | None = None,
         config: SearchConfig | None = None,
         prefix: bool = False,
+        include_history: bool = False,
     ) -> list[SearchHit]:
-        """The `k` active items most relevant to `query`, best first.
+        """The `k` active items most relevant to `query`, best first; with `include_history`
+        archived ones too (superseded, faded or archived by hand; not forgotten ones).
 
         BM25 (over word stems) and cosine rankings are fused (see `ranking`), then importance
         and recency add small boosts. An item qualifies only if it shares a non-stop word with
         the query (one that is not in most items, if the query has such a word) or its
         similarity reaches `min_similarity`, so nothing unrelated comes back; a query of stop
         words alone finds nothing. With `prefix` (search as you type) the last word also
-        matches the words it begins: "siste" finds "sister".
+        matches the words it begins: "siste" finds "sister". Archived items have a keyword
+        index of their own, whose BM25 ranking is merged with the active items' by score.
         """
         cfg = config or self.config
         tokens, informative = query_terms(query)
@@ -999,8 +1120,14 @@ class SemanticMemory:
         depth = max(cfg.depth, k)
         self._refit_projection()  # due after a cache without one; else nothing to do
         with self._lock:
+            n = self._n()
             lexical = self._bm25.top(tokens, depth, require=informative)
-            dense = self._dense_top(qvec, depth, cfg.min_similarity, cfg)
+            mask = self._active[:n]
+            if include_history:
+                past = self._past_index().top(tokens, depth, require=informative)
+                lexical = sorted(lexical + past, key=lambda pair: -pair[1])[:depth]
+                mask = mask | np.fromiter((i.state == "archived" for i in self._items), bool, n)
+            dense = self._dense_top(qvec, depth, cfg.min_similarity, cfg, mask)
             return fuse(
                 lexical,
                 dense,
@@ -1012,6 +1139,14 @@ class SemanticMemory:
                 config=cfg,
             )
 
+    def _past_index(self) -> BM25Index:
+        """The keyword index of the archived items, built on first use (under the lock)."""
+        if self._past is None:
+            self._past = BM25Index(*self._bm25_params())
+            slots = [s for s, item in enumerate(self._items) if item.state == "archived"]
+            self._past.add_many(slots, [terms(self._items[s].text) for s in slots])
+        return self._past
+
     def _has_vectors(self) -> bool:
         """Whether the current embedder has vectors to compare a query with."""
         with self._lock:
@@ -1022,9 +1157,15 @@ class SemanticMemory:
             )
 
     def _dense_top(
-        self, qvec: npt.NDArray[np.float32] | None, depth: int, floor: float, cfg: SearchConfig
+        self,
+        qvec: npt.NDArray[np.float32] | None,
+        depth: int,
+        floor: float,
+        cfg: SearchConfig,
+        mask: npt.NDArray[np.bool_] | None = None,
     ) -> list[tuple[int, float]]:
-        """The best `depth` active items by cosine, if at least `floor`, best first."""
+        """The best `depth` items by cosine among `mask` (default: the active ones), if at
+        least `floor`, best first."""
         vectors = self._vectors
         if qvec is None or vectors is None or len(qvec) != vectors.dim:
             return []
@@ -1036,7 +1177,7 @@ class SemanticMemory:
         )
         slots, sims = vectors.nearest(
             qvec / norm,
-            self._active[: self._n()],
+            self._active[: self._n()] if mask is None else mask,
             depth,
             exact_up_to=cfg.exact_up_to,
             candidates=candidates,
@@ -1053,7 +1194,7 @@ class SemanticMemory:
         source: Source | None = None,
         tags: Sequence[str] = (),
         may_change: Callable[[MemoryItem], bool] = lambda _old: True,
-        origin: Origin = "user",
+        origin: Origin,
     ) -> tuple[MemoryItem, MemoryItem | None]:
         """Add `text`, or merge it into the active memory that says nearly the same.
 
@@ -1128,6 +1269,17 @@ def _truncation_warning(lost: index_cache.Cached, restored: int, kept: Path | No
     )
 
 
+def _tombstone(tombstone: Tombstone) -> dict[str, Any]:
+    return {"version": LOG_VERSION, "op": "tombstone", "tombstone": tombstone.to_json()}
+
+
+def _field(record: dict[str, Any], name: str) -> str:
+    value = record.get(name)
+    if not isinstance(value, str):
+        raise ValueError(f"{name}: expected a string")
+    return value
+
+
 def _put(item: MemoryItem) -> dict[str, Any]:
     return {"version": LOG_VERSION, "op": "put", "item": item.to_json()}
 
@@ -1146,11 +1298,12 @@ def _events_of(record: dict[str, Any]) -> list[MemoryEvent]:
 
 def _is_dead(record: dict[str, Any], known: Callable[[str], bool]) -> bool:
     """Whether a compaction drops `record` (given the ids known before it): a `put` of a
-    known item (a later one replaces it) or a `used` record (its counts go into the put)."""
+    known item (a later one replaces it), a `used` record (its counts go into the put) or a
+    `lift` (it and its tombstone go)."""
     op = record.get("op")
     if op == "put":
         return known(record["item"]["id"])
-    return op == "used"
+    return op in ("used", "lift")
 
 
 def _created(item: MemoryItem, *, with_text: bool = True) -> MemoryEvent:

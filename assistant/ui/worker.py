@@ -140,12 +140,14 @@ class AgentWorker(QObject):
 
     @Slot()
     def maintain(self) -> None:
-        """At start-up: archive long-unused unimportant memories, then fill in vectors."""
+        """At start-up: let unused memories fade (archiving the faded), then fill in vectors."""
         if self._stopping.is_set():
             return
-        archived = self._workspace.memory.decay(days=self._workspace.settings.decay_days)
-        if archived:
-            log.info("Archived %d long-unused memories", len(archived))
+        settings = self._workspace.settings
+        events = self._workspace.memory.decay(half_life_days=settings.decay_half_life_days)
+        if events:
+            archived = sum(e.type == "archived" for e in events)
+            log.info("Decay: %d memories faded, %d archived", len(events) - archived, archived)
         self.embed_missing()
 
     @Slot()
