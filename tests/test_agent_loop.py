@@ -343,10 +343,27 @@ def test_curator_adds_merges_and_summarizes_topics(
     again = {
         "memories": [{"kind": "preference", "text": "The user likes jazz!", "importance": 0.9}]
     }
-    h.provider.enqueue("Cool.", json.dumps(again), "Jazz lover.")
+    h.provider.enqueue("Cool.", json.dumps(again))  # said word for word: nothing to decide
     h.turn(cid, "Really, jazz")
+    assert [i.id for i in h.memory.all()] == [item.id]
+
+    refined = {
+        "memories": [{"kind": "preference", "text": "The user loves Coltrane", "importance": 0.9}]
+    }
+    decision = {
+        "decisions": [
+            {
+                "candidate": 0,
+                "action": "UPDATE",
+                "target": item.id,
+                "text": "The user likes jazz, Coltrane most",
+            }
+        ]
+    }
+    h.provider.enqueue("Nice.", json.dumps(refined), json.dumps(decision), "Jazz lover.")
+    h.turn(cid, "Coltrane above all")
     (merged,) = h.memory.all()
-    assert merged.id == item.id
+    assert merged.id == item.id and merged.text == "The user likes jazz, Coltrane most"
     assert merged.importance == 0.9
 
 
