@@ -222,3 +222,9 @@ def test_the_prompt_shows_current_facts_only(data_dir: Path) -> None:
     system = provider.requests[0]["messages"][0]["content"]
     assert f"[{lisbon.id}]" in system and porto.id not in system and "Porto" not in system
     memory.close()
+
+
+def test_a_candidate_extracted_twice_is_stored_once(rig: Rig) -> None:
+    rig.extracts("The user plays the cello", "The user plays the cello.")
+    assert [i.text for i in rig.process()] == ["The user plays the cello"]
+    assert len(rig.memory.all()) == 1

@@ -122,7 +122,9 @@ class Curator:
             max_tokens=EXTRACT_MAX_TOKENS,
             cancel=cancel,
         )
-        return parse_candidates(response.content)
+        candidates = parse_candidates(response.content)
+        unique = {_normal(c.text): c for c in reversed(candidates)}  # the first of repeats
+        return [c for c in candidates if unique[_normal(c.text)] is c]
 
     def decide(
         self, exchange: str, candidates: Sequence[Candidate], cancel: CancelToken | None
