@@ -14,12 +14,17 @@ import pytest
 from assistant.agent.cancel import CancelToken
 from assistant.agent.curator import RELATED_K, TOPIC_PROMPT, Curator
 from assistant.agent.decisions import DECIDE_PROMPT
+from assistant.agent.events import AgentEvent, MemoryEdited
 from assistant.agent.loop import Agent
 from assistant.errors import ProviderError
 from assistant.memory import ConversationStore, MemoryEdit, Message, SemanticMemory, TopicStore
 from assistant.memory.edits import undo
 from assistant.memory.working import WorkingMemoryStore
+from assistant.paths import settings_file
+from assistant.settings import Settings
+from assistant.workspace import Workspace
 from tests.embedders import HashEmbedder
+from tests.fake_openai import FakeOpenAI
 from tests.scripted import ScriptedProvider
 
 USER = Message("u1", None, "user", "I moved to Lisbon last week.", "2026-03-03T10:00:00.000000Z")
@@ -228,3 +233,37 @@ def test_a_candidate_extracted_twice_is_stored_once(rig: Rig) -> None:
     rig.extracts("The user plays the cello", "The user plays the cello.")
     assert [i.text for i in rig.process()] == ["The user plays the cello"]
     assert len(rig.memory.all()) == 1
+
+
+def test_a_move_end_to_end_through_the_openai_api(data_dir: Path, fake_openai: FakeOpenAI) -> None:
+    Settings(
+        provider="custom",
+        base_url=fake_openai.base_url,
+        chat_model="chat-model",
+        embedding_model="",
+        request_timeout=10,
+    ).save(settings_file(data_dir))
+    workspace = Workspace.open(data_dir)
+    try:
+        porto = workspace.memory.add("The user lives in Porto")
+        extraction = {"memories": [{"kind": "fact", "text": "The user lives in Lisbon"}]}
+
+        def decide(request: dict[str, Any]) -> str:
+            assert request["messages"][0]["content"] == DECIDE_PROMPT
+            assert f"[{porto.id}]" in request["messages"][1]["content"]
+            target = {"candidate": 0, "action": "SUPERSEDE", "target": porto.id, "reason": "moved"}
+            return json.dumps({"decisions": [target]})
+
+        fake_openai.enqueue("Welcome to Lisbon!", json.dumps(extraction), decide, "Home: Lisbon.")
+        events: list[AgentEvent] = []
+        cid = workspace.conversations.create().id
+        workspace.agent().run(cid, "I moved to Lisbon.", events.append, CancelToken())
+        assert fake_openai.pending == 0
+        (edit,) = [e.edit for e in events if isinstance(e, MemoryEdited)]
+        assert edit.action == "superseded" and edit.before is not None
+        assert edit.before.id == porto.id
+        assert [i.text for i in workspace.memory.all()] == ["The user lives in Lisbon"]
+        old = workspace.memory.get(porto.id)
+        assert old is not None and old.superseded_by == edit.after.id
+    finally:
+        workspace.close()
