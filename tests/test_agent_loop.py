@@ -35,7 +35,7 @@ from assistant.agent.loop import (
     Upkeep,
 )
 from assistant.errors import ContextOverflowError, ProviderError
-from assistant.memory import ConversationStore, Message, estimate_tokens
+from assistant.memory import ConversationStore, Message, Source, estimate_tokens
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.topics import TopicStore
 from assistant.memory.working import WorkingMemoryStore
@@ -199,6 +199,8 @@ def test_relevant_and_pinned_memories_are_in_the_prompt(h: Harness) -> None:
     assert set(finished.memory_ids) == {tea.id, pinned.id}
     assert set(h.conversations.load(cid).messages[-1].memory_ids) == {tea.id, pinned.id}
     assert h.memory.get(tea.id).access_count == 1  # type: ignore[union-attr]
+    (used_event,) = [e for e in h.memory.history(tea.id) if e.type == "used"]
+    assert used_event.source == Source(cid, finished.message_id)  # the reply it was used in
 
 
 def test_recalled_memories_are_recorded_on_the_reply(h: Harness) -> None:

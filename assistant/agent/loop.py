@@ -38,6 +38,7 @@ from assistant.memory import (
     MemoryItem,
     Message,
     SemanticMemory,
+    Source,
     WorkingMemoryStore,
     estimate_tokens,
 )
@@ -492,7 +493,7 @@ class Agent:
             turn.cid, "assistant", text, memory_ids=ids, cut_off=response.cut_off
         )
         if turn.long_term and ids:
-            self.memory.mark_used(ids)
+            self.memory.mark_used(ids, reply=Source(turn.cid, reply.id))
         turn.on_event(Finished(turn.cid, reply.id, text, ids, cut_off=response.cut_off))
         learns = turn.long_term and not turn.conversation.do_not_remember
         upkeep = self.curator is not None or self.reflector is not None
