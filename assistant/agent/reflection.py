@@ -204,7 +204,8 @@ class Reflector:
         listing = fence("memories", "\n".join(memory_line(i) for i in memories))
         if known:
             listing += "\n\nInsights already written:\n" + fence(
-                "insights", "\n".join(memory_line(i) for i in known[-20:])
+                "insights",
+                "\n".join(memory_line(i) for i in known[:20]),  # the newest
             )
         response = self.provider.chat(
             [{"role": "system", "content": REFLECT_PROMPT}, {"role": "user", "content": listing}],
