@@ -61,6 +61,8 @@ class Settings:
     auto_memories: bool = True
     memories_per_prompt: int = 6
     decay_days: int = 90
+    reflection_after_memories: int = 10  # reflect after this many new memories
+    reflection_per_day: int = 3  # insights written a day at most
     decay_half_life_days: float = 180.0  # unused memories lose half their importance in this
     prompt_budget_tokens: int = 0  # 0: a share of the model's context window
     reply_max_tokens: int = 4096
@@ -146,6 +148,8 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "auto_memories": (bool,),
     "memories_per_prompt": (int,),
     "decay_days": (int,),
+    "reflection_after_memories": (int,),
+    "reflection_per_day": (int,),
     "decay_half_life_days": (int, float),
     "prompt_budget_tokens": (int,),
     "reply_max_tokens": (int,),

@@ -24,8 +24,10 @@ from assistant.paths import memory_dir, settings_file
 from assistant.settings import BASE_URL_ENV, LOCAL_EMBEDDING_MODEL, Settings
 
 if TYPE_CHECKING:
+    from assistant.agent.cancel import CancelToken
     from assistant.agent.loop import Agent, UpkeepRunner
     from assistant.agent.provider import OpenAIProvider
+    from assistant.agent.reflection import Reflection, Reflector, Tries
 
 
 log = logging.getLogger(__name__)
@@ -46,6 +48,7 @@ class Workspace:
     notices: Notices = field(default_factory=Notices)
     capabilities: CapabilityMemory = field(init=False)
     embedder: Embedder | None = None  # the one the stores use
+    reflection_tries: Tries | None = None  # when reflection last ran, for every turn's agent
 
     def __post_init__(self) -> None:
         # What each server was found to support outlives the provider of one turn.
@@ -165,9 +168,33 @@ class Workspace:
             self.working,
             config=config,
             curator=Curator(provider, self.memory, self.topics),
+            reflector=self._reflector(provider),
             notices=self.notices,
             upkeep=upkeep or run_now,
         )
+
+    def _reflector(self, provider: OpenAIProvider) -> Reflector:
+        from assistant.agent.reflection import Reflector, Tries
+
+        if self.reflection_tries is None:
+            self.reflection_tries = Tries()
+        return Reflector(
+            provider,
+            self.memory,
+            self.topics,
+            after_memories=self.settings.reflection_after_memories,
+            per_day=self.settings.reflection_per_day,
+            tries=self.reflection_tries,
+        )
+
+    def reflect(self, topic: str | None = None, cancel: CancelToken | None = None) -> Reflection:
+        """Write insights from a topic's recent memories now (the sidebar's "Reflect"), within
+        the daily cap; blocks (not on the GUI thread). ProviderError if no model is set up."""
+        provider = self.provider()
+        try:
+            return self._reflector(provider).reflect(topic, cancel=cancel)
+        finally:
+            provider.close()
 
     def close(self) -> None:
         """Close the stores (saving caches and dropping forgotten memories from disk)."""

@@ -35,7 +35,7 @@ from assistant.agent.loop import (
     Upkeep,
 )
 from assistant.errors import ContextOverflowError, ProviderError
-from assistant.memory import ConversationStore, Message, estimate_tokens
+from assistant.memory import ConversationStore, Message, Source, estimate_tokens
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.topics import TopicStore
 from assistant.memory.working import WorkingMemoryStore
@@ -199,6 +199,8 @@ def test_relevant_and_pinned_memories_are_in_the_prompt(h: Harness) -> None:
     assert set(finished.memory_ids) == {tea.id, pinned.id}
     assert set(h.conversations.load(cid).messages[-1].memory_ids) == {tea.id, pinned.id}
     assert h.memory.get(tea.id).access_count == 1  # type: ignore[union-attr]
+    (used_event,) = [e for e in h.memory.history(tea.id) if e.type == "used"]
+    assert used_event.source == Source(cid, finished.message_id)  # the reply it was used in
 
 
 def test_recalled_memories_are_recorded_on_the_reply(h: Harness) -> None:
@@ -343,10 +345,27 @@ def test_curator_adds_merges_and_summarizes_topics(
     again = {
         "memories": [{"kind": "preference", "text": "The user likes jazz!", "importance": 0.9}]
     }
-    h.provider.enqueue("Cool.", json.dumps(again), "Jazz lover.")
+    h.provider.enqueue("Cool.", json.dumps(again))  # said word for word: nothing to decide
     h.turn(cid, "Really, jazz")
+    assert [i.id for i in h.memory.all()] == [item.id]
+
+    refined = {
+        "memories": [{"kind": "preference", "text": "The user loves Coltrane", "importance": 0.9}]
+    }
+    decision = {
+        "decisions": [
+            {
+                "candidate": 0,
+                "action": "UPDATE",
+                "target": item.id,
+                "text": "The user likes jazz, Coltrane most",
+            }
+        ]
+    }
+    h.provider.enqueue("Nice.", json.dumps(refined), json.dumps(decision), "Jazz lover.")
+    h.turn(cid, "Coltrane above all")
     (merged,) = h.memory.all()
-    assert merged.id == item.id
+    assert merged.id == item.id and merged.text == "The user likes jazz, Coltrane most"
     assert merged.importance == 0.9
 
 

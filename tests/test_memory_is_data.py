@@ -189,7 +189,13 @@ def test_the_curator_reports_its_changes_and_leaves_pinned_memories_alone(
             {"kind": "preference", "text": "The user likes jazz", "topic": "music"},
         ]
     }
-    rig.provider.enqueue("Noted.", json.dumps(extraction), "Health.", "Music.")
+    decisions = {
+        "decisions": [
+            {"candidate": 0, "action": "SUPERSEDE", "target": pinned.id, "reason": "changed"},
+            {"candidate": 1, "action": "ADD"},
+        ]
+    }
+    rig.provider.enqueue("Noted.", json.dumps(extraction), json.dumps(decisions), "Music.")
     rig.turn("I like jazz, and I am not allergic to penicillin")
     assert rig.memory.get(pinned.id).text == pinned.text  # type: ignore[union-attr]
     [added] = rig.edits()

@@ -1,18 +1,28 @@
-"""The curator: after a turn, extract memories from the exchange, merge duplicates, keep topics."""
+"""The curator: after a turn, extract memories from the exchange, decide what each one changes
+in long-term memory (add, refine, supersede or nothing: see `decisions`), and keep topics."""
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from assistant.agent.cancel import CancelToken
 from assistant.agent.chat import ChatProvider
+from assistant.agent.decisions import (
+    DECIDE_MAX_TOKENS,
+    DECIDE_PROMPT,
+    Decision,
+    decision_request,
+    parse_decisions,
+    strip_fences,
+)
 from assistant.errors import AssistantError
 from assistant.memory import (
     KINDS,
+    ForgottenFactError,
     MemoryEdit,
     MemoryItem,
     MemoryKind,
@@ -26,6 +36,7 @@ log = logging.getLogger(__name__)
 
 MAX_MEMORY_CHARS = 500
 MAX_CANDIDATES = 8
+RELATED_K = 5  # existing memories each candidate is compared with
 # What the model may write: eight memories of JSON, and a topic's one or two sentences.
 EXTRACT_MAX_TOKENS = 1000
 TOPIC_MAX_TOKENS = 200
@@ -78,59 +89,175 @@ class Curator:
         *,
         cancel: CancelToken | None = None,
     ) -> list[MemoryItem]:
-        """Extract and store memories from one exchange; returns the items added or updated.
+        """Extract memories from one exchange and apply what they change; returns the items
+        added or changed.
 
         `on_edit` hears of each memory added or changed (the chat shows it with Undo). Only
         `cancel` (OperationCancelledError) interrupts it; provider errors are logged.
         """
         report = on_edit or (lambda _edit: None)
+        exchange = f"User: {user.content}\n\nAssistant: {reply.content}"
         try:
-            candidates = [c for c in self._extract(user, reply, cancel) if self._new(c)]
+            candidates = self._unforgotten(self._extract(exchange, cancel))
+            decisions = self.decide(exchange, candidates, cancel)
             source = Source(conversation_id, user.id)
-            stored = [self._store(c, source, report) for c in candidates]
-            for topic in dict.fromkeys(c.topic for c in candidates):
+            stored: list[MemoryItem] = []
+            changed: list[str] = []  # the topics of the memories added or changed
+            for candidate, decision in zip(candidates, decisions, strict=True):
+                try:
+                    item = self._apply(candidate, decision, source, report)
+                except ForgottenFactError:  # forgotten meanwhile, or a refined text says it
+                    log.info("Curator: not learning a forgotten fact again: %.80r", candidate.text)
+                    continue
+                if item is not None:
+                    stored.append(item)
+                    changed.append(candidate.topic)
+                    self.topics.add_memory(candidate.topic, item.id)
+            for topic in dict.fromkeys(changed):
                 self._summarize_topic(topic, cancel)
         except AssistantError as exc:
             log.warning("The curator could not finish: %s", exc)
             return []
         return stored
 
-    def _extract(
-        self, user: Message, reply: Message, cancel: CancelToken | None
-    ) -> list[Candidate]:
-        exchange = f"User: {user.content}\n\nAssistant: {reply.content}"
+    def _extract(self, exchange: str, cancel: CancelToken | None) -> list[Candidate]:
         response = self.provider.chat(
             [{"role": "system", "content": EXTRACT_PROMPT}, {"role": "user", "content": exchange}],
             json_mode=True,
             max_tokens=EXTRACT_MAX_TOKENS,
             cancel=cancel,
         )
-        return parse_candidates(response.content)
+        candidates = parse_candidates(response.content)
+        unique = {_normal(c.text): c for c in reversed(candidates)}  # the first of repeats
+        return [c for c in candidates if unique[_normal(c.text)] is c]
 
-    def _new(self, candidate: Candidate) -> bool:
-        """Whether a candidate may be learned: not a fact the user made the assistant forget."""
-        if self.memory.is_forgotten_fact(candidate.text):
-            log.info("Curator: not learning a forgotten fact again: %.80r", candidate.text)
-            return False
-        return True
+    def _unforgotten(self, candidates: list[Candidate]) -> list[Candidate]:
+        """The candidates the user has not had forgotten (a tombstone recognises them)."""
+        kept = []
+        for candidate in candidates:
+            if self.memory.is_forgotten_fact(candidate.text):
+                log.info("Curator: dropped a candidate the user had forgotten")
+            else:
+                kept.append(candidate)
+        return kept
 
-    def _store(
-        self, candidate: Candidate, source: Source, report: Callable[[MemoryEdit], None]
-    ) -> MemoryItem:
-        item, before = self.memory.save(
+    def decide(
+        self, exchange: str, candidates: Sequence[Candidate], cancel: CancelToken | None
+    ) -> list[Decision]:
+        """One decision per candidate, against the memories most related to it.
+
+        A candidate with nothing related is added, one said word for word already is nothing;
+        the model decides the rest in one call. Where its answer gives no valid decision, the
+        fallback is NOTHING if a near-duplicate exists, else ADD (logged).
+        """
+        related = [self._related(c.text) for c in candidates]
+        decided: dict[int, Decision] = {}
+        asked: list[int] = []
+        for index, (candidate, items) in enumerate(zip(candidates, related, strict=True)):
+            same = next((i for i in items if _same_text(i.text, candidate.text)), None)
+            if same is not None:
+                decided[index] = Decision(index, "NOTHING", same.id, "remembered word for word")
+            elif not items:
+                decided[index] = Decision(index, "ADD", None, "nothing related remembered")
+            else:
+                asked.append(index)
+        if asked:
+            answers = self._ask(
+                exchange, [candidates[i] for i in asked], [related[i] for i in asked], cancel
+            )
+            for position, index in enumerate(asked):
+                answer = answers.get(position)
+                if answer is None:
+                    log.info(
+                        "Curator: no valid decision for %.80r; falling back", candidates[index].text
+                    )
+                    answer = self._fallback(candidates[index])
+                decided[index] = replace(answer, candidate=index)
+        return [decided[i] for i in range(len(candidates))]
+
+    def _related(self, text: str) -> list[MemoryItem]:
+        return [h.item for h in self.memory.find_related(text, k=RELATED_K) if h.item.is_current]
+
+    def _ask(
+        self,
+        exchange: str,
+        candidates: Sequence[Candidate],
+        related: Sequence[Sequence[MemoryItem]],
+        cancel: CancelToken | None,
+    ) -> dict[int, Decision]:
+        """The model's valid decisions by position in `candidates` (none if the call fails)."""
+        request = decision_request(exchange, [c.text for c in candidates], related)
+        try:
+            response = self.provider.chat(
+                [
+                    {"role": "system", "content": DECIDE_PROMPT},
+                    {"role": "user", "content": request},
+                ],
+                json_mode=True,
+                max_tokens=DECIDE_MAX_TOKENS,
+                cancel=cancel,
+            )
+        except AssistantError as exc:  # the candidates are still worth keeping
+            log.warning("Curator: could not ask for decisions: %s", exc)
+            return {}
+        return parse_decisions(response.content, [[i.id for i in items] for items in related])
+
+    def _fallback(self, candidate: Candidate) -> Decision:
+        similar = self.memory.find_similar(candidate.text, k=1)
+        if similar:
+            return Decision(0, "NOTHING", similar[0][0].id, "a near-duplicate is remembered")
+        return Decision(0, "ADD", None, "no decision from the model")
+
+    def _apply(
+        self,
+        candidate: Candidate,
+        decision: Decision,
+        source: Source,
+        report: Callable[[MemoryEdit], None],
+    ) -> MemoryItem | None:
+        """Carry out one decision; returns the memory added or changed, if any."""
+        if decision.action == "NOTHING":
+            return None
+        tags = [f"topic:{candidate.topic}"]
+        target = self.memory.get(decision.target) if decision.target else None
+        if decision.action != "ADD" and target is not None and target.is_current:
+            if target.pinned:  # pinned memories change only when the user confirms
+                log.info(
+                    "Curator: left the pinned memory %s as it is (%s)", target.id, decision.action
+                )
+                return None
+            if decision.action == "UPDATE":
+                item = self.memory.merge_into(
+                    target.id,
+                    decision.text or candidate.text,
+                    by="curator",
+                    source=source,
+                    kind=candidate.kind,
+                    importance=max(candidate.importance, target.importance),
+                )
+                report(MemoryEdit("updated", target, item))
+                return item
+            item = self.memory.supersede(
+                target.id,
+                candidate.text,
+                candidate.kind,
+                candidate.importance,
+                by="curator",
+                source=source,
+                reason=decision.reason or "a newer fact replaces it",
+                tags=tags,
+            )
+            report(MemoryEdit("superseded", target, item))
+            return item
+        item = self.memory.add(
             candidate.text,
             candidate.kind,
             candidate.importance,
             source=source,
-            tags=[f"topic:{candidate.topic}"],
-            may_change=lambda old: not old.pinned,  # pinned ones change when the user confirms
+            tags=tags,
             origin="curator",
         )
-        if before is None:
-            report(MemoryEdit("remembered", None, item))
-        elif before is not item:
-            report(MemoryEdit("updated", before, item))
-        self.topics.add_memory(candidate.topic, item.id)
+        report(MemoryEdit("remembered", None, item))
         return item
 
     def _summarize_topic(self, name: str, cancel: CancelToken | None) -> None:
@@ -154,7 +281,7 @@ class Curator:
 def parse_candidates(text: str) -> list[Candidate]:
     """Validated candidates from the model's JSON; anything malformed is dropped with a log line."""
     try:
-        data: Any = json.loads(_strip_fences(text))
+        data: Any = json.loads(strip_fences(text))
     except ValueError:
         log.info("Curator: the model did not answer with JSON: %.200r", text)
         return []
@@ -191,10 +318,10 @@ def _candidate(entry: Any) -> Candidate | None:
     )
 
 
-def _strip_fences(text: str) -> str:
-    """Models sometimes wrap JSON in a Markdown code fence."""
-    text = text.strip()
-    if text.startswith("```"):
-        text = text.split("\n", 1)[1] if "\n" in text else ""
-        text = text.rsplit("```", 1)[0]
-    return text
+def _same_text(a: str, b: str) -> bool:
+    """Whether two memories say the same word for word (case, spacing and end marks aside)."""
+    return _normal(a) == _normal(b)
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip(".!")

@@ -28,14 +28,17 @@ from assistant.agent.events import (
     Waiting,
 )
 from assistant.agent.prompt import Prompt, build_prompt
+from assistant.agent.reflection import Reflector
 from assistant.agent.tools import ToolRegistry
 from assistant.errors import AssistantError, ContextOverflowError, ProviderError, ToolError
 from assistant.memory import (
     Conversation,
     ConversationStore,
+    MemoryEdit,
     MemoryItem,
     Message,
     SemanticMemory,
+    Source,
     WorkingMemoryStore,
     estimate_tokens,
 )
@@ -124,6 +127,7 @@ class Agent:
         *,
         config: AgentConfig | None = None,
         curator: Curator | None = None,
+        reflector: Reflector | None = None,
         upkeep: UpkeepRunner = run_now,
         clock: Callable[[], datetime] = now_utc,
         notices: Notices | None = None,
@@ -134,6 +138,7 @@ class Agent:
         self.working = working
         self.config = config or AgentConfig()
         self.curator = curator
+        self.reflector = reflector
         self.upkeep = upkeep
         self.clock = clock
         # Pinned memories a tool wanted to change, by conversation, with the user message of
@@ -250,7 +255,7 @@ class Agent:
         pinned: list[MemoryItem] = []
         relevant: list[MemoryItem] = []
         if turn.long_term:
-            pinned = self.memory.pinned()
+            pinned = [i for i in self.memory.pinned() if i.is_current]
             relevant = self._relevant(turn.conversation, turn.user.content, {i.id for i in pinned})
         working = self.working.get(turn.cid).to_prompt()
         budget = self._budget(turn)
@@ -291,8 +296,8 @@ class Agent:
         if previous:
             queries.append(previous[-1].content[-500:])
         for query, limit in zip(queries, (k, max(1, k // 3)), strict=False):
-            for hit in self.memory.search(query, k=limit):
-                if hit.item.id not in exclude and len(found) < k:
+            for hit in self.memory.search(query, k=limit):  # current facts only
+                if hit.item.is_current and hit.item.id not in exclude and len(found) < k:
                     found.setdefault(hit.item.id, hit.item)
         return list(found.values())
 
@@ -488,21 +493,27 @@ class Agent:
             turn.cid, "assistant", text, memory_ids=ids, cut_off=response.cut_off
         )
         if turn.long_term and ids:
-            self.memory.mark_used(ids)
+            self.memory.mark_used(ids, reply=Source(turn.cid, reply.id))
         turn.on_event(Finished(turn.cid, reply.id, text, ids, cut_off=response.cut_off))
         learns = turn.long_term and not turn.conversation.do_not_remember
-        curator = self.curator
-        if learns and self.config.auto_memories and curator is not None:
-            cid, user, report = turn.cid, turn.user, turn.on_event
-            self.upkeep(
-                lambda cancel: curator.process(
-                    cid,
-                    user,
-                    reply,
-                    on_edit=lambda edit: report(MemoryEdited(cid, edit)),
-                    cancel=cancel,
-                )
-            )
+        upkeep = self.curator is not None or self.reflector is not None
+        if learns and self.config.auto_memories and upkeep:
+            self.upkeep(self._learning(turn.cid, turn.user, reply, turn.on_event))
+
+    def _learning(self, cid: str, user: Message, reply: Message, report: EventSink) -> Upkeep:
+        """The memory upkeep after a reply: the curator, then a reflection if one is due."""
+        curator, reflector = self.curator, self.reflector
+
+        def on_edit(edit: MemoryEdit) -> None:
+            report(MemoryEdited(cid, edit))
+
+        def job(cancel: CancelToken) -> None:
+            if curator is not None:
+                curator.process(cid, user, reply, on_edit=on_edit, cancel=cancel)
+            if reflector is not None:
+                reflector.reflect_if_due(on_edit, cancel=cancel)
+
+        return job
 
 
 def _tokens_of(schemas: Sequence[Mapping[str, Any]] | None) -> int:

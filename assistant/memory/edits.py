@@ -15,13 +15,14 @@ from assistant.memory.items import MemoryItem
 if TYPE_CHECKING:
     from assistant.memory.semantic import SemanticMemory
 
-EditAction = Literal["remembered", "updated", "forgot", "pinned", "unpinned"]
+EditAction = Literal["remembered", "updated", "superseded", "forgot", "pinned", "unpinned"]
 QUOTE_CHARS = 60
 
 
 @dataclass(frozen=True)
 class MemoryEdit:
-    """One change by the agent: `before` is None for a new memory."""
+    """One change by the agent: `before` is None for a new memory; for "superseded", `before`
+    is the memory replaced and `after` the new one that replaced it."""
 
     action: EditAction
     before: MemoryItem | None
@@ -37,12 +38,15 @@ class MemoryEdit:
         verb = {
             "remembered": "Remembered",
             "updated": "Updated",
+            "superseded": "Replaced",
             "forgot": "Forgot",
             "pinned": "Pinned",
             "unpinned": "Unpinned",
         }[self.action]
         if self.action == "updated" and self.before is not None:
             return f"{verb} {_quote(self.before.text)} to {_quote(self.after.text)}"
+        if self.action == "superseded" and self.before is not None:
+            return f"{verb} {_quote(self.before.text)} with {_quote(self.after.text)}"
         return f"{verb} {_quote(self.after.text)}"
 
 
@@ -53,6 +57,9 @@ def undo(memory: SemanticMemory, edit: MemoryEdit) -> MemoryItem:
         return memory.forget(item_id)
     if edit.action == "forgot":
         return memory.restore(item_id)
+    if edit.action == "superseded":  # the new memory goes, the old one holds again
+        memory.forget(item_id)
+        return memory.restore(before.id)
     if edit.action in ("pinned", "unpinned"):
         return memory.pin(item_id, before.pinned)
     return memory.update(

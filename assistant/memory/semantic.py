@@ -919,8 +919,11 @@ class SemanticMemory:
         return self._change(item_id, "archived", by, state="archived")
 
     def restore(self, item_id: str, *, by: Origin = "user") -> MemoryItem:
-        """Bring a forgotten or archived item back into search."""
-        item = self._change(item_id, "restored", by, state="active")
+        """Bring a forgotten or archived item back into search; a superseded one holds again
+        (its end and its link to a successor are cleared: undoing a supersede)."""
+        item = self._change(
+            item_id, "restored", by, state="active", valid_to=None, superseded_by=None
+        )
         with self._lock:
             slot = self._slot_of[item_id]
             missing = self._vectors is None or not self._vectors.has(slot)
