@@ -47,7 +47,7 @@ from assistant.memory.items import (
 )
 from assistant.memory.ranking import SearchConfig, fuse
 from assistant.memory.subscribers import Subscribers
-from assistant.memory.text import expand_last, query_terms, terms, tokenize
+from assistant.memory.text import expand_last, matched_words, query_terms, terms, tokenize
 from assistant.memory.vectors import VectorMatrix
 from assistant.timestamps import now_utc, stamp
 
@@ -1001,7 +1001,7 @@ class SemanticMemory:
         with self._lock:
             lexical = self._bm25.top(tokens, depth, require=informative)
             dense = self._dense_top(qvec, depth, cfg.min_similarity, cfg)
-            return fuse(
+            hits = fuse(
                 lexical,
                 dense,
                 items=self._items,
@@ -1011,6 +1011,12 @@ class SemanticMemory:
                 k=k,
                 config=cfg,
             )
+        return [
+            dataclasses.replace(hit, matched=matched_words(query, hit.item.text, prefix=prefix))
+            if hit.keyword_rank is not None
+            else hit
+            for hit in hits
+        ]
 
     def _has_vectors(self) -> bool:
         """Whether the current embedder has vectors to compare a query with."""
