@@ -11,13 +11,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from PySide6.QtCore import QPoint, Qt, QThreadPool
+from PySide6.QtCore import QPoint, Qt, QThreadPool, QUrl
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QDialogButtonBox, QLineEdit, QListView, QTextBrowser
 from pytestqt.qtbot import QtBot
 
 from assistant.memory.items import MemoryItem, MemoryKind, SearchHit, Source
 from assistant.ui.bridge import StoreBridge
+from assistant.ui.memory_detail import source_href
 from assistant.ui.memory_dialogs import MemoryDialog, MemoryValues
 from assistant.ui.memory_html import EMPTY_WORKING
 from assistant.ui.memory_list import EMPTY_MEMORIES
@@ -243,14 +244,16 @@ def test_typing_a_search_shows_hits_and_clearing_restores(
     assert sidebar.count_label.text() == "1 result"
 
     sidebar.list_view.setCurrentIndex(sidebar.model.index(0))
+    assert "Matches 'dentist'" in sidebar.detail.toPlainText()
+    assert "Keyword rank" not in sidebar.detail.toPlainText()  # the numbers: on demand
     assert sidebar.action_why.isEnabled()
     sidebar.action_why.trigger()
-    assert "keyword rank 1" in sidebar.notice.label.text()
+    assert "Keyword rank 1" in sidebar.detail.toPlainText()
 
     sidebar.search.clear()
     qtbot.waitUntil(lambda: not sidebar.model.is_searching())
     assert sidebar.model.rowCount() == 3
-    assert sidebar.notice.isHidden()  # the explanation went with the results
+    assert "Why this result" not in sidebar.detail.toPlainText()  # it went with the results
 
     qtbot.keyClicks(sidebar.search, "nothing like this")
     qtbot.waitUntil(lambda: sidebar.model.is_searching() and sidebar.list_stack.currentIndex() == 1)
@@ -492,15 +495,28 @@ def test_show_memory_clears_filters_and_selects(
 def test_show_source_emits_the_items_source(
     qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
 ) -> None:
-    sourced = remember(workspace, "From a chat", source=Source("conv-1", "msg-7"))
+    chat = workspace.conversations.create("Lisbon trip")
+    message = workspace.conversations.append(chat.id, "user", "My sister lives in Porto")
+    sourced = remember(workspace, "From a chat", source=Source(chat.id, message.id))
     plain = remember(workspace, "Typed in by hand")
     select(sidebar, plain.id)
     assert not sidebar.action_source.isEnabled()
+    assert sidebar.action_source.text() == "No source: you added it yourself"
+    assert "No source: you added it yourself" in sidebar.detail.toPlainText()
     select(sidebar, sourced.id)
     assert sidebar.action_source.isEnabled()
     with qtbot.waitSignal(sidebar.source_requested, timeout=1000) as blocker:
         sidebar.action_source.trigger()
-    assert blocker.args == ["conv-1", "msg-7"]
+    assert blocker.args == [chat.id, message.id]
+    with qtbot.waitSignal(sidebar.source_requested, timeout=1000) as blocker:
+        sidebar.detail.anchorClicked.emit(QUrl(source_href(chat.id, message.id)))
+    assert blocker.args == [chat.id, message.id]
+
+    workspace.conversations.delete(chat.id)
+    select(sidebar, plain.id)
+    select(sidebar, sourced.id)
+    assert not sidebar.action_source.isEnabled()
+    assert "Its conversation was deleted" in sidebar.detail.toPlainText()
 
 
 def test_working_memory_view_is_live(
@@ -559,7 +575,7 @@ def test_context_menu_lists_the_actions(
         ("Pin", True),
         ("Edit…", True),
         ("Forget", True),
-        ("Show source", False),
+        ("No source: you added it yourself", False),
         ("Why this result", False),
         ("Add memory…", True),
     ]

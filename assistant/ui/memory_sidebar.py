@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMenu,
+    QSplitter,
     QTabWidget,
     QTextBrowser,
     QToolButton,
@@ -25,12 +26,14 @@ from assistant.memory import Conversation, MemoryChange, MemoryItem, WorkingMemo
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.jobs import Progress, run_job
 from assistant.ui.memory_delegate import MemoryDelegate
+from assistant.ui.memory_detail import WHY_ANCHOR, DetailFacts, MemoryDetailView
 from assistant.ui.memory_dialogs import MemoryDialog, MemoryValues
 from assistant.ui.memory_filters import MemoryFilterBar
 from assistant.ui.memory_html import conversation_html, working_memory_html
 from assistant.ui.memory_list import MemoryListFrame, empty_text
 from assistant.ui.memory_look import draw_plus, drawn_icon, set_muted
 from assistant.ui.memory_model import MemoryListModel
+from assistant.ui.memory_wording import no_source_reason
 from assistant.ui.notice_bar import NoticeBar
 from assistant.ui.wording import count
 from assistant.workspace import Workspace
@@ -63,7 +66,7 @@ class MemorySidebar(QWidget):
         self._search_generation = 0
         self._search_pending = False
         self._query = ""  # the text of the hits shown
-        self._explaining = False  # the notice shows why the selected hit ranked where it did
+        self._show_numbers = False  # the detail shows the numbers behind the selected hit
 
         self.model = MemoryListModel(workspace.memory, self)
         self.delegate = MemoryDelegate(self)
@@ -124,10 +127,20 @@ class MemorySidebar(QWidget):
         self.list_view.customContextMenuRequested.connect(self._on_context_menu)
         self.list_view.doubleClicked.connect(self._on_double_clicked)
         self.empty_add.clicked.connect(self.add_memory_dialog)
+        self.detail = MemoryDetailView(page)
+        self.detail.source_requested.connect(self.source_requested)
+        self.detail.numbers_toggled.connect(self._toggle_numbers)
+        self.splitter = QSplitter(Qt.Orientation.Vertical, page)
+        self.splitter.setObjectName("memorySplitter")
+        self.splitter.setChildrenCollapsible(True)
+        self.splitter.addWidget(self.list_frame)
+        self.splitter.addWidget(self.detail)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
         self.notice = NoticeBar(page)
         bar = self._build_bar(page)
         layout.addWidget(self.filters)
-        layout.addWidget(self.list_frame, 1)
+        layout.addWidget(self.splitter, 1)
         layout.addWidget(self.notice)
         layout.addLayout(bar)
         return page
@@ -297,7 +310,6 @@ class MemorySidebar(QWidget):
             self.notice.show_notice(f"Could not forget the memory: {exc}")
             return
         self._forgotten.append(memory_id)
-        self._explaining = False
         self.notice.show_notice("Memory forgotten.", "Undo", self.undo_forget)
         self._update_actions()
         if row >= 0 and self.model.rowCount():
@@ -358,20 +370,19 @@ class MemorySidebar(QWidget):
     def show_source_selected(self) -> None:
         """Ask for the message the selected memory came from."""
         item = self.selected_item()
-        if item is not None and item.source is not None:
+        if item is not None and item.source is not None and self._source_exists(item):
             self.source_requested.emit(item.source.conversation_id, item.source.message_id or "")
 
     def explain_selected(self) -> None:
-        """Say why the selected search result ranked where it did."""
-        hit = self.model.hit_at(self.list_view.currentIndex())
-        if hit is not None:
-            self.notice.show_notice(hit.why, timeout_ms=0, title="Why this result")
-            self._explaining = True
+        """Show the numbers behind the selected search result's rank, in the detail view."""
+        if self.model.hit_at(self.list_view.currentIndex()) is not None:
+            self._show_numbers = True
+            self._refresh_detail()
+            self.detail.scrollToAnchor(WHY_ANCHOR)
 
-    def _stop_explaining(self) -> None:
-        if self._explaining and not self.notice.isHidden():
-            self.notice.dismiss()
-        self._explaining = False
+    def _toggle_numbers(self) -> None:
+        self._show_numbers = not self._show_numbers
+        self._refresh_detail()
 
     def _toggle_pin_selected(self) -> None:
         item = self.selected_item()
@@ -419,12 +430,8 @@ class MemorySidebar(QWidget):
         return menu
 
     def _on_current_changed(self, *_args: object) -> None:
+        self._show_numbers = False
         self._update_actions()
-        if self._explaining:  # the explanation follows the selection
-            if self.model.hit_at(self.list_view.currentIndex()) is None:
-                self._stop_explaining()
-            else:
-                self.explain_selected()
 
     def _on_filter_changed(self) -> None:
         kind = self.filters.kind()
@@ -438,7 +445,6 @@ class MemorySidebar(QWidget):
     def _apply_query(self) -> None:
         """Search now: semantic search for active memories, a word filter for the others."""
         self.filters.cancel_typing()
-        self._stop_explaining()
         text = self.filters.query()
         self._search_generation += 1
         generation = self._search_generation
@@ -475,7 +481,6 @@ class MemorySidebar(QWidget):
 
     def _on_search_failed(self, message: str) -> None:
         self._search_pending = False
-        self._explaining = False
         self.notice.show_notice(f"Search failed: {message}")
 
     def _on_added(self, item: MemoryItem) -> None:
@@ -489,7 +494,6 @@ class MemorySidebar(QWidget):
         self._select(item.id)
 
     def _on_job_error(self, message: str) -> None:
-        self._explaining = False
         self.notice.show_notice(message)
 
     def _on_memory_changed(self, change: MemoryChange) -> None:
@@ -544,9 +548,35 @@ class MemorySidebar(QWidget):
         self.action_edit.setEnabled(has)
         self.action_forget.setEnabled(item is not None and item.state != "forgotten")
         self.action_restore.setEnabled(item is not None and item.state != "active")
-        self.action_source.setEnabled(item is not None and item.source is not None)
+        source_exists = self._source_exists(item)
+        self.action_source.setEnabled(source_exists)
+        self.action_source.setText(
+            "Show source"
+            if item is None or source_exists
+            else no_source_reason(item, conversation_exists=False)
+        )
         self.action_why.setEnabled(has and self.model.is_searching())
+        self._refresh_detail()
         self.action_undo.setEnabled(bool(self._forgotten))
+
+    def _source_exists(self, item: MemoryItem | None) -> bool:
+        """Whether the conversation `item` came from is still there."""
+        source = item.source if item is not None else None
+        return source is not None and self._workspace.conversations.exists(source.conversation_id)
+
+    def _refresh_detail(self) -> None:
+        item = self.selected_item()
+        if item is None:
+            self.detail.show_facts(None)
+            return
+        self.detail.show_facts(
+            DetailFacts(
+                item,
+                self.model.hit_at(self.list_view.currentIndex()),
+                source_exists=self._source_exists(item),
+                show_numbers=self._show_numbers,
+            )
+        )
 
     def _update_count(self) -> None:
         n = self.model.rowCount()
