@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import timedelta
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import QDialogButtonBox, QLineEdit, QListView, QTextBrows
 from pytestqt.qtbot import QtBot
 
 from assistant.memory.items import MemoryItem, MemoryKind, SearchHit, Source
+from assistant.transfer import apply_import, export_data, parse_import
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.memory_detail import source_href
 from assistant.ui.memory_dialogs import MemoryDialog, MemoryValues
@@ -547,8 +549,17 @@ def test_conversation_page_shows_summary_and_topics(
     assert "No summary yet" in view.toPlainText()
     workspace.conversations.set_summary(info.id, "Planning a trip to Lisbon.", message.id)
     qtbot.waitUntil(lambda: "Planning a trip to Lisbon." in view.toPlainText())
-    workspace.topics.set_summary("travel", "Trips and flights.", ())
+    assert "No topics yet" in view.toPlainText()
+    learned = remember(workspace, "Going to Lisbon in May", source=Source(info.id, message.id))
+    elsewhere = remember(workspace, "Works at the bakery", source=Source("other", None))
+    workspace.topics.set_summary("travel", "Trips and flights.", (learned.id,))
+    workspace.topics.set_summary("work", "The job.", (elsewhere.id,))
     qtbot.waitUntil(lambda: "Trips and flights." in view.toPlainText())
+    assert "The job." not in view.toPlainText()  # another conversation's topic
+    used = remember(workspace, "The bakery opens at six")
+    workspace.topics.set_summary("work", "The job.", (elsewhere.id, used.id))
+    workspace.conversations.append(info.id, "assistant", "It opens at six.", memory_ids=(used.id,))
+    qtbot.waitUntil(lambda: "The job." in view.toPlainText())  # recalled in this conversation
 
 
 def test_keyword_only_note(qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar) -> None:
@@ -618,3 +629,26 @@ def test_clicking_a_memory_enables_edit_and_forget(
     assert sidebar.selected_item() is not None
     assert sidebar.action_edit.isEnabled() and sidebar.action_forget.isEnabled()
     assert sidebar.edit_button.isEnabled() and sidebar.forget_button.isEnabled()
+
+
+def test_search_results_refresh_after_an_import(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar, tmp_path: Path
+) -> None:
+    remember(workspace, "My sister lives in Porto")
+    qtbot.keyClicks(sidebar.search, "Porto")
+    qtbot.waitUntil(lambda: sidebar.model.is_searching() and sidebar.model.rowCount() == 1)
+    select(sidebar, sidebar.model.item_at(sidebar.model.index(0)).id)  # type: ignore[union-attr]
+    kept = sidebar.selected_item()
+
+    source, _ = open_workspace(tmp_path / "other")
+    for text in ("Porto has the best tiles", "Flights to Porto are cheap in May", "Likes tea"):
+        remember(source, text)
+    plan = parse_import(json.dumps(export_data(source, include_memories=True)))
+    source.close()
+    importer = threading.Thread(target=apply_import, args=(plan, workspace, "skip"))
+    importer.start()  # as the import dialog does: off the GUI thread, which never embeds
+    importer.join()
+
+    qtbot.waitUntil(lambda: sidebar.model.rowCount() == 3, timeout=5000)
+    assert "Likes tea" not in texts(sidebar.model)
+    assert sidebar.selected_item() == kept  # the selection stays

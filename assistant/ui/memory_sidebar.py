@@ -22,13 +22,14 @@ from PySide6.QtWidgets import (
 )
 
 from assistant.errors import AssistantError
-from assistant.memory import Conversation, MemoryChange, MemoryItem, WorkingMemory
+from assistant.memory import Conversation, MemoryChange, MemoryItem, Topic, WorkingMemory
 from assistant.ui.bridge import StoreBridge
+from assistant.ui.debounce import Debounced
 from assistant.ui.jobs import Progress, run_job
 from assistant.ui.memory_delegate import MemoryDelegate
 from assistant.ui.memory_detail import WHY_ANCHOR, DetailFacts, MemoryDetailView
 from assistant.ui.memory_dialogs import MemoryDialog, MemoryValues
-from assistant.ui.memory_filters import MemoryFilterBar
+from assistant.ui.memory_filters import SEARCH_DELAY_MS, MemoryFilterBar
 from assistant.ui.memory_html import conversation_html, working_memory_html
 from assistant.ui.memory_list import MemoryListFrame, empty_text
 from assistant.ui.memory_look import draw_plus, drawn_icon, set_muted
@@ -66,6 +67,9 @@ class MemorySidebar(QWidget):
         self._search_generation = 0
         self._search_pending = False
         self._query = ""  # the text of the hits shown
+        # Memories added while search results show (an import, the curator) are searched for
+        # again once they stop arriving.
+        self._search_again = Debounced(SEARCH_DELAY_MS, self._repeat_search, self)
         self._show_numbers = False  # the detail shows the numbers behind the selected hit
 
         self.model = MemoryListModel(workspace.memory, self)
@@ -476,8 +480,15 @@ class MemorySidebar(QWidget):
             return  # a newer query is on its way
         self._search_pending = False
         self._query = text
+        kept = self.selected_item()
         self.model.set_hits(hits)
+        if kept is not None:
+            self._select(kept.id)
         self._on_rows_changed()
+
+    def _repeat_search(self) -> None:
+        if self.model.is_searching():
+            self._apply_query()
 
     def _on_search_failed(self, message: str) -> None:
         self._search_pending = False
@@ -498,6 +509,8 @@ class MemorySidebar(QWidget):
 
     def _on_memory_changed(self, change: MemoryChange) -> None:
         self.model.on_memory_changed(change)
+        if change.kind == "added" and self.model.is_searching():
+            self._search_again.trigger()
         if change.kind in ("added", "updated", "embeddings"):
             self._refresh_keyword_note()
         if change.kind in ("added", "updated"):
@@ -628,7 +641,20 @@ class MemorySidebar(QWidget):
                 conversation = self._workspace.conversations.load(self._conversation_id)
             except (KeyError, AssistantError):
                 conversation = None
-        topics = self._workspace.topics.all()[:MAX_TOPICS]
+        topics = self._topics_of(conversation)[:MAX_TOPICS] if conversation else []
         self.conversation_view.setHtml(
             conversation_html(conversation.summary if conversation else "", topics, self.palette())
         )
+
+    def _topics_of(self, conversation: Conversation) -> list[Topic]:
+        """The topics of the memories learned in `conversation` or used in its replies."""
+        used = {mid for message in conversation.messages for mid in message.memory_ids}
+
+        def here(memory_id: str) -> bool:
+            item = self._memory.get(memory_id)
+            return item is not None and (
+                memory_id in used
+                or (item.source is not None and item.source.conversation_id == conversation.id)
+            )
+
+        return [t for t in self._workspace.topics.all() if any(map(here, t.memory_ids))]
