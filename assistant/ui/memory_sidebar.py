@@ -34,7 +34,7 @@ from assistant.ui.memory_html import conversation_html, working_memory_html
 from assistant.ui.memory_list import MemoryListFrame, empty_text
 from assistant.ui.memory_look import draw_plus, drawn_icon, set_muted
 from assistant.ui.memory_model import MemoryListModel
-from assistant.ui.memory_wording import no_source_reason
+from assistant.ui.memory_wording import no_source_reason, origin_text
 from assistant.ui.notice_bar import NoticeBar
 from assistant.ui.wording import count
 from assistant.workspace import Workspace
@@ -67,6 +67,7 @@ class MemorySidebar(QWidget):
         self._search_generation = 0
         self._search_pending = False
         self._query = ""  # the text of the hits shown
+        self._conversation_titles: dict[str, str] | None = None
         # Memories added while search results show (an import, the curator) are searched for
         # again once they stop arriving.
         self._search_again = Debounced(SEARCH_DELAY_MS, self._repeat_search, self)
@@ -101,6 +102,7 @@ class MemorySidebar(QWidget):
         bridge.memory_changed.connect(self._on_memory_changed)
         bridge.working_changed.connect(self._on_working_changed)
         bridge.conversation_changed.connect(self._on_conversation_changed)
+        bridge.conversation_changed.connect(self._forget_titles)
         bridge.topics_changed.connect(self._refresh_conversation)
 
         self._refresh_keyword_note()
@@ -133,6 +135,7 @@ class MemorySidebar(QWidget):
         self.empty_add.clicked.connect(self.add_memory_dialog)
         self.detail = MemoryDetailView(page)
         self.detail.source_requested.connect(self.source_requested)
+        self.detail.memory_requested.connect(self.show_memory)
         self.detail.numbers_toggled.connect(self._toggle_numbers)
         self.splitter = QSplitter(Qt.Orientation.Vertical, page)
         self.splitter.setObjectName("memorySplitter")
@@ -534,6 +537,10 @@ class MemorySidebar(QWidget):
         if conversation_id == self._conversation_id:
             self._refresh_working()
 
+    def _forget_titles(self, _conversation_id: str) -> None:
+        self._conversation_titles = None
+        self._update_actions()
+
     def _on_conversation_changed(self, conversation_id: str) -> None:
         if conversation_id == self._conversation_id:
             self._refresh_conversation()
@@ -575,21 +582,42 @@ class MemorySidebar(QWidget):
     def _source_exists(self, item: MemoryItem | None) -> bool:
         """Whether the conversation `item` came from is still there."""
         source = item.source if item is not None else None
-        return source is not None and self._workspace.conversations.exists(source.conversation_id)
+        return source is not None and source.conversation_id in self._titles()
 
     def _refresh_detail(self) -> None:
         item = self.selected_item()
         if item is None:
             self.detail.show_facts(None)
             return
+        memory = self._memory
+        history = memory.history(item.id)
+        linked = {
+            *item.supersedes,
+            *item.rests_on,
+            *(e.related_id for e in history if e.related_id is not None),
+        }
+        if item.superseded_by is not None:
+            linked.add(item.superseded_by)
+        related = {i: found for i in linked if (found := memory.get(i)) is not None}
+        titles = self._titles()
         self.detail.show_facts(
             DetailFacts(
                 item,
                 self.model.hit_at(self.list_view.currentIndex()),
                 source_exists=self._source_exists(item),
                 show_numbers=self._show_numbers,
+                origin=origin_text(item, titles.get),
+                history=history,
+                related=related,
+                titles=titles,
             )
         )
+
+    def _titles(self) -> dict[str, str]:
+        """The conversations' titles by id (kept until a conversation changes)."""
+        if self._conversation_titles is None:
+            self._conversation_titles = {c.id: c.title for c in self._workspace.conversations.all()}
+        return self._conversation_titles
 
     def _update_count(self) -> None:
         n = self.model.rowCount()
