@@ -34,6 +34,7 @@ from assistant.ui.memory_html import conversation_html, working_memory_html
 from assistant.ui.memory_list import MemoryListFrame, empty_text
 from assistant.ui.memory_look import draw_plus, drawn_icon, set_muted
 from assistant.ui.memory_model import MemoryListModel
+from assistant.ui.memory_timeline import MemoryTimeline
 from assistant.ui.memory_wording import no_source_reason, origin_text
 from assistant.ui.notice_bar import NoticeBar
 from assistant.ui.wording import count
@@ -61,6 +62,7 @@ class MemorySidebar(QWidget):
         super().__init__(parent)
         self.setObjectName("memorySidebar")
         self._workspace = workspace
+        self._bridge = bridge
         self._memory = workspace.memory
         self._conversation_id: str | None = None
         self._forgotten: list[str] = []  # undo stack, newest last
@@ -144,6 +146,11 @@ class MemorySidebar(QWidget):
         self.splitter.addWidget(self.detail)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
+        self.timeline_button = QToolButton(page)
+        self.timeline_button.setObjectName("memoryTimelineButton")
+        self.timeline_button.setAutoRaise(True)
+        self.filters.add_to_row(self.timeline_button)
+        self._timeline: MemoryTimeline | None = None
         self.notice = NoticeBar(page)
         bar = self._build_bar(page)
         layout.addWidget(self.filters)
@@ -210,6 +217,13 @@ class MemorySidebar(QWidget):
         self.action_source = action("Show source", self.show_source_selected, "actionMemorySource")
         self.action_why = action("Why this result", self.explain_selected, "actionMemoryWhy")
         self.action_undo = action("Undo forget", self.undo_forget, "actionMemoryUndo")
+        self.action_timeline = action("Timeline", self.show_timeline, "actionMemoryTimeline")
+        self.timeline_button.setDefaultAction(self.action_timeline)
+        self.timeline_button.setAccessibleName("Memory timeline")
+        self.timeline_button.setAccessibleDescription(
+            "Opens what Assistant learned, changed and forgot, by day"
+        )
+        self.action_timeline.setToolTip("What Assistant learned, changed and forgot, by day")
         # The list's event filter handles the keys; these shortcuts only label the menu.
         self.action_forget.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
         self.action_undo.setShortcut(QKeySequence(QKeySequence.StandardKey.Undo))
@@ -379,6 +393,17 @@ class MemorySidebar(QWidget):
         item = self.selected_item()
         if item is not None and item.source is not None and self._source_exists(item):
             self.source_requested.emit(item.source.conversation_id, item.source.message_id or "")
+
+    def show_timeline(self) -> MemoryTimeline:
+        """Open (or bring up) the memory timeline window."""
+        if self._timeline is None:
+            self._timeline = MemoryTimeline(self._memory, self._bridge, self._titles, self)
+            self._timeline.memory_requested.connect(self.show_memory)
+            self._timeline.source_requested.connect(self.source_requested)
+        self._timeline.show()
+        self._timeline.raise_()
+        self._timeline.activateWindow()
+        return self._timeline
 
     def explain_selected(self) -> None:
         """Show the numbers behind the selected search result's rank, in the detail view."""
