@@ -113,12 +113,12 @@ def history_rows(facts: DetailFacts, colors: Mapping[str, str]) -> str:
         if run > 1:
             text = f"Used in {count(run, 'reply', 'replies')}"
             links = message_link(last.source, facts.titles, "the last")
-            first_day, last_day = day_text(event.at), day_text(last.at)
+            first_day, last_day = day_text(event.at, short=True), day_text(last.at, short=True)
             when = first_day if first_day == last_day else f"{first_day} to {last_day}"
         else:
-            text = event_text(event)
+            text = event_text(event, facts.item)
             links = _event_links(event, facts)
-            when = day_text(event.at)
+            when = day_text(event.at, short=True)
         rows.append(
             f"<tr><td style='color:{colors['muted']}; white-space:nowrap'>{html.escape(when)}"
             f"</td><td>{html.escape(text)}{' · ' + links if links else ''}</td></tr>"
@@ -137,6 +137,15 @@ def detail_html(facts: DetailFacts, colors: Mapping[str, str]) -> str:
         f"<p style='color:{muted}; font-size:small'>"
         f"{html.escape(caption(item))}{' · pinned' if item.pinned else ''}</p>",
     ]
+    hit = facts.hit  # first: what a search is for
+    if hit is not None:
+        parts.append(f"<a name='{WHY_ANCHOR}'></a>" + section("Why this result", muted))
+        toggle = "Hide details" if facts.show_numbers else "Details"
+        parts.append(f"<p>{html.escape(why_text(hit))} · {link('details:', toggle)}</p>")
+        if facts.show_numbers:
+            parts.append(
+                f"<p style='color:{muted}; font-size:small'>{paragraphs(details_text(hit))}</p>"
+            )
     if facts.origin:
         parts.append(f"<p>{icon} {html.escape(facts.origin)}</p>")
     source = item.source
@@ -159,15 +168,6 @@ def detail_html(facts: DetailFacts, colors: Mapping[str, str]) -> str:
         facts_lines.append(f"Rests on {links}")
     if facts_lines:
         parts.append("<p>" + "<br>".join(facts_lines) + "</p>")
-    hit = facts.hit
-    if hit is not None:
-        parts.append(f"<a name='{WHY_ANCHOR}'></a>" + section("Why this result", muted))
-        toggle = "Hide details" if facts.show_numbers else "Details"
-        parts.append(f"<p>{html.escape(why_text(hit))} · {link('details:', toggle)}</p>")
-        if facts.show_numbers:
-            parts.append(
-                f"<p style='color:{muted}; font-size:small'>{paragraphs(details_text(hit))}</p>"
-            )
     if facts.history:
         parts.append(section("History", muted))
         parts.append(

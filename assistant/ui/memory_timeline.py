@@ -103,7 +103,7 @@ def _entry(event: MemoryEvent, page: TimelinePage, colors: Mapping[str, str]) ->
     return (
         f"<tr><td width='48' style='color:{colors['muted']}'>"
         f"{event.at.astimezone():%H:%M}</td>"
-        f"<td>{html.escape(event_text(event))} · {' · '.join(links)}</td></tr>"
+        f"<td>{html.escape(event_text(event, item))} · {' · '.join(links)}</td></tr>"
     )
 
 

@@ -86,11 +86,13 @@ def details_text(hit: SearchHit) -> str:
     return "\n".join(lines)
 
 
-def day_text(moment: datetime) -> str:
-    """A date in words, without the year when it is this year: "3 March", "3 March 2025"."""
+def day_text(moment: datetime, *, short: bool = False) -> str:
+    """A date in words, without the year when it is this year: "3 March", "3 March 2025";
+    `short`: "3 Mar"."""
     local = moment.astimezone()
     year = "" if local.year == now_utc().astimezone().year else f" {local.year}"
-    return f"{local.day} {local:%B}{year}"
+    month = local.strftime("%b" if short else "%B")
+    return f"{local.day} {month}{year}"
 
 
 def imported_from(item: MemoryItem) -> str | None:
@@ -154,10 +156,14 @@ def _quote(text: str | None, limit: int = 80) -> str:
     return f"'{text if len(text) <= limit else text[: limit - 1] + '…'}'"
 
 
-def event_text(event: MemoryEvent) -> str:
-    """One event of a memory's history in words: "Importance 0.8 → 0.6, not used for 90 days"."""
+def event_text(event: MemoryEvent, item: MemoryItem | None = None) -> str:
+    """One event of a memory's history in words: "Importance 0.8 → 0.6, not used for 90 days".
+
+    `item`, the memory, if known, names the source of an import ("Imported from ChatGPT")."""
     who = f" by {by_text(event.by)}" if event.by else ""
     kind = event.type
+    if kind == "created" and event.by == "import" and item is not None:
+        return origin_short(item)
     if kind == "created":
         return {
             "user": "Added by you",
