@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import timedelta
@@ -11,14 +12,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from PySide6.QtCore import QPoint, Qt, QThreadPool
+from PySide6.QtCore import QPoint, Qt, QThreadPool, QUrl
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QDialogButtonBox, QLineEdit, QListView, QTextBrowser
 from pytestqt.qtbot import QtBot
 
 from assistant.memory.items import MemoryItem, MemoryKind, SearchHit, Source
 from assistant.timestamps import now_utc
+from assistant.transfer import apply_import, export_data, parse_import
 from assistant.ui.bridge import StoreBridge
+from assistant.ui.memory_detail import source_href
 from assistant.ui.memory_dialogs import MemoryDialog, MemoryValues
 from assistant.ui.memory_html import EMPTY_WORKING
 from assistant.ui.memory_list import EMPTY_MEMORIES
@@ -245,14 +248,16 @@ def test_typing_a_search_shows_hits_and_clearing_restores(
     assert sidebar.count_label.text() == "1 result"
 
     sidebar.list_view.setCurrentIndex(sidebar.model.index(0))
+    assert "Matches 'dentist'" in sidebar.detail.toPlainText()
+    assert "Keyword rank" not in sidebar.detail.toPlainText()  # the numbers: on demand
     assert sidebar.action_why.isEnabled()
     sidebar.action_why.trigger()
-    assert "keyword rank 1" in sidebar.notice.label.text()
+    assert "Keyword rank 1" in sidebar.detail.toPlainText()
 
     sidebar.search.clear()
     qtbot.waitUntil(lambda: not sidebar.model.is_searching())
     assert sidebar.model.rowCount() == 3
-    assert sidebar.notice.isHidden()  # the explanation went with the results
+    assert "Why this result" not in sidebar.detail.toPlainText()  # it went with the results
 
     qtbot.keyClicks(sidebar.search, "nothing like this")
     qtbot.waitUntil(lambda: sidebar.model.is_searching() and sidebar.list_stack.currentIndex() == 1)
@@ -494,15 +499,28 @@ def test_show_memory_clears_filters_and_selects(
 def test_show_source_emits_the_items_source(
     qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
 ) -> None:
-    sourced = remember(workspace, "From a chat", source=Source("conv-1", "msg-7"))
+    chat = workspace.conversations.create("Lisbon trip")
+    message = workspace.conversations.append(chat.id, "user", "My sister lives in Porto")
+    sourced = remember(workspace, "From a chat", source=Source(chat.id, message.id))
     plain = remember(workspace, "Typed in by hand")
     select(sidebar, plain.id)
     assert not sidebar.action_source.isEnabled()
+    assert sidebar.action_source.text() == "No source: you added it yourself"
+    assert "No source: you added it yourself" in sidebar.detail.toPlainText()
     select(sidebar, sourced.id)
     assert sidebar.action_source.isEnabled()
     with qtbot.waitSignal(sidebar.source_requested, timeout=1000) as blocker:
         sidebar.action_source.trigger()
-    assert blocker.args == ["conv-1", "msg-7"]
+    assert blocker.args == [chat.id, message.id]
+    with qtbot.waitSignal(sidebar.source_requested, timeout=1000) as blocker:
+        sidebar.detail.anchorClicked.emit(QUrl(source_href(chat.id, message.id)))
+    assert blocker.args == [chat.id, message.id]
+
+    workspace.conversations.delete(chat.id)
+    select(sidebar, plain.id)
+    select(sidebar, sourced.id)
+    assert not sidebar.action_source.isEnabled()
+    assert "Its conversation was deleted" in sidebar.detail.toPlainText()
 
 
 def test_working_memory_view_is_live(
@@ -533,8 +551,17 @@ def test_conversation_page_shows_summary_and_topics(
     assert "No summary yet" in view.toPlainText()
     workspace.conversations.set_summary(info.id, "Planning a trip to Lisbon.", message.id)
     qtbot.waitUntil(lambda: "Planning a trip to Lisbon." in view.toPlainText())
-    workspace.topics.set_summary("travel", "Trips and flights.", ())
+    assert "No topics yet" in view.toPlainText()
+    learned = remember(workspace, "Going to Lisbon in May", source=Source(info.id, message.id))
+    elsewhere = remember(workspace, "Works at the bakery", source=Source("other", None))
+    workspace.topics.set_summary("travel", "Trips and flights.", (learned.id,))
+    workspace.topics.set_summary("work", "The job.", (elsewhere.id,))
     qtbot.waitUntil(lambda: "Trips and flights." in view.toPlainText())
+    assert "The job." not in view.toPlainText()  # another conversation's topic
+    used = remember(workspace, "The bakery opens at six")
+    workspace.topics.set_summary("work", "The job.", (elsewhere.id, used.id))
+    workspace.conversations.append(info.id, "assistant", "It opens at six.", memory_ids=(used.id,))
+    qtbot.waitUntil(lambda: "The job." in view.toPlainText())  # recalled in this conversation
 
 
 def test_keyword_only_note(qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar) -> None:
@@ -561,7 +588,7 @@ def test_context_menu_lists_the_actions(
         ("Pin", True),
         ("Edit…", True),
         ("Forget", True),
-        ("Show source", False),
+        ("No source: you added it yourself", False),
         ("Why this result", False),
         ("Add memory…", True),
     ]
@@ -604,3 +631,26 @@ def test_clicking_a_memory_enables_edit_and_forget(
     assert sidebar.selected_item() is not None
     assert sidebar.action_edit.isEnabled() and sidebar.action_forget.isEnabled()
     assert sidebar.edit_button.isEnabled() and sidebar.forget_button.isEnabled()
+
+
+def test_search_results_refresh_after_an_import(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar, tmp_path: Path
+) -> None:
+    remember(workspace, "My sister lives in Porto")
+    qtbot.keyClicks(sidebar.search, "Porto")
+    qtbot.waitUntil(lambda: sidebar.model.is_searching() and sidebar.model.rowCount() == 1)
+    select(sidebar, sidebar.model.item_at(sidebar.model.index(0)).id)  # type: ignore[union-attr]
+    kept = sidebar.selected_item()
+
+    source, _ = open_workspace(tmp_path / "other")
+    for text in ("Porto has the best tiles", "Flights to Porto are cheap in May", "Likes tea"):
+        remember(source, text)
+    plan = parse_import(json.dumps(export_data(source, include_memories=True)))
+    source.close()
+    importer = threading.Thread(target=apply_import, args=(plan, workspace, "skip"))
+    importer.start()  # as the import dialog does: off the GUI thread, which never embeds
+    importer.join()
+
+    qtbot.waitUntil(lambda: sidebar.model.rowCount() == 3, timeout=5000)
+    assert "Likes tea" not in texts(sidebar.model)
+    assert sidebar.selected_item() == kept  # the selection stays

@@ -280,6 +280,7 @@ class SearchHit:
     similarity: float | None = None
     importance_boost: float = 0.0
     recency_boost: float = 0.0
+    matched: tuple[str, ...] = ()  # the query's words found in the item, as typed
 
     @property
     def why(self) -> str:

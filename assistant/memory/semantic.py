@@ -47,7 +47,7 @@ from assistant.memory.items import (
 )
 from assistant.memory.ranking import SearchConfig, fuse
 from assistant.memory.subscribers import Subscribers
-from assistant.memory.text import expand_last, query_terms, terms, tokenize
+from assistant.memory.text import expand_last, matched_words, query_terms, terms, tokenize
 from assistant.memory.tombstones import Fingerprint, Tombstone
 from assistant.memory.vectors import VectorMatrix
 from assistant.timestamps import now_utc, stamp
@@ -1131,7 +1131,7 @@ class SemanticMemory:
                 lexical = sorted(lexical + past, key=lambda pair: -pair[1])[:depth]
                 mask = mask | np.fromiter((i.state == "archived" for i in self._items), bool, n)
             dense = self._dense_top(qvec, depth, cfg.min_similarity, cfg, mask)
-            return fuse(
+            hits = fuse(
                 lexical,
                 dense,
                 items=self._items,
@@ -1141,6 +1141,12 @@ class SemanticMemory:
                 k=k,
                 config=cfg,
             )
+        return [
+            dataclasses.replace(hit, matched=matched_words(query, hit.item.text, prefix=prefix))
+            if hit.keyword_rank is not None
+            else hit
+            for hit in hits
+        ]
 
     def _past_index(self) -> BM25Index:
         """The keyword index of the archived items, built on first use (under the lock)."""

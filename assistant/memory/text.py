@@ -63,3 +63,20 @@ def expand_last(
         return tokens, informative
     extra = [t for t in with_prefix(words[-1]) if t != tokens[-1]]
     return tokens + extra, informative + extra
+
+
+def matched_words(query: str, text: str, *, prefix: bool = False) -> tuple[str, ...]:
+    """The words of `query`, as typed and without stop words, that `text` has in some form
+    ("peanut" in "peanuts"); with `prefix`, the last word also matches the words it begins."""
+    words = _TOKEN.findall(query)
+    have = set(terms(text))
+    last = len(words) - 1
+    typing = prefix and bool(words) and query.lower().endswith(words[-1].lower())
+    found: list[str] = []
+    for n, word in enumerate(words):
+        low = word.lower()
+        if not is_informative(low):
+            continue
+        if stem(low) in have or (typing and n == last and any(t.startswith(low) for t in have)):
+            found.append(word)
+    return tuple(dict.fromkeys(found))

@@ -44,6 +44,7 @@ from assistant.memory import MemoryItem
 from assistant.ui.memory_look import KIND_COLORS
 from assistant.ui.memory_look import muted as muted_color
 from assistant.ui.memory_model import ItemRole, caption
+from assistant.ui.memory_wording import ORIGIN_ICONS
 
 
 def _pin_path() -> QPainterPath:
@@ -76,7 +77,7 @@ def _pin_path() -> QPainterPath:
 _PIN = _pin_path()
 
 
-_WIDE_CAPTION = "preference · importance 0.7 · used 3 days ago"
+_WIDE_CAPTION = "✎ preference · importance 0.7 · used 3 days ago"
 _LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
 _MOUSE_CLICKS = (
     QEvent.Type.MouseButtonPress,
@@ -249,7 +250,9 @@ class MemoryDelegate(QStyledItemDelegate):
         painter.setPen(color)
         compact = width < metrics.horizontalAdvance(_WIDE_CAPTION)  # the same form on every row
         text = metrics.elidedText(
-            caption(item, compact=compact), Qt.TextElideMode.ElideRight, width
+            f"{ORIGIN_ICONS.get(item.origin, '')} {caption(item, compact=compact)}",
+            Qt.TextElideMode.ElideRight,
+            width,
         )
         painter.drawText(QRect(x + dot + 6, y, width, metrics.lineSpacing()), _LEFT, text)
 

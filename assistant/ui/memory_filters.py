@@ -80,7 +80,7 @@ class MemoryFilterBar(QWidget):
             Qt.ItemDataRole.ToolTipRole,
         )
         self.state_filter.currentIndexChanged.connect(self._on_combo_changed)
-        filters = QHBoxLayout()
+        self._row = filters = QHBoxLayout()
         filters.setSpacing(6)
         for combo in (self.kind_filter, self.state_filter):
             combo.setSizeAdjustPolicy(
@@ -104,6 +104,10 @@ class MemoryFilterBar(QWidget):
         layout.addWidget(self.search)
         layout.addLayout(filters)
         layout.addWidget(self.keyword_note)
+
+    def add_to_row(self, widget: QWidget) -> None:
+        """Put `widget` after the filters, on their row."""
+        self._row.addWidget(widget)
 
     def _on_combo_changed(self, _index: int) -> None:
         self.filter_changed.emit()

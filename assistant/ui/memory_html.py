@@ -12,6 +12,9 @@ from assistant.ui.wording import count
 
 EMPTY_WORKING = "No task in progress."
 EMPTY_SUMMARY = "No summary yet — it appears when a conversation grows long."
+NO_TOPICS = (
+    "No topics yet. The topics of what Assistant learns or recalls in this conversation show here."
+)
 
 
 def css(palette: QPalette) -> dict[str, str]:
@@ -106,7 +109,7 @@ def working_memory_html(working: WorkingMemory, palette: QPalette) -> str:
 
 
 def conversation_html(summary: str, topics: list[Topic], palette: QPalette) -> str:
-    """The conversation's rolling summary and the topics, as HTML."""
+    """A conversation's rolling summary and its topics, as HTML."""
     c = css(palette)
     parts = [section("Summary", c["muted"])]
     if summary.strip():
@@ -115,10 +118,7 @@ def conversation_html(summary: str, topics: list[Topic], palette: QPalette) -> s
         parts.append(f"<p style='color:{c['muted']}'>{html.escape(EMPTY_SUMMARY)}</p>")
     parts.append(section("Topics", c["muted"]))
     if not topics:
-        parts.append(
-            f"<p style='color:{c['muted']}'>No topics yet. Assistant groups related memories "
-            "into topics as you talk.</p>"
-        )
+        parts.append(f"<p style='color:{c['muted']}'>{html.escape(NO_TOPICS)}</p>")
     for topic in topics:
         parts.append(
             f"<p style='margin-top:8px; margin-bottom:2px; font-weight:600'>"

@@ -28,6 +28,7 @@ from assistant.memory import (
     SemanticMemory,
     listing_order,
 )
+from assistant.ui.memory_wording import origin_short
 from assistant.ui.times import date_text, relative_time
 
 ItemRole = Qt.ItemDataRole.UserRole + 1  # the row's MemoryItem
@@ -77,7 +78,7 @@ def tooltip(item: MemoryItem, hit: SearchHit | None = None) -> str:
     details = [
         f"{item.kind.capitalize()} · importance {item.importance:.2f}"
         + (" · pinned" if item.pinned else ""),
-        f"Created {date_text(item.created_at)} · {used}",
+        f"{origin_short(item)} · {date_text(item.created_at)} · {used}",
     ]
     parts = [
         f"<p>{html.escape(text).replace(chr(10), '<br>')}</p>",
@@ -237,7 +238,8 @@ class MemoryListModel(QAbstractListModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return tooltip(item, self.hit_at(index))
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            return f"{'Pinned: ' if item.pinned else ''}{item.text}. {caption(item)}"
+            pinned = "Pinned: " if item.pinned else ""
+            return f"{pinned}{item.text}. {caption(item)}. {origin_short(item)}"
         if role == ItemRole:
             return item
         if role == HitRole:

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMenu,
+    QSplitter,
     QTabWidget,
     QTextBrowser,
     QToolButton,
@@ -21,16 +22,20 @@ from PySide6.QtWidgets import (
 )
 
 from assistant.errors import AssistantError
-from assistant.memory import Conversation, MemoryChange, MemoryItem, WorkingMemory
+from assistant.memory import Conversation, MemoryChange, MemoryItem, Topic, WorkingMemory
 from assistant.ui.bridge import StoreBridge
+from assistant.ui.debounce import Debounced
 from assistant.ui.jobs import Progress, run_job
 from assistant.ui.memory_delegate import MemoryDelegate
+from assistant.ui.memory_detail import WHY_ANCHOR, DetailFacts, MemoryDetailView
 from assistant.ui.memory_dialogs import MemoryDialog, MemoryValues
-from assistant.ui.memory_filters import MemoryFilterBar
+from assistant.ui.memory_filters import SEARCH_DELAY_MS, MemoryFilterBar
 from assistant.ui.memory_html import conversation_html, working_memory_html
 from assistant.ui.memory_list import MemoryListFrame, empty_text
 from assistant.ui.memory_look import draw_plus, drawn_icon, set_muted
 from assistant.ui.memory_model import MemoryListModel
+from assistant.ui.memory_timeline import MemoryTimeline
+from assistant.ui.memory_wording import no_source_reason, origin_text
 from assistant.ui.notice_bar import NoticeBar
 from assistant.ui.wording import count
 from assistant.workspace import Workspace
@@ -57,13 +62,18 @@ class MemorySidebar(QWidget):
         super().__init__(parent)
         self.setObjectName("memorySidebar")
         self._workspace = workspace
+        self._bridge = bridge
         self._memory = workspace.memory
         self._conversation_id: str | None = None
         self._forgotten: list[str] = []  # undo stack, newest last
         self._search_generation = 0
         self._search_pending = False
         self._query = ""  # the text of the hits shown
-        self._explaining = False  # the notice shows why the selected hit ranked where it did
+        self._conversation_titles: dict[str, str] | None = None
+        # Memories added while search results show (an import, the curator) are searched for
+        # again once they stop arriving.
+        self._search_again = Debounced(SEARCH_DELAY_MS, self._repeat_search, self)
+        self._show_numbers = False  # the detail shows the numbers behind the selected hit
 
         self.model = MemoryListModel(workspace.memory, self)
         self.delegate = MemoryDelegate(self)
@@ -94,6 +104,7 @@ class MemorySidebar(QWidget):
         bridge.memory_changed.connect(self._on_memory_changed)
         bridge.working_changed.connect(self._on_working_changed)
         bridge.conversation_changed.connect(self._on_conversation_changed)
+        bridge.conversation_changed.connect(self._forget_titles)
         bridge.topics_changed.connect(self._refresh_conversation)
 
         self._refresh_keyword_note()
@@ -124,10 +135,26 @@ class MemorySidebar(QWidget):
         self.list_view.customContextMenuRequested.connect(self._on_context_menu)
         self.list_view.doubleClicked.connect(self._on_double_clicked)
         self.empty_add.clicked.connect(self.add_memory_dialog)
+        self.detail = MemoryDetailView(page)
+        self.detail.source_requested.connect(self.source_requested)
+        self.detail.memory_requested.connect(self.show_memory)
+        self.detail.numbers_toggled.connect(self._toggle_numbers)
+        self.splitter = QSplitter(Qt.Orientation.Vertical, page)
+        self.splitter.setObjectName("memorySplitter")
+        self.splitter.setChildrenCollapsible(True)
+        self.splitter.addWidget(self.list_frame)
+        self.splitter.addWidget(self.detail)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.timeline_button = QToolButton(page)
+        self.timeline_button.setObjectName("memoryTimelineButton")
+        self.timeline_button.setAutoRaise(True)
+        self.filters.add_to_row(self.timeline_button)
+        self._timeline: MemoryTimeline | None = None
         self.notice = NoticeBar(page)
         bar = self._build_bar(page)
         layout.addWidget(self.filters)
-        layout.addWidget(self.list_frame, 1)
+        layout.addWidget(self.splitter, 1)
         layout.addWidget(self.notice)
         layout.addLayout(bar)
         return page
@@ -190,6 +217,13 @@ class MemorySidebar(QWidget):
         self.action_source = action("Show source", self.show_source_selected, "actionMemorySource")
         self.action_why = action("Why this result", self.explain_selected, "actionMemoryWhy")
         self.action_undo = action("Undo forget", self.undo_forget, "actionMemoryUndo")
+        self.action_timeline = action("Timeline", self.show_timeline, "actionMemoryTimeline")
+        self.timeline_button.setDefaultAction(self.action_timeline)
+        self.timeline_button.setAccessibleName("Memory timeline")
+        self.timeline_button.setAccessibleDescription(
+            "Opens what Assistant learned, changed and forgot, by day"
+        )
+        self.action_timeline.setToolTip("What Assistant learned, changed and forgot, by day")
         # The list's event filter handles the keys; these shortcuts only label the menu.
         self.action_forget.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
         self.action_undo.setShortcut(QKeySequence(QKeySequence.StandardKey.Undo))
@@ -297,7 +331,6 @@ class MemorySidebar(QWidget):
             self.notice.show_notice(f"Could not forget the memory: {exc}")
             return
         self._forgotten.append(memory_id)
-        self._explaining = False
         self.notice.show_notice("Memory forgotten.", "Undo", self.undo_forget)
         self._update_actions()
         if row >= 0 and self.model.rowCount():
@@ -358,20 +391,30 @@ class MemorySidebar(QWidget):
     def show_source_selected(self) -> None:
         """Ask for the message the selected memory came from."""
         item = self.selected_item()
-        if item is not None and item.source is not None:
+        if item is not None and item.source is not None and self._source_exists(item):
             self.source_requested.emit(item.source.conversation_id, item.source.message_id or "")
 
-    def explain_selected(self) -> None:
-        """Say why the selected search result ranked where it did."""
-        hit = self.model.hit_at(self.list_view.currentIndex())
-        if hit is not None:
-            self.notice.show_notice(hit.why, timeout_ms=0, title="Why this result")
-            self._explaining = True
+    def show_timeline(self) -> MemoryTimeline:
+        """Open (or bring up) the memory timeline window."""
+        if self._timeline is None:
+            self._timeline = MemoryTimeline(self._memory, self._bridge, self._titles, self)
+            self._timeline.memory_requested.connect(self.show_memory)
+            self._timeline.source_requested.connect(self.source_requested)
+        self._timeline.show()
+        self._timeline.raise_()
+        self._timeline.activateWindow()
+        return self._timeline
 
-    def _stop_explaining(self) -> None:
-        if self._explaining and not self.notice.isHidden():
-            self.notice.dismiss()
-        self._explaining = False
+    def explain_selected(self) -> None:
+        """Show the numbers behind the selected search result's rank, in the detail view."""
+        if self.model.hit_at(self.list_view.currentIndex()) is not None:
+            self._show_numbers = True
+            self._refresh_detail()
+            self.detail.scrollToAnchor(WHY_ANCHOR)
+
+    def _toggle_numbers(self) -> None:
+        self._show_numbers = not self._show_numbers
+        self._refresh_detail()
 
     def _toggle_pin_selected(self) -> None:
         item = self.selected_item()
@@ -419,12 +462,8 @@ class MemorySidebar(QWidget):
         return menu
 
     def _on_current_changed(self, *_args: object) -> None:
+        self._show_numbers = False
         self._update_actions()
-        if self._explaining:  # the explanation follows the selection
-            if self.model.hit_at(self.list_view.currentIndex()) is None:
-                self._stop_explaining()
-            else:
-                self.explain_selected()
 
     def _on_filter_changed(self) -> None:
         kind = self.filters.kind()
@@ -438,7 +477,6 @@ class MemorySidebar(QWidget):
     def _apply_query(self) -> None:
         """Search now: semantic search for active memories, a word filter for the others."""
         self.filters.cancel_typing()
-        self._stop_explaining()
         text = self.filters.query()
         self._search_generation += 1
         generation = self._search_generation
@@ -470,12 +508,18 @@ class MemorySidebar(QWidget):
             return  # a newer query is on its way
         self._search_pending = False
         self._query = text
+        kept = self.selected_item()
         self.model.set_hits(hits)
+        if kept is not None:
+            self._select(kept.id)
         self._on_rows_changed()
+
+    def _repeat_search(self) -> None:
+        if self.model.is_searching():
+            self._apply_query()
 
     def _on_search_failed(self, message: str) -> None:
         self._search_pending = False
-        self._explaining = False
         self.notice.show_notice(f"Search failed: {message}")
 
     def _on_added(self, item: MemoryItem) -> None:
@@ -489,11 +533,12 @@ class MemorySidebar(QWidget):
         self._select(item.id)
 
     def _on_job_error(self, message: str) -> None:
-        self._explaining = False
         self.notice.show_notice(message)
 
     def _on_memory_changed(self, change: MemoryChange) -> None:
         self.model.on_memory_changed(change)
+        if change.kind == "added" and self.model.is_searching():
+            self._search_again.trigger()
         if change.kind in ("added", "updated", "embeddings"):
             self._refresh_keyword_note()
         if change.kind in ("added", "updated"):
@@ -516,6 +561,10 @@ class MemorySidebar(QWidget):
     def _on_working_changed(self, conversation_id: str) -> None:
         if conversation_id == self._conversation_id:
             self._refresh_working()
+
+    def _forget_titles(self, _conversation_id: str) -> None:
+        self._conversation_titles = None
+        self._update_actions()
 
     def _on_conversation_changed(self, conversation_id: str) -> None:
         if conversation_id == self._conversation_id:
@@ -544,9 +593,56 @@ class MemorySidebar(QWidget):
         self.action_edit.setEnabled(has)
         self.action_forget.setEnabled(item is not None and item.state != "forgotten")
         self.action_restore.setEnabled(item is not None and item.state != "active")
-        self.action_source.setEnabled(item is not None and item.source is not None)
+        source_exists = self._source_exists(item)
+        self.action_source.setEnabled(source_exists)
+        self.action_source.setText(
+            "Show source"
+            if item is None or source_exists
+            else no_source_reason(item, conversation_exists=False)
+        )
         self.action_why.setEnabled(has and self.model.is_searching())
+        self._refresh_detail()
         self.action_undo.setEnabled(bool(self._forgotten))
+
+    def _source_exists(self, item: MemoryItem | None) -> bool:
+        """Whether the conversation `item` came from is still there."""
+        source = item.source if item is not None else None
+        return source is not None and source.conversation_id in self._titles()
+
+    def _refresh_detail(self) -> None:
+        item = self.selected_item()
+        if item is None:
+            self.detail.show_facts(None)
+            return
+        memory = self._memory
+        history = memory.history(item.id)
+        linked = {
+            *item.supersedes,
+            *item.rests_on,
+            *(e.related_id for e in history if e.related_id is not None),
+        }
+        if item.superseded_by is not None:
+            linked.add(item.superseded_by)
+        related = {i: found for i in linked if (found := memory.get(i)) is not None}
+        titles = self._titles()
+        self.detail.show_facts(
+            DetailFacts(
+                item,
+                self.model.hit_at(self.list_view.currentIndex()),
+                source_exists=self._source_exists(item),
+                show_numbers=self._show_numbers,
+                origin=origin_text(item, titles.get),
+                history=history,
+                related=related,
+                titles=titles,
+            )
+        )
+
+    def _titles(self) -> dict[str, str]:
+        """The conversations' titles by id (kept until a conversation changes)."""
+        if self._conversation_titles is None:
+            self._conversation_titles = {c.id: c.title for c in self._workspace.conversations.all()}
+        return self._conversation_titles
 
     def _update_count(self) -> None:
         n = self.model.rowCount()
@@ -598,7 +694,20 @@ class MemorySidebar(QWidget):
                 conversation = self._workspace.conversations.load(self._conversation_id)
             except (KeyError, AssistantError):
                 conversation = None
-        topics = self._workspace.topics.all()[:MAX_TOPICS]
+        topics = self._topics_of(conversation)[:MAX_TOPICS] if conversation else []
         self.conversation_view.setHtml(
             conversation_html(conversation.summary if conversation else "", topics, self.palette())
         )
+
+    def _topics_of(self, conversation: Conversation) -> list[Topic]:
+        """The topics of the memories learned in `conversation` or used in its replies."""
+        used = {mid for message in conversation.messages for mid in message.memory_ids}
+
+        def here(memory_id: str) -> bool:
+            item = self._memory.get(memory_id)
+            return item is not None and (
+                memory_id in used
+                or (item.source is not None and item.source.conversation_id == conversation.id)
+            )
+
+        return [t for t in self._workspace.topics.all() if any(map(here, t.memory_ids))]

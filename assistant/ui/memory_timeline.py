@@ -1,0 +1,260 @@
+"""The memory timeline: what was learned, changed and forgotten, by day, newest first.
+
+Each entry links to its memory (selected in the sidebar) and to the message it came from
+(the conversation opens at that message).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from PySide6.QtCore import QUrl, Signal
+from PySide6.QtGui import QShowEvent
+from PySide6.QtWidgets import (
+    QDialog,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QTextBrowser,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from assistant.memory import MemoryItem, SemanticMemory
+from assistant.memory.items import EventType, MemoryEvent
+from assistant.timestamps import now_utc
+from assistant.ui.bridge import StoreBridge
+from assistant.ui.debounce import Debounced
+from assistant.ui.jobs import Progress, run_job
+from assistant.ui.memory_detail import memory_link, message_link, open_link
+from assistant.ui.memory_html import css, empty
+from assistant.ui.memory_wording import day_text, event_text
+from assistant.ui.wording import count
+
+PAGE = 200  # entries shown at first, and added by "Show older"
+REFRESH_MS = 400  # after memory changes settle
+
+
+@dataclass(frozen=True)
+class EventGroup:
+    """A filter of the timeline: a name for the user and the event types it shows."""
+
+    key: str
+    label: str
+    description: str
+    types: tuple[EventType, ...]
+    shown: bool = True  # at first
+
+
+GROUPS = (
+    EventGroup(
+        "learned", "Learned", "Memories added, remembered, extracted or imported", ("created",)
+    ),
+    EventGroup(
+        "changed",
+        "Changed",
+        "Edits, refinements, replacements, pins and restores",
+        ("edited", "merged", "superseded", "pinned", "unpinned", "restored"),
+    ),
+    EventGroup(
+        "faded",
+        "Faded",
+        "Importance lowered by disuse, and memories archived",
+        ("decayed", "archived"),
+    ),
+    EventGroup("forgotten", "Forgotten", "Memories you forgot", ("forgotten",)),
+    EventGroup("used", "Used", "Each time a memory was put in a reply's prompt", ("used",), False),
+)
+
+
+@dataclass(frozen=True)
+class TimelinePage:
+    """What the timeline shows: events newest first, their memories, conversation titles."""
+
+    events: Sequence[MemoryEvent]
+    items: Mapping[str, MemoryItem]
+    titles: Mapping[str, str]
+    more: bool  # there are older events than those shown
+
+
+def day_heading(moment: datetime, now: datetime | None = None) -> str:
+    """ "Today", "Yesterday", or "Monday 23 November"."""
+    day = moment.astimezone().date()
+    today = (now or now_utc()).astimezone().date()
+    if day == today:
+        return "Today"
+    if day == today - timedelta(days=1):
+        return "Yesterday"
+    return f"{moment.astimezone():%A} {day_text(moment)}"
+
+
+def _entry(event: MemoryEvent, page: TimelinePage, colors: Mapping[str, str]) -> str:
+    item = page.items.get(event.memory_id)
+    links = [memory_link(event.memory_id, page.items)]
+    source = event.source or (item.source if item is not None and event.type == "created" else None)
+    label = "the reply" if event.type == "used" else "source"
+    message = message_link(source, page.titles, label)
+    if message:
+        links.append(message)
+    return (
+        f"<tr><td width='48' style='color:{colors['muted']}'>"
+        f"{event.at.astimezone():%H:%M}</td>"
+        f"<td>{html.escape(event_text(event, item))} · {' · '.join(links)}</td></tr>"
+    )
+
+
+def timeline_html(
+    page: TimelinePage, colors: Mapping[str, str], now: datetime | None = None
+) -> str:
+    """The events grouped by day, newest first, as HTML."""
+    if not page.events:
+        return empty(
+            "Nothing here yet",
+            "What Assistant learns, changes and forgets shows here, day by day.",
+            colors["muted"],
+        )
+    parts: list[str] = []
+    heading = ""
+    for event in page.events:
+        day = day_heading(event.at, now)
+        if day != heading:
+            if heading:
+                parts.append("</table>")
+            heading = day
+            parts.append(
+                f"<p style='margin-top:14px; margin-bottom:4px; font-weight:600'>"
+                f"{html.escape(day)}</p><table width='100%' cellspacing='0' cellpadding='3'>"
+            )
+        parts.append(_entry(event, page, colors))
+    parts.append("</table>")
+    if page.more:
+        parts.append("<p><a href='older:'>Show older</a></p>")
+    return "".join(parts)
+
+
+class MemoryTimeline(QDialog):
+    """A window with the memory timeline, filtered by kind of event, live as memory changes."""
+
+    memory_requested = Signal(str)  # memory id
+    source_requested = Signal(str, str)  # conversation id, message id
+
+    def __init__(
+        self,
+        memory: SemanticMemory,
+        bridge: StoreBridge,
+        titles: Callable[[], dict[str, str]],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("memoryTimeline")
+        self.setWindowTitle("Memory timeline")
+        self.setAccessibleName("Memory timeline")
+        self.setAccessibleDescription("What Assistant learned, changed and forgot, by day")
+        self.resize(560, 620)
+        self._memory = memory
+        self._titles = titles
+        self._limit = PAGE
+        self._generation = 0
+
+        filters = QHBoxLayout()
+        filters.setSpacing(4)
+        caption = QLabel("Show:", self)
+        filters.addWidget(caption)
+        self.filter_buttons: dict[str, QToolButton] = {}
+        for group in GROUPS:
+            button = QToolButton(self)
+            button.setObjectName(f"timelineFilter{group.key.capitalize()}")
+            button.setText(group.label)
+            button.setCheckable(True)
+            button.setChecked(group.shown)
+            button.setToolTip(group.description)
+            button.setAccessibleName(f"Show {group.label.lower()}")
+            button.setAccessibleDescription(group.description)
+            button.toggled.connect(self._on_filter_toggled)
+            filters.addWidget(button)
+            self.filter_buttons[group.key] = button
+        filters.addStretch(1)
+        self.count_label = QLabel(self)
+        self.count_label.setObjectName("memoryTimelineCount")
+        filters.addWidget(self.count_label)
+
+        self.view = QTextBrowser(self)
+        self.view.setObjectName("memoryTimelineView")
+        self.view.setAccessibleName("Timeline")
+        self.view.setAccessibleDescription(
+            "Events newest first, by day; each links to its memory and the message it came from"
+        )
+        self.view.setFrameShape(QFrame.Shape.StyledPanel)
+        self.view.setOpenLinks(False)
+        self.view.document().setDocumentMargin(12)
+        self.view.anchorClicked.connect(self._on_anchor)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(filters)
+        layout.addWidget(self.view, 1)
+
+        self._refresh_soon = Debounced(REFRESH_MS, self.refresh, self)
+        bridge.memory_changed.connect(self._on_memory_changed)
+        bridge.conversation_changed.connect(self._on_memory_changed)
+
+    def types(self) -> list[EventType]:
+        """The event types the filters let through."""
+        return [
+            t for group in GROUPS if self.filter_buttons[group.key].isChecked() for t in group.types
+        ]
+
+    def refresh(self) -> None:
+        """Load the events in the background and show them."""
+        self._generation += 1
+        generation, limit, types = self._generation, self._limit, self.types()
+        memory, titles = self._memory, self._titles()
+
+        def load(_progress: Progress) -> tuple[int, TimelinePage]:
+            events = memory.timeline(types=types, limit=limit + 1) if types else []
+            shown = events[:limit]
+            items = {
+                e.memory_id: item for e in shown if (item := memory.get(e.memory_id)) is not None
+            }
+            return generation, TimelinePage(shown, items, titles, len(events) > limit)
+
+        run_job(load, on_done=self._on_loaded, on_error=self._on_failed)
+
+    def _on_loaded(self, result: tuple[int, TimelinePage]) -> None:
+        generation, page = result
+        if generation != self._generation:
+            return  # a newer load is on its way
+        bar = self.view.verticalScrollBar()
+        keep = bar.value()
+        self.view.setHtml(timeline_html(page, css(self.palette())))
+        bar.setValue(keep)
+        n = len(page.events)
+        self.count_label.setText(
+            (f"latest {count(n, 'event')}" if page.more else count(n, "event")) if n else ""
+        )
+
+    def _on_failed(self, message: str) -> None:
+        self.view.setPlainText(f"The timeline could not be read: {message}")
+
+    def _on_filter_toggled(self, _checked: bool) -> None:
+        self._limit = PAGE
+        self.refresh()
+
+    def _on_memory_changed(self, *_args: object) -> None:
+        if self.isVisible():
+            self._refresh_soon.trigger()
+
+    def _on_anchor(self, url: QUrl) -> None:
+        if url.toString() == "older:":
+            self._limit += PAGE
+            self.refresh()
+            return
+        open_link(url, self.source_requested.emit, self.memory_requested.emit)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+        """Load the events each time the window opens."""
+        super().showEvent(event)
+        self.refresh()
