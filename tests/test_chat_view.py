@@ -13,6 +13,7 @@ from pytestqt.qtbot import QtBot
 from assistant.memory import ConversationStore
 from assistant.ui.chat_stream import settled_end
 from assistant.ui.chat_view import ChatView
+from assistant.ui.find_bar import FindBar
 from assistant.ui.tool_summary import summarize
 
 pytestmark = pytest.mark.gui
@@ -257,3 +258,46 @@ def test_a_failed_regeneration_shows_the_question_once(qtbot: QtBot, data_dir: P
     text = chat.toPlainText()
     assert text.count("Only once") == 1
     assert text.rstrip().endswith("⚠ The server is down  Retry")
+
+
+def test_earlier_turns_render_for_find_and_for_opening_a_message_among_them(
+    qtbot: QtBot, data_dir: Path
+) -> None:
+    store = ConversationStore(data_dir)
+    cid = store.create("Long").id
+    first = store.append(cid, "user", "The very first question").id
+    for i in range(150):
+        store.append(cid, "assistant" if i % 2 == 0 else "user", f"message {i}")
+    chat = ChatView(lambda _id: None, store.load)
+    qtbot.addWidget(chat)
+    chat.show_conversation(store.load(cid))
+    assert chat.has_earlier() and "very first" not in chat.toPlainText()
+    assert chat.scroll_to_message(first)  # as a search hit opens it
+    assert "The very first question" in chat.textCursor().selectedText()
+    assert not chat.has_earlier()
+    chat.show_conversation(store.load(cid))
+    bar = FindBar(chat, before_find=chat.load_all)
+    qtbot.addWidget(bar)
+    bar.field.setText("very first")
+    assert chat.textCursor().selectedText() == "very first"
+    assert chat.toPlainText().count("message 1\n") == 1
+
+
+def test_a_line_under_the_conversation_stays_under_the_reply_streaming_above_it(
+    qtbot: QtBot, data_dir: Path
+) -> None:
+    store = ConversationStore(data_dir)
+    chat = ChatView(lambda _id: None, store.load)
+    qtbot.addWidget(chat)
+    chat.add_user_message("remember and plan")
+    chat.append_delta("## Plan\n\nFirst")
+    chat.add_line("↺ Remembered “plan” · ", ("Undo", "undo-memory:0"))
+    chat.append_delta(" step\n\n```python\nx = 1\n```\n\nThen")
+    chat.start_tool_call("c1", "calculator", '{"expression": "1+1"}')
+    chat.finish_tool_call("c1", "2", True)
+    chat.append_delta(" more")
+    lines = chat.toPlainText().splitlines()
+    assert lines[-1] == "↺ Remembered “plan” · Undo"
+    tool = next(line for line in lines if line.startswith("▸"))
+    order = [lines.index(text) for text in ("First step", "x = 1", "Then", tool, "more")]
+    assert order == sorted(order)
