@@ -679,30 +679,37 @@ def test_coming_back_mid_reply_shows_what_was_streamed_and_streams_on(
     other = store.create("Other").id
     store.append(other, "user", "old question")
     window.conversations.refresh()
+    item = window.workspace.memory.add("The user plays the cello")
+    first = " ".join(f"a{i}" for i in range(40))
     words = " ".join(f"w{i}" for i in range(2000))  # 40 s: it is stopped long before
     fake_openai.enqueue(
-        Reply.tool_calls(ToolCall("calculator", json.dumps({"expression": "6*7"}))),
-        Reply.text(f"Six times seven is 42. {words}", chunk_delay=0.02),
+        Reply.tool_calls(
+            ToolCall("forget", json.dumps({"memory_id": item.id})), content=first, chunk_delay=0.02
+        ),
+        Reply.text(f"Forgotten. {words}", chunk_delay=0.02),
     )
     send(qtbot, window, "Long one")
     cid = window.conversations.current_id()
     assert cid is not None
-    qtbot.waitUntil(lambda: "w3" in window.chat.toPlainText(), timeout=10000)
+    qtbot.waitUntil(lambda: "a3" in window.chat.toPlainText(), timeout=10000)
     window.conversations.select(other)
     away: list[str] = []
     window.worker.agent_event.connect(lambda event: away.append(getattr(event, "text", "")))
-    qtbot.waitUntil(lambda: "w20" in "".join(away), timeout=10000)
+    qtbot.waitUntil(lambda: "w20" in "".join(away), timeout=10000)  # the tool ran meanwhile
     window.conversations.select(cid)
     text = window.chat.toPlainText()
     assert window.stop_button.isEnabled()  # the reply goes on
-    assert "Six times seven is 42. w0 w1 w2 w3" in text and "w20" in text  # streamed meanwhile
+    assert f"{first}\n▸ Forgot" in text and "Forgotten. w0 w1 w2" in text and "w20" in text
     assert text.count("▸") == 1 and text.count("Assistant") == 1 and text.count("Long one") == 1
+    line = "↺ Forgot “The user plays the cello” · Undo"
+    assert text.endswith(line)  # the change made while the user was away
     shown = len(text)
     qtbot.waitUntil(lambda: len(window.chat.toPlainText()) > shown, timeout=10000)
     window.stop()
     wait_idle(qtbot, window)
     text = window.chat.toPlainText()
-    assert text.count("w0 w1") == 1 and text.count("▸") == 1 and "Stopped." in text
+    assert text.count("a0 a1") == 1 and text.count("▸") == 1 and "Stopped." in text
+    assert text.count(line) == 1
 
 
 def test_a_memory_line_shows_under_the_reply_while_it_streams(
