@@ -6,8 +6,16 @@ import json
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QUrl
-from PySide6.QtGui import QFont, QGuiApplication, QTextBlock, QTextCursor, QTextFormat
+from PySide6.QtCore import QPoint, QPointF, QRect, Qt, QUrl
+from PySide6.QtGui import (
+    QFont,
+    QGuiApplication,
+    QTextBlock,
+    QTextCursor,
+    QTextFormat,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QApplication, QScrollBar
 from pytestqt.qtbot import QtBot
 
 from assistant.memory import ConversationStore
@@ -139,24 +147,92 @@ def test_copy_links_put_markdown_plain_text_and_code_on_the_clipboard(view: Chat
     assert clipboard.text() == "Show me everything"
 
 
-def test_code_is_highlighted_and_wraps_instead_of_widening_the_chat(
-    qtbot: QtBot, data_dir: Path
-) -> None:
+@pytest.fixture
+def wide_code(qtbot: QtBot, data_dir: Path) -> ChatView:
     store = ConversationStore(data_dir)
     cid = store.create().id
     store.append(cid, "user", "code")
-    long_line = "x = " + " + ".join(["1"] * 200)
-    store.append(cid, "assistant", f"```python\ndef f():\n    return 1\n{long_line}\n```")
+    store.append(
+        cid,
+        "assistant",
+        f"A paragraph long enough to wrap in a narrow chat, {'word ' * 30}\n\n"
+        f"```python\ndef f():\n    return 1\n{LONG_LINE}\n```\n\nAfter.",
+    )
     chat = ChatView(lambda _id: None, store.load)
     qtbot.addWidget(chat)
     chat.resize(500, 400)
+    chat.show()
+    qtbot.waitExposed(chat)
     chat.show_conversation(store.load(cid))
+    chat.verticalScrollBar().setValue(0)
+    qtbot.waitUntil(
+        lambda: any(b.isVisible() for b in chat.findChildren(QScrollBar, "codeScrollBar"))
+    )
+    return chat
+
+
+LONG_LINE = "x = " + " + ".join(f"{i}" for i in range(200))
+
+
+def code_bar(chat: ChatView) -> QScrollBar:
+    (bar,) = [b for b in chat.findChildren(QScrollBar, "codeScrollBar") if b.isVisible()]
+    return bar
+
+
+def test_code_is_highlighted_and_a_long_line_scrolls_inside_its_block_only(
+    qtbot: QtBot, wide_code: ChatView
+) -> None:
+    chat = wide_code
     by_text = {b.text(): b for b in blocks(chat)}
     assert "python   Copy code" in by_text
     keyword = by_text["def f():"].begin().fragment().charFormat()
     assert keyword.foreground().color() != chat.palette().text().color()
-    assert not by_text[long_line].blockFormat().nonBreakableLines()
-    assert chat.horizontalScrollBar().maximum() == 0
+    assert by_text[LONG_LINE].layout().lineCount() == 1  # not wrapped
+    assert (
+        next(b for b in by_text.values() if b.text().startswith("A para")).layout().lineCount() > 1
+    )
+    assert LONG_LINE in chat.toPlainText()
+    assert chat.horizontalScrollBar().maximum() == 0  # the chat never scrolls sideways
+    bar = code_bar(chat)
+    assert bar.maximum() > 1000 and bar.value() == 0
+    assert bar.accessibleName()
+    box = bar.geometry().adjusted(0, -30, 0, -bar.height())  # the code's last lines
+    before = chat.viewport().grab()
+    where = QPointF(box.center())
+    swipe = QWheelEvent(
+        where,
+        chat.viewport().mapToGlobal(where),
+        QPoint(),
+        QPoint(-240, 0),  # two notches sideways
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
+    QApplication.sendEvent(chat.viewport(), swipe)
+    assert bar.value() > 0
+    after = chat.viewport().grab()
+    inside = before.copy(box).toImage() != after.copy(box).toImage()
+    above = QRect(0, 0, chat.viewport().width(), box.top() - 40)
+    assert inside and before.copy(above).toImage() == after.copy(above).toImage()
+
+
+def test_finding_in_a_wide_code_block_scrolls_it_to_the_match(wide_code: ChatView) -> None:
+    bar = code_bar(wide_code)
+    assert wide_code.find("+ 198 + 199")
+    assert bar.value() > bar.maximum() // 2
+    assert wide_code.horizontalScrollBar().value() == 0
+
+
+def test_a_click_in_a_scrolled_code_block_lands_on_the_text_under_it(
+    qtbot: QtBot, wide_code: ChatView
+) -> None:
+    bar = code_bar(wide_code)
+    bar.setValue(600)
+    point = bar.geometry().topLeft() + QPoint(200, -8)  # on the long line
+    expected = wide_code.cursorForPosition(point + QPoint(600, 0)).position()
+    qtbot.mouseClick(wide_code.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    assert wide_code.textCursor().position() == expected
 
 
 def test_a_streamed_reply_is_markdown_before_it_ends(qtbot: QtBot, data_dir: Path) -> None:

@@ -34,6 +34,7 @@ from assistant.memory import Conversation, Message
 from assistant.ui import theme
 from assistant.ui.chat_markdown import CODE_LINK, MarkdownRenderer, plain_text
 from assistant.ui.chat_stream import StreamingMarkdown
+from assistant.ui.code_scroll import CodeScroll
 from assistant.ui.tool_summary import MemoryLookup, summarize
 
 Loader = Callable[[str], Conversation]  # conversation id -> the saved conversation
@@ -88,6 +89,7 @@ class ChatView(QTextBrowser):
         self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.anchorClicked.connect(self._on_anchor)
         self.document().setDocumentMargin(16)
+        self._code_scroll = CodeScroll(self)
         self._memory_text = memory_text
         self._load = load
         self._renderer = MarkdownRenderer(self, self.palette)
