@@ -6,13 +6,22 @@ import json
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QUrl
-from PySide6.QtGui import QFont, QGuiApplication, QTextBlock, QTextCursor, QTextFormat
+from PySide6.QtCore import QPoint, QPointF, QRect, Qt, QUrl
+from PySide6.QtGui import (
+    QFont,
+    QGuiApplication,
+    QTextBlock,
+    QTextCursor,
+    QTextFormat,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QApplication, QScrollBar
 from pytestqt.qtbot import QtBot
 
 from assistant.memory import ConversationStore
 from assistant.ui.chat_stream import settled_end
 from assistant.ui.chat_view import ChatView
+from assistant.ui.find_bar import FindBar
 from assistant.ui.tool_summary import summarize
 
 pytestmark = pytest.mark.gui
@@ -138,24 +147,92 @@ def test_copy_links_put_markdown_plain_text_and_code_on_the_clipboard(view: Chat
     assert clipboard.text() == "Show me everything"
 
 
-def test_code_is_highlighted_and_wraps_instead_of_widening_the_chat(
-    qtbot: QtBot, data_dir: Path
-) -> None:
+@pytest.fixture
+def wide_code(qtbot: QtBot, data_dir: Path) -> ChatView:
     store = ConversationStore(data_dir)
     cid = store.create().id
     store.append(cid, "user", "code")
-    long_line = "x = " + " + ".join(["1"] * 200)
-    store.append(cid, "assistant", f"```python\ndef f():\n    return 1\n{long_line}\n```")
+    store.append(
+        cid,
+        "assistant",
+        f"A paragraph long enough to wrap in a narrow chat, {'word ' * 30}\n\n"
+        f"```python\ndef f():\n    return 1\n{LONG_LINE}\n```\n\nAfter.",
+    )
     chat = ChatView(lambda _id: None, store.load)
     qtbot.addWidget(chat)
     chat.resize(500, 400)
+    chat.show()
+    qtbot.waitExposed(chat)
     chat.show_conversation(store.load(cid))
+    chat.verticalScrollBar().setValue(0)
+    qtbot.waitUntil(
+        lambda: any(b.isVisible() for b in chat.findChildren(QScrollBar, "codeScrollBar"))
+    )
+    return chat
+
+
+LONG_LINE = "x = " + " + ".join(f"{i}" for i in range(200))
+
+
+def code_bar(chat: ChatView) -> QScrollBar:
+    (bar,) = [b for b in chat.findChildren(QScrollBar, "codeScrollBar") if b.isVisible()]
+    return bar
+
+
+def test_code_is_highlighted_and_a_long_line_scrolls_inside_its_block_only(
+    qtbot: QtBot, wide_code: ChatView
+) -> None:
+    chat = wide_code
     by_text = {b.text(): b for b in blocks(chat)}
     assert "python   Copy code" in by_text
     keyword = by_text["def f():"].begin().fragment().charFormat()
     assert keyword.foreground().color() != chat.palette().text().color()
-    assert not by_text[long_line].blockFormat().nonBreakableLines()
-    assert chat.horizontalScrollBar().maximum() == 0
+    assert by_text[LONG_LINE].layout().lineCount() == 1  # not wrapped
+    assert (
+        next(b for b in by_text.values() if b.text().startswith("A para")).layout().lineCount() > 1
+    )
+    assert LONG_LINE in chat.toPlainText()
+    assert chat.horizontalScrollBar().maximum() == 0  # the chat never scrolls sideways
+    bar = code_bar(chat)
+    assert bar.maximum() > 1000 and bar.value() == 0
+    assert bar.accessibleName()
+    box = bar.geometry().adjusted(0, -30, 0, -bar.height())  # the code's last lines
+    before = chat.viewport().grab()
+    where = QPointF(box.center())
+    swipe = QWheelEvent(
+        where,
+        chat.viewport().mapToGlobal(where),
+        QPoint(),
+        QPoint(-240, 0),  # two notches sideways
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
+    QApplication.sendEvent(chat.viewport(), swipe)
+    assert bar.value() > 0
+    after = chat.viewport().grab()
+    inside = before.copy(box).toImage() != after.copy(box).toImage()
+    above = QRect(0, 0, chat.viewport().width(), box.top() - 40)
+    assert inside and before.copy(above).toImage() == after.copy(above).toImage()
+
+
+def test_finding_in_a_wide_code_block_scrolls_it_to_the_match(wide_code: ChatView) -> None:
+    bar = code_bar(wide_code)
+    assert wide_code.find("+ 198 + 199")
+    assert bar.value() > bar.maximum() // 2
+    assert wide_code.horizontalScrollBar().value() == 0
+
+
+def test_a_click_in_a_scrolled_code_block_lands_on_the_text_under_it(
+    qtbot: QtBot, wide_code: ChatView
+) -> None:
+    bar = code_bar(wide_code)
+    bar.setValue(600)
+    point = bar.geometry().topLeft() + QPoint(200, -8)  # on the long line
+    expected = wide_code.cursorForPosition(point + QPoint(600, 0)).position()
+    qtbot.mouseClick(wide_code.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    assert wide_code.textCursor().position() == expected
 
 
 def test_a_streamed_reply_is_markdown_before_it_ends(qtbot: QtBot, data_dir: Path) -> None:
@@ -257,3 +334,46 @@ def test_a_failed_regeneration_shows_the_question_once(qtbot: QtBot, data_dir: P
     text = chat.toPlainText()
     assert text.count("Only once") == 1
     assert text.rstrip().endswith("⚠ The server is down  Retry")
+
+
+def test_earlier_turns_render_for_find_and_for_opening_a_message_among_them(
+    qtbot: QtBot, data_dir: Path
+) -> None:
+    store = ConversationStore(data_dir)
+    cid = store.create("Long").id
+    first = store.append(cid, "user", "The very first question").id
+    for i in range(150):
+        store.append(cid, "assistant" if i % 2 == 0 else "user", f"message {i}")
+    chat = ChatView(lambda _id: None, store.load)
+    qtbot.addWidget(chat)
+    chat.show_conversation(store.load(cid))
+    assert chat.has_earlier() and "very first" not in chat.toPlainText()
+    assert chat.scroll_to_message(first)  # as a search hit opens it
+    assert "The very first question" in chat.textCursor().selectedText()
+    assert not chat.has_earlier()
+    chat.show_conversation(store.load(cid))
+    bar = FindBar(chat, before_find=chat.load_all)
+    qtbot.addWidget(bar)
+    bar.field.setText("very first")
+    assert chat.textCursor().selectedText() == "very first"
+    assert chat.toPlainText().count("message 1\n") == 1
+
+
+def test_a_line_under_the_conversation_stays_under_the_reply_streaming_above_it(
+    qtbot: QtBot, data_dir: Path
+) -> None:
+    store = ConversationStore(data_dir)
+    chat = ChatView(lambda _id: None, store.load)
+    qtbot.addWidget(chat)
+    chat.add_user_message("remember and plan")
+    chat.append_delta("## Plan\n\nFirst")
+    chat.add_line("↺ Remembered “plan” · ", ("Undo", "undo-memory:0"))
+    chat.append_delta(" step\n\n```python\nx = 1\n```\n\nThen")
+    chat.start_tool_call("c1", "calculator", '{"expression": "1+1"}')
+    chat.finish_tool_call("c1", "2", True)
+    chat.append_delta(" more")
+    lines = chat.toPlainText().splitlines()
+    assert lines[-1] == "↺ Remembered “plan” · Undo"
+    tool = next(line for line in lines if line.startswith("▸"))
+    order = [lines.index(text) for text in ("First step", "x = 1", "Then", tool, "more")]
+    assert order == sorted(order)

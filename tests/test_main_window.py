@@ -237,7 +237,7 @@ def test_first_run_shows_welcome_and_memory_still_browsable(qtbot: QtBot, data_d
     win.close()
 
 
-def test_large_conversation_renders_every_message(
+def test_a_long_conversation_opens_at_its_end_and_renders_earlier_turns_on_the_way_up(
     qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI
 ) -> None:
     configure(data_dir, fake_openai, embeddings=False)
@@ -248,9 +248,25 @@ def test_large_conversation_renders_every_message(
         workspace.conversations.append(cid, "assistant", f"## Answer {i}\n\n- a point\n- `code`")
     win = MainWindow(workspace)
     qtbot.addWidget(win)
+    win.show()
     win.conversations.select(cid)  # `make bench` times this
-    text = win.chat.toPlainText()
-    assert "Question 0" in text and "Answer 249" in text
+    chat = win.chat
+    bar = chat.verticalScrollBar()
+    assert "Answer 249" in chat.toPlainText() and "Question 0" not in chat.toPlainText()
+    assert bar.value() == bar.maximum() > 0
+
+    def middle() -> tuple[str, int]:  # the line in the middle of the view, and where it is
+        cursor = chat.cursorForPosition(chat.viewport().rect().center())
+        return cursor.block().text(), chat.cursorRect(cursor).top()
+
+    while chat.has_earlier():
+        bar.setValue(0)
+        seen = middle()
+        qtbot.waitUntil(lambda: bar.value() > 0, timeout=5000)  # earlier turns came above
+        assert middle() == seen  # and what the user saw stayed in place
+    text = chat.toPlainText()
+    assert text.index("Question 0:") < text.index("Answer 0") < text.index("Answer 249")
+    assert text.count("Answer 17\n") == 1 and text.count("Question 17:") == 1
     win.close()
 
 
@@ -654,6 +670,69 @@ def test_leaving_and_coming_back_during_a_reply_shows_it_whole(
     text = window.chat.toPlainText()
     assert text.count("w0 w1") == 1 and "w59" in text
     assert text.count("Assistant") == 1
+
+
+def test_coming_back_mid_reply_shows_what_was_streamed_and_streams_on(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    store = window.workspace.conversations
+    other = store.create("Other").id
+    store.append(other, "user", "old question")
+    window.conversations.refresh()
+    item = window.workspace.memory.add("The user plays the cello")
+    first = " ".join(f"a{i}" for i in range(40))
+    words = " ".join(f"w{i}" for i in range(2000))  # 40 s: it is stopped long before
+    fake_openai.enqueue(
+        Reply.tool_calls(
+            ToolCall("forget", json.dumps({"memory_id": item.id})), content=first, chunk_delay=0.02
+        ),
+        Reply.text(f"Forgotten. {words}", chunk_delay=0.02),
+    )
+    send(qtbot, window, "Long one")
+    cid = window.conversations.current_id()
+    assert cid is not None
+    qtbot.waitUntil(lambda: "a3" in window.chat.toPlainText(), timeout=10000)
+    window.conversations.select(other)
+    away: list[str] = []
+    window.worker.agent_event.connect(lambda event: away.append(getattr(event, "text", "")))
+    qtbot.waitUntil(lambda: "w20" in "".join(away), timeout=10000)  # the tool ran meanwhile
+    window.conversations.select(cid)
+    text = window.chat.toPlainText()
+    assert window.stop_button.isEnabled()  # the reply goes on
+    assert f"{first}\n▸ Forgot" in text and "Forgotten. w0 w1 w2" in text and "w20" in text
+    assert text.count("▸") == 1 and text.count("Assistant") == 1 and text.count("Long one") == 1
+    line = "↺ Forgot “The user plays the cello” · Undo"
+    assert text.endswith(line)  # the change made while the user was away
+    shown = len(text)
+    qtbot.waitUntil(lambda: len(window.chat.toPlainText()) > shown, timeout=10000)
+    window.stop()
+    wait_idle(qtbot, window)
+    text = window.chat.toPlainText()
+    assert text.count("a0 a1") == 1 and text.count("▸") == 1 and "Stopped." in text
+    assert text.count(line) == 1
+
+
+def test_a_memory_line_shows_under_the_reply_while_it_streams(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    item = window.workspace.memory.add("The user plays the cello")
+    words = " ".join(f"w{i}" for i in range(2000))
+    fake_openai.enqueue(
+        Reply.tool_calls(ToolCall("forget", json.dumps({"memory_id": item.id}))),
+        Reply.text(f"Forgotten. {words}", chunk_delay=0.02),
+    )
+    send(qtbot, window, "Forget that I play the cello")
+    line = "↺ Forgot “The user plays the cello” · Undo"
+    qtbot.waitUntil(lambda: line in window.chat.toPlainText(), timeout=10000)
+    assert window.stop_button.isEnabled()  # shown while the reply is being written
+    qtbot.waitUntil(lambda: "w10" in window.chat.toPlainText(), timeout=10000)
+    text = window.chat.toPlainText()
+    assert text.endswith(line)  # the reply streams on above it
+    assert text.index("Forgotten. w0") < text.index("w10") < text.index(line)
+    window.stop()
+    wait_idle(qtbot, window)
+    text = window.chat.toPlainText()
+    assert text.count(line) == 1 and text.index("Stopped.") < text.index(line)
 
 
 def test_the_actions_of_a_just_sent_message_reach_the_saved_message(

@@ -1,7 +1,8 @@
 """Markdown for the chat: laid out in a scratch document, then inserted as one fragment.
 
 In the scratch document the structure is whole: code blocks get a background, Pygments
-colours, a line naming the language with a Copy link, and wrap instead of widening the chat;
+colours, a line naming the language with a Copy link, and room under them for the scroll bar
+of a block wider than the chat (`code_scroll`);
 headings get some air and table cells one top line.
 """
 
@@ -25,6 +26,7 @@ from PySide6.QtGui import (
 
 from assistant.ui import theme
 from assistant.ui.code_highlight import highlight
+from assistant.ui.code_scroll import BAR_SPACE, is_code
 
 _BOLD = QTextCharFormat()
 _BOLD.setFontWeight(QFont.Weight.Bold)
@@ -37,10 +39,6 @@ def _same_cell(table: QTextTable, block: QTextBlock, other: QTextBlock) -> bool:
         return False
     a, b = table.cellAt(block.position()), table.cellAt(other.position())
     return b.isValid() and (a.row(), a.column()) == (b.row(), b.column())
-
-
-def _is_code(block: QTextBlock) -> bool:
-    return block.blockFormat().hasProperty(QTextFormat.Property.BlockCodeFence)
 
 
 def plain_text(markdown: str) -> str:
@@ -84,9 +82,7 @@ class MarkdownRenderer:
             if fmt.hasProperty(QTextFormat.Property.BlockCodeFence):
                 fmt.setBackground(code_bg)
                 fmt.setLeftMargin(8)
-                fmt.setNonBreakableLines(
-                    False
-                )  # a long line wraps; the chat never scrolls sideways
+                fmt.setNonBreakableLines(True)  # a wide block scrolls on its own (code_scroll)
             elif fmt.headingLevel():
                 fmt.setTopMargin(10)
                 fmt.setBottomMargin(4)
@@ -110,7 +106,7 @@ class MarkdownRenderer:
         runs: list[list[QTextBlock]] = []
         block = self._scratch.begin()
         while block.isValid():
-            if _is_code(block):
+            if is_code(block):
                 if runs and runs[-1][-1].next() == block:
                     runs[-1].append(block)
                 else:
@@ -121,6 +117,10 @@ class MarkdownRenderer:
             language = lines[0].blockFormat().stringProperty(QTextFormat.Property.BlockCodeLanguage)
             for start, length, fmt in highlight(code, language, dark=dark):
                 self._format_code(lines[0].position() + start, length, fmt)
+            last = QTextCursor(lines[-1])
+            spaced = lines[-1].blockFormat()
+            spaced.setBottomMargin(BAR_SPACE)  # room for its scroll bar
+            last.setBlockFormat(spaced)
             if copyable:
                 self._copy_line(lines[0], language, code, palette)
 

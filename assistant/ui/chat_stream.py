@@ -8,7 +8,9 @@ not of the reply.
 
 from __future__ import annotations
 
-from PySide6.QtGui import QTextBlockFormat, QTextCharFormat, QTextCursor, QTextDocument
+from collections.abc import Callable
+
+from PySide6.QtGui import QTextBlockFormat, QTextCharFormat, QTextCursor
 
 from assistant.ui.chat_markdown import MarkdownRenderer
 
@@ -47,12 +49,16 @@ def settled_end(text: str, start: int) -> int:
 
 
 class StreamingMarkdown:
-    """The text of one reply segment at the end of a document, kept rendered as it grows."""
+    """The text of one reply segment, kept rendered as it grows where `end` points.
 
-    def __init__(self, document: QTextDocument, renderer: MarkdownRenderer) -> None:
-        self._document = document
+    `end` gives a cursor at the end of the segment's place (the end of the conversation, with
+    only lines about it below).
+    """
+
+    def __init__(self, end: Callable[[], QTextCursor], renderer: MarkdownRenderer) -> None:
+        self._end = end
         self._renderer = renderer
-        self._open_start = self._end().position()  # where the open block's rendering begins
+        self._open_start = end().position()  # where the open block's rendering begins
         self.text = ""
         self._settled = 0  # how much of the text is rendered for good
 
@@ -81,11 +87,10 @@ class StreamingMarkdown:
                 self._insert(cursor, self.text[self._settled :], copyable=True)
             self._settled = len(self.text)
 
+    def shift(self, delta: int) -> None:
+        """Text was inserted (`delta` > 0) or removed before the segment."""
+        self._open_start += delta
+
     def _insert(self, cursor: QTextCursor, markdown: str, *, copyable: bool) -> None:
         cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
         self._renderer.insert(cursor, markdown, copyable=copyable)
-
-    def _end(self) -> QTextCursor:
-        cursor = QTextCursor(self._document)
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        return cursor

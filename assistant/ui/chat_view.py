@@ -4,6 +4,10 @@ Each message shows with its actions as links under it (copy, copy as text, edit,
 and "< 2/3 >" when it has siblings; a reply streams in as Markdown (`StreamingMarkdown`) and,
 once saved, is rendered again from the store. Tool calls show as one line in words that a
 click expands; the memories a reply saw show as chips under it; errors offer Retry.
+
+A long conversation opens at its last turns; earlier ones are rendered as the user scrolls up
+to them (or finds, or opens a message among them). Lines about the conversation (`add_line`)
+sit under it, and a reply streams in above them.
 """
 
 from __future__ import annotations
@@ -11,12 +15,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QUrl, Signal
+from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QContextMenuEvent,
     QFont,
     QGuiApplication,
     QPalette,
+    QShowEvent,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
@@ -29,11 +34,14 @@ from assistant.memory import Conversation, Message
 from assistant.ui import theme
 from assistant.ui.chat_markdown import CODE_LINK, MarkdownRenderer, plain_text
 from assistant.ui.chat_stream import StreamingMarkdown
+from assistant.ui.code_scroll import CodeScroll
 from assistant.ui.tool_summary import MemoryLookup, summarize
 
 Loader = Callable[[str], Conversation]  # conversation id -> the saved conversation
 Versions = dict[str, list[Message]]  # message id -> it and its siblings (`Conversation.versions`)
 CHIP_CHARS = 40
+TAIL_GROUPS = 40  # the turns (a message, or a reply with its tools) a conversation opens with
+EARLIER_GROUPS = 60  # and how many more each scroll to the top renders
 TOOL_MARK = "▸"  # a tool line starts with it (DESIGN.md); "▾" when expanded
 ERROR_MARK = "⚠"
 _KEEP = QTextCursor.MoveMode.KeepAnchor
@@ -81,6 +89,7 @@ class ChatView(QTextBrowser):
         self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.anchorClicked.connect(self._on_anchor)
         self.document().setDocumentMargin(16)
+        self._code_scroll = CodeScroll(self)
         self._memory_text = memory_text
         self._load = load
         self._renderer = MarkdownRenderer(self, self.palette)
@@ -91,7 +100,9 @@ class ChatView(QTextBrowser):
         self._body_start = 0  # and where its reply's body begins, after the header
         self._turn_shows_user = False  # and whether that is the user's message
         self._resumed = False  # and whether it began while another conversation was shown
-        self._held_lines: list[tuple[str, tuple[str, str] | None]] = []  # `add_line` waits
+        self._earlier: list[list[Message]] = []  # the turns not rendered yet, oldest first
+        self._versions: Versions = {}
+        self._lines_chars = 0  # how much of the document's end the `add_line` lines take
         self._tool_start: dict[str, int] = {}
         self._tool_args: dict[str, tuple[str, str]] = {}
         self._streaming = False
@@ -100,6 +111,10 @@ class ChatView(QTextBrowser):
         self._aliases: dict[str, str] = {}  # key of a message shown before it was saved -> id
         self._unsaved = 0  # how many messages were shown before they were saved
         self._head_start = 0  # where the header of the reply being written begins
+        self._pinned = True  # to the end: it stays in view as the document grows or is laid out
+        self._wanted: int | None = None  # a scroll position waiting for the layout to reach it
+        self.verticalScrollBar().valueChanged.connect(self._on_scrolled)
+        self.verticalScrollBar().rangeChanged.connect(self._on_range)
 
     # -- whole conversations ---------------------------------------------------------------------
 
@@ -119,14 +134,17 @@ class ChatView(QTextBrowser):
         self._positions = {}
         self._texts = {}
         self._aliases = {}
-        self._held_lines = []
+        self._lines_chars = 0
+        self._earlier = []
+        self._wanted = None
         if conversation is None:
             return
         cursor = self._end()
         cursor.beginEditBlock()
         groups = _groups(conversation.branch())
-        versions = conversation.versions()
-        for group in groups:
+        versions = self._versions = conversation.versions()
+        self._earlier = groups[: max(0, len(groups) - TAIL_GROUPS)]
+        for group in groups[len(self._earlier) :]:
             self._group(cursor, versions, group)
         if groups and groups[-1][0].role == "user" and not replying:
             self._marker(cursor, f"{ERROR_MARK} No reply yet.", retry=True)
@@ -204,8 +222,69 @@ class ChatView(QTextBrowser):
                 ok=result is None or not result.content.startswith("Error:"),
             )
 
+    def has_earlier(self) -> bool:
+        """Whether earlier turns of the conversation are not rendered yet."""
+        return bool(self._earlier)
+
+    def load_earlier(self, count: int = EARLIER_GROUPS) -> None:
+        """Render up to `count` more of the earlier turns above what is shown, keeping what the
+        user sees where it is."""
+        if not self._earlier or count <= 0:
+            return
+        chunk, self._earlier = self._earlier[-count:], self._earlier[:-count]
+        layout = self.document().documentLayout()
+        bar = self.verticalScrollBar()
+        top = self.cursorForPosition(self.viewport().rect().topLeft()).block()
+        offset, top_at = layout.blockBoundingRect(top).top() - bar.value(), top.position()
+        size = self.document().characterCount()
+        shown, self._positions = self._positions, {}
+        cursor = QTextCursor(self.document())
+        cursor.beginEditBlock()
+        first = self.document().begin()
+        cursor.insertBlock(first.blockFormat(), first.charFormat())  # what is shown moves down
+        cursor.setPosition(0)
+        for group in chunk:
+            self._group(cursor, self._versions, group)
+        cursor.endEditBlock()
+        delta = self.document().characterCount() - size
+        self._positions.update({key: at + delta for key, at in shown.items()})
+        self._shift(delta)
+        top = self.document().findBlock(top_at + delta)
+        self._wanted = round(layout.blockBoundingRect(top).top() - offset)
+        self._on_range(bar.minimum(), bar.maximum())  # or once Qt has laid out that far
+
+    def load_all(self) -> None:
+        """Render every earlier turn (to find in the whole conversation)."""
+        self.load_earlier(len(self._earlier))
+
+    def _shift(self, delta: int) -> None:
+        """`delta` characters were inserted before everything shown: move the marks along."""
+        if self._reply_start is not None:
+            self._reply_start += delta
+        self._head_start += delta
+        self._body_start += delta
+        self._tool_start = {call: at + delta for call, at in self._tool_start.items()}
+        if self._stream is not None:
+            self._stream.shift(delta)
+
+    def _on_scrolled(self, value: int) -> None:
+        self._pinned = value >= self.verticalScrollBar().maximum() - 4
+        if self._earlier and value < self.viewport().height():
+            QTimer.singleShot(0, self._load_earlier_if_near_top)
+
+    def _load_earlier_if_near_top(self) -> None:
+        if self.verticalScrollBar().value() < self.viewport().height():
+            self.load_earlier()
+
     def scroll_to_message(self, message_id: str) -> bool:
-        """Bring a shown message into view and put the caret there; False if not shown."""
+        """Bring a shown message into view and put the caret there; False if not shown.
+
+        A message among the earlier turns not rendered yet is rendered first.
+        """
+        while message_id not in self._positions and any(
+            m.id == message_id for group in self._earlier for m in group
+        ):
+            self.load_earlier()
         position = self._positions.get(message_id)
         if position is None:
             return False
@@ -228,7 +307,7 @@ class ChatView(QTextBrowser):
 
     def add_user_message(self, text: str) -> None:
         """Show the user's message at once (with its actions), then wait for the reply."""
-        cursor = self._end()
+        cursor = self._content_end()
         self._reply_start = cursor.position()
         self._turn_shows_user = True
         self._unsaved += 1
@@ -247,7 +326,7 @@ class ChatView(QTextBrowser):
         here), so the whole conversation is shown again from the store once it is saved.
         """
         self._resumed = resumed
-        cursor = self._end()
+        cursor = self._content_end()
         if self._reply_start is None:
             self._reply_start = cursor.position()
             self._turn_shows_user = False
@@ -261,7 +340,7 @@ class ChatView(QTextBrowser):
         """Append a streamed piece of the reply; it is rendered as Markdown at once."""
         at_bottom = self._at_bottom()
         if self._stream is None:
-            self._stream = StreamingMarkdown(self.document(), self._renderer)
+            self._stream = StreamingMarkdown(self._content_end, self._renderer)
         self._stream.append(text)
         if at_bottom:
             self._scroll_to_end()
@@ -271,7 +350,7 @@ class ChatView(QTextBrowser):
         if self._stream is not None:
             self._stream.close()
         self._stream = None
-        cursor = self._end()
+        cursor = self._content_end()
         self._tool_start[call_id] = cursor.position()
         self._tool_args[call_id] = (name, arguments)
         self._tool_line(cursor, call_id, name, arguments, None, ok=True)
@@ -283,22 +362,13 @@ class ChatView(QTextBrowser):
         name, arguments = self._tool_args.pop(call_id, ("", ""))
         if start is None:
             return
-        cursor = self.textCursor()
-        cursor.setPosition(start)
-        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        cursor = self._content_end()
+        cursor.setPosition(start, _KEEP)
         cursor.removeSelectedText()
         self._tool_line(cursor, call_id, name, arguments, result, ok=ok)
 
     def finish_reply(self, conversation: Conversation, error: str | None = None) -> None:
-        """The turn is over (done, stopped or failed): show the reply as saved, then the lines
-        that waited for it (`add_line`)."""
-        self._show_saved_reply(conversation, error)
-        held, self._held_lines = self._held_lines, []
-        for text, link in held:
-            self.add_line(text, link)
-
-    def _show_saved_reply(self, conversation: Conversation, error: str | None) -> None:
-        """Show the reply as saved.
+        """The turn is over (done, stopped or failed): show the reply as saved.
 
         The streamed body stays as rendered (only its open block is rendered again, with its
         Copy links); the headers above it and the line under it come from the saved messages.
@@ -331,14 +401,14 @@ class ChatView(QTextBrowser):
                 self._texts[user.id] = self._texts.pop(key, user.content)
                 self._positions[user.id] = self._positions.pop(key, start)
             self._positions[groups[-1][0].id] = self._head_start
-            cursor = self._end()
+            cursor = self._content_end()
             self._reply_tail(cursor, groups[-1], error)
             cursor.endEditBlock()
             if at_bottom:
                 self._scroll_to_end()
             return
         cursor.setPosition(start)
-        cursor.setPosition(self._body_start if answered else self._end().position(), _KEEP)
+        cursor.setPosition(self._body_start if answered else self._content_end().position(), _KEEP)
         cursor.removeSelectedText()
         self._texts.pop(f"unsaved{self._unsaved}", None)
         self._positions.pop(f"unsaved{self._unsaved}", None)
@@ -346,7 +416,7 @@ class ChatView(QTextBrowser):
             self._user_group(cursor, versions, user)
         if answered:
             self._reply_head(cursor, versions, groups[-1][0])
-            cursor = self._end()
+            cursor = self._content_end()
             self._reply_tail(cursor, groups[-1], error)
         else:
             self._marker(cursor, f"{ERROR_MARK} {error or 'No reply yet.'}", retry=True)
@@ -355,17 +425,16 @@ class ChatView(QTextBrowser):
             self._scroll_to_end()
 
     def add_line(self, text: str, link: tuple[str, str] | None = None) -> None:
-        """Append a small muted line of plain `text` below what is shown, with an optional
-        (label, href) link after it (a change to memory, with Undo). While a reply is being
-        written the line waits for its end (the reply's open parts are redrawn in place)."""
-        if self._streaming:
-            self._held_lines.append((text, link))
-            return
+        """Append a small muted line of plain `text` under the conversation, with an optional
+        (label, href) link after it (a change to memory, with Undo). A reply being written
+        goes on above the lines."""
+        at_bottom = self._at_bottom()
         cursor = self._end()
+        start = cursor.position()
         fmt = QTextBlockFormat()
         fmt.setTopMargin(2)
         fmt.setBottomMargin(2)
-        self._new_block(cursor, fmt)
+        cursor.insertBlock(fmt, QTextCharFormat())  # never the conversation's last block
         small = self._small()
         cursor.insertText(text, small)
         if link is not None:
@@ -373,13 +442,21 @@ class ChatView(QTextBrowser):
             anchor.setFontUnderline(True)
             cursor.insertText(link[0], anchor)
         cursor.setCharFormat(QTextCharFormat())
-        self._scroll_to_end()
+        self._lines_chars += cursor.position() - start
+        if at_bottom:
+            self._scroll_to_end()
 
     # -- building blocks --------------------------------------------------------------------------
 
     def _end(self) -> QTextCursor:
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
+        return cursor
+
+    def _content_end(self) -> QTextCursor:
+        """Where the conversation ends: above the lines about it (`add_line`)."""
+        cursor = self._end()
+        cursor.setPosition(cursor.position() - self._lines_chars)
         return cursor
 
     def _new_block(self, cursor: QTextCursor, fmt: QTextBlockFormat | None = None) -> None:
@@ -561,6 +638,22 @@ class ChatView(QTextBrowser):
     def _scroll_to_end(self) -> None:
         bar = self.verticalScrollBar()
         bar.setValue(bar.maximum())
+        self._pinned = True
+
+    def _on_range(self, _minimum: int, maximum: int) -> None:
+        wanted = self._wanted
+        if wanted is not None and wanted <= maximum:
+            self._wanted = None
+            self.verticalScrollBar().setValue(wanted)
+        elif self._pinned:
+            self.verticalScrollBar().setValue(maximum)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+        """Shown for the first time: still at the end (Qt would bring the caret into view)."""
+        pinned = self._pinned
+        super().showEvent(event)
+        if pinned:
+            self._scroll_to_end()
 
     def _on_anchor(self, url: QUrl) -> None:
         kind, _, value = url.toString().partition(":")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeyEvent, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QTextEdit, QToolButton, QWidget
@@ -25,12 +27,22 @@ class _FindField(QLineEdit):
 
 
 class FindBar(QWidget):
-    """Searches a text view for the typed words, case-insensitively, wrapping around."""
+    """Searches a text view for the typed words, case-insensitively, wrapping around.
 
-    def __init__(self, view: QTextEdit, parent: QWidget | None = None) -> None:
+    `before_find` readies the view (renders all it holds) before each search.
+    """
+
+    def __init__(
+        self,
+        view: QTextEdit,
+        parent: QWidget | None = None,
+        *,
+        before_find: Callable[[], None] | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("findBar")
         self._view = view
+        self._before_find = before_find
         self.field = _FindField(self)
         self.field.setObjectName("findField")
         self.field.setAccessibleDescription(
@@ -89,6 +101,8 @@ class FindBar(QWidget):
         if not text:
             self.status.clear()
             return False
+        if self._before_find is not None:
+            self._before_find()
         flags = QTextDocument.FindFlag.FindBackward if backward else QTextDocument.FindFlag(0)
         if not again:  # the words changed: search again from where the last match began
             cursor = self._view.textCursor()

@@ -44,7 +44,7 @@ from assistant.ui.status_bar import StatusBar
 from assistant.ui.wording import count
 
 if TYPE_CHECKING:
-    from assistant.memory import Conversation
+    from assistant.memory import Conversation, MemoryEdit
     from assistant.ui.worker import AgentEvent
     from assistant.workspace import Workspace
 
@@ -153,6 +153,7 @@ class MainWindow(QMainWindow):
         self._placed = False  # kept on the screen once shown (the frame's size is known then)
         self._pending_text: list[str] = []
         self._flush_text = Debounced(TEXT_FLUSH_MS, self._show_pending_text, self, throttled=True)
+        self._away_edits: list[tuple[str, MemoryEdit]] = []  # made in conversations not shown
 
         self.splitter = QSplitter()  # horizontal; the Qt namespace (40 ms) is not needed yet
         self.splitter.setObjectName("paneSplitter")
@@ -222,6 +223,7 @@ class MainWindow(QMainWindow):
         from assistant.ui.find_bar import FindBar
         from assistant.ui.memory_edit_lines import MemoryEditLines
         from assistant.ui.memory_sidebar import MemorySidebar
+        from assistant.ui.reply_log import ReplyLog
 
         self.workspace = workspace
         self._attached = True
@@ -233,7 +235,8 @@ class MainWindow(QMainWindow):
         self.sidebar.setMinimumWidth(SIDEBAR_MIN_WIDTH)
         self.chat = ChatView(self._memory_text, workspace.conversations.load, self.stack)
         self.memory_edits = MemoryEditLines(self.chat, workspace.memory, self)
-        self.find_bar = FindBar(self.chat, self._chat_pane)
+        self.reply_log = ReplyLog()
+        self.find_bar = FindBar(self.chat, self._chat_pane, before_find=self.chat.load_all)
         self._chat_layout.insertWidget(1, self.find_bar)  # above the chat
         self.stack.addWidget(self.chat)
         self.stack.addWidget(self._build_welcome())
@@ -455,10 +458,13 @@ class MainWindow(QMainWindow):
         conversation = (
             None if conversation_id is None else self.workspace.conversations.load(conversation_id)
         )
-        answering = self._is_answering(conversation_id)
-        self.chat.show_conversation(conversation, replying=answering)
-        if answering:  # back to the conversation being answered: the rest streams in below
-            self.chat.start_reply(resumed=True)
+        if conversation is not None and self._is_answering(conversation_id):
+            self.reply_log.show(self.chat, conversation)  # the reply so far; the rest streams in
+        else:
+            self.chat.show_conversation(conversation)
+        for cid, edit in [e for e in self._away_edits if e[0] == conversation_id]:
+            self._away_edits.remove((cid, edit))
+            self.memory_edits.show(cid, edit)
         self.temporary_banner.setVisible(conversation is not None and conversation.temporary)
         self.sidebar.set_conversation(conversation_id)
         self._show_welcome_if_needed()
@@ -583,6 +589,7 @@ class MainWindow(QMainWindow):
         else:
             self.chat.start_reply()
         self._busy_with = cid
+        self.reply_log.start(cid)
         self._set_busy(True)
 
     def _begin_edit(self, message_id: str, text: str) -> None:
@@ -631,7 +638,10 @@ class MainWindow(QMainWindow):
         if isinstance(event, events.Notice):
             self._show_notice(event.text)
             return
+        self.reply_log.record(event)
         if event.conversation_id != self._current:
+            if isinstance(event, events.MemoryEdited):  # its line shows with the conversation
+                self._away_edits.append((event.conversation_id, event.edit))
             return
         if isinstance(event, events.Waiting):
             self.connection_label.setText(f"Waiting for the model… {event.seconds:.0f} s")

@@ -96,6 +96,8 @@ w.conversations.select(sys.argv[2]); app.processEvents()
 assert "Answer 249" in w.chat.toPlainText()
 print(time.perf_counter() - t0)
 w.close()
+from assistant.ui.shutdown import join_all
+join_all()
 """
 
 
