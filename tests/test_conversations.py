@@ -112,8 +112,8 @@ def test_validation(store: ConversationStore) -> None:
     with pytest.raises(ValueError, match="no message"):
         store.set_summary(cid, "summary", "nope")
     assert store.load(cid).messages == []
-    with pytest.raises(ValueError, match="'created_at' must be a string"):
-        Message.from_json({"id": "x", "role": "user", "content": "hi"})
+    with pytest.raises(ValueError, match="created_at: missing"):
+        Message.from_json({"id": "x", "parent_id": None, "role": "user", "content": "hi"})
 
 
 @pytest.mark.parametrize("bad_id", ["0" * 32, "../../etc/passwd", ""])

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         listing_order,
     )
     from assistant.memory.local_embedder import LocalEmbedder
-    from assistant.memory.messages import ROLES, Message, check_messages, estimate_tokens
+    from assistant.memory.messages import Message, check_messages, estimate_tokens
     from assistant.memory.openai_embedder import OpenAIEmbedder
     from assistant.memory.ranking import SearchConfig
     from assistant.memory.semantic import MAX_TEXT_CHARS, EmbeddingStatus, SemanticMemory
@@ -53,7 +53,7 @@ _MODULES = {
         "ConversationStore",
         "is_valid_id",
     ),
-    "messages": ("ROLES", "Message", "check_messages", "estimate_tokens"),
+    "messages": ("Message", "check_messages", "estimate_tokens"),
     "edits": ("MemoryEdit", "undo"),
     "embedding": ("Embedder", "LazyEmbedder"),
     "items": (
@@ -79,7 +79,6 @@ __all__ = [
     "DEFAULT_TITLE",
     "KINDS",
     "MAX_TEXT_CHARS",
-    "ROLES",
     "Conversation",
     "ConversationExistsError",
     "ConversationHit",

@@ -37,6 +37,7 @@ from assistant.fileio import (
     refuse_newer,
     storage_error,
 )
+from assistant.json_fields import optional_str, string
 from assistant.memory import jsonl
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.embedding import Embedder
@@ -47,8 +48,6 @@ from assistant.memory.messages import (
     Role,
     check_messages,
     estimate_tokens,
-    optional_str,
-    required_str,
     tool_call,
 )
 from assistant.memory.ranking import SearchConfig, fused_relevance
@@ -1005,17 +1004,17 @@ def _read_conversation(path: Path) -> tuple[Conversation, list[str]]:
                 messages.append(Message.from_json(record))
                 leaf = messages[-1].id
             elif kind == "meta" and meta is None:
-                required_str(record, "title")
-                required_str(record, "created_at")
+                string(record, "title")
+                string(record, "created_at")
                 for flag in ("temporary", "do_not_remember"):
                     if not isinstance(record.get(flag, False), bool):
                         raise ValueError(f"{flag!r} must be true or false")
                 meta = record
             elif kind == "update":
                 if "title" in record:
-                    title = required_str(record, "title")
+                    title = string(record, "title")
                 if "summary" in record:
-                    summary = required_str(record, "summary")
+                    summary = string(record, "summary")
                     summary_upto = optional_str(record, "summary_upto")
                 if "leaf" in record:
                     leaf = optional_str(record, "leaf")
