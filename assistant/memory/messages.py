@@ -47,6 +47,7 @@ class Message:
     memory_ids: tuple[str, ...] = ()
     cut_off: bool = False  # the reply stopped at the length limit
     stop_reason: str | None = None  # why a reply ended early: "stopped" (by the user), "failed"
+    ok: bool = True  # a tool message: whether the tool succeeded (its content is then the error)
 
     def check(self) -> None:
         """The rules every stored message keeps; ValueError `field: problem`."""
@@ -60,6 +61,8 @@ class Message:
             raise ValueError("tool_calls: only assistant messages can have tool calls")
         if self.role == "tool" and not self.tool_call_id:
             raise ValueError("tool_call_id: a tool message needs the call it answers")
+        if not self.ok and self.role != "tool":
+            raise ValueError("ok: only a tool message can fail")
 
     def estimated_tokens(self) -> int:
         """Estimated prompt tokens of the message, tool-call arguments included."""
@@ -98,6 +101,8 @@ class Message:
             out["cut_off"] = True
         if self.stop_reason is not None:
             out["stop_reason"] = self.stop_reason
+        if self.role == "tool":
+            out["ok"] = self.ok
         return out
 
     @classmethod
@@ -124,6 +129,7 @@ class Message:
             memory_ids=tuple(memory_ids),
             cut_off=flag(raw, "cut_off"),
             stop_reason=optional_str(raw, "stop_reason"),
+            ok=flag(raw, "ok", default=not _failed_before_ok(role, raw)),
         )
 
 
@@ -147,6 +153,11 @@ def check_messages(messages: Sequence[Message], summary_upto: str | None = None)
         seen.add(message.id)
     if summary_upto is not None and summary_upto not in seen:
         raise ValueError(f"summary_upto: {summary_upto!r} is not a message of the conversation")
+
+
+def _failed_before_ok(role: str, raw: Mapping[str, Any]) -> bool:
+    """Whether a tool message from before the `ok` field failed (its text began "Error:")."""
+    return role == "tool" and str(raw.get("content") or "").startswith("Error:")
 
 
 def estimate_tokens(text: str) -> int:

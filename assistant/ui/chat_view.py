@@ -201,7 +201,7 @@ class ChatView(QTextBrowser):
                 str(function.get("name", "")),
                 str(function.get("arguments", "")),
                 None if result is None else result.content,
-                ok=result is None or not result.content.startswith("Error:"),
+                ok=result is None or result.ok,
             )
 
     def scroll_to_message(self, message_id: str) -> bool:
