@@ -74,6 +74,7 @@ from assistant.memory import (
     Topic,
     WorkingMemory,
 )
+from assistant.ui import theme
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.jobs import Progress, run_job
 from assistant.ui.memory_dialogs import MemoryDialog, MemoryValues
@@ -118,28 +119,6 @@ STATE_LABELS: dict[str, str] = {
     "archived": "Archived",
     "forgotten": "Forgotten",
 }
-
-
-def _mix(a: QColor, b: QColor, amount: float) -> QColor:
-    """`a` moved `amount` (0..1) of the way towards `b`."""
-    return QColor.fromRgbF(
-        a.redF() + (b.redF() - a.redF()) * amount,
-        a.greenF() + (b.greenF() - a.greenF()) * amount,
-        a.blueF() + (b.blueF() - a.blueF()) * amount,
-    )
-
-
-def _muted(palette: QPalette) -> QColor:
-    """The secondary text colour: between the text and the background."""
-    return _mix(
-        palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base), 0.45
-    )
-
-
-def _set_muted(widget: QWidget) -> None:
-    palette = widget.palette()
-    palette.setColor(QPalette.ColorRole.WindowText, _muted(palette))
-    widget.setPalette(palette)
 
 
 def _pin_path() -> QPainterPath:
@@ -317,7 +296,7 @@ class MemoryDelegate(QStyledItemDelegate):
         text_color = palette.color(
             group, QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
         )
-        muted = QColor(text_color) if selected else _muted(palette)
+        muted = QColor(text_color) if selected else theme.muted(palette)
         if selected:
             muted.setAlphaF(0.78)
 
@@ -479,14 +458,14 @@ class NoticeBar(QFrame):
     def _restyle(self) -> None:
         palette = self.palette()
         accent = palette.color(QPalette.ColorRole.Highlight)
-        background = _mix(palette.color(QPalette.ColorRole.Base), accent, 0.12)
-        border = _mix(palette.color(QPalette.ColorRole.Base), accent, 0.35)
+        background = theme.mix(palette.color(QPalette.ColorRole.Base), accent, 0.12)
+        border = theme.mix(palette.color(QPalette.ColorRole.Base), accent, 0.35)
         self.setStyleSheet(
             f"#memoryNotice {{ background: {background.name()}; border: 1px solid "
             f"{border.name()}; border-radius: 6px; }}"
             f"#memoryNoticeAction {{ color: {accent.name()}; font-weight: 600; "
             f"padding: 2px 6px; }}"
-            f"#memoryNoticeClose {{ color: {_muted(palette).name()}; padding: 2px 4px; }}"
+            f"#memoryNoticeClose {{ color: {theme.muted(palette).name()}; padding: 2px 4px; }}"
         )
 
     def show_notice(
@@ -613,7 +592,7 @@ class MemorySidebar(QWidget):
         self.search.setClearButtonEnabled(True)
         self.search.setAccessibleName("Search memories")
         self.search.addAction(
-            _icon("edit-find", _draw_search, _muted(self.palette())),
+            _icon("edit-find", _draw_search, theme.muted(self.palette())),
             QLineEdit.ActionPosition.LeadingPosition,
         )
         self._search_timer = QTimer(self)
@@ -668,7 +647,7 @@ class MemorySidebar(QWidget):
         small = self.keyword_note.font()
         small.setPointSizeF(small.pointSizeF() * 0.9)
         self.keyword_note.setFont(small)
-        _set_muted(self.keyword_note)
+        theme.set_muted(self.keyword_note)
 
         self.list_view = QListView(page)
         self.list_view.setObjectName("memoryList")
@@ -738,7 +717,7 @@ class MemorySidebar(QWidget):
         self.forget_button.setObjectName("memoryForgetButton")
         self.count_label = QLabel(page)
         self.count_label.setObjectName("memoryCount")
-        _set_muted(self.count_label)
+        theme.set_muted(self.count_label)
         bar = QHBoxLayout()
         bar.setSpacing(2)
         bar.addWidget(self.add_button)
@@ -1205,7 +1184,7 @@ class MemorySidebar(QWidget):
             title, body = EMPTY_MEMORIES.split(". ", 1)
             title += "."
             show_add = True
-        muted = _muted(self.palette()).name()
+        muted = theme.muted(self.palette()).name()
         self.empty_label.setText(
             f"<p style='font-size:large; font-weight:600'>{html.escape(title)}</p>"
             f"<p style='color:{muted}'>{html.escape(body)}</p>"
@@ -1263,10 +1242,10 @@ def _css(palette: QPalette) -> dict[str, str]:
     accent = palette.color(QPalette.ColorRole.Highlight)
     base = palette.color(QPalette.ColorRole.Base)
     return {
-        "muted": _muted(palette).name(),
-        "accent": _mix(accent, palette.color(QPalette.ColorRole.Text), 0.2).name(),
-        "tint": _mix(base, accent, 0.13).name(),
-        "rule": _mix(base, palette.color(QPalette.ColorRole.Text), 0.12).name(),
+        "muted": theme.muted(palette).name(),
+        "accent": theme.mix(accent, palette.color(QPalette.ColorRole.Text), 0.2).name(),
+        "tint": theme.mix(base, accent, 0.13).name(),
+        "rule": theme.mix(base, palette.color(QPalette.ColorRole.Text), 0.12).name(),
     }
 
 
