@@ -150,6 +150,8 @@ def test_tool_errors_go_back_to_the_model(
     assert h.of(Finished)
     tool_message = h.provider.requests[1]["messages"][-1]
     assert tool_message["role"] == "tool" and expected in tool_message["content"]
+    (saved,) = [m for m in h.conversations.load(cid).messages if m.role == "tool"]
+    assert not saved.ok  # kept as a flag, so the chat shows the failure again after a restart
 
 
 def test_several_tool_calls_in_one_response(h: Harness) -> None:

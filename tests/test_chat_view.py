@@ -287,6 +287,20 @@ def test_tool_lines_read_as_words_and_never_show_a_bare_id() -> None:
     assert failed.action == "Calculating failed"
 
 
+def test_a_failed_tool_reads_failed_when_shown_again(qtbot: QtBot, data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+    cid = store.create().id
+    store.append(cid, "user", "What is 1/0?")
+    call = {"id": "c1", "type": "function", "function": {"name": "calculator", "arguments": "{}"}}
+    store.append(cid, "assistant", "", tool_calls=[call])
+    store.append(cid, "tool", "division by zero", tool_call_id="c1", ok=False)
+    store.append(cid, "assistant", "It has no value.")
+    chat = ChatView(lambda _id: None, store.load)
+    qtbot.addWidget(chat)
+    chat.show_conversation(ConversationStore(data_dir).load(cid))
+    assert "Calculating failed ✗" in chat.toPlainText()
+
+
 def test_stopped_and_broken_replies_keep_a_marker_after_reopening(
     qtbot: QtBot, data_dir: Path
 ) -> None:

@@ -97,6 +97,22 @@ def test_to_openai() -> None:
     assert call.tool_calls[0]["function"]["name"] == "recall"
 
 
+def test_a_tool_failure_is_a_flag_kept_on_disk(data_dir: Path, store: ConversationStore) -> None:
+    cid = store.create("Tools").id
+    store.append(cid, "assistant", "", tool_calls=[CALL])
+    failed = store.append(cid, "tool", "No such memory", tool_call_id="call_1", ok=False)
+    done = store.append(cid, "tool", "Error: is what the user wrote", tool_call_id="call_1")
+    assert (failed.to_json()["ok"], done.to_json()["ok"]) == (False, True)
+    assert ConversationStore(data_dir).load(cid).messages[1:] == [failed, done]
+    with pytest.raises(ValueError, match="ok: only a tool message can fail"):
+        store.append(cid, "assistant", "hi", ok=False)
+    # Tool messages written before the flag existed failed when their text began "Error:".
+    older = {"id": "t", "parent_id": None, "role": "tool", "tool_call_id": "call_1"}
+    older["created_at"] = done.created_at
+    assert not Message.from_json({**older, "content": "Error: no such memory"}).ok
+    assert Message.from_json({**older, "content": "3 found"}).ok
+
+
 def test_validation(store: ConversationStore) -> None:
     cid = store.create().id
     with pytest.raises(ValueError, match="role"):
@@ -112,8 +128,8 @@ def test_validation(store: ConversationStore) -> None:
     with pytest.raises(ValueError, match="no message"):
         store.set_summary(cid, "summary", "nope")
     assert store.load(cid).messages == []
-    with pytest.raises(ValueError, match="'created_at' must be a string"):
-        Message.from_json({"id": "x", "role": "user", "content": "hi"})
+    with pytest.raises(ValueError, match="created_at: missing"):
+        Message.from_json({"id": "x", "parent_id": None, "role": "user", "content": "hi"})
 
 
 @pytest.mark.parametrize("bad_id", ["0" * 32, "../../etc/passwd", ""])

@@ -74,7 +74,9 @@ def fill(stores: StoreSet) -> dict[str, str]:
     trip = convs.create("Trip planning")
     first = convs.append(trip.id, "user", "Find flights to Lisbon")
     convs.append(trip.id, "assistant", "", tool_calls=[CALL])
-    convs.append(trip.id, "tool", "2 flights found", tool_call_id="call_1", name="recall")
+    convs.append(
+        trip.id, "tool", "No flights found", tool_call_id="call_1", name="recall", ok=False
+    )
     convs.append(trip.id, "assistant", "TP 1234 leaves at 9:40", memory_ids=["m-a", "m-b"])
     convs.set_summary(trip.id, "The user plans a trip to Lisbon.", first.id)
     tea = convs.create("Tea")
@@ -141,6 +143,7 @@ def test_export_has_the_contract_shape(source: tuple[StoreSet, dict[str, str]]) 
     assert [m["role"] for m in trip["messages"]] == ["user", "assistant", "tool", "assistant"]
     assert trip["messages"][1]["tool_calls"] == [CALL]
     assert trip["messages"][2]["tool_call_id"] == "call_1"
+    assert trip["messages"][2]["ok"] is False  # the tool failed (kept by import: round trip)
     assert trip["messages"][3]["memory_ids"] == ["m-a", "m-b"]
     texts = {m["text"]: m["state"] for m in data["memories"]}
     assert texts == {
@@ -433,6 +436,11 @@ MALFORMED: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
         "conversations[1].messages[1].tool_calls[0].function.arguments: must be a string",
     ),
     ("memory id type", _set([*MSG, 2, "memory_ids"], [1]), "messages[2].memory_ids[0]: must be"),
+    ("message type", _set([*MSG, 1], 7), "conversations[1].messages[1]: must be an object"),
+    ("calls object", _set([*MSG, 1, "tool_calls"], {}), "messages[1].tool_calls: must be a list"),
+    ("call type", _set([*MSG, 1, "tool_calls", 0, "type"], "x"), "tool_calls[0].type: must be"),
+    ("blank message id", _set([*MSG, 0, "id"], " "), "messages[0].id: must not be empty"),
+    ("no parent field", _delete([*MSG, 0, "parent_id"]), "messages[0].parent_id: missing"),
     ("message missing id", _delete([*MSG, 0, "id"]), "conversations[1].messages[0].id: missing"),
     ("dup message", _set([*MSG, 1, "id"], "m1"), "conversations[1].messages[1].id"),
     ("orphan parent", _set([*MSG, 1, "parent_id"], "zz"), "conversations[1].messages[1].parent_id"),

@@ -451,7 +451,7 @@ class Agent:
                 ok = True
             except ToolError as exc:
                 result, ok = f"Error: {exc}", False
-            self._tool_result(turn, messages, call, result)
+            self._tool_result(turn, messages, call, result, ok=ok)
             turn.on_event(ToolCallFinished(turn.cid, call.id, call.name, result, ok))
             for edit in turn.context.edits:
                 turn.on_event(MemoryEdited(turn.cid, edit))
@@ -472,10 +472,17 @@ class Agent:
         call: ToolCallRequest,
         result: str,
         *,
+        ok: bool = True,
         stop_reason: str | None = None,
     ) -> None:
         saved = self.conversations.append(
-            turn.cid, "tool", result, tool_call_id=call.id, name=call.name, stop_reason=stop_reason
+            turn.cid,
+            "tool",
+            result,
+            tool_call_id=call.id,
+            name=call.name,
+            stop_reason=stop_reason,
+            ok=ok,
         )
         messages.append(saved.to_openai())
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     )
     from assistant.memory.local_embedder import LocalEmbedder
     from assistant.memory.message_index import ConversationHit
-    from assistant.memory.messages import ROLES, Message, check_messages, estimate_tokens
+    from assistant.memory.messages import Message, check_messages, estimate_tokens
     from assistant.memory.openai_embedder import OpenAIEmbedder
     from assistant.memory.ranking import SearchConfig
     from assistant.memory.semantic import (
@@ -58,7 +58,7 @@ _MODULES = {
         "ConversationNotFoundError",
         "ConversationStore",
     ),
-    "messages": ("ROLES", "Message", "check_messages", "estimate_tokens"),
+    "messages": ("Message", "check_messages", "estimate_tokens"),
     "edits": ("MemoryEdit", "undo"),
     "embedding": ("Embedder", "LazyEmbedder"),
     "items": (
@@ -88,7 +88,6 @@ __all__ = [
     "DEFAULT_TITLE",
     "KINDS",
     "MAX_TEXT_CHARS",
-    "ROLES",
     "Conversation",
     "ConversationExistsError",
     "ConversationHit",

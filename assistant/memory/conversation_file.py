@@ -21,14 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from assistant.fileio import fsync_dir, refuse_newer
+from assistant.json_fields import optional_str, string
 from assistant.memory import jsonl
-from assistant.memory.messages import (
-    MESSAGE_OVERHEAD_TOKENS,
-    Message,
-    estimate_tokens,
-    optional_str,
-    required_str,
-)
+from assistant.memory.messages import MESSAGE_OVERHEAD_TOKENS, Message, estimate_tokens
 from assistant.timestamps import stamp
 
 log = logging.getLogger(__name__)
@@ -155,17 +150,17 @@ def read_conversation(path: Path) -> tuple[Conversation, list[str]]:
                 messages.append(Message.from_json(record))
                 leaf = messages[-1].id
             elif kind == "meta" and meta is None:
-                required_str(record, "title")
-                required_str(record, "created_at")
+                string(record, "title")
+                string(record, "created_at")
                 for flag in ("temporary", "do_not_remember"):
                     if not isinstance(record.get(flag, False), bool):
                         raise ValueError(f"{flag!r} must be true or false")
                 meta = record
             elif kind == "update":
                 if "title" in record:
-                    title = required_str(record, "title")
+                    title = string(record, "title")
                 if "summary" in record:
-                    summary = required_str(record, "summary")
+                    summary = string(record, "summary")
                     summary_upto = optional_str(record, "summary_upto")
                 if "leaf" in record:
                     leaf = optional_str(record, "leaf")

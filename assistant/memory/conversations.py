@@ -192,11 +192,13 @@ class ConversationStore:
         memory_ids: Sequence[str] | None = None,
         cut_off: bool = False,
         stop_reason: str | None = None,
+        ok: bool = True,
     ) -> Message:
         """Durably add a message at the end of the chosen branch and return it.
 
         `cut_off` marks a reply that stopped at the length limit; `stop_reason` one that ended
-        early otherwise ("stopped" by the user, "failed").
+        early otherwise ("stopped" by the user, "failed"); `ok=False` a tool result that is an
+        error.
         """
         calls = tuple(tool_call(c) for c in tool_calls or ())
         with self._lock:
@@ -213,6 +215,7 @@ class ConversationStore:
                 memory_ids=tuple(memory_ids or ()),
                 cut_off=cut_off,
                 stop_reason=stop_reason,
+                ok=ok,
             )
             message.check()
             st = self._write(conversation_id, file_record("message", message.to_json()))

@@ -1,7 +1,8 @@
 """Messages: the fields of one message, its rules, and its JSON and OpenAI forms.
 
-The one place that says what a valid message is: `Message.check` (each message) and
-`check_messages` (messages that form one conversation), used by the store and by imports.
+The one place that says what a valid message is: `Message.from_json` (its fields, a bad one
+named by its JSON path), `Message.check` (each message) and `check_messages` (messages that form
+one conversation), used by the store and by imports.
 """
 
 from __future__ import annotations
@@ -11,6 +12,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+from assistant.json_fields import (
+    as_object,
+    fail,
+    flag,
+    kind,
+    nonempty_str,
+    optional_list,
+    optional_str,
+    string,
+    timestamp,
+)
 from assistant.timestamps import is_timestamp
 
 CHARS_PER_TOKEN = 4
@@ -35,10 +47,11 @@ class Message:
     memory_ids: tuple[str, ...] = ()
     cut_off: bool = False  # the reply stopped at the length limit
     stop_reason: str | None = None  # why a reply ended early: "stopped" (by the user), "failed"
+    ok: bool = True  # a tool message: whether the tool succeeded (its content is then the error)
 
     def check(self) -> None:
         """The rules every stored message keeps; ValueError `field: problem`."""
-        if not self.id:
+        if not self.id.strip():
             raise ValueError("id: must not be empty")
         if self.role not in ROLES:
             raise ValueError(f"role: must be one of {', '.join(ROLES)}, not {self.role!r}")
@@ -48,6 +61,8 @@ class Message:
             raise ValueError("tool_calls: only assistant messages can have tool calls")
         if self.role == "tool" and not self.tool_call_id:
             raise ValueError("tool_call_id: a tool message needs the call it answers")
+        if not self.ok and self.role != "tool":
+            raise ValueError("ok: only a tool message can fail")
 
     def estimated_tokens(self) -> int:
         """Estimated prompt tokens of the message, tool-call arguments included."""
@@ -86,38 +101,35 @@ class Message:
             out["cut_off"] = True
         if self.stop_reason is not None:
             out["stop_reason"] = self.stop_reason
+        if self.role == "tool":
+            out["ok"] = self.ok
         return out
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> Message:
-        """Parse a message in the export format; ValueError names the bad field."""
+        """Parse a message in the export format; FieldError names the bad field by its path."""
         role = raw.get("role")
         if role not in ROLES:
-            raise ValueError(f"'role' must be one of {', '.join(ROLES)}, not {role!r}")
-        content = raw.get("content")
-        if content is not None and not isinstance(content, str):
-            raise ValueError("'content' must be a string")
-        calls = raw.get("tool_calls") or []
-        if not isinstance(calls, list):
-            raise ValueError("'tool_calls' must be a list")
-        memory_ids = raw.get("memory_ids") or []
-        if not isinstance(memory_ids, list) or not all(isinstance(m, str) for m in memory_ids):
-            raise ValueError("'memory_ids' must be a list of strings")
-        cut_off = raw.get("cut_off", False)
-        if not isinstance(cut_off, bool):
-            raise ValueError("'cut_off' must be true or false")
+            got = f"not {role!r}" if isinstance(role, str) else f"not {kind(role)}"
+            raise fail("role", f"must be one of {', '.join(ROLES)}, {got}")
+        calls = optional_list(raw, "tool_calls")
+        memory_ids = optional_list(raw, "memory_ids")
+        for k, memory_id in enumerate(memory_ids):
+            if not isinstance(memory_id, str):
+                raise fail(f"memory_ids[{k}]", f"must be a string, not {kind(memory_id)}")
         return cls(
-            id=required_str(raw, "id"),
-            parent_id=optional_str(raw, "parent_id"),
+            id=string(raw, "id"),
+            parent_id=string(raw, "parent_id", nullable=True),
             role=role,
-            content=content or "",
-            created_at=required_str(raw, "created_at"),
-            tool_calls=tuple(tool_call(c) for c in calls),
+            content=string(raw, "content", nullable=True) or "",
+            created_at=timestamp(raw, "created_at"),
+            tool_calls=tuple(tool_call(c, f"tool_calls[{k}]") for k, c in enumerate(calls)),
             tool_call_id=optional_str(raw, "tool_call_id"),
             name=optional_str(raw, "name"),
             memory_ids=tuple(memory_ids),
-            cut_off=cut_off,
+            cut_off=flag(raw, "cut_off"),
             stop_reason=optional_str(raw, "stop_reason"),
+            ok=flag(raw, "ok", default=not _failed_before_ok(role, raw)),
         )
 
 
@@ -143,44 +155,30 @@ def check_messages(messages: Sequence[Message], summary_upto: str | None = None)
         raise ValueError(f"summary_upto: {summary_upto!r} is not a message of the conversation")
 
 
+def _failed_before_ok(role: str, raw: Mapping[str, Any]) -> bool:
+    """Whether a tool message from before the `ok` field failed (its text began "Error:")."""
+    return role == "tool" and str(raw.get("content") or "").startswith("Error:")
+
+
 def estimate_tokens(text: str) -> int:
     """A rough token count: about four characters a token."""
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def tool_call(raw: object) -> dict[str, Any]:
-    """A validated copy of an OpenAI tool call: id, type "function", function name, arguments."""
-    if not isinstance(raw, Mapping):
-        raise ValueError("each tool call must be an object")
-    function = raw.get("function")
-    if not isinstance(raw.get("id"), str) or not raw["id"]:
-        raise ValueError("a tool call needs a string 'id'")
-    if raw.get("type", "function") != "function":
-        raise ValueError("a tool call's 'type' must be 'function'")
-    if (
-        not isinstance(function, Mapping)
-        or not isinstance(function.get("name"), str)
-        or not isinstance(function.get("arguments"), str)
-    ):
-        raise ValueError("a tool call needs a 'function' with string 'name' and 'arguments'")
+def tool_call(raw: object, path: str = "tool_call") -> dict[str, Any]:
+    """A checked copy of an OpenAI tool call: id, type "function", function name, arguments."""
+    call = as_object(raw, path)
+    call_id = nonempty_str(call, "id", path)
+    if call.get("type", "function") != "function":
+        raise fail(f"{path}.type", f"must be 'function', not {call['type']!r}")
+    if "function" not in call:
+        raise fail(f"{path}.function", "missing")
+    function = as_object(call["function"], f"{path}.function")
     return {
-        "id": raw["id"],
+        "id": call_id,
         "type": "function",
-        "function": {"name": function["name"], "arguments": function["arguments"]},
+        "function": {
+            "name": string(function, "name", f"{path}.function"),
+            "arguments": string(function, "arguments", f"{path}.function"),
+        },
     }
-
-
-def required_str(raw: Mapping[str, Any], name: str) -> str:
-    """`raw[name]`, which must be a string."""
-    value = raw.get(name)
-    if not isinstance(value, str):
-        raise ValueError(f"{name!r} must be a string")
-    return value
-
-
-def optional_str(raw: Mapping[str, Any], name: str) -> str | None:
-    """`raw[name]`, which must be a string or null (or missing)."""
-    value = raw.get(name)
-    if value is not None and not isinstance(value, str):
-        raise ValueError(f"{name!r} must be a string or null")
-    return value

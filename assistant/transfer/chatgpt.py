@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+from assistant.json_fields import as_object, fail, kind
 from assistant.memory import is_valid_id
 from assistant.timestamps import stamp
 from assistant.transfer.chatgpt_content import message_text
-from assistant.transfer.checks import as_object, fail, kind
 from assistant.transfer.plan import ImportedConversation, Turn
 from assistant.transfer.tally import Tally
 
@@ -27,7 +27,7 @@ def is_chatgpt(raw: object) -> bool:
 def read_chatgpt(raw: dict[str, Any], order: int, tally: Tally) -> ImportedConversation | None:
     """One ChatGPT conversation: the branch ending at `current_node`, or None if it shows nothing.
 
-    InvalidError names what makes it unreadable. `order` is its place in the export, the date of
+    FieldError names what makes it unreadable. `order` is its place in the export, the date of
     a conversation that has no time at all.
     """
     if "mapping" not in raw:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from assistant.json_fields import as_list, as_object, fail, kind
 from assistant.memory import is_valid_id
 from assistant.timestamps import stamp
-from assistant.transfer.checks import as_list, as_object, fail, kind
 from assistant.transfer.plan import ImportedConversation, Turn
 from assistant.transfer.tally import Tally
 
@@ -22,7 +22,7 @@ def is_claude(raw: object) -> bool:
 
 
 def read_claude(raw: dict[str, Any], order: int, tally: Tally) -> ImportedConversation | None:
-    """One Claude conversation, or None if it shows nothing; InvalidError if it is unreadable."""
+    """One Claude conversation, or None if it shows nothing; FieldError if it is unreadable."""
     cid = raw.get("uuid")
     if not isinstance(cid, str) or not is_valid_id(cid):
         raise fail("uuid", f"must be an id, not {cid!r}" if isinstance(cid, str) else "missing")

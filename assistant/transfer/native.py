@@ -6,18 +6,19 @@ from typing import Any
 
 from assistant import APP_NAME
 from assistant.errors import InvalidImportError
-from assistant.memory import ROLES, MemoryItem, Message, check_messages, is_valid_id
-from assistant.transfer.checks import (
-    InvalidError,
+from assistant.json_fields import (
+    FieldError,
     as_list,
     as_object,
     fail,
+    flag,
+    inside,
     kind,
     nonempty_str,
-    optional_str,
     string,
     timestamp,
 )
+from assistant.memory import MemoryItem, Message, check_messages, is_valid_id
 from assistant.transfer.export import EXPORTED_STATES, FORMAT, FORMAT_VERSION
 from assistant.transfer.plan import ImportedConversation
 
@@ -28,7 +29,7 @@ def read_assistant(
     """Validate an Assistant export document; InvalidImportError names the bad field."""
     try:
         return _assistant_document(doc)
-    except InvalidError as exc:
+    except FieldError as exc:
         raise InvalidImportError(str(exc)) from None
 
 
@@ -100,68 +101,38 @@ def _conversation(raw: dict[str, Any], path: str) -> ImportedConversation:
     if "messages" not in raw:
         raise fail(f"{path}.messages", "missing")
     messages = tuple(
-        _message(as_object(m, f"{path}.messages[{j}]"), f"{path}.messages[{j}]")
+        _message(m, f"{path}.messages[{j}]")
         for j, m in enumerate(as_list(raw["messages"], f"{path}.messages"))
     )
     try:
         check_messages(messages)
     except ValueError as exc:  # "messages[i].field: problem"
-        raise InvalidError(f"{path}.{exc}") from None
-    do_not_remember = raw.get("do_not_remember", False)
-    if not isinstance(do_not_remember, bool):
-        raise fail(f"{path}.do_not_remember", f"must be true or false, not {kind(do_not_remember)}")
+        raise inside(path, exc) from None
+    do_not_remember = flag(raw, "do_not_remember", path)
     return ImportedConversation(
         cid, title, created_at, updated_at, summary, messages, do_not_remember
     )
 
 
-def _message(raw: dict[str, Any], path: str) -> Message:
-    message_id = nonempty_str(raw, "id", path)
-    string(raw, "parent_id", path, nullable=True)
-    role = raw.get("role")
-    if role not in ROLES:
-        got = f"not {role!r}" if isinstance(role, str) else f"not {kind(role)}"
-        raise fail(f"{path}.role", f"must be one of {', '.join(ROLES)}, {got}")
-    string(raw, "content", path, nullable=True)
-    timestamp(raw, "created_at", path)
-    if raw.get("tool_calls") is not None:
-        for k, call in enumerate(as_list(raw["tool_calls"], f"{path}.tool_calls")):
-            _tool_call(as_object(call, f"{path}.tool_calls[{k}]"), f"{path}.tool_calls[{k}]")
-    optional_str(raw, "tool_call_id", path)
-    optional_str(raw, "name", path)
-    if raw.get("memory_ids") is not None:
-        for k, memory_id in enumerate(as_list(raw["memory_ids"], f"{path}.memory_ids")):
-            if not isinstance(memory_id, str):
-                raise fail(f"{path}.memory_ids[{k}]", f"must be a string, not {kind(memory_id)}")
+def _message(raw: object, path: str) -> Message:
+    message = as_object(raw, path)
     try:
-        return Message.from_json(raw)
-    except ValueError as exc:  # a rule of the store's own that the checks above missed
-        raise fail(f"{path} ({message_id!r})", str(exc)) from None
-
-
-def _tool_call(raw: dict[str, Any], path: str) -> None:
-    nonempty_str(raw, "id", path)
-    if raw.get("type", "function") != "function":
-        raise fail(f"{path}.type", f"must be 'function', not {raw['type']!r}")
-    if "function" not in raw:
-        raise fail(f"{path}.function", "missing")
-    function = as_object(raw["function"], f"{path}.function")
-    string(function, "name", f"{path}.function")
-    string(function, "arguments", f"{path}.function")
+        return Message.from_json(message)
+    except FieldError as exc:  # "field: problem"
+        raise inside(path, exc) from None
 
 
 def _memory(raw: dict[str, Any], path: str) -> MemoryItem:
     nonempty_str(raw, "id", path)
     nonempty_str(raw, "text", path)
-    if "pinned" in raw and not isinstance(raw["pinned"], bool):
-        raise fail(f"{path}.pinned", f"must be true or false, not {kind(raw['pinned'])}")
+    flag(raw, "pinned", path)
     importance = raw.get("importance", 0.5)
     if isinstance(importance, int | float) and not 0 <= importance <= 1:
         raise fail(f"{path}.importance", f"must be between 0 and 1, not {importance}")
     try:
         item = MemoryItem.from_json(raw)
     except ValueError as exc:  # "field: problem"
-        raise InvalidError(f"{path}.{exc}") from None
+        raise inside(path, exc) from None
     if item.state not in EXPORTED_STATES:
         raise fail(f"{path}.state", f"must be one of {', '.join(EXPORTED_STATES)}")
     return item

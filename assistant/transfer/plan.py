@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Literal, Protocol, get_args
 
 from assistant.memory import ConversationStore, MemoryItem, MemoryKind, Message, SemanticMemory
-from assistant.transfer.checks import undated, unique_id
+from assistant.timestamps import stamp
 
 if TYPE_CHECKING:
     from assistant.transfer.sources import ImportSource
@@ -217,3 +218,18 @@ def _detail(copied: int, skipped: int) -> str:
 def counted(n: int, singular: str, plural: str | None = None) -> str:
     """`n` and the noun in the right number: "1 memory", "2 memories"."""
     return f"{n} {singular if n == 1 else plural or singular + 's'}"
+
+
+def undated(order: int) -> str:
+    """The time given to a conversation that has none: 1970, in file order ("date unknown")."""
+    return stamp(datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=order))
+
+
+def unique_id(candidate: str, taken: set[str]) -> str:
+    """`candidate`, or `candidate-2`, `-3`, … if an earlier message has it; added to `taken`."""
+    unique, n = candidate, 1
+    while unique in taken:
+        n += 1
+        unique = f"{candidate}-{n}"
+    taken.add(unique)
+    return unique

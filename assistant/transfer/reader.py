@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from assistant.errors import InvalidImportError
+from assistant.json_fields import FieldError, kind
 from assistant.memory import MemoryItem, check_messages
 from assistant.transfer.chatgpt import is_chatgpt, read_chatgpt
-from assistant.transfer.checks import InvalidError, kind
 from assistant.transfer.claude import is_claude, read_claude
 from assistant.transfer.native import read_assistant
 from assistant.transfer.plan import (
@@ -190,7 +190,7 @@ def _item(raw: Any, state: _State) -> ImportedConversation | Unreadable | None:
     state.format = state.format or fmt
     try:
         conversation = reader(raw, order, state.tally)
-    except InvalidError as exc:
+    except FieldError as exc:
         return Unreadable(name, str(exc))
     except (RecursionError, ValueError, TypeError) as exc:
         return Unreadable(name, f"unexpected content ({exc})")

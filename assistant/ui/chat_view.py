@@ -219,7 +219,7 @@ class ChatView(QTextBrowser):
                 str(function.get("name", "")),
                 str(function.get("arguments", "")),
                 None if result is None else result.content,
-                ok=result is None or not result.content.startswith("Error:"),
+                ok=result is None or result.ok,
             )
 
     def has_earlier(self) -> bool:

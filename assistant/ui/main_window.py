@@ -878,7 +878,7 @@ class MainWindow(QMainWindow):
 def _placeholder(text: str, min_width: int, parent: QWidget) -> QLabel:
     """A pane's stand-in while the workspace opens."""
     label = QLabel(f'<div align="center">{text}</div>', parent)  # centred without Qt.Alignment
-    label.setEnabled(False)  # drawn in the palette's muted text colour
+    theme.set_muted(label)
     label.setMinimumWidth(min_width)
     return label
 

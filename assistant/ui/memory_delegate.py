@@ -42,9 +42,9 @@ from PySide6.QtWidgets import (
 
 from assistant.memory import MemoryItem
 from assistant.ui.memory_look import KIND_COLORS
-from assistant.ui.memory_look import muted as muted_color
 from assistant.ui.memory_model import ItemRole, caption
 from assistant.ui.memory_wording import ORIGIN_ICONS
+from assistant.ui.theme import muted as muted_color
 
 
 def _pin_path() -> QPainterPath:

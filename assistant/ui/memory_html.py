@@ -7,7 +7,7 @@ import html
 from PySide6.QtGui import QPalette
 
 from assistant.memory import Topic, WorkingMemory
-from assistant.ui.memory_look import mix, muted
+from assistant.ui.theme import mix, muted
 from assistant.ui.wording import count
 
 EMPTY_WORKING = "No task in progress."

@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
 from assistant.memory import MemoryKind, MemoryState
 from assistant.ui.memory_delegate import MemoryDelegate
 from assistant.ui.memory_filters import KIND_PLURALS
-from assistant.ui.memory_look import muted
 from assistant.ui.memory_model import MemoryListModel
+from assistant.ui.theme import muted
 
 EMPTY_MEMORIES = (
     "No memories yet. Assistant remembers what matters from your conversations "

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QIcon, QPainter, QPalette, QPen, QPixmap
-from PySide6.QtWidgets import QWidget
+from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap
 
 KIND_COLORS: dict[str, str] = {
     "fact": "#3b82f6",
@@ -17,27 +16,6 @@ KIND_COLORS: dict[str, str] = {
     "event": "#ec4899",
     "insight": "#eab308",
 }
-
-
-def mix(a: QColor, b: QColor, amount: float) -> QColor:
-    """`a` moved `amount` (0..1) of the way towards `b`."""
-    return QColor.fromRgbF(
-        a.redF() + (b.redF() - a.redF()) * amount,
-        a.greenF() + (b.greenF() - a.greenF()) * amount,
-        a.blueF() + (b.blueF() - a.blueF()) * amount,
-    )
-
-
-def muted(palette: QPalette) -> QColor:
-    """The secondary text colour: between the text and the background."""
-    return mix(palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base), 0.45)
-
-
-def set_muted(widget: QWidget) -> None:
-    """Give `widget` the secondary text colour."""
-    palette = widget.palette()
-    palette.setColor(QPalette.ColorRole.WindowText, muted(palette))
-    widget.setPalette(palette)
 
 
 def drawn_icon(theme: str, draw: Callable[[QPainter], None], color: QColor) -> QIcon:

@@ -32,11 +32,12 @@ from assistant.ui.memory_dialogs import MemoryDialog, MemoryValues
 from assistant.ui.memory_filters import SEARCH_DELAY_MS, MemoryFilterBar
 from assistant.ui.memory_html import conversation_html, working_memory_html
 from assistant.ui.memory_list import MemoryListFrame, empty_text
-from assistant.ui.memory_look import draw_plus, drawn_icon, set_muted
+from assistant.ui.memory_look import draw_plus, drawn_icon
 from assistant.ui.memory_model import MemoryListModel
 from assistant.ui.memory_timeline import MemoryTimeline
 from assistant.ui.memory_wording import no_source_reason, origin_text
 from assistant.ui.notice_bar import NoticeBar
+from assistant.ui.theme import set_muted
 from assistant.ui.wording import count
 from assistant.workspace import Workspace
 

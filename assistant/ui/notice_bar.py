@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 
-from assistant.ui.memory_look import mix, muted
+from assistant.ui.theme import mix, muted
 
 NOTICE_MS = 12_000
 

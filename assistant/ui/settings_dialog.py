@@ -13,7 +13,6 @@ from PySide6.QtGui import (
     QIcon,
     QPainter,
     QPainterPath,
-    QPalette,
     QPen,
     QPixmap,
 )
@@ -48,6 +47,7 @@ from assistant.settings import (
     ProviderName,
     Settings,
 )
+from assistant.ui import theme
 from assistant.ui.jobs import Progress, run_job
 from assistant.workspace import Workspace
 
@@ -70,7 +70,6 @@ EDITED_FIELDS = (
 PROBE_TIMEOUT = 15.0
 
 _OK_COLOR = "#2e7d32"
-_ERROR_COLOR = "#c62828"
 _WARNING_COLOR = "#9a6700"
 
 
@@ -194,7 +193,7 @@ class SettingsDialog(QDialog):
         self._base_url.textChanged.connect(self._on_inputs_changed)
         form.addRow("Server &URL:", self._base_url)
 
-        self._url_error = _note(box, _ERROR_COLOR)
+        self._url_error = _note(box, theme.danger(box.palette()).name())
         self._url_error.setObjectName("baseUrlError")
         form.addRow("", self._url_error)
         self._connection_form = form
@@ -663,7 +662,8 @@ class SettingsDialog(QDialog):
             self._result.setStyleSheet("")
             self._result_icon.clear()
             return
-        self._result.setStyleSheet(f"color: {_OK_COLOR if ok else _ERROR_COLOR};")
+        color = _OK_COLOR if ok else theme.danger(self.palette()).name()
+        self._result.setStyleSheet(f"color: {color};")
         icon = (
             QStyle.StandardPixmap.SP_DialogApplyButton
             if ok
@@ -707,10 +707,7 @@ def _note(parent: QWidget, color: str | None = None, text: str = "") -> QLabel:
     if color:
         label.setStyleSheet(f"color: {color};")
     else:
-        palette = label.palette()
-        muted = palette.color(QPalette.ColorRole.PlaceholderText)
-        palette.setColor(QPalette.ColorRole.WindowText, muted)
-        label.setPalette(palette)
+        theme.set_muted(label)
     return label
 
 

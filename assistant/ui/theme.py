@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 THEMES = {"system": "System", "light": "Light", "dark": "Dark"}
 AA_TEXT = 4.5
@@ -106,6 +106,22 @@ def is_dark(palette: QPalette) -> bool:
 def muted(palette: QPalette) -> QColor:
     """Secondary text (tool lines, labels), readable on the base colour."""
     return readable(palette.color(_Role.PlaceholderText), palette.color(_Role.Base))
+
+
+def set_muted(widget: QWidget) -> None:
+    """Draw a label's text in the muted colour."""
+    palette = widget.palette()
+    palette.setColor(_Role.WindowText, muted(palette))
+    widget.setPalette(palette)
+
+
+def mix(a: QColor, b: QColor, amount: float) -> QColor:
+    """`a` moved `amount` (0..1) of the way towards `b`."""
+    return QColor.fromRgbF(
+        a.redF() + (b.redF() - a.redF()) * amount,
+        a.greenF() + (b.greenF() - a.greenF()) * amount,
+        a.blueF() + (b.blueF() - a.blueF()) * amount,
+    )
 
 
 def accent(palette: QPalette) -> QColor:

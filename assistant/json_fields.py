@@ -1,21 +1,30 @@
-"""Field checks shared by the import readers: each names the bad field with its JSON path."""
+"""Checks of JSON fields: each returns the field's value or raises FieldError naming its path.
+
+Paths read like the JSON they point into (`conversations[1].messages[0].tool_calls[0].id`);
+a reader checks a nested object with the path so far, or checks it alone and puts the error
+`inside` the path of where it sits.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from assistant.timestamps import stamp
+from assistant.timestamps import is_timestamp
 
 
-class InvalidError(Exception):
-    """A field is bad; carries `path: problem` and becomes an InvalidImportError at the top."""
+class FieldError(ValueError):
+    """A field is bad; the message is `path: problem`."""
 
 
-def fail(path: str, problem: str) -> InvalidError:
+def fail(path: str, problem: str) -> FieldError:
     """The error for the field at `path`."""
-    return InvalidError(f"{path}: {problem}" if path else problem)
+    return FieldError(f"{path}: {problem}" if path else problem)
+
+
+def inside(path: str, error: ValueError) -> FieldError:
+    """`error` (`field: problem`, from a check of a part alone) with the part's path before it."""
+    return FieldError(join(path, str(error)))
 
 
 def kind(value: object) -> str:
@@ -47,7 +56,13 @@ def as_list(value: object, path: str) -> list[Any]:
     return value
 
 
-def string(raw: Mapping[str, Any], key: str, path: str, *, nullable: bool = False) -> Any:
+def optional_list(raw: Mapping[str, Any], key: str, path: str = "") -> list[Any]:
+    """`raw[key]`, a list, or an empty one when missing or null."""
+    value = raw.get(key)
+    return [] if value is None else as_list(value, join(path, key))
+
+
+def string(raw: Mapping[str, Any], key: str, path: str = "", *, nullable: bool = False) -> Any:
     """`raw[key]`, which must be present and a string (or null when `nullable`)."""
     where = join(path, key)
     if key not in raw:
@@ -59,7 +74,7 @@ def string(raw: Mapping[str, Any], key: str, path: str, *, nullable: bool = Fals
     return value
 
 
-def optional_str(raw: Mapping[str, Any], key: str, path: str) -> str | None:
+def optional_str(raw: Mapping[str, Any], key: str, path: str = "") -> str | None:
     """`raw[key]` if present and not null, which must then be a string."""
     if raw.get(key) is None:
         return None
@@ -67,7 +82,7 @@ def optional_str(raw: Mapping[str, Any], key: str, path: str) -> str | None:
     return value
 
 
-def nonempty_str(raw: Mapping[str, Any], key: str, path: str) -> str:
+def nonempty_str(raw: Mapping[str, Any], key: str, path: str = "") -> str:
     """`raw[key]`, a string with more than white space."""
     value: str = string(raw, key, path)
     if not value.strip():
@@ -75,31 +90,22 @@ def nonempty_str(raw: Mapping[str, Any], key: str, path: str) -> str:
     return value
 
 
-def timestamp(raw: Mapping[str, Any], key: str, path: str) -> str:
+def timestamp(raw: Mapping[str, Any], key: str, path: str = "") -> str:
     """`raw[key]`, an ISO 8601 timestamp."""
     value: str = string(raw, key, path)
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        raise fail(join(path, key), f"{value!r} is not an ISO 8601 timestamp") from None
+    if not is_timestamp(value):
+        raise fail(join(path, key), f"{value!r} is not an ISO 8601 timestamp")
+    return value
+
+
+def flag(raw: Mapping[str, Any], key: str, path: str = "", *, default: bool = False) -> bool:
+    """`raw[key]`, true or false, or `default` when missing."""
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        raise fail(join(path, key), f"must be true or false, not {kind(value)}")
     return value
 
 
 def join(path: str, key: str) -> str:
     """The path of `key` inside `path`."""
     return f"{path}.{key}" if path else key
-
-
-def undated(order: int) -> str:
-    """The time given to a conversation that has none: 1970, in file order ("date unknown")."""
-    return stamp(datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=order))
-
-
-def unique_id(candidate: str, taken: set[str]) -> str:
-    """`candidate`, or `candidate-2`, `-3`, … if an earlier message has it; added to `taken`."""
-    unique, n = candidate, 1
-    while unique in taken:
-        n += 1
-        unique = f"{candidate}-{n}"
-    taken.add(unique)
-    return unique
