@@ -473,6 +473,27 @@ def test_search_stays_current(data_dir: Path, store: ConversationStore) -> None:
     assert {h.conversation_id for h in store.search("plums")} == {second, third}
 
 
+def test_search_rescans_the_files_only_after_a_write_elsewhere(
+    data_dir: Path, store: ConversationStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cid = store.create("First").id
+    store.append(cid, "user", "apples are red")
+    assert len(store.search("apples")) == 1
+    scans: list[object] = []
+    real = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path: scans.append(path) or real(path))
+
+    store.append(cid, "user", "more apples")
+    assert len(store.search("apples")) == 2
+    assert scans == []  # its own writes are in its index already
+
+    ConversationStore(data_dir).append(cid, "assistant", "apples, yes")
+    assert len(store.search("apples")) == 3
+    assert len(scans) == 1
+    assert len(store.search("apples")) == 3
+    assert len(scans) == 1
+
+
 def test_search_snippet_around_the_match(store: ConversationStore) -> None:
     cid = store.create().id
     text = "lorem ipsum " * 40 + "the zebra crossing\nis here " + "dolor sit " * 40

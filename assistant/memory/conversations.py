@@ -2,8 +2,10 @@
 (`conversation_listing`) and its search index (`message_index`) up to date with them.
 
 Each conversation is one JSON Lines file (`conversation_file`): writes append a record, fsynced;
-a new conversation is created whole or not at all. Files changed by another writer are read
-again when listed, loaded or searched.
+a new conversation is created whole or not at all. Files changed elsewhere are read again when
+listed or loaded. Before a search, only the write marker (`write_marker`, one stat) is checked:
+every store announces its writes there, so a search sees those of any other store at once,
+and a file edited by hand at the next listing.
 """
 
 from __future__ import annotations
@@ -34,11 +36,13 @@ from assistant.memory.message_index import ConversationHit, MessageIndex
 from assistant.memory.messages import Message, Role, check_messages, tool_call
 from assistant.memory.ranking import SearchConfig
 from assistant.memory.subscribers import Subscribers
+from assistant.memory.write_marker import WriteMarker
 from assistant.timestamps import is_timestamp, stamp
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TITLE = "New conversation"
+WRITES_NAME = ".writes"  # the directory's WriteMarker
 
 
 class ConversationNotFoundError(StorageError, KeyError):
@@ -78,6 +82,7 @@ class ConversationStore:
         self._lock = threading.RLock()
         self._subscribers: Subscribers[str] = Subscribers("conversation")
         self._listing = Listing(self.directory)
+        self._marker = WriteMarker(self.directory / WRITES_NAME)
         self._index = MessageIndex(
             self.directory,
             embedder,
@@ -100,6 +105,7 @@ class ConversationStore:
                 st = path.stat()
             except OSError as exc:
                 raise storage_error("save the new conversation to", path, exc) from exc
+            self._marker.announce()
             entry = ListingEntry(st.st_size, st.st_mtime_ns, title, now, now, 0, temporary, None)
             self._listing.set(cid, entry)
         self._subscribers.notify(cid)
@@ -152,6 +158,7 @@ class ConversationStore:
                 raise ConversationExistsError(conversation_id) from None
             except OSError as exc:
                 raise StorageError(f"Could not save conversation to {path}: {exc}") from exc
+            self._marker.announce()
             entry = ListingEntry(
                 st.st_size,
                 st.st_mtime_ns,
@@ -292,6 +299,7 @@ class ConversationStore:
                 raise ConversationNotFoundError(conversation_id) from None
             except OSError as exc:
                 raise StorageError(f"Could not delete conversation: {exc}") from exc
+            self._marker.announce()
             self._forget(conversation_id)
         self._subscribers.notify(conversation_id)
 
@@ -322,12 +330,17 @@ class ConversationStore:
         self._index.close()
 
     def _sync_index(self) -> None:
-        """Bring the search index up to date with the files (building it on first use)."""
+        """Bring the search index up to date with the files: built from all of them on first
+        use, then from those that changed when a writer has announced a write since."""
+        if self._index.built and not self._marker.changed():
+            return
+        stamp = self._marker.stamp()
         if not self._index.built:
             self._index.build()
             for cid in list(self._listing.entries):
                 self._try_rescan(cid)
         self._refresh()
+        self._marker.caught_up(stamp)
 
     def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:
         """Call `callback(conversation_id)` after each change; returns the unsubscribe function."""
@@ -336,7 +349,10 @@ class ConversationStore:
     def all(self) -> list[ConversationInfo]:
         """All conversations, most recently active first."""
         with self._lock:
+            stamp = self._marker.stamp()
             self._refresh()
+            if self._index.built:
+                self._marker.caught_up(stamp)
             return self._listing.infos()
 
     def _path(self, conversation_id: str) -> Path:
@@ -353,9 +369,11 @@ class ConversationStore:
                 appender.append(record)
             finally:
                 appender.close()
-            return path.stat()
+            st = path.stat()
         except OSError as exc:
             raise StorageError(f"Could not save conversation to {path}: {exc}") from exc
+        self._marker.announce()
+        return st
 
     def _fresh_entry(self, conversation_id: str) -> ListingEntry:
         """The conversation's entry, read again if its file changed."""
