@@ -167,5 +167,5 @@ def test_replaying_the_exchange_after_a_forget_learns_nothing(tmp_path: Path) ->
     user2 = _message("u2", "user", "Ana lived in Porto working as a nurse. I play chess.")
     [chess] = curator.process("conv2", user2, _message("a2", "assistant", "Good to know."))
     assert chess.text == "The user plays chess"
-    assert [i.text for i in memory.items(state=None)] == ["The user plays chess"]
+    assert [i.text for i in memory.all(state=None)] == ["The user plays chess"]
     provider.assert_all_used()

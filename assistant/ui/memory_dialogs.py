@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import cast
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from assistant.memory import KINDS, MemoryItem, MemoryKind
+from assistant.ui.theme import set_muted
 
 KIND_HINTS: dict[str, str] = {
     "fact": "Something true about you or your world",
@@ -82,11 +82,7 @@ class MemoryDialog(QDialog):
 
         hint = QLabel("Important memories are recalled first and fade more slowly.", self)
         hint.setWordWrap(True)
-        palette = hint.palette()
-        palette.setColor(
-            QPalette.ColorRole.WindowText, palette.color(QPalette.ColorRole.PlaceholderText)
-        )
-        hint.setPalette(palette)
+        set_muted(hint)
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
