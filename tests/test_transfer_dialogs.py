@@ -167,12 +167,14 @@ def test_import_as_copies_through_the_dialog(
     assert progress is not None and progress.maximum() == 5  # 2 conversations, 3 memories
     qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=10_000)
     assert hooks.errors == []
-    assert hooks.infos == ["Imported 2 conversations (1 as a copy) and 3 memories (3 as copies)"]
+    assert hooks.infos == [
+        "Imported 2 conversations (1 as a copy) and 0 memories (3 skipped as already present)"
+    ]
     titles = sorted(c.title for c in workspace.conversations.all())
     assert titles == ["Scratch", "Tea", "Trip planning", "Trip planning (imported)"]
     tea = next(c for c in workspace.conversations.all() if c.title == "Tea")
     assert tea.id == ids["tea"]  # not a conflict: imported under its own id
-    assert len(workspace.memory.all(None)) == 3 + 1 + 3  # forgotten one still until close
+    assert len(workspace.memory.all(None)) == 3 + 1  # never copied; forgotten one until close
     qtbot.waitUntil(
         lambda: all(not p.isVisible() for p in parent.findChildren(QProgressDialog)),
         timeout=5000,

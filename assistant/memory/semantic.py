@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -67,6 +67,17 @@ LEARNED: tuple[Origin, ...] = ("curator", "reflection")  # never learn a forgott
 
 Subscriber = Callable[[MemoryChange], None]
 Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Inserted:
+    """What `insert` did with each item (by the id it came with)."""
+
+    stored: list[MemoryItem]  # added as new memories
+    ids: dict[str, str]  # item id -> the id of its memory here (stored, merged or present)
+    merged: list[str]  # merged into a memory here that says the same
+    present: list[str]  # their id is here already: left alone
+    forgotten: list[str]  # a fact the user made the assistant forget: not brought back
 
 
 class ForgottenFactError(AssistantError):
@@ -710,39 +721,115 @@ class SemanticMemory:
         )
 
     def insert(
-        self, items: Sequence[MemoryItem], *, on_conflict: Literal["skip", "copy"] = "skip"
-    ) -> list[MemoryItem]:
-        """Store items as they are (ids, times, counts), e.g. from an import; returns those stored.
+        self, items: Sequence[MemoryItem], *, events: Iterable[MemoryEvent] = ()
+    ) -> Inserted:
+        """Store items as they are (ids, times, counts, links), e.g. from an import, with their
+        `events`; memories are never duplicated.
 
-        An item whose id exists is skipped, or stored under a new id with `on_conflict="copy"`.
-        Active items are embedded in one batch (outside the lock).
+        An item whose id is here already is left alone; one that says a forgotten fact is not
+        brought back; one whose normalised text (word stems) is that of a memory here, or
+        whose meaning is as close as MERGE_THRESHOLD to an active one (or to an item stored
+        earlier in this call), is merged into it: its id is mapped to that memory's, which
+        gains a "merged" event and the item's history. Links between the items (supersedes,
+        superseded_by, rests_on) follow the mapping. Embeds in one batch, outside the lock.
         """
         for item in items:
             if len(item.text) > MAX_TEXT_CHARS:
                 raise ValueError(f"memory {item.id}: {_too_long(item.text)}")
-        chosen = [i for i in items if on_conflict == "copy" or self.get(i.id) is None]
-        texts = [i.text for i in chosen if i.state == "active"]
-        embedded = self._embed(texts) if texts else None
-        stored: list[MemoryItem] = []
-        active_slots: list[int] = []
+        history: dict[str, list[MemoryEvent]] = {}
+        for event in events:
+            history.setdefault(event.memory_id, []).append(event)
         with self._lock:
-            for candidate in chosen:
-                item = candidate
-                if self.get(item.id) is not None:
-                    if on_conflict == "skip":  # added meanwhile
-                        continue
-                    item = item._replace(id=uuid.uuid4().hex)
-                self._append(_put(item))
-                slot = self._place(item)
-                stored.append(item)
-                if item.state == "active":
-                    active_slots.append(slot)
-            if embedded is not None and len(active_slots) == len(embedded.vectors):
-                self._store_vectors(embedded, active_slots)
+            fresh = [i for i in items if i.id not in self._slot_of]
+        embedded = self._embed([i.text for i in fresh]) if fresh else None
+        vectors = None if embedded is None else _unit_rows(embedded.vectors)
+        done = Inserted([], {}, [], [], [])
+        new: list[tuple[MemoryItem, int]] = []  # (item, its row in `vectors`)
+        merges: list[MemoryEvent] = []  # made here: they name the imported id
+        imported: list[MemoryEvent] = []  # the items' own histories
+        now = now_utc()
+        with self._lock:
+            for item in items:
+                if item.id in self._slot_of or item.id in done.ids:
+                    done.present.append(item.id)
+                    done.ids.setdefault(item.id, item.id)
+            for row, item in enumerate(fresh):
+                if item.id in done.ids:
+                    continue
+                if self._buried_as(item.text):
+                    done.forgotten.append(item.id)
+                    continue
+                vector = None if vectors is None else vectors[row]
+                pending = [(i, None if vectors is None else vectors[r]) for i, r in new]
+                same = self._same_memory(item, vector, pending)
+                done.ids[item.id] = same or item.id
+                if same is None:
+                    new.append((item, row))
+                    continue
+                done.merged.append(item.id)
+                merges.append(
+                    MemoryEvent(
+                        same,
+                        "merged",
+                        now,
+                        by="import",
+                        related_id=item.id,
+                        reason="imported again: the same memory",
+                    )
+                )
+                imported += [e for e in history.get(item.id, ()) if e.type != "created"]
+            stored = [_relinked(item, done.ids) for item, _ in new]
+            imported += [e for item in stored for e in history.get(item.id, ())]
+            changes = [_reassigned(e, done.ids) for e in imported] + merges
+            slots = self._commit(stored, changes) if stored or changes else []
+            active = [(s, r) for s, (i, r) in zip(slots, new, strict=True) if i.state == "active"]
+            if embedded is not None and active:
+                rows = [r for _, r in active]
+                self._store_vectors(
+                    Embedded(embedded.embedder, embedded.vectors[rows]), [s for s, _ in active]
+                )
+            done.stored.extend(stored)
         self._refit_projection()
         if stored:
             self._emit("added", [i.id for i in stored])
-        return stored
+        if merges:
+            self._emit("updated", list(dict.fromkeys(e.memory_id for e in merges)))
+        return done
+
+    def _same_memory(
+        self,
+        item: MemoryItem,
+        vector: npt.NDArray[np.float32] | None,
+        pending: list[tuple[MemoryItem, npt.NDArray[np.float32] | None]],
+    ) -> str | None:
+        """The id of a memory here, or of an item about to be stored (`pending`), that says
+        the same as `item`: the same word stems in the same order (any state but forgotten),
+        or a meaning as close as MERGE_THRESHOLD (active ones: by the cosine of unit
+        `vector`s, else by the Jaccard index of the word sets); None if none does (under the
+        lock)."""
+        norm = terms(item.text)
+        query, informative = query_terms(item.text)
+        here = [
+            self._items[slot]
+            for index in (self._bm25, self._past_index())
+            for slot, _ in index.top(query, 20, require=informative or None)
+        ]
+        for other in [i for i, _ in pending] + here:
+            if terms(other.text) == norm:
+                return other.id
+        active = [(i, v) for i, v in pending if i.state == "active"]
+        if vector is not None:
+            for other, other_vector in active:
+                if other_vector is not None and float(other_vector @ vector) >= MERGE_THRESHOLD:
+                    return other.id
+            dense = self._dense_top(vector, 1, MERGE_THRESHOLD, self.config)
+            return self._items[dense[0][0]].id if dense else None
+        words = set(tokenize(item.text))
+        for other, _ in active:
+            if _jaccard(words, set(tokenize(other.text))) >= MERGE_THRESHOLD:
+                return other.id
+        similar = self._similar_by_words(item.text, MERGE_THRESHOLD, 1)
+        return similar[0][0].id if similar else None
 
     def _vector_for(self, text: str, vector: npt.ArrayLike | None) -> Embedded | None:
         if vector is None:
@@ -1247,16 +1334,55 @@ class SemanticMemory:
                 dense = self._dense_top(embedded.vectors[0], k, threshold, self.config)
                 if dense:
                     return [(self._items[s], sim) for s, sim in dense]
-            words = set(tokenize(text))
-            query, informative = query_terms(" ".join(words))
-            found = []
-            for slot, _ in self._bm25.top(query, max(50, k), require=informative or None):
-                other = set(tokenize(self._items[slot].text))
-                jaccard = len(words & other) / len(words | other)
-                if jaccard >= threshold:
-                    found.append((self._items[slot], jaccard))
-            found.sort(key=lambda pair: -pair[1])
-            return found[:k]
+            return self._similar_by_words(text, threshold, k)
+
+    def _similar_by_words(
+        self, text: str, threshold: float, k: int
+    ) -> list[tuple[MemoryItem, float]]:
+        """Active items whose word sets have a Jaccard index of at least `threshold` with
+        `text`'s, most similar first (under the lock)."""
+        words = set(tokenize(text))
+        query, informative = query_terms(" ".join(words))
+        found = []
+        for slot, _ in self._bm25.top(query, max(50, k), require=informative or None):
+            jaccard = _jaccard(words, set(tokenize(self._items[slot].text)))
+            if jaccard >= threshold:
+                found.append((self._items[slot], jaccard))
+        found.sort(key=lambda pair: -pair[1])
+        return found[:k]
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 1.0
+
+
+def _unit_rows(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.asarray(matrix / np.where(norms > 0, norms, 1.0), dtype=np.float32)
+
+
+def _mapped(memory_id: str, ids: dict[str, str]) -> str:
+    return ids.get(memory_id, memory_id)
+
+
+def _reassigned(event: MemoryEvent, ids: dict[str, str]) -> MemoryEvent:
+    """An imported event, on the memory its item became, naming memories by their ids here."""
+    related = event.related_id
+    return dataclasses.replace(
+        event,
+        memory_id=_mapped(event.memory_id, ids),
+        related_id=None if related is None else _mapped(related, ids),
+    )
+
+
+def _relinked(item: MemoryItem, ids: dict[str, str]) -> MemoryItem:
+    """`item` with its links to other memories following an import's id mapping."""
+    successor = item.superseded_by
+    return item._replace(
+        supersedes=tuple(_mapped(i, ids) for i in item.supersedes),
+        superseded_by=None if successor is None else _mapped(successor, ids),
+        rests_on=tuple(_mapped(i, ids) for i in item.rests_on),
+    )
 
 
 def _refuse_newer(record: dict[str, Any]) -> None:

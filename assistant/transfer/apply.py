@@ -1,13 +1,16 @@
-"""Applying an import plan: add its conversations and memories, never overwriting anything."""
+"""Applying an import plan: add its memories and conversations, never overwriting anything and
+never duplicating a memory."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Literal
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Literal
 
 from assistant.errors import InvalidImportError
-from assistant.memory import ConversationExistsError, ConversationStore, MemoryItem, SemanticMemory
+from assistant.memory import ConversationExistsError, ConversationStore, MemoryEvent, MemoryItem
+from assistant.timestamps import now_utc
 from assistant.transfer.plan import (
     POLICIES,
     ConflictPolicy,
@@ -21,8 +24,12 @@ from assistant.transfer.plan import (
 from assistant.transfer.reader import read_conversations
 from assistant.transfer.stream import Cancel, ImportCancelledError
 
+if TYPE_CHECKING:
+    from assistant.memory.semantic import Inserted
+
 COPY_SUFFIX = " (imported)"
 _MEMORY_BATCH = 64
+SUGGESTED_IMPORTANCE = 0.7
 
 
 def apply_import(
@@ -34,14 +41,17 @@ def apply_import(
     suggestions: Sequence[SuggestedMemory] = (),
     cancel: Cancel | None = None,
 ) -> ImportResult:
-    """Add the plan's conversations and memories, and the chosen suggestions; never overwrites.
+    """Add the plan's memories (with their histories), conversations and the chosen
+    suggestions; never overwrites, never duplicates a memory.
 
-    An item whose id exists is skipped (`"skip"`) or added with a new id (`"copy"`; a copied
-    conversation's title gets " (imported)"). Each conversation file is written atomically;
-    the conversations of a streamed export are read again from its files, one at a time.
-    `progress(done, total)` is called after each conversation and each batch of memories;
-    `cancel()` returning True stops with ImportCancelledError, keeping what was imported.
-    Memories may be embedded over the network: call this off the GUI thread.
+    A conversation whose id exists is skipped (`"skip"`) or added with a new id (`"copy"`; its
+    title gets " (imported)"). A memory is never copied: see `SemanticMemory.insert` (one here
+    already is skipped or merged into the memory that says the same, a forgotten one stays
+    forgotten); messages naming a merged memory then name the memory here. Each conversation
+    file is written atomically; the conversations of a streamed export are read again from its
+    files, one at a time. `progress(done, total)` is called after each batch of memories and
+    each conversation; `cancel()` returning True stops with ImportCancelledError, keeping what
+    was imported. Memories may be embedded over the network: call this off the GUI thread.
     """
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
@@ -49,22 +59,33 @@ def apply_import(
     done = 0
     if progress is not None:
         progress(done, total)
-    counts = dict.fromkeys(
-        ("imported", "copied", "skipped", "messages", "m_imported", "m_copied", "m_skipped"), 0
-    )
-    store = stores.conversations
-    wanted = None
-    if policy == "skip":  # what is here already is not read again
-        present = set(plan.conflicts(store))
-        wanted = [c.id for c in plan.conversations if c.id not in present]
-        counts["skipped"] = len(present)
-        done = len(present)
-        if progress is not None and done:
-            progress(done, total)
-    for conversation in read_conversations(plan, cancel=cancel, ids=wanted):
+    counts = dict.fromkeys(("imported", "copied", "skipped", "messages"), 0)
+    memories = _MemoryCounts()
+    history: dict[str, list[MemoryEvent]] = {}
+    for event in plan.memory_history:
+        history.setdefault(event.memory_id, []).append(event)
+    for start in range(0, len(plan.memories), _MEMORY_BATCH):
         if cancel is not None and cancel():
             raise ImportCancelledError
-        outcome = _import_conversation(store, conversation, policy)
+        batch = plan.memories[start : start + _MEMORY_BATCH]
+        events = [e for item in batch for e in history.get(item.id, ())]
+        memories.add(stores.memory.insert(batch, events=events))
+        done += len(batch)
+        if progress is not None:
+            progress(done, total)
+    store = stores.conversations
+    wanted_ids = None
+    if policy == "skip":  # what is here already is not read again
+        present = set(plan.conflicts(store))
+        wanted_ids = [c.id for c in plan.conversations if c.id not in present]
+        counts["skipped"] = len(present)
+        done += len(present)
+        if progress is not None and present:
+            progress(done, total)
+    for conversation in read_conversations(plan, cancel=cancel, ids=wanted_ids):
+        if cancel is not None and cancel():
+            raise ImportCancelledError
+        outcome = _import_conversation(store, _remapped(conversation, memories.ids), policy)
         if outcome != "skipped":
             counts["imported"] += 1
             counts["messages"] += len(conversation.messages)
@@ -73,18 +94,8 @@ def apply_import(
         done += 1
         if progress is not None:
             progress(done, total)
-    for start in range(0, len(plan.memories), _MEMORY_BATCH):
-        batch = plan.memories[start : start + _MEMORY_BATCH]
-        added, copied = _insert_memories(stores.memory, batch, policy)
-        counts["m_imported"] += added
-        counts["m_copied"] += copied
-        counts["m_skipped"] += len(batch) - added
-        done += len(batch)
-        if progress is not None:
-            progress(done, total)
     for suggestion in suggestions:
-        stores.memory.add(suggestion.text, suggestion.kind, 0.7, tags=[suggestion.origin])
-        counts["m_imported"] += 1
+        memories.add(stores.memory.insert([_suggested(suggestion)]))
         done += 1
         if progress is not None:
             progress(done, total)
@@ -92,10 +103,56 @@ def apply_import(
         conversations_imported=counts["imported"],
         conversations_copied=counts["copied"],
         conversations_skipped=counts["skipped"],
-        memories_imported=counts["m_imported"],
-        memories_copied=counts["m_copied"],
-        memories_skipped=counts["m_skipped"],
+        memories_imported=memories.stored,
+        memories_merged=memories.merged,
+        memories_skipped=memories.present,
+        memories_forgotten=memories.forgotten,
         messages_imported=counts["messages"],
+    )
+
+
+@dataclass
+class _MemoryCounts:
+    """What the inserts of an import did, added up, and where each memory went."""
+
+    stored: int = 0
+    merged: int = 0
+    present: int = 0
+    forgotten: int = 0
+    ids: dict[str, str] = field(default_factory=dict)
+
+    def add(self, inserted: Inserted) -> None:
+        self.stored += len(inserted.stored)
+        self.merged += len(inserted.merged)
+        self.present += len(inserted.present)
+        self.forgotten += len(inserted.forgotten)
+        self.ids.update(inserted.ids)
+
+
+def _remapped(conversation: ImportedConversation, ids: dict[str, str]) -> ImportedConversation:
+    """The conversation with its messages naming memories by their ids here."""
+    if not any(i in ids and ids[i] != i for m in conversation.messages for i in m.memory_ids):
+        return conversation
+    messages = tuple(
+        replace(m, memory_ids=tuple(dict.fromkeys(ids.get(i, i) for i in m.memory_ids)))
+        for m in conversation.messages
+    )
+    return replace(conversation, messages=messages)
+
+
+def _suggested(suggestion: SuggestedMemory) -> MemoryItem:
+    """A new memory of a suggestion the user chose to keep (tagged with where it came from)."""
+    now = now_utc()
+    return MemoryItem(
+        id=uuid.uuid4().hex,
+        text=suggestion.text,
+        kind=suggestion.kind,
+        importance=SUGGESTED_IMPORTANCE,
+        created_at=now,
+        updated_at=now,
+        last_accessed=now,
+        tags=(suggestion.origin,),
+        origin="import",
     )
 
 
@@ -124,12 +181,3 @@ def _import_conversation(
         except ValueError as exc:  # validated already; only a changed store rule gets here
             raise InvalidImportError(f"conversation {conversation.id!r}: {exc}") from exc
         return outcome
-
-
-def _insert_memories(
-    memory: SemanticMemory, items: Sequence[MemoryItem], policy: ConflictPolicy
-) -> tuple[int, int]:
-    """Store items as they are; returns (stored, of them copies)."""
-    stored = memory.insert(items, on_conflict=policy)
-    original = {i.id for i in items}
-    return len(stored), sum(1 for i in stored if i.id not in original)

@@ -10,6 +10,7 @@ from typing import Any
 from assistant import APP_NAME, __version__
 from assistant.errors import StorageError
 from assistant.fileio import atomic_write_json
+from assistant.memory import MemoryItem, SemanticMemory
 from assistant.timestamps import stamp
 from assistant.transfer.plan import Stores, counted
 
@@ -25,7 +26,8 @@ def export_data(
 ) -> dict[str, Any]:
     """The export document of the given conversations (all but temporary ones with None).
 
-    With `include_memories`, active and archived long-term memories are added (no vectors).
+    With `include_memories`, active and archived long-term memories are added with their
+    links and histories (no vectors, no tombstones).
     Raises ConversationNotFoundError (a StorageError) for an unknown id.
     """
     store = stores.conversations
@@ -60,8 +62,16 @@ def export_data(
     if include_memories:
         items = [i for i in stores.memory.all(None) if i.state in EXPORTED_STATES]
         items.sort(key=lambda i: (i.created_at, i.id))
-        data["memories"] = [i.to_json() for i in items]
+        data["memories"] = [_memory(stores.memory, i) for i in items]
     return data
+
+
+def _memory(memory: SemanticMemory, item: MemoryItem) -> dict[str, Any]:
+    """A memory as exported: the item and its history (each event without the memory's id)."""
+    history = [
+        {k: v for k, v in e.to_json().items() if k != "memory_id"} for e in memory.history(item.id)
+    ]
+    return {**item.to_json(), "history": history}
 
 
 def write_export(path: Path, data: Mapping[str, Any]) -> None:

@@ -18,15 +18,16 @@ from assistant.json_fields import (
     string,
     timestamp,
 )
-from assistant.memory import MemoryItem, Message, check_messages, is_valid_id
+from assistant.memory import MemoryEvent, MemoryItem, Message, check_messages, is_valid_id
 from assistant.transfer.export import EXPORTED_STATES, FORMAT, FORMAT_VERSION
 from assistant.transfer.plan import ImportedConversation
 
 
 def read_assistant(
     doc: dict[str, Any],
-) -> tuple[list[ImportedConversation], list[MemoryItem]]:
-    """Validate an Assistant export document; InvalidImportError names the bad field."""
+) -> tuple[list[ImportedConversation], list[MemoryItem], list[MemoryEvent]]:
+    """Validate an Assistant export document: its conversations, memories and their histories;
+    InvalidImportError names the bad field."""
     try:
         return _assistant_document(doc)
     except FieldError as exc:
@@ -35,7 +36,7 @@ def read_assistant(
 
 def _assistant_document(
     doc: dict[str, Any],
-) -> tuple[list[ImportedConversation], list[MemoryItem]]:
+) -> tuple[list[ImportedConversation], list[MemoryItem], list[MemoryEvent]]:
     if "format" not in doc:
         raise fail(
             "format",
@@ -74,6 +75,7 @@ def _assistant_document(
         first_index[conversation.id] = i
         conversations.append(conversation)
     memories: list[MemoryItem] = []
+    events: list[MemoryEvent] = []
     if doc.get("memories") is not None:
         seen: set[str] = set()
         for i, raw in enumerate(as_list(doc["memories"], "memories")):
@@ -83,7 +85,8 @@ def _assistant_document(
                 raise fail(f"{path}.id", f"{item.id!r} is the id of an earlier memory too")
             seen.add(item.id)
             memories.append(item)
-    return conversations, memories
+            events.extend(_history(raw, item.id, path))
+    return conversations, memories, events
 
 
 def _conversation(raw: dict[str, Any], path: str) -> ImportedConversation:
@@ -135,4 +138,22 @@ def _memory(raw: dict[str, Any], path: str) -> MemoryItem:
         raise inside(path, exc) from None
     if item.state not in EXPORTED_STATES:
         raise fail(f"{path}.state", f"must be one of {', '.join(EXPORTED_STATES)}")
-    return item
+    # A memory of an export from before origins were kept came from an import, as far as
+    # this data dir knows.
+    return item if "origin" in raw else item._replace(origin="import")
+
+
+def _history(raw: dict[str, Any], memory_id: str, path: str) -> list[MemoryEvent]:
+    """The events of a memory's "history" (each without its memory's id), if any."""
+    if raw.get("history") is None:
+        return []
+    events = []
+    for k, event in enumerate(as_list(raw["history"], f"{path}.history")):
+        where = f"{path}.history[{k}]"
+        try:
+            events.append(
+                MemoryEvent.from_json({**as_object(event, where), "memory_id": memory_id})
+            )
+        except ValueError as exc:  # "field: problem"
+            raise inside(where, exc) from None
+    return events

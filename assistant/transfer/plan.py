@@ -7,7 +7,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Literal, Protocol, get_args
 
-from assistant.memory import ConversationStore, MemoryItem, MemoryKind, Message, SemanticMemory
+from assistant.memory import (
+    ConversationStore,
+    MemoryEvent,
+    MemoryItem,
+    MemoryKind,
+    Message,
+    SemanticMemory,
+)
 from assistant.timestamps import stamp
 
 if TYPE_CHECKING:
@@ -144,6 +151,7 @@ class ImportPlan:
     unreadable: tuple[Unreadable, ...] = ()
     suggested_memories: tuple[SuggestedMemory, ...] = ()
     source: ImportSource | None = None
+    memory_history: tuple[MemoryEvent, ...] = ()  # the memories' events
 
     @property
     def format_name(self) -> str:
@@ -185,33 +193,44 @@ class ImportPlan:
 
 @dataclass(frozen=True)
 class ImportResult:
-    """What `apply_import` did. `*_imported` counts copies too; `*_copied` only the copies."""
+    """What `apply_import` did. `conversations_imported` counts copies too,
+    `conversations_copied` only the copies. Memories are never copied: one that is here
+    already is skipped (the same id) or merged into the memory that says the same; one that
+    was forgotten is not brought back."""
 
     conversations_imported: int = 0
     conversations_copied: int = 0
     conversations_skipped: int = 0
     memories_imported: int = 0
-    memories_copied: int = 0
+    memories_merged: int = 0
     memories_skipped: int = 0
+    memories_forgotten: int = 0
     messages_imported: int = 0
 
     def summary(self) -> str:
         """One line for the user, e.g. "Imported 2 conversations (1 skipped as already present)"."""
         conversations = counted(self.conversations_imported, "conversation") + _detail(
-            self.conversations_copied, self.conversations_skipped
+            copied=self.conversations_copied, skipped=self.conversations_skipped
         )
         memories = counted(self.memories_imported, "memory", "memories") + _detail(
-            self.memories_copied, self.memories_skipped
+            merged=self.memories_merged,
+            skipped=self.memories_skipped,
+            forgotten=self.memories_forgotten,
         )
         return f"Imported {conversations} and {memories}"
 
 
-def _detail(copied: int, skipped: int) -> str:
+def _detail(*, copied: int = 0, merged: int = 0, skipped: int = 0, forgotten: int = 0) -> str:
     parts = []
     if copied:
         parts.append(f"{copied} as {'a copy' if copied == 1 else 'copies'}")
+    if merged:
+        parts.append(f"{merged} merged into the same memor{'y' if merged == 1 else 'ies'} here")
     if skipped:
         parts.append(f"{skipped} skipped as already present")
+    if forgotten:
+        them = "it" if forgotten == 1 else "them"
+        parts.append(f"{forgotten} not brought back as you had made the assistant forget {them}")
     return f" ({', '.join(parts)})" if parts else ""
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from assistant.errors import InvalidImportError
 from assistant.json_fields import FieldError, kind
-from assistant.memory import MemoryItem, check_messages
+from assistant.memory import MemoryEvent, MemoryItem, check_messages
 from assistant.transfer.chatgpt import is_chatgpt, read_chatgpt
 from assistant.transfer.claude import is_claude, read_claude
 from assistant.transfer.native import read_assistant
@@ -88,6 +88,7 @@ def scan(
         tuple(unreadable),
         tuple(state.tally.suggestions),
         source,
+        tuple(state.events),
     )
     if not plan.total:
         found = plan.unreadable_note() or " ".join(plan.notes)
@@ -119,6 +120,7 @@ class _State:
 
     format: ImportFormat | None = None
     memories: list[MemoryItem] = field(default_factory=list)
+    events: list[MemoryEvent] = field(default_factory=list)  # the memories' histories
     tally: Tally = field(default_factory=Tally)
     items: int = 0  # list items seen
     recognized: int = 0  # of them, ChatGPT or Claude conversations
@@ -152,9 +154,10 @@ def _member_entries(
     try:
         if first == b"{":
             doc = read_document(reader)
-            conversations, memories = read_assistant(doc)
+            conversations, memories, events = read_assistant(doc)
             state.format = state.format or "assistant"
             state.memories.extend(memories)
+            state.events.extend(events)
             for conversation in conversations:
                 yield _once(conversation, state, conversation.title)
         elif first == b"[":
