@@ -879,14 +879,14 @@ def test_insert_keeps_items_as_they_are(mem_dir: Path) -> None:
     original = source.get(item.id)
     assert original is not None
     target = SemanticMemory.open(mem_dir / "b", HashEmbedder())
-    assert target.insert([original]) == [original]
+    assert target.insert([original]).stored == [original]
     assert target.get(item.id) == original
     assert target.embedding_status().embedded == 1
-    assert target.insert([original]) == []  # skip: the id exists
-    (copy,) = target.insert([original], on_conflict="copy")
-    assert copy.id != item.id and copy.text == original.text
+    again = target.insert([original, original._replace(id="other")])
+    assert (again.stored, again.present, again.merged) == ([], [item.id], ["other"])
+    assert again.ids == {item.id: item.id, "other": item.id}
     target.close()
-    assert len(SemanticMemory.open(mem_dir / "b")) == 2
+    assert len(SemanticMemory.open(mem_dir / "b")) == 1
 
 
 def test_word_forms_and_search_as_you_type(mem_dir: Path) -> None:
