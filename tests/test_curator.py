@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from assistant.agent.cancel import CancelToken
-from assistant.agent.curator import RELATED_K, TOPIC_PROMPT, Curator
+from assistant.agent.curator import EXTRACT_PROMPT, RELATED_K, TOPIC_PROMPT, Curator
 from assistant.agent.decisions import DECIDE_PROMPT
 from assistant.agent.events import AgentEvent, MemoryEdited
-from assistant.agent.loop import Agent
+from assistant.agent.loop import Agent, AgentConfig
 from assistant.errors import ProviderError
 from assistant.memory import ConversationStore, MemoryEdit, Message, SemanticMemory, TopicStore
 from assistant.memory.edits import undo
@@ -267,3 +267,56 @@ def test_a_move_end_to_end_through_the_openai_api(data_dir: Path, fake_openai: F
         assert old is not None and old.superseded_by == edit.after.id
     finally:
         workspace.close()
+
+
+def test_a_forgotten_fact_is_never_shown_to_the_model_or_learned_again(rig: Rig) -> None:
+    rig.extracts("The user's bank PIN hint is the cat's birthday")
+    (item,) = rig.process()
+    rig.memory.forget(item.id)
+    rig.extracts("The user's bank PIN hint is the cat's birthday", "The user likes tea")
+    stored = rig.process()
+    assert [i.text for i in stored] == ["The user likes tea"]
+    assert not rig.asked(DECIDE_PROMPT)
+    rig.extracts("the user's bank PIN hint is the cat's birthday.")
+    assert rig.process() == []
+
+
+def test_replaying_an_exchange_after_a_forget_brings_nothing_back(data_dir: Path) -> None:
+    """The original exchange, replayed through the agent after a forget (issue 14)."""
+    provider = ScriptedProvider()
+    memory = SemanticMemory.open(data_dir / "memory", HashEmbedder())
+    conversations = ConversationStore(data_dir)
+    topics = TopicStore(data_dir / "memory")
+    agent = Agent(
+        provider,
+        memory,
+        conversations,
+        WorkingMemoryStore(data_dir / "memory"),
+        config=AgentConfig(auto_memories=True),
+        curator=Curator(provider, memory, topics),
+    )
+    extraction = json.dumps(
+        {"memories": [{"kind": "fact", "text": "The user's ex is called Jordan", "topic": "x"}]}
+    )
+    provider.always(lambda m: m[0]["content"] == EXTRACT_PROMPT, extraction)
+    provider.always(lambda m: m[0]["content"] == TOPIC_PROMPT, "A summary.")
+    cid = conversations.create().id
+    events: list[AgentEvent] = []
+    provider.enqueue("Noted.")
+    agent.run(cid, "My ex is called Jordan.", events.append, CancelToken())
+    (learned,) = memory.all()
+    memory.forget(learned.id)
+    for _ in range(2):  # the same exchange again, in the same and in a new conversation
+        provider.enqueue("Noted.")
+        agent.run(cid, "My ex is called Jordan.", events.append, CancelToken())
+        cid = conversations.create().id
+    memory.close()
+    memory = SemanticMemory.open(data_dir / "memory", HashEmbedder())  # after a restart too
+    agent.memory = memory
+    agent.curator = Curator(provider, memory, topics)
+    provider.enqueue("Noted.")
+    agent.run(cid, "My ex is called Jordan.", events.append, CancelToken())
+    assert memory.all() == []
+    assert [e.edit.action for e in events if isinstance(e, MemoryEdited)] == ["remembered"]
+    provider.assert_all_used()
+    memory.close()

@@ -217,6 +217,9 @@ class Reflector:
 
     def _write(self, insight: Insight, topic: str | None) -> MemoryItem | None:
         """Store an insight unless the user forgot it before or an insight says it already."""
+        if self.memory.is_forgotten_fact(insight.text):
+            log.info("Reflection: dropped an insight the user had forgotten")
+            return None
         similar = self.memory.find_similar(insight.text, k=3)
         if any(i.kind == "insight" for i, _ in similar):
             log.info("Reflection: dropped an insight already written: %.80r", insight.text)
