@@ -25,7 +25,7 @@ from assistant.settings import Settings
 from assistant.workspace import Workspace
 from tests.embedders import HashEmbedder
 from tests.fake_openai import FakeOpenAI
-from tests.scripted import ScriptedProvider
+from tests.scripted import Script, ScriptedProvider
 
 USER = Message("u1", None, "user", "I moved to Lisbon last week.", "2026-03-03T10:00:00.000000Z")
 REPLY = Message("a1", "u1", "assistant", "Congratulations!", "2026-03-03T10:00:01.000000Z")
@@ -46,7 +46,7 @@ class Rig:
         memories = [{"kind": kind, "text": t, "importance": 0.6, "topic": "home"} for t in texts]
         self.provider.enqueue(json.dumps({"memories": memories}))
 
-    def decides(self, *decisions: dict[str, Any] | str | Exception) -> None:
+    def decides(self, *decisions: dict[str, Any] | Script) -> None:
         for decision in decisions:
             self.provider.enqueue(
                 json.dumps({"decisions": [decision]}) if isinstance(decision, dict) else decision
@@ -320,3 +320,28 @@ def test_replaying_an_exchange_after_a_forget_brings_nothing_back(data_dir: Path
     assert [e.edit.action for e in events if isinstance(e, MemoryEdited)] == ["remembered"]
     provider.assert_all_used()
     memory.close()
+
+
+def test_a_long_memory_is_shown_cut_and_never_rewritten_from_the_cut(rig: Rig) -> None:
+    long = rig.memory.add("The user works at Google. " + "They like the canteen. " * 40)
+    rig.extracts("The user works at Google on the Maps team")
+    rig.decides({"candidate": 0, "action": "UPDATE", "target": long.id, "text": "Cut short"})
+    (added,) = rig.process()
+    asked = rig.asked(DECIDE_PROMPT)[0]["messages"][1]["content"]
+    assert long.id in asked and "…" in asked and long.text not in asked
+    assert rig.memory.get(long.id) == long  # kept whole
+    assert added.text == "The user works at Google on the Maps team"
+
+
+def test_a_target_forgotten_meanwhile_is_not_changed(rig: Rig) -> None:
+    porto = rig.memory.add("The user lives in Porto")
+
+    def forget_then_supersede(messages: list[dict[str, Any]]) -> str:
+        rig.memory.forget(porto.id)  # the user forgets it while the model decides
+        target = {"candidate": 0, "action": "SUPERSEDE", "target": porto.id, "reason": "moved"}
+        return json.dumps({"decisions": [target]})
+
+    rig.extracts("The user lives in Lisbon")
+    rig.decides(forget_then_supersede)
+    (added,) = rig.process()
+    assert added.supersedes == () and rig.memory.get(porto.id).state == "forgotten"  # type: ignore[union-attr]

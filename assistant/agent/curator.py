@@ -14,6 +14,7 @@ from assistant.agent.chat import ChatProvider
 from assistant.agent.decisions import (
     DECIDE_MAX_TOKENS,
     DECIDE_PROMPT,
+    SHOWN_CHARS,
     Decision,
     decision_request,
     parse_decisions,
@@ -216,27 +217,42 @@ class Curator:
         report: Callable[[MemoryEdit], None],
     ) -> MemoryItem | None:
         """Carry out one decision; returns the memory added or changed, if any."""
-        if decision.action == "NOTHING":
+        action = decision.action
+        if action == "NOTHING":
             return None
-        tags = [f"topic:{candidate.topic}"]
         target = self.memory.get(decision.target) if decision.target else None
-        if decision.action != "ADD" and target is not None and target.is_current:
-            if target.pinned:  # pinned memories change only when the user confirms
-                log.info(
-                    "Curator: left the pinned memory %s as it is (%s)", target.id, decision.action
-                )
-                return None
-            if decision.action == "UPDATE":
-                item = self.memory.merge_into(
-                    target.id,
-                    decision.text or candidate.text,
-                    by="curator",
-                    source=source,
-                    kind=candidate.kind,
-                    importance=max(candidate.importance, target.importance),
-                )
-                report(MemoryEdit("updated", target, item))
-                return item
+        if action != "ADD" and (target is None or not target.is_current):
+            log.info("Curator: %s of a memory no longer current: added instead", action)
+            action = "ADD"
+        elif target is not None and target.pinned:  # changes only when the user confirms
+            log.info("Curator: left the pinned memory %s as it is (%s)", target.id, action)
+            return None
+        elif action == "UPDATE" and target is not None and len(target.text) > SHOWN_CHARS:
+            # The model saw it cut, so its refined text would lose the rest: keep both.
+            log.info("Curator: added rather than refine the long memory %s", target.id)
+            action = "ADD"
+        tags = [f"topic:{candidate.topic}"]
+        if action == "ADD" or target is None:
+            item = self.memory.add(
+                candidate.text,
+                candidate.kind,
+                candidate.importance,
+                source=source,
+                tags=tags,
+                origin="curator",
+            )
+            report(MemoryEdit("remembered", None, item))
+        elif action == "UPDATE":
+            item = self.memory.merge_into(
+                target.id,
+                decision.text or candidate.text,
+                by="curator",
+                source=source,
+                kind=candidate.kind,
+                importance=max(candidate.importance, target.importance),
+            )
+            report(MemoryEdit("updated", target, item))
+        else:
             item = self.memory.supersede(
                 target.id,
                 candidate.text,
@@ -248,16 +264,6 @@ class Curator:
                 tags=tags,
             )
             report(MemoryEdit("superseded", target, item))
-            return item
-        item = self.memory.add(
-            candidate.text,
-            candidate.kind,
-            candidate.importance,
-            source=source,
-            tags=tags,
-            origin="curator",
-        )
-        report(MemoryEdit("remembered", None, item))
         return item
 
     def _summarize_topic(self, name: str, cancel: CancelToken | None) -> None:

@@ -33,6 +33,7 @@ ACTIONS: dict[str, Action] = {a: a for a in get_args(Action)}
 MAX_REASON_CHARS = 200
 MAX_TEXT_CHARS = 500
 MAX_EXCHANGE_CHARS = 3000  # of the exchange shown with the candidates
+SHOWN_CHARS = 500  # of each related memory shown: a longer one is shown cut (and not refined)
 # What the model may write: a decision of one or two lines per candidate.
 DECIDE_MAX_TOKENS = 800
 # More entries than this many per candidate is not an answer to the question asked.
@@ -82,12 +83,18 @@ def decision_request(
         lines = [f"Candidate {index}: {json.dumps(text, ensure_ascii=False)}"]
         if shown:
             lines.append("Related memories:")
-            lines.extend(memory_line(item) for item in shown)
+            lines.extend(memory_line(_cut(item)) for item in shown)
         else:
             lines.append("Related memories: none")
         blocks.append("\n".join(lines))
     body = escape("\n\n".join(blocks))
     return f'<data source="exchange, candidates and related memories">\n{body}\n</data>'
+
+
+def _cut(item: MemoryItem) -> MemoryItem:
+    if len(item.text) <= SHOWN_CHARS:
+        return item
+    return item._replace(text=item.text[: SHOWN_CHARS - 1] + "…")
 
 
 def parse_decisions(answer: str, shown: Sequence[Sequence[str]]) -> dict[int, Decision]:
