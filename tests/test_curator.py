@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from assistant.memory.edits import undo
 from assistant.memory.working import WorkingMemoryStore
 from assistant.paths import settings_file
 from assistant.settings import Settings
+from assistant.timestamps import now_utc
 from assistant.workspace import Workspace
 from tests.embedders import HashEmbedder
 from tests.fake_openai import FakeOpenAI
@@ -345,3 +347,25 @@ def test_a_target_forgotten_meanwhile_is_not_changed(rig: Rig) -> None:
     rig.decides(forget_then_supersede)
     (added,) = rig.process()
     assert added.supersedes == () and rig.memory.get(porto.id).state == "forgotten"  # type: ignore[union-attr]
+
+
+def test_a_move_the_user_dates_ends_the_old_home_that_day(rig: Rig) -> None:
+    porto = rig.memory.add("The user lives in Porto")
+    week_ago = (now_utc().astimezone() - timedelta(days=7)).date()
+    rig.extracts("The user lives in Lisbon")
+    rig.decides(
+        {
+            "candidate": 0,
+            "action": "SUPERSEDE",
+            "target": porto.id,
+            "since": f"{week_ago:%Y-%m-%d}",
+            "reason": "moved last week",
+        }
+    )
+    (lisbon,) = rig.process()
+    old = rig.memory.get(porto.id)
+    assert lisbon.valid_from is not None and lisbon.valid_from.date() == week_ago
+    assert old is not None and old.valid_to == lisbon.valid_from
+    asked = rig.asked(DECIDE_PROMPT)[0]["messages"][1]["content"]
+    today = f"{now_utc().astimezone():%Y-%m-%d}"
+    assert f"Today is {today}." in asked or today == f"{week_ago + timedelta(days=8)}"  # midnight

@@ -7,6 +7,7 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import date, datetime, time
 from typing import Any
 
 from assistant.agent.cancel import CancelToken
@@ -32,6 +33,7 @@ from assistant.memory import (
     Source,
     TopicStore,
 )
+from assistant.timestamps import now_utc
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +189,8 @@ class Curator:
         cancel: CancelToken | None,
     ) -> dict[int, Decision]:
         """The model's valid decisions by position in `candidates` (none if the call fails)."""
-        request = decision_request(exchange, [c.text for c in candidates], related)
+        today = now_utc().astimezone().date()
+        request = decision_request(exchange, [c.text for c in candidates], related, today)
         try:
             response = self.provider.chat(
                 [
@@ -201,7 +204,8 @@ class Curator:
         except AssistantError as exc:  # the candidates are still worth keeping
             log.warning("Curator: could not ask for decisions: %s", exc)
             return {}
-        return parse_decisions(response.content, [[i.id for i in items] for items in related])
+        shown = [[i.id for i in items] for items in related]
+        return parse_decisions(response.content, shown, today)
 
     def _fallback(self, candidate: Candidate) -> Decision:
         similar = self.memory.find_similar(candidate.text, k=1)
@@ -232,6 +236,7 @@ class Curator:
             log.info("Curator: added rather than refine the long memory %s", target.id)
             action = "ADD"
         tags = [f"topic:{candidate.topic}"]
+        since = _start_of(decision.since) if decision.since else None
         if action == "ADD" or target is None:
             item = self.memory.add(
                 candidate.text,
@@ -240,6 +245,7 @@ class Curator:
                 source=source,
                 tags=tags,
                 origin="curator",
+                valid_from=since,
             )
             report(MemoryEdit("remembered", None, item))
         elif action == "UPDATE":
@@ -261,6 +267,7 @@ class Curator:
                 by="curator",
                 source=source,
                 reason=decision.reason or "a newer fact replaces it",
+                valid_from=since,
                 tags=tags,
             )
             report(MemoryEdit("superseded", target, item))
@@ -322,6 +329,11 @@ def _candidate(entry: Any) -> Candidate | None:
         importance=min(1.0, max(0.0, float(importance))),
         topic=topic.strip() if isinstance(topic, str) and topic.strip() else "general",
     )
+
+
+def _start_of(day: date) -> datetime:
+    """The start of a day in local time."""
+    return datetime.combine(day, time(), tzinfo=now_utc().astimezone().tzinfo)
 
 
 def _same_text(a: str, b: str) -> bool:
