@@ -63,8 +63,10 @@ def remember(
     text: str,
     context: ToolContext,
     memory: SemanticMemory,
+    *,
     kind: MemoryKind = "fact",
     importance: float = 0.5,
+    replaces: str | None = None,
 ) -> str:
     """Save something worth knowing in future conversations to long-term memory.
 
@@ -72,15 +74,29 @@ def remember(
         text: One self-contained sentence, e.g. "The user's daughter is called Mia."
         kind: What sort of memory this is.
         importance: 0 to 1; how bad it would be to forget it.
+        replaces: The id of a memory that no longer holds because of this one (the user
+            moved, changed jobs or changed their mind); it is kept in the history.
     """
     if not 0 <= importance <= 1:
         raise ToolError("remember: 'importance' must be between 0 and 1.")
+    source = Source(context.conversation_id, context.message_id)
+    if replaces is not None:
+        old = _existing(memory, replaces)
+        if not old.is_current:
+            raise ToolError(
+                f"remember: memory {replaces} already no longer holds (replaced or archived)."
+            )
+        context.allow_change("remember", old)  # a ToolError if it may not
+        item = memory.supersede(
+            old.id, text, kind, importance, by="tool", source=source, reason="the user said so"
+        )
+        context.edits.append(MemoryEdit("superseded", old, item))
+        return f"Remembered as {item.id}, replacing {old.id} (it said: {old.text!r})."
 
     def may_change(old: MemoryItem) -> bool:
         context.allow_change("remember", old)  # a ToolError if it may not
         return True
 
-    source = Source(context.conversation_id, context.message_id)
     item, before = memory.save(
         text, kind, importance, source=source, may_change=may_change, origin="tool"
     )
