@@ -6,26 +6,28 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from assistant.agent.cancel import CancelToken
-from assistant.agent.curator import RELATED_K, TOPIC_PROMPT, Curator
+from assistant.agent.curator import EXTRACT_PROMPT, RELATED_K, TOPIC_PROMPT, Curator
 from assistant.agent.decisions import DECIDE_PROMPT
 from assistant.agent.events import AgentEvent, MemoryEdited
-from assistant.agent.loop import Agent
+from assistant.agent.loop import Agent, AgentConfig
 from assistant.errors import ProviderError
 from assistant.memory import ConversationStore, MemoryEdit, Message, SemanticMemory, TopicStore
 from assistant.memory.edits import undo
 from assistant.memory.working import WorkingMemoryStore
 from assistant.paths import settings_file
 from assistant.settings import Settings
+from assistant.timestamps import now_utc
 from assistant.workspace import Workspace
 from tests.embedders import HashEmbedder
 from tests.fake_openai import FakeOpenAI
-from tests.scripted import ScriptedProvider
+from tests.scripted import Script, ScriptedProvider
 
 USER = Message("u1", None, "user", "I moved to Lisbon last week.", "2026-03-03T10:00:00.000000Z")
 REPLY = Message("a1", "u1", "assistant", "Congratulations!", "2026-03-03T10:00:01.000000Z")
@@ -46,7 +48,7 @@ class Rig:
         memories = [{"kind": kind, "text": t, "importance": 0.6, "topic": "home"} for t in texts]
         self.provider.enqueue(json.dumps({"memories": memories}))
 
-    def decides(self, *decisions: dict[str, Any] | str | Exception) -> None:
+    def decides(self, *decisions: dict[str, Any] | Script) -> None:
         for decision in decisions:
             self.provider.enqueue(
                 json.dumps({"decisions": [decision]}) if isinstance(decision, dict) else decision
@@ -267,3 +269,103 @@ def test_a_move_end_to_end_through_the_openai_api(data_dir: Path, fake_openai: F
         assert old is not None and old.superseded_by == edit.after.id
     finally:
         workspace.close()
+
+
+def test_a_forgotten_fact_is_never_shown_to_the_model_or_learned_again(rig: Rig) -> None:
+    rig.extracts("The user's bank PIN hint is the cat's birthday")
+    (item,) = rig.process()
+    rig.memory.forget(item.id)
+    rig.extracts("The user's bank PIN hint is the cat's birthday", "The user likes tea")
+    stored = rig.process()
+    assert [i.text for i in stored] == ["The user likes tea"]
+    assert not rig.asked(DECIDE_PROMPT)
+    rig.extracts("the user's bank PIN hint is the cat's birthday.")
+    assert rig.process() == []
+
+
+def test_replaying_an_exchange_after_a_forget_brings_nothing_back(data_dir: Path) -> None:
+    """The original exchange, replayed through the agent after a forget (issue 14)."""
+    provider = ScriptedProvider()
+    memory = SemanticMemory.open(data_dir / "memory", HashEmbedder())
+    conversations = ConversationStore(data_dir)
+    topics = TopicStore(data_dir / "memory")
+    agent = Agent(
+        provider,
+        memory,
+        conversations,
+        WorkingMemoryStore(data_dir / "memory"),
+        config=AgentConfig(auto_memories=True),
+        curator=Curator(provider, memory, topics),
+    )
+    extraction = json.dumps(
+        {"memories": [{"kind": "fact", "text": "The user's ex is called Jordan", "topic": "x"}]}
+    )
+    provider.always(lambda m: m[0]["content"] == EXTRACT_PROMPT, extraction)
+    provider.always(lambda m: m[0]["content"] == TOPIC_PROMPT, "A summary.")
+    cid = conversations.create().id
+    events: list[AgentEvent] = []
+    provider.enqueue("Noted.")
+    agent.run(cid, "My ex is called Jordan.", events.append, CancelToken())
+    (learned,) = memory.all()
+    memory.forget(learned.id)
+    for _ in range(2):  # the same exchange again, in the same and in a new conversation
+        provider.enqueue("Noted.")
+        agent.run(cid, "My ex is called Jordan.", events.append, CancelToken())
+        cid = conversations.create().id
+    memory.close()
+    memory = SemanticMemory.open(data_dir / "memory", HashEmbedder())  # after a restart too
+    agent.memory = memory
+    agent.curator = Curator(provider, memory, topics)
+    provider.enqueue("Noted.")
+    agent.run(cid, "My ex is called Jordan.", events.append, CancelToken())
+    assert memory.all() == []
+    assert [e.edit.action for e in events if isinstance(e, MemoryEdited)] == ["remembered"]
+    provider.assert_all_used()
+    memory.close()
+
+
+def test_a_long_memory_is_shown_cut_and_never_rewritten_from_the_cut(rig: Rig) -> None:
+    long = rig.memory.add("The user works at Google. " + "They like the canteen. " * 40)
+    rig.extracts("The user works at Google on the Maps team")
+    rig.decides({"candidate": 0, "action": "UPDATE", "target": long.id, "text": "Cut short"})
+    (added,) = rig.process()
+    asked = rig.asked(DECIDE_PROMPT)[0]["messages"][1]["content"]
+    assert long.id in asked and "…" in asked and long.text not in asked
+    assert rig.memory.get(long.id) == long  # kept whole
+    assert added.text == "The user works at Google on the Maps team"
+
+
+def test_a_target_forgotten_meanwhile_is_not_changed(rig: Rig) -> None:
+    porto = rig.memory.add("The user lives in Porto")
+
+    def forget_then_supersede(messages: list[dict[str, Any]]) -> str:
+        rig.memory.forget(porto.id)  # the user forgets it while the model decides
+        target = {"candidate": 0, "action": "SUPERSEDE", "target": porto.id, "reason": "moved"}
+        return json.dumps({"decisions": [target]})
+
+    rig.extracts("The user lives in Lisbon")
+    rig.decides(forget_then_supersede)
+    (added,) = rig.process()
+    assert added.supersedes == () and rig.memory.get(porto.id).state == "forgotten"  # type: ignore[union-attr]
+
+
+def test_a_move_the_user_dates_ends_the_old_home_that_day(rig: Rig) -> None:
+    porto = rig.memory.add("The user lives in Porto")
+    week_ago = (now_utc().astimezone() - timedelta(days=7)).date()
+    rig.extracts("The user lives in Lisbon")
+    rig.decides(
+        {
+            "candidate": 0,
+            "action": "SUPERSEDE",
+            "target": porto.id,
+            "since": f"{week_ago:%Y-%m-%d}",
+            "reason": "moved last week",
+        }
+    )
+    (lisbon,) = rig.process()
+    old = rig.memory.get(porto.id)
+    assert lisbon.valid_from is not None and lisbon.valid_from.date() == week_ago
+    assert old is not None and old.valid_to == lisbon.valid_from
+    asked = rig.asked(DECIDE_PROMPT)[0]["messages"][1]["content"]
+    today = f"{now_utc().astimezone():%Y-%m-%d}"
+    assert f"Today is {today}." in asked or today == f"{week_ago + timedelta(days=8)}"  # midnight

@@ -159,3 +159,12 @@ def test_the_curator_decides_at_least_90_percent_right(
 def test_the_score_sees_a_curator_that_only_adds(tmp_path: Path, embedder: LocalEmbedder) -> None:
     right, _ = score(tmp_path, embedder, always_add)
     assert right < PASS_MARK
+
+
+def test_without_usable_answers_only_the_changes_are_missed(
+    tmp_path: Path, embedder: LocalEmbedder
+) -> None:
+    """The fallback: every ADD and NOTHING case still right (no duplicate, nothing lost)."""
+    _, wrong = score(tmp_path, embedder, lambda case, shown: "Sorry, I can't help with that.")
+    changes = {c["id"] for c in CASES if c["expected"]["action"] in ("UPDATE", "SUPERSEDE")}
+    assert set(wrong) == changes

@@ -77,3 +77,41 @@ def test_the_lines_come_back_when_the_conversation_is_shown_again(
     window.conversations.select(cid)
     qtbot.waitUntil(lambda: "Forget the bees" in window.chat.toPlainText(), timeout=5000)
     assert window.chat.toPlainText().count("↺ Forgot “The user keeps bees” · Undo") == 1
+
+
+def test_a_supersede_by_the_curator_shows_a_line_whose_undo_brings_the_old_fact_back(
+    qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI
+) -> None:
+    Settings(
+        provider="custom",
+        base_url=fake_openai.base_url,
+        chat_model="chat-model",
+        embedding_model="",
+        auto_memories=True,
+        request_timeout=10,
+    ).save(settings_file(data_dir))
+    win = MainWindow(Workspace.open(data_dir))
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    memory = win.workspace.memory
+    porto = memory.add("The user lives in Porto")
+    extraction = {"memories": [{"kind": "fact", "text": "The user lives in Lisbon"}]}
+    decision = {"candidate": 0, "action": "SUPERSEDE", "target": porto.id, "reason": "moved"}
+    fake_openai.enqueue(
+        Reply.text("Welcome to Lisbon!"),
+        json.dumps(extraction),
+        json.dumps({"decisions": [decision]}),
+        "Home: Lisbon.",
+    )
+    win.input.setPlainText("I moved to Lisbon")
+    win.send_button.click()
+    line = "↺ Replaced “The user lives in Porto” with “The user lives in Lisbon” · Undo"
+    qtbot.waitUntil(lambda: line in win.chat.toPlainText(), timeout=10000)
+    (lisbon,) = memory.all()
+    assert lisbon.supersedes == (porto.id,)
+    win.chat.anchorClicked.emit(QUrl("undo-memory:0"))
+    qtbot.waitUntil(lambda: memory.get(porto.id).is_current, timeout=10000)  # type: ignore[union-attr]
+    assert [i.id for i in memory.all()] == [porto.id]
+    qtbot.waitUntil(lambda: "Undone: Replaced" in win.chat.toPlainText(), timeout=10000)
+    win.close()

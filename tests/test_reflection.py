@@ -303,3 +303,14 @@ def test_the_settings_say_when_and_how_much() -> None:
     )
     assert settings.reflection_after_memories == 25 and settings.reflection_per_day == 3
     assert len(warnings) == 1 and "reflection_per_day" in warnings[0]
+
+
+def test_a_forgotten_insight_is_never_written_again(rig: Rig) -> None:
+    facts = rig.learn(*LISBON)
+    rig.insights((INSIGHT, [facts[0].id, facts[1].id]))
+    (insight,) = rig.reflector.reflect("lisbon").insights
+    rig.memory.forget(insight.id)
+    rig.clock.ahead += timedelta(days=1)
+    rig.insights((INSIGHT.lower() + ".", [facts[0].id, facts[1].id]))
+    again = rig.reflector.reflect("lisbon")
+    assert again.insights == [] and rig.written() == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from assistant.agent import calculator as calc
 from assistant.agent.prompt import fence, memory_line
@@ -62,8 +63,10 @@ def remember(
     text: str,
     context: ToolContext,
     memory: SemanticMemory,
+    *,
     kind: MemoryKind = "fact",
     importance: float = 0.5,
+    replaces: str | None = None,
 ) -> str:
     """Save something worth knowing in future conversations to long-term memory.
 
@@ -71,15 +74,29 @@ def remember(
         text: One self-contained sentence, e.g. "The user's daughter is called Mia."
         kind: What sort of memory this is.
         importance: 0 to 1; how bad it would be to forget it.
+        replaces: The id of a memory that no longer holds because of this one (the user
+            moved, changed jobs or changed their mind); it is kept in the history.
     """
     if not 0 <= importance <= 1:
         raise ToolError("remember: 'importance' must be between 0 and 1.")
+    source = Source(context.conversation_id, context.message_id)
+    if replaces is not None:
+        old = _existing(memory, replaces)
+        if not old.is_current:
+            raise ToolError(
+                f"remember: memory {replaces} already no longer holds (replaced or archived)."
+            )
+        context.allow_change("remember", old)  # a ToolError if it may not
+        item = memory.supersede(
+            old.id, text, kind, importance, by="tool", source=source, reason="the user said so"
+        )
+        context.edits.append(MemoryEdit("superseded", old, item))
+        return f"Remembered as {item.id}, replacing {old.id} (it said: {old.text!r})."
 
     def may_change(old: MemoryItem) -> bool:
         context.allow_change("remember", old)  # a ToolError if it may not
         return True
 
-    source = Source(context.conversation_id, context.message_id)
     item, before = memory.save(
         text, kind, importance, source=source, may_change=may_change, origin="tool"
     )
@@ -93,18 +110,44 @@ def remember(
 
 
 @tool
-def recall(query: str, context: ToolContext, memory: SemanticMemory, k: int = 5) -> str:
+def recall(
+    query: str,
+    context: ToolContext,
+    memory: SemanticMemory,
+    k: int = 5,
+    include_history: bool = False,
+) -> str:
     """Search long-term memory for memories about something.
 
     Args:
         query: What to look for, in a few words.
         k: How many memories to return at most (1 to 20).
+        include_history: Also find what no longer holds (replaced or archived), with when
+            each fact held: for questions about the past ("where did I live before?").
     """
-    hits = memory.search(query, k=max(1, min(k, 20)))
+    hits = memory.search(query, k=max(1, min(k, 20)), include_history=include_history)
     if not hits:
         return "No matching memories."
     context.recalled.extend(h.item.id for h in hits)
-    return fence("recalled memories", "\n".join(memory_line(h.item) for h in hits))
+    lines = [memory_line(h.item) + (held(h.item) if include_history else "") for h in hits]
+    return fence("recalled memories", "\n".join(lines))
+
+
+def held(item: MemoryItem) -> str:
+    """When a memory's fact held, in words: ` (current, since 2026-03-03)`, ` (held until
+    2026-03-03; replaced by [id])`."""
+    since = f" from {_day(item.valid_from)}" if item.valid_from else ""
+    learned = f"learned {_day(item.created_at)}"
+    if item.is_current:
+        return f" (current{since}; {learned})"
+    if item.valid_to is not None:
+        replaced = f"; replaced by [{item.superseded_by}]" if item.superseded_by else ""
+        return f" (held{since} until {_day(item.valid_to)}{replaced}; {learned})"
+    return f" (archived {_day(item.updated_at)}; {learned})"
+
+
+def _day(moment: datetime) -> str:
+    return moment.astimezone().strftime("%Y-%m-%d")
 
 
 @tool

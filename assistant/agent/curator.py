@@ -7,6 +7,7 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import date, datetime, time
 from typing import Any
 
 from assistant.agent.cancel import CancelToken
@@ -14,6 +15,7 @@ from assistant.agent.chat import ChatProvider
 from assistant.agent.decisions import (
     DECIDE_MAX_TOKENS,
     DECIDE_PROMPT,
+    SHOWN_CHARS,
     Decision,
     decision_request,
     parse_decisions,
@@ -31,6 +33,7 @@ from assistant.memory import (
     Source,
     TopicStore,
 )
+from assistant.timestamps import now_utc
 
 log = logging.getLogger(__name__)
 
@@ -186,7 +189,8 @@ class Curator:
         cancel: CancelToken | None,
     ) -> dict[int, Decision]:
         """The model's valid decisions by position in `candidates` (none if the call fails)."""
-        request = decision_request(exchange, [c.text for c in candidates], related)
+        today = now_utc().astimezone().date()
+        request = decision_request(exchange, [c.text for c in candidates], related, today)
         try:
             response = self.provider.chat(
                 [
@@ -200,7 +204,8 @@ class Curator:
         except AssistantError as exc:  # the candidates are still worth keeping
             log.warning("Curator: could not ask for decisions: %s", exc)
             return {}
-        return parse_decisions(response.content, [[i.id for i in items] for items in related])
+        shown = [[i.id for i in items] for items in related]
+        return parse_decisions(response.content, shown, today)
 
     def _fallback(self, candidate: Candidate) -> Decision:
         similar = self.memory.find_similar(candidate.text, k=1)
@@ -216,27 +221,44 @@ class Curator:
         report: Callable[[MemoryEdit], None],
     ) -> MemoryItem | None:
         """Carry out one decision; returns the memory added or changed, if any."""
-        if decision.action == "NOTHING":
+        action = decision.action
+        if action == "NOTHING":
             return None
-        tags = [f"topic:{candidate.topic}"]
         target = self.memory.get(decision.target) if decision.target else None
-        if decision.action != "ADD" and target is not None and target.is_current:
-            if target.pinned:  # pinned memories change only when the user confirms
-                log.info(
-                    "Curator: left the pinned memory %s as it is (%s)", target.id, decision.action
-                )
-                return None
-            if decision.action == "UPDATE":
-                item = self.memory.merge_into(
-                    target.id,
-                    decision.text or candidate.text,
-                    by="curator",
-                    source=source,
-                    kind=candidate.kind,
-                    importance=max(candidate.importance, target.importance),
-                )
-                report(MemoryEdit("updated", target, item))
-                return item
+        if action != "ADD" and (target is None or not target.is_current):
+            log.info("Curator: %s of a memory no longer current: added instead", action)
+            action = "ADD"
+        elif target is not None and target.pinned:  # changes only when the user confirms
+            log.info("Curator: left the pinned memory %s as it is (%s)", target.id, action)
+            return None
+        elif action == "UPDATE" and target is not None and len(target.text) > SHOWN_CHARS:
+            # The model saw it cut, so its refined text would lose the rest: keep both.
+            log.info("Curator: added rather than refine the long memory %s", target.id)
+            action = "ADD"
+        tags = [f"topic:{candidate.topic}"]
+        since = _start_of(decision.since) if decision.since else None
+        if action == "ADD" or target is None:
+            item = self.memory.add(
+                candidate.text,
+                candidate.kind,
+                candidate.importance,
+                source=source,
+                tags=tags,
+                origin="curator",
+                valid_from=since,
+            )
+            report(MemoryEdit("remembered", None, item))
+        elif action == "UPDATE":
+            item = self.memory.merge_into(
+                target.id,
+                decision.text or candidate.text,
+                by="curator",
+                source=source,
+                kind=candidate.kind,
+                importance=max(candidate.importance, target.importance),
+            )
+            report(MemoryEdit("updated", target, item))
+        else:
             item = self.memory.supersede(
                 target.id,
                 candidate.text,
@@ -245,19 +267,10 @@ class Curator:
                 by="curator",
                 source=source,
                 reason=decision.reason or "a newer fact replaces it",
+                valid_from=since,
                 tags=tags,
             )
             report(MemoryEdit("superseded", target, item))
-            return item
-        item = self.memory.add(
-            candidate.text,
-            candidate.kind,
-            candidate.importance,
-            source=source,
-            tags=tags,
-            origin="curator",
-        )
-        report(MemoryEdit("remembered", None, item))
         return item
 
     def _summarize_topic(self, name: str, cancel: CancelToken | None) -> None:
@@ -316,6 +329,11 @@ def _candidate(entry: Any) -> Candidate | None:
         importance=min(1.0, max(0.0, float(importance))),
         topic=topic.strip() if isinstance(topic, str) and topic.strip() else "general",
     )
+
+
+def _start_of(day: date) -> datetime:
+    """The start of a day in local time."""
+    return datetime.combine(day, time(), tzinfo=now_utc().astimezone().tzinfo)
 
 
 def _same_text(a: str, b: str) -> bool:

@@ -21,7 +21,7 @@ from assistant.agent.chat import ChatProvider
 from assistant.agent.decisions import strip_fences
 from assistant.agent.prompt import fence, memory_line
 from assistant.errors import AssistantError
-from assistant.memory import MemoryEdit, MemoryItem, SemanticMemory, TopicStore
+from assistant.memory import MemoryEdit, MemoryItem, MemoryState, SemanticMemory, TopicStore
 from assistant.timestamps import now_utc
 
 log = logging.getLogger(__name__)
@@ -101,7 +101,7 @@ class Reflector:
             times.append(self.tries.last)
         return max(times, default=None)
 
-    def _insights(self, state: str | None = "active") -> list[MemoryItem]:
+    def _insights(self, state: MemoryState | None = "active") -> list[MemoryItem]:
         return [
             i
             for i in self.memory.all(None)
@@ -217,6 +217,9 @@ class Reflector:
 
     def _write(self, insight: Insight, topic: str | None) -> MemoryItem | None:
         """Store an insight unless the user forgot it before or an insight says it already."""
+        if self.memory.is_forgotten_fact(insight.text):
+            log.info("Reflection: dropped an insight the user had forgotten")
+            return None
         similar = self.memory.find_similar(insight.text, k=3)
         if any(i.kind == "insight" for i, _ in similar):
             log.info("Reflection: dropped an insight already written: %.80r", insight.text)
