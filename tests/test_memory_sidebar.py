@@ -591,9 +591,10 @@ def test_context_menu_lists_the_actions(
         ("No source: you added it yourself", False),
         ("Why this result", False),
         ("Add memory…", True),
+        ("Reflect now", True),
     ]
     assert sidebar.selected_item() is not None
-    assert entries(QPoint(5, 5000)) == [("Add memory…", True)]
+    assert entries(QPoint(5, 5000)) == [("Add memory…", True), ("Reflect now", True)]
 
 
 def test_too_many_pinned_memories_are_warned_about(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QPalette, QResizeEvent
@@ -48,6 +48,20 @@ TAB_LABELS = ("Memories", "Working memory", "Conversation")
 TAB_SHORT_LABELS = ("Memories", "Working", "Conversation")
 
 
+class Reflected(Protocol):
+    """What `Workspace.reflect` returns: the insights written, or why there are none."""
+
+    @property
+    def insights(self) -> Sequence[MemoryItem]:
+        """The insights written."""
+        ...
+
+    @property
+    def note(self) -> str:
+        """Why nothing was written, in words."""
+        ...
+
+
 class MemorySidebar(QWidget):
     """The right-hand pane: memories (search, filter, pin, edit, forget), working memory, summary.
 
@@ -71,6 +85,7 @@ class MemorySidebar(QWidget):
         self._search_pending = False
         self._query = ""  # the text of the hits shown
         self._conversation_titles: dict[str, str] | None = None
+        self._reflecting = False
         # Memories added while search results show (an import, the curator) are searched for
         # again once they stop arriving.
         self._search_again = Debounced(SEARCH_DELAY_MS, self._repeat_search, self)
@@ -219,6 +234,10 @@ class MemorySidebar(QWidget):
         self.action_why = action("Why this result", self.explain_selected, "actionMemoryWhy")
         self.action_undo = action("Undo forget", self.undo_forget, "actionMemoryUndo")
         self.action_timeline = action("Timeline", self.show_timeline, "actionMemoryTimeline")
+        self.action_reflect = action("Reflect now", self.reflect_now, "actionMemoryReflect")
+        self.action_reflect.setToolTip(
+            "Read recent related memories and write up to three insights from them"
+        )
         self.timeline_button.setDefaultAction(self.action_timeline)
         self.timeline_button.setAccessibleName("Memory timeline")
         self.timeline_button.setAccessibleDescription(
@@ -398,13 +417,46 @@ class MemorySidebar(QWidget):
     def show_timeline(self) -> MemoryTimeline:
         """Open (or bring up) the memory timeline window."""
         if self._timeline is None:
-            self._timeline = MemoryTimeline(self._memory, self._bridge, self._titles, self)
+            self._timeline = MemoryTimeline(
+                self._memory, self._bridge, self._titles, self, actions=(self.action_reflect,)
+            )
             self._timeline.memory_requested.connect(self.show_memory)
             self._timeline.source_requested.connect(self.source_requested)
         self._timeline.show()
         self._timeline.raise_()
         self._timeline.activateWindow()
         return self._timeline
+
+    def reflect_now(self) -> None:
+        """Write insights from recent related memories now, in the background."""
+        if self._reflecting:
+            return
+        self._reflecting = True
+        self.action_reflect.setEnabled(False)
+        self.notice.show_notice("Reflecting on recent memories…", timeout_ms=0)
+        workspace = self._workspace
+        run_job(
+            lambda _p: workspace.reflect(),
+            on_done=self._on_reflected,
+            on_error=self._on_reflect_failed,
+        )
+
+    def _on_reflected(self, reflection: Reflected) -> None:
+        self._reflecting = False
+        self.action_reflect.setEnabled(True)
+        insights = list(reflection.insights)
+        if not insights:
+            self.notice.show_notice(reflection.note or "No new insight.", title="Reflect now")
+            return
+        first = insights[0].id
+        self.notice.show_notice(
+            f"Wrote {count(len(insights), 'insight')}.", "Show", lambda: self.show_memory(first)
+        )
+
+    def _on_reflect_failed(self, message: str) -> None:
+        self._reflecting = False
+        self.action_reflect.setEnabled(True)
+        self.notice.show_notice(f"Could not reflect: {message}")
 
     def explain_selected(self) -> None:
         """Show the numbers behind the selected search result's rank, in the detail view."""
@@ -458,6 +510,7 @@ class MemorySidebar(QWidget):
             menu.addAction(self.action_why)
             menu.addSeparator()
         menu.addAction(self.action_add)
+        menu.addAction(self.action_reflect)
         if self._forgotten:
             menu.addAction(self.action_undo)
         return menu

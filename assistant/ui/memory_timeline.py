@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from PySide6.QtCore import QUrl, Signal
-from PySide6.QtGui import QShowEvent
+from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
     QFrame,
@@ -148,6 +148,8 @@ class MemoryTimeline(QDialog):
         bridge: StoreBridge,
         titles: Callable[[], dict[str, str]],
         parent: QWidget | None = None,
+        *,
+        actions: Sequence[QAction] = (),
     ) -> None:
         super().__init__(parent)
         self.setObjectName("memoryTimeline")
@@ -181,6 +183,13 @@ class MemoryTimeline(QDialog):
         self.count_label = QLabel(self)
         self.count_label.setObjectName("memoryTimelineCount")
         filters.addWidget(self.count_label)
+        for act in actions:
+            button = QToolButton(self)
+            button.setObjectName(f"{act.objectName()}Button")
+            button.setDefaultAction(act)
+            button.setAccessibleName(act.text())
+            button.setAccessibleDescription(act.toolTip())
+            filters.addWidget(button)
 
         self.view = QTextBrowser(self)
         self.view.setObjectName("memoryTimelineView")
