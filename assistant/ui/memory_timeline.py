@@ -95,6 +95,9 @@ def day_heading(moment: datetime, now: datetime | None = None) -> str:
 def _entry(event: MemoryEvent, page: TimelinePage, colors: Mapping[str, str]) -> str:
     item = page.items.get(event.memory_id)
     links = [memory_link(event.memory_id, page.items)]
+    if event.related_id is not None and event.type in ("merged", "superseded"):
+        word = "by" if event.type == "superseded" else "with"
+        links.append(f"{word} {memory_link(event.related_id, page.items)}")
     source = event.source or (item.source if item is not None and event.type == "created" else None)
     label = "the reply" if event.type == "used" else "source"
     message = message_link(source, page.titles, label)
@@ -225,9 +228,8 @@ class MemoryTimeline(QDialog):
         def load(_progress: Progress) -> tuple[int, TimelinePage]:
             events = memory.timeline(types=types, limit=limit + 1) if types else []
             shown = events[:limit]
-            items = {
-                e.memory_id: item for e in shown if (item := memory.get(e.memory_id)) is not None
-            }
+            ids = {e.memory_id for e in shown} | {e.related_id for e in shown if e.related_id}
+            items = {i: item for i in ids if (item := memory.get(i)) is not None}
             return generation, TimelinePage(shown, items, titles, len(events) > limit)
 
         run_job(load, on_done=self._on_loaded, on_error=self._on_failed)
