@@ -9,20 +9,18 @@ from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFrame,
     QHBoxLayout,
     QLabel,
     QMenu,
     QSplitter,
     QTabWidget,
-    QTextBrowser,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from assistant.errors import AssistantError
-from assistant.memory import Conversation, MemoryChange, MemoryItem, Topic, WorkingMemory
+from assistant.memory import Conversation, MemoryChange, MemoryItem, WorkingMemory
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.debounce import Debounced
 from assistant.ui.jobs import Progress, run_job
@@ -30,19 +28,18 @@ from assistant.ui.memory_delegate import MemoryDelegate
 from assistant.ui.memory_detail import WHY_ANCHOR, DetailFacts, MemoryDetailView
 from assistant.ui.memory_dialogs import MemoryDialog, MemoryValues
 from assistant.ui.memory_filters import SEARCH_DELAY_MS, MemoryFilterBar
-from assistant.ui.memory_html import conversation_html, working_memory_html
 from assistant.ui.memory_list import MemoryListFrame, empty_text
 from assistant.ui.memory_look import draw_plus, drawn_icon
 from assistant.ui.memory_model import MemoryListModel
+from assistant.ui.memory_pages import ConversationView, WorkingMemoryView
 from assistant.ui.memory_timeline import MemoryTimeline
-from assistant.ui.memory_wording import no_source_reason, origin_text
+from assistant.ui.memory_wording import no_source_reason
 from assistant.ui.notice_bar import NoticeBar
 from assistant.ui.theme import set_muted
 from assistant.ui.wording import count
 from assistant.workspace import Workspace
 
 SEARCH_RESULTS = 50
-MAX_TOPICS = 30
 
 TAB_LABELS = ("Memories", "Working memory", "Conversation")
 TAB_SHORT_LABELS = ("Memories", "Working", "Conversation")
@@ -195,27 +192,11 @@ class MemorySidebar(QWidget):
         return bar
 
     def _build_working_page(self) -> QWidget:
-        self.working_view = QTextBrowser(self)
-        self.working_view.setObjectName("workingMemoryView")
-        self.working_view.setAccessibleDescription(
-            "The task, subgoals, notes and results the assistant keeps for this conversation"
-        )
-        self.working_view.setAccessibleName("Working memory")
-        self.working_view.setFrameShape(QFrame.Shape.NoFrame)
-        self.working_view.setOpenLinks(False)
-        self.working_view.document().setDocumentMargin(14)
+        self.working_view = WorkingMemoryView(self)
         return self.working_view
 
     def _build_conversation_page(self) -> QWidget:
-        self.conversation_view = QTextBrowser(self)
-        self.conversation_view.setObjectName("conversationSummaryView")
-        self.conversation_view.setAccessibleDescription(
-            "The rolling summary of this conversation and its topics"
-        )
-        self.conversation_view.setAccessibleName("Conversation summary and topics")
-        self.conversation_view.setFrameShape(QFrame.Shape.NoFrame)
-        self.conversation_view.setOpenLinks(False)
-        self.conversation_view.document().setDocumentMargin(14)
+        self.conversation_view = ConversationView(self)
         return self.conversation_view
 
     def _build_actions(self) -> None:
@@ -668,27 +649,13 @@ class MemorySidebar(QWidget):
         if item is None:
             self.detail.show_facts(None)
             return
-        memory = self._memory
-        history = memory.history(item.id)
-        linked = {
-            *item.supersedes,
-            *item.rests_on,
-            *(e.related_id for e in history if e.related_id is not None),
-        }
-        if item.superseded_by is not None:
-            linked.add(item.superseded_by)
-        related = {i: found for i in linked if (found := memory.get(i)) is not None}
-        titles = self._titles()
         self.detail.show_facts(
-            DetailFacts(
+            DetailFacts.gather(
                 item,
                 self.model.hit_at(self.list_view.currentIndex()),
-                source_exists=self._source_exists(item),
+                self._memory,
+                self._titles(),
                 show_numbers=self._show_numbers,
-                origin=origin_text(item, titles.get),
-                history=history,
-                related=related,
-                titles=titles,
             )
         )
 
@@ -738,8 +705,7 @@ class MemorySidebar(QWidget):
 
     def _refresh_working(self) -> None:
         cid = self._conversation_id
-        working = self._workspace.working.get(cid) if cid else WorkingMemory()
-        self.working_view.setHtml(working_memory_html(working, self.palette()))
+        self.working_view.show_working(self._workspace.working.get(cid) if cid else WorkingMemory())
 
     def _refresh_conversation(self) -> None:
         conversation: Conversation | None = None
@@ -748,20 +714,6 @@ class MemorySidebar(QWidget):
                 conversation = self._workspace.conversations.load(self._conversation_id)
             except (KeyError, AssistantError):
                 conversation = None
-        topics = self._topics_of(conversation)[:MAX_TOPICS] if conversation else []
-        self.conversation_view.setHtml(
-            conversation_html(conversation.summary if conversation else "", topics, self.palette())
+        self.conversation_view.show_conversation(
+            conversation, self._workspace.topics.all(), self._memory.get
         )
-
-    def _topics_of(self, conversation: Conversation) -> list[Topic]:
-        """The topics of the memories learned in `conversation` or used in its replies."""
-        used = {mid for message in conversation.messages for mid in message.memory_ids}
-
-        def here(memory_id: str) -> bool:
-            item = self._memory.get(memory_id)
-            return item is not None and (
-                memory_id in used
-                or (item.source is not None and item.source.conversation_id == conversation.id)
-            )
-
-        return [t for t in self._workspace.topics.all() if any(map(here, t.memory_ids))]
