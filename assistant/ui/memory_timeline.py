@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (
+    QCheckBox,
     QDialog,
     QFrame,
     QHBoxLayout,
@@ -159,22 +160,20 @@ class MemoryTimeline(QDialog):
         self.setWindowTitle("Memory timeline")
         self.setAccessibleName("Memory timeline")
         self.setAccessibleDescription("What Assistant learned, changed and forgot, by day")
-        self.resize(560, 620)
+        self.resize(620, 620)
         self._memory = memory
         self._titles = titles
         self._limit = PAGE
         self._generation = 0
 
         filters = QHBoxLayout()
-        filters.setSpacing(4)
+        filters.setSpacing(10)
         caption = QLabel("Show:", self)
         filters.addWidget(caption)
-        self.filter_buttons: dict[str, QToolButton] = {}
+        self.filter_buttons: dict[str, QCheckBox] = {}
         for group in GROUPS:
-            button = QToolButton(self)
+            button = QCheckBox(group.label, self)
             button.setObjectName(f"timelineFilter{group.key.capitalize()}")
-            button.setText(group.label)
-            button.setCheckable(True)
             button.setChecked(group.shown)
             button.setToolTip(group.description)
             button.setAccessibleName(f"Show {group.label.lower()}")
@@ -187,12 +186,12 @@ class MemoryTimeline(QDialog):
         self.count_label.setObjectName("memoryTimelineCount")
         filters.addWidget(self.count_label)
         for act in actions:
-            button = QToolButton(self)
-            button.setObjectName(f"{act.objectName()}Button")
-            button.setDefaultAction(act)
-            button.setAccessibleName(act.text())
-            button.setAccessibleDescription(act.toolTip())
-            filters.addWidget(button)
+            tool = QToolButton(self)
+            tool.setObjectName(f"{act.objectName()}Button")
+            tool.setDefaultAction(act)
+            tool.setAccessibleName(act.text())
+            tool.setAccessibleDescription(act.toolTip())
+            filters.addWidget(tool)
 
         self.view = QTextBrowser(self)
         self.view.setObjectName("memoryTimelineView")
