@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt, QUrl
+from PySide6.QtCore import QPoint, Qt, QThreadPool, QUrl
 from pytestqt.qtbot import QtBot
 
 from assistant.memory import MemoryItem, SearchHit, Source
 from assistant.memory.items import MemoryEvent
+from assistant.paths import settings_file
+from assistant.settings import Settings
 from assistant.timestamps import now_utc
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.memory_detail import memory_href
@@ -19,6 +23,7 @@ from assistant.ui.memory_sidebar import MemorySidebar
 from assistant.ui.memory_wording import day_text, event_text, why_text
 from assistant.workspace import Workspace
 from tests.embedders import HashEmbedder, hashed_vector
+from tests.fake_openai import FakeOpenAI, Reply
 
 pytestmark = [
     pytest.mark.gui,
@@ -177,3 +182,61 @@ def test_why_this_result_in_words() -> None:
         item._replace(importance=0.5, access_count=0), 0.3, vector_rank=1, similarity=0.4
     )
     assert why_text(plain, now) == "Loosely related in meaning (0.40)"
+
+
+def test_reflect_now_writes_an_insight_that_shows_what_it_rests_on(
+    qtbot: QtBot, tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    root = tmp_path / "reflecting"
+    Settings(
+        provider="custom",
+        base_url=fake_openai.base_url,
+        chat_model="chat-model",
+        embedding_model="",
+        request_timeout=10,
+    ).save(settings_file(root))
+    workspace = Workspace.open(root)
+    bridge = StoreBridge(workspace)
+    sidebar = MemorySidebar(workspace, bridge)
+    qtbot.addWidget(sidebar)
+    sidebar.show()
+    try:
+        facts = [
+            workspace.memory.add(text, origin="curator")
+            for text in (
+                "The user is learning Portuguese",
+                "The user looked at flats in Lisbon",
+                "The user plans to sell their car in March",
+            )
+        ]
+        for item in facts:
+            workspace.topics.add_memory("lisbon", item.id)
+        insight = "The user is preparing to move to Lisbon in spring"
+        ids = [facts[0].id, facts[1].id]
+        fake_openai.enqueue(
+            Reply.text(json.dumps({"insights": [{"text": insight, "rests_on": ids}]}))
+        )
+        menu = sidebar.context_menu(QPoint(1, 1))
+        assert sidebar.action_reflect in menu.actions()
+        sidebar.action_reflect.trigger()
+        assert not sidebar.action_reflect.isEnabled()  # one at a time
+        qtbot.waitUntil(lambda: "Wrote 1 insight." in sidebar.notice.label.text(), timeout=10000)
+        assert sidebar.action_reflect.isEnabled()
+        qtbot.mouseClick(sidebar.notice.action_button, Qt.MouseButton.LeftButton)  # Show
+        selected = sidebar.selected_item()
+        assert selected is not None and selected.text == insight
+        page = sidebar.detail.toPlainText()
+        assert "Insight from 2 memories" in page
+        assert (
+            "Rests on The user is learning Portuguese, The user looked at flats in Lisbon" in page
+        )
+
+        fake_openai.enqueue(Reply.text(json.dumps({"insights": []})))
+        sidebar.action_reflect.trigger()
+        qtbot.waitUntil(sidebar.action_reflect.isEnabled, timeout=10000)
+        assert "No new insight in these memories." in sidebar.notice.label.text()
+        assert fake_openai.pending == 0
+    finally:
+        QThreadPool.globalInstance().waitForDone()
+        bridge.disconnect_stores()
+        workspace.close()

@@ -591,9 +591,10 @@ def test_context_menu_lists_the_actions(
         ("No source: you added it yourself", False),
         ("Why this result", False),
         ("Add memory…", True),
+        ("Reflect now", True),
     ]
     assert sidebar.selected_item() is not None
-    assert entries(QPoint(5, 5000)) == [("Add memory…", True)]
+    assert entries(QPoint(5, 5000)) == [("Add memory…", True), ("Reflect now", True)]
 
 
 def test_too_many_pinned_memories_are_warned_about(
@@ -631,6 +632,7 @@ def test_clicking_a_memory_enables_edit_and_forget(
     assert sidebar.selected_item() is not None
     assert sidebar.action_edit.isEnabled() and sidebar.action_forget.isEnabled()
     assert sidebar.edit_button.isEnabled() and sidebar.forget_button.isEnabled()
+    assert "You added on" in sidebar.detail.toPlainText()  # the detail follows the click
 
 
 def test_search_results_refresh_after_an_import(

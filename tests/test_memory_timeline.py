@@ -122,6 +122,14 @@ def test_timeline_links_open_the_memory_and_its_message(
     assert "Added by you · Likes tea" in text(timeline)
     assert "Likes tea · source" not in text(timeline)
 
+    workspace.memory.supersede(other.id, "Likes coffee", by="user", reason="changed taste")
+    qtbot.waitUntil(
+        lambda: (
+            "Replaced by a newer memory: changed taste · Likes tea · by Likes coffee"
+            in text(timeline)
+        )
+    )
+
 
 def test_every_timeline_control_is_named_and_described(
     qtbot: QtBot, sidebar: MemorySidebar

@@ -117,7 +117,7 @@ def test_shows_current_settings(
     workspace.settings.embedding_model = ""
     workspace.settings.auto_memories = False
     workspace.settings.memories_per_prompt = 9
-    workspace.settings.decay_days = 30
+    workspace.settings.decay_half_life_days = 30.0
     dialog = open_dialog(qtbot, workspace)
 
     assert provider_combo(dialog).currentData() == "lmstudio"
@@ -126,7 +126,7 @@ def test_shows_current_settings(
     assert child(dialog, QComboBox, "embeddingModelCombo").currentText() == NO_EMBEDDINGS
     assert not child(dialog, QCheckBox, "autoMemoriesCheck").isChecked()
     assert child(dialog, QSpinBox, "memoriesPerPromptSpin").value() == 9
-    assert child(dialog, QSpinBox, "decayDaysSpin").value() == 30
+    assert child(dialog, QSpinBox, "decayHalfLifeSpin").value() == 30
     assert key_edit(dialog).text() == "sk-stored"
     assert "Stored in the system keyring" in child(dialog, QLabel, "keySourceLabel").text()
     assert not child(dialog, QLabel, "keyringWarning").isVisible()
@@ -361,14 +361,14 @@ def test_memory_options_round_trip(qtbot: QtBot, workspace: Workspace, data_dir:
     dialog = open_dialog(qtbot, workspace)
     child(dialog, QCheckBox, "autoMemoriesCheck").setChecked(False)
     child(dialog, QSpinBox, "memoriesPerPromptSpin").setValue(12)
-    child(dialog, QSpinBox, "decayDaysSpin").setValue(400)
+    child(dialog, QSpinBox, "decayHalfLifeSpin").setValue(400)
     child(dialog, QComboBox, "embeddingModelCombo").setCurrentIndex(1)
     dialog.accept()
 
     saved = saved_settings(data_dir)
     assert saved["auto_memories"] is False
     assert saved["memories_per_prompt"] == 12
-    assert saved["decay_days"] == 400
+    assert saved["decay_half_life_days"] == 400
     assert saved["embedding_model"] == ""
     assert workspace.settings.memories_per_prompt == 12
 
@@ -377,7 +377,7 @@ def test_memory_options_round_trip(qtbot: QtBot, workspace: Workspace, data_dir:
         again = open_dialog(qtbot, reopened)
         assert not child(again, QCheckBox, "autoMemoriesCheck").isChecked()
         assert child(again, QSpinBox, "memoriesPerPromptSpin").value() == 12
-        assert child(again, QSpinBox, "decayDaysSpin").value() == 400
+        assert child(again, QSpinBox, "decayHalfLifeSpin").value() == 400
         assert child(again, QComboBox, "embeddingModelCombo").currentText() == NO_EMBEDDINGS
     finally:
         reopened.close()

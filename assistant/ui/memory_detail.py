@@ -11,7 +11,7 @@ from urllib.parse import quote, unquote
 from PySide6.QtCore import QUrl, Signal
 from PySide6.QtWidgets import QFrame, QTextBrowser, QWidget
 
-from assistant.memory import MemoryItem, SearchHit, Source
+from assistant.memory import MemoryItem, SearchHit, SemanticMemory, Source
 from assistant.memory.items import MemoryEvent
 from assistant.ui.memory_html import css, paragraphs, section
 from assistant.ui.memory_model import caption
@@ -21,6 +21,7 @@ from assistant.ui.memory_wording import (
     details_text,
     event_text,
     no_source_reason,
+    origin_text,
     why_text,
 )
 from assistant.ui.wording import count
@@ -42,6 +43,37 @@ class DetailFacts:
     history: Sequence[MemoryEvent] = ()  # oldest first
     related: Mapping[str, MemoryItem] = field(default_factory=dict)  # linked memories by id
     titles: Mapping[str, str] = field(default_factory=dict)  # conversation titles by id
+
+    @classmethod
+    def gather(
+        cls,
+        item: MemoryItem,
+        hit: SearchHit | None,
+        memory: SemanticMemory,
+        titles: Mapping[str, str],
+        *,
+        show_numbers: bool = False,
+    ) -> DetailFacts:
+        """Look up what the page of `item` shows: its history, the memories it links to, and
+        whether its source conversation is still there (`titles`: the conversations')."""
+        history = memory.history(item.id)
+        linked = {
+            *item.supersedes,
+            *item.rests_on,
+            *(e.related_id for e in history if e.related_id is not None),
+        }
+        if item.superseded_by is not None:
+            linked.add(item.superseded_by)
+        return cls(
+            item,
+            hit,
+            source_exists=item.source is not None and item.source.conversation_id in titles,
+            show_numbers=show_numbers,
+            origin=origin_text(item, titles.get),
+            history=history,
+            related={i: found for i in linked if (found := memory.get(i)) is not None},
+            titles=titles,
+        )
 
 
 def source_href(conversation_id: str, message_id: str | None) -> str:

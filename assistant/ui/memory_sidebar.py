@@ -2,27 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFrame,
     QHBoxLayout,
     QLabel,
     QMenu,
     QSplitter,
     QTabWidget,
-    QTextBrowser,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from assistant.errors import AssistantError
-from assistant.memory import Conversation, MemoryChange, MemoryItem, Topic, WorkingMemory
+from assistant.memory import Conversation, MemoryChange, MemoryItem, WorkingMemory
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.debounce import Debounced
 from assistant.ui.jobs import Progress, run_job
@@ -30,22 +28,35 @@ from assistant.ui.memory_delegate import MemoryDelegate
 from assistant.ui.memory_detail import WHY_ANCHOR, DetailFacts, MemoryDetailView
 from assistant.ui.memory_dialogs import MemoryDialog, MemoryValues
 from assistant.ui.memory_filters import SEARCH_DELAY_MS, MemoryFilterBar
-from assistant.ui.memory_html import conversation_html, working_memory_html
 from assistant.ui.memory_list import MemoryListFrame, empty_text
 from assistant.ui.memory_look import draw_plus, drawn_icon
 from assistant.ui.memory_model import MemoryListModel
+from assistant.ui.memory_pages import ConversationView, WorkingMemoryView
 from assistant.ui.memory_timeline import MemoryTimeline
-from assistant.ui.memory_wording import no_source_reason, origin_text
+from assistant.ui.memory_wording import no_source_reason
 from assistant.ui.notice_bar import NoticeBar
 from assistant.ui.theme import set_muted
 from assistant.ui.wording import count
 from assistant.workspace import Workspace
 
 SEARCH_RESULTS = 50
-MAX_TOPICS = 30
 
 TAB_LABELS = ("Memories", "Working memory", "Conversation")
 TAB_SHORT_LABELS = ("Memories", "Working", "Conversation")
+
+
+class Reflected(Protocol):
+    """What `Workspace.reflect` returns: the insights written, or why there are none."""
+
+    @property
+    def insights(self) -> Sequence[MemoryItem]:
+        """The insights written."""
+        ...
+
+    @property
+    def note(self) -> str:
+        """Why nothing was written, in words."""
+        ...
 
 
 class MemorySidebar(QWidget):
@@ -71,6 +82,7 @@ class MemorySidebar(QWidget):
         self._search_pending = False
         self._query = ""  # the text of the hits shown
         self._conversation_titles: dict[str, str] | None = None
+        self._reflecting = False
         # Memories added while search results show (an import, the curator) are searched for
         # again once they stop arriving.
         self._search_again = Debounced(SEARCH_DELAY_MS, self._repeat_search, self)
@@ -180,27 +192,11 @@ class MemorySidebar(QWidget):
         return bar
 
     def _build_working_page(self) -> QWidget:
-        self.working_view = QTextBrowser(self)
-        self.working_view.setObjectName("workingMemoryView")
-        self.working_view.setAccessibleDescription(
-            "The task, subgoals, notes and results the assistant keeps for this conversation"
-        )
-        self.working_view.setAccessibleName("Working memory")
-        self.working_view.setFrameShape(QFrame.Shape.NoFrame)
-        self.working_view.setOpenLinks(False)
-        self.working_view.document().setDocumentMargin(14)
+        self.working_view = WorkingMemoryView(self)
         return self.working_view
 
     def _build_conversation_page(self) -> QWidget:
-        self.conversation_view = QTextBrowser(self)
-        self.conversation_view.setObjectName("conversationSummaryView")
-        self.conversation_view.setAccessibleDescription(
-            "The rolling summary of this conversation and its topics"
-        )
-        self.conversation_view.setAccessibleName("Conversation summary and topics")
-        self.conversation_view.setFrameShape(QFrame.Shape.NoFrame)
-        self.conversation_view.setOpenLinks(False)
-        self.conversation_view.document().setDocumentMargin(14)
+        self.conversation_view = ConversationView(self)
         return self.conversation_view
 
     def _build_actions(self) -> None:
@@ -219,6 +215,10 @@ class MemorySidebar(QWidget):
         self.action_why = action("Why this result", self.explain_selected, "actionMemoryWhy")
         self.action_undo = action("Undo forget", self.undo_forget, "actionMemoryUndo")
         self.action_timeline = action("Timeline", self.show_timeline, "actionMemoryTimeline")
+        self.action_reflect = action("Reflect now", self.reflect_now, "actionMemoryReflect")
+        self.action_reflect.setToolTip(
+            "Read recent related memories and write up to three insights from them"
+        )
         self.timeline_button.setDefaultAction(self.action_timeline)
         self.timeline_button.setAccessibleName("Memory timeline")
         self.timeline_button.setAccessibleDescription(
@@ -398,13 +398,46 @@ class MemorySidebar(QWidget):
     def show_timeline(self) -> MemoryTimeline:
         """Open (or bring up) the memory timeline window."""
         if self._timeline is None:
-            self._timeline = MemoryTimeline(self._memory, self._bridge, self._titles, self)
+            self._timeline = MemoryTimeline(
+                self._memory, self._bridge, self._titles, self, actions=(self.action_reflect,)
+            )
             self._timeline.memory_requested.connect(self.show_memory)
             self._timeline.source_requested.connect(self.source_requested)
         self._timeline.show()
         self._timeline.raise_()
         self._timeline.activateWindow()
         return self._timeline
+
+    def reflect_now(self) -> None:
+        """Write insights from recent related memories now, in the background."""
+        if self._reflecting:
+            return
+        self._reflecting = True
+        self.action_reflect.setEnabled(False)
+        self.notice.show_notice("Reflecting on recent memories…", timeout_ms=0)
+        workspace = self._workspace
+        run_job(
+            lambda _p: workspace.reflect(),
+            on_done=self._on_reflected,
+            on_error=self._on_reflect_failed,
+        )
+
+    def _on_reflected(self, reflection: Reflected) -> None:
+        self._reflecting = False
+        self.action_reflect.setEnabled(True)
+        insights = list(reflection.insights)
+        if not insights:
+            self.notice.show_notice(reflection.note or "No new insight.", title="Reflect now")
+            return
+        first = insights[0].id
+        self.notice.show_notice(
+            f"Wrote {count(len(insights), 'insight')}.", "Show", lambda: self.show_memory(first)
+        )
+
+    def _on_reflect_failed(self, message: str) -> None:
+        self._reflecting = False
+        self.action_reflect.setEnabled(True)
+        self.notice.show_notice(f"Could not reflect: {message}")
 
     def explain_selected(self) -> None:
         """Show the numbers behind the selected search result's rank, in the detail view."""
@@ -458,6 +491,7 @@ class MemorySidebar(QWidget):
             menu.addAction(self.action_why)
             menu.addSeparator()
         menu.addAction(self.action_add)
+        menu.addAction(self.action_reflect)
         if self._forgotten:
             menu.addAction(self.action_undo)
         return menu
@@ -615,27 +649,13 @@ class MemorySidebar(QWidget):
         if item is None:
             self.detail.show_facts(None)
             return
-        memory = self._memory
-        history = memory.history(item.id)
-        linked = {
-            *item.supersedes,
-            *item.rests_on,
-            *(e.related_id for e in history if e.related_id is not None),
-        }
-        if item.superseded_by is not None:
-            linked.add(item.superseded_by)
-        related = {i: found for i in linked if (found := memory.get(i)) is not None}
-        titles = self._titles()
         self.detail.show_facts(
-            DetailFacts(
+            DetailFacts.gather(
                 item,
                 self.model.hit_at(self.list_view.currentIndex()),
-                source_exists=self._source_exists(item),
+                self._memory,
+                self._titles(),
                 show_numbers=self._show_numbers,
-                origin=origin_text(item, titles.get),
-                history=history,
-                related=related,
-                titles=titles,
             )
         )
 
@@ -685,8 +705,7 @@ class MemorySidebar(QWidget):
 
     def _refresh_working(self) -> None:
         cid = self._conversation_id
-        working = self._workspace.working.get(cid) if cid else WorkingMemory()
-        self.working_view.setHtml(working_memory_html(working, self.palette()))
+        self.working_view.show_working(self._workspace.working.get(cid) if cid else WorkingMemory())
 
     def _refresh_conversation(self) -> None:
         conversation: Conversation | None = None
@@ -695,20 +714,6 @@ class MemorySidebar(QWidget):
                 conversation = self._workspace.conversations.load(self._conversation_id)
             except (KeyError, AssistantError):
                 conversation = None
-        topics = self._topics_of(conversation)[:MAX_TOPICS] if conversation else []
-        self.conversation_view.setHtml(
-            conversation_html(conversation.summary if conversation else "", topics, self.palette())
+        self.conversation_view.show_conversation(
+            conversation, self._workspace.topics.all(), self._memory.get
         )
-
-    def _topics_of(self, conversation: Conversation) -> list[Topic]:
-        """The topics of the memories learned in `conversation` or used in its replies."""
-        used = {mid for message in conversation.messages for mid in message.memory_ids}
-
-        def here(memory_id: str) -> bool:
-            item = self._memory.get(memory_id)
-            return item is not None and (
-                memory_id in used
-                or (item.source is not None and item.source.conversation_id == conversation.id)
-            )
-
-        return [t for t in self._workspace.topics.all() if any(map(here, t.memory_ids))]

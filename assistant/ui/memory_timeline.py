@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from PySide6.QtCore import QUrl, Signal
-from PySide6.QtGui import QShowEvent
+from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (
+    QCheckBox,
     QDialog,
     QFrame,
     QHBoxLayout,
@@ -95,6 +96,9 @@ def day_heading(moment: datetime, now: datetime | None = None) -> str:
 def _entry(event: MemoryEvent, page: TimelinePage, colors: Mapping[str, str]) -> str:
     item = page.items.get(event.memory_id)
     links = [memory_link(event.memory_id, page.items)]
+    if event.related_id is not None and event.type in ("merged", "superseded"):
+        word = "by" if event.type == "superseded" else "with"
+        links.append(f"{word} {memory_link(event.related_id, page.items)}")
     source = event.source or (item.source if item is not None and event.type == "created" else None)
     label = "the reply" if event.type == "used" else "source"
     message = message_link(source, page.titles, label)
@@ -148,28 +152,28 @@ class MemoryTimeline(QDialog):
         bridge: StoreBridge,
         titles: Callable[[], dict[str, str]],
         parent: QWidget | None = None,
+        *,
+        actions: Sequence[QAction] = (),
     ) -> None:
         super().__init__(parent)
         self.setObjectName("memoryTimeline")
         self.setWindowTitle("Memory timeline")
         self.setAccessibleName("Memory timeline")
         self.setAccessibleDescription("What Assistant learned, changed and forgot, by day")
-        self.resize(560, 620)
+        self.resize(620, 620)
         self._memory = memory
         self._titles = titles
         self._limit = PAGE
         self._generation = 0
 
         filters = QHBoxLayout()
-        filters.setSpacing(4)
+        filters.setSpacing(10)
         caption = QLabel("Show:", self)
         filters.addWidget(caption)
-        self.filter_buttons: dict[str, QToolButton] = {}
+        self.filter_buttons: dict[str, QCheckBox] = {}
         for group in GROUPS:
-            button = QToolButton(self)
+            button = QCheckBox(group.label, self)
             button.setObjectName(f"timelineFilter{group.key.capitalize()}")
-            button.setText(group.label)
-            button.setCheckable(True)
             button.setChecked(group.shown)
             button.setToolTip(group.description)
             button.setAccessibleName(f"Show {group.label.lower()}")
@@ -181,6 +185,13 @@ class MemoryTimeline(QDialog):
         self.count_label = QLabel(self)
         self.count_label.setObjectName("memoryTimelineCount")
         filters.addWidget(self.count_label)
+        for act in actions:
+            tool = QToolButton(self)
+            tool.setObjectName(f"{act.objectName()}Button")
+            tool.setDefaultAction(act)
+            tool.setAccessibleName(act.text())
+            tool.setAccessibleDescription(act.toolTip())
+            filters.addWidget(tool)
 
         self.view = QTextBrowser(self)
         self.view.setObjectName("memoryTimelineView")
@@ -216,9 +227,8 @@ class MemoryTimeline(QDialog):
         def load(_progress: Progress) -> tuple[int, TimelinePage]:
             events = memory.timeline(types=types, limit=limit + 1) if types else []
             shown = events[:limit]
-            items = {
-                e.memory_id: item for e in shown if (item := memory.get(e.memory_id)) is not None
-            }
+            ids = {e.memory_id for e in shown} | {e.related_id for e in shown if e.related_id}
+            items = {i: item for i in ids if (item := memory.get(i)) is not None}
             return generation, TimelinePage(shown, items, titles, len(events) > limit)
 
         run_job(load, on_done=self._on_loaded, on_error=self._on_failed)

@@ -62,7 +62,7 @@ EDITED_FIELDS = (
     "embedding_model",
     "auto_memories",
     "memories_per_prompt",
-    "decay_days",
+    "decay_half_life_days",
     "prompt_budget_tokens",
     "reply_max_tokens",
 )
@@ -348,18 +348,19 @@ class SettingsDialog(QDialog):
         )
         form.addRow("Memories per pr&ompt:", self._per_prompt)
 
-        self._decay_days = QSpinBox(box)
-        self._decay_days.setObjectName("decayDaysSpin")
-        self._decay_days.setRange(7, 3650)
-        self._decay_days.setSingleStep(7)
-        self._decay_days.setSuffix(" days")
-        self._decay_days.setMinimumWidth(110)
-        self._decay_days.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
-        self._decay_days.setToolTip(
-            "Unpinned, unimportant memories not used for this long are archived. "
-            "Archived memories are kept, never deleted."
+        self._half_life = QSpinBox(box)
+        self._half_life.setObjectName("decayHalfLifeSpin")
+        self._half_life.setRange(7, 3650)
+        self._half_life.setSingleStep(30)
+        self._half_life.setSuffix(" days")
+        self._half_life.setMinimumWidth(110)
+        self._half_life.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+        self._half_life.setToolTip(
+            "An unpinned memory that is not used loses half its importance in this time; "
+            "below 0.1 it is archived (kept, never deleted). Pinned memories never fade. "
+            "The memory timeline shows each change."
         )
-        form.addRow("Ar&chive unused after:", self._decay_days)
+        form.addRow("Unused memories &fade by half in:", self._half_life)
 
         self._prompt_budget = _token_spin(box, "promptBudgetSpin", 0, 1_000_000, 500)
         self._prompt_budget.setSpecialValueText("Automatic")
@@ -391,7 +392,7 @@ class SettingsDialog(QDialog):
             self._remove_key,
             self._auto_memories,
             self._per_prompt,
-            self._decay_days,
+            self._half_life,
             self._prompt_budget,
             self._reply_tokens,
             *self._buttons.buttons(),
@@ -416,7 +417,7 @@ class SettingsDialog(QDialog):
             self._embedding_model.setCurrentIndex(1)
         self._auto_memories.setChecked(settings.auto_memories)
         self._per_prompt.setValue(settings.memories_per_prompt)
-        self._decay_days.setValue(settings.decay_days)
+        self._half_life.setValue(round(settings.decay_half_life_days))
         self._prompt_budget.setValue(settings.prompt_budget_tokens)
         self._reply_tokens.setValue(settings.reply_max_tokens)
 
@@ -446,7 +447,7 @@ class SettingsDialog(QDialog):
             embedding_model=embedding,
             auto_memories=self._auto_memories.isChecked(),
             memories_per_prompt=self._per_prompt.value(),
-            decay_days=self._decay_days.value(),
+            decay_half_life_days=float(self._half_life.value()),
             prompt_budget_tokens=self._prompt_budget.value(),
             reply_max_tokens=self._reply_tokens.value(),
             ui_state=dict(self._workspace.settings.ui_state),

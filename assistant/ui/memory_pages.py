@@ -1,0 +1,85 @@
+"""The sidebar's second and third tabs: the working memory, and this conversation's summary
+and topics."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from PySide6.QtWidgets import QFrame, QTextBrowser, QWidget
+
+from assistant.memory import Conversation, MemoryItem, Topic, WorkingMemory
+from assistant.ui.memory_html import conversation_html, working_memory_html
+
+MAX_TOPICS = 30
+
+
+def conversation_topics(
+    conversation: Conversation,
+    topics: Sequence[Topic],
+    get: Callable[[str], MemoryItem | None],
+) -> list[Topic]:
+    """The topics of the memories learned in `conversation` or used in its replies."""
+    used = {mid for message in conversation.messages for mid in message.memory_ids}
+
+    def here(memory_id: str) -> bool:
+        item = get(memory_id)
+        return item is not None and (
+            memory_id in used
+            or (item.source is not None and item.source.conversation_id == conversation.id)
+        )
+
+    return [t for t in topics if any(map(here, t.memory_ids))]
+
+
+class _Page(QTextBrowser):
+    """A read-only rich-text page without a frame."""
+
+    def __init__(self, name: str, title: str, description: str, parent: QWidget | None) -> None:
+        super().__init__(parent)
+        self.setObjectName(name)
+        self.setAccessibleName(title)
+        self.setAccessibleDescription(description)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setOpenLinks(False)
+        self.document().setDocumentMargin(14)
+
+
+class WorkingMemoryView(_Page):
+    """The working memory of the current conversation: task, subgoals, notes and results."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(
+            "workingMemoryView",
+            "Working memory",
+            "The task, subgoals, notes and results the assistant keeps for this conversation",
+            parent,
+        )
+
+    def show_working(self, working: WorkingMemory) -> None:
+        """Show `working` (an explanation while it is empty)."""
+        self.setHtml(working_memory_html(working, self.palette()))
+
+
+class ConversationView(_Page):
+    """A conversation's rolling summary and its topics."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(
+            "conversationSummaryView",
+            "Conversation summary and topics",
+            "The rolling summary of this conversation and its topics",
+            parent,
+        )
+
+    def show_conversation(
+        self,
+        conversation: Conversation | None,
+        topics: Sequence[Topic],
+        get: Callable[[str], MemoryItem | None],
+    ) -> None:
+        """Show the summary of `conversation` and those of `topics` that are about it."""
+        if conversation is None:
+            self.setHtml(conversation_html("", [], self.palette()))
+            return
+        mine = conversation_topics(conversation, topics, get)[:MAX_TOPICS]
+        self.setHtml(conversation_html(conversation.summary, mine, self.palette()))
