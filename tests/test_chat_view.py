@@ -391,3 +391,9 @@ def test_a_line_under_the_conversation_stays_under_the_reply_streaming_above_it(
     tool = next(line for line in lines if line.startswith("▸"))
     order = [lines.index(text) for text in ("First step", "x = 1", "Then", tool, "more")]
     assert order == sorted(order)
+
+
+def test_a_code_scroll_bar_follows_the_chat_width(qtbot: QtBot, wide_code: ChatView) -> None:
+    narrow = code_bar(wide_code).width()
+    wide_code.resize(800, 400)
+    qtbot.waitUntil(lambda: code_bar(wide_code).width() == narrow + 300)

@@ -200,9 +200,11 @@ class CodeScroll(QObject):
             self._view.paintEvent(event)
             self._paint()
             return True
-        if event.type() == QEvent.Type.Wheel and isinstance(event, QWheelEvent):
+        if event.type() == QEvent.Type.Resize:
+            self._place_soon.start()
+        elif event.type() == QEvent.Type.Wheel and isinstance(event, QWheelEvent):
             return self._wheel(event)
-        if event.type() in _MOUSE and isinstance(event, QMouseEvent):
+        elif event.type() in _MOUSE and isinstance(event, QMouseEvent):
             run = self.run_at(event.position())
             if run is not None and run.offset:
                 moved = QMouseEvent(
