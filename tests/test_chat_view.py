@@ -396,4 +396,4 @@ def test_a_line_under_the_conversation_stays_under_the_reply_streaming_above_it(
 def test_a_code_scroll_bar_follows_the_chat_width(qtbot: QtBot, wide_code: ChatView) -> None:
     narrow = code_bar(wide_code).width()
     wide_code.resize(800, 400)
-    qtbot.waitUntil(lambda: code_bar(wide_code).width() == narrow + 300)
+    qtbot.waitUntil(lambda: code_bar(wide_code).width() >= narrow + 280)
