@@ -116,11 +116,11 @@ class CodeScroll(QObject):
         left = first.left() + lines[0].blockFormat().indent() * document.indentWidth()
         widest = 0.0
         for line in lines:
+            start = layout.blockBoundingRect(line).left()  # a row's x counts from there
             text = line.layout()
-            frame = layout.blockBoundingRect(line).left() - text.position().x()
             for index in range(text.lineCount()):
                 row = text.lineAt(index)
-                widest = max(widest, frame + text.position().x() + row.x() + row.naturalTextWidth())
+                widest = max(widest, start + row.x() + row.naturalTextWidth())
         bottom = last.top() + lines[-1].layout().boundingRect().height()
         box = QRectF(left, first.top() - top, right - left, bottom - first.top())
         return _Run(lines, box, max(0, round(widest + PADDING - right)))
