@@ -391,3 +391,38 @@ def test_a_line_under_the_conversation_stays_under_the_reply_streaming_above_it(
     tool = next(line for line in lines if line.startswith("▸"))
     order = [lines.index(text) for text in ("First step", "x = 1", "Then", tool, "more")]
     assert order == sorted(order)
+
+
+def test_a_code_scroll_bar_follows_the_chat_width(qtbot: QtBot, wide_code: ChatView) -> None:
+    narrow = code_bar(wide_code).width()
+    wide_code.resize(800, 400)
+    qtbot.waitUntil(lambda: code_bar(wide_code).width() >= narrow + 280)
+
+
+def test_earlier_turns_rendered_while_a_reply_streams_leave_the_reply_whole(
+    qtbot: QtBot, data_dir: Path
+) -> None:
+    store = ConversationStore(data_dir)
+    cid = store.create("Long").id
+    for i in range(60):
+        store.append(cid, "user", f"question {i}")
+        store.append(cid, "assistant", f"answer {i}")
+    chat = ChatView(lambda _id: None, store.load)
+    qtbot.addWidget(chat)
+    chat.show_conversation(store.load(cid))
+    chat.add_user_message("one more")
+    chat.append_delta("First part, ")
+    chat.load_all()
+    chat.append_delta("second part.\n\nNext")
+    chat.start_tool_call("c1", "calculator", '{"expression": "1+1"}')
+    chat.load_earlier()  # nothing left: changes nothing
+    chat.finish_tool_call("c1", "2", True)
+    chat.append_delta("Done.")
+    store.append(cid, "user", "one more")
+    store.append(cid, "assistant", "First part, second part.\n\nNext")
+    store.append(cid, "assistant", "Done.")
+    chat.finish_reply(store.load(cid))
+    text = chat.toPlainText()
+    assert text.startswith("You\nquestion 0\n") and text.count("question 0\n") == 1
+    assert text.count("one more") == 1 and text.count("First part, second part.") == 1
+    assert text.index("Next") < text.index("▸ Calculated") < text.index("Done.")

@@ -281,10 +281,13 @@ class ChatView(QTextBrowser):
 
         A message among the earlier turns not rendered yet is rendered first.
         """
-        while message_id not in self._positions and any(
-            m.id == message_id for group in self._earlier for m in group
-        ):
-            self.load_earlier()
+        if message_id not in self._positions:
+            index = next(
+                (i for i, group in enumerate(self._earlier) for m in group if m.id == message_id),
+                None,
+            )
+            if index is not None:
+                self.load_earlier(len(self._earlier) - index)
         position = self._positions.get(message_id)
         if position is None:
             return False

@@ -116,11 +116,11 @@ class CodeScroll(QObject):
         left = first.left() + lines[0].blockFormat().indent() * document.indentWidth()
         widest = 0.0
         for line in lines:
+            start = layout.blockBoundingRect(line).left()  # a row's x counts from there
             text = line.layout()
-            frame = layout.blockBoundingRect(line).left() - text.position().x()
             for index in range(text.lineCount()):
                 row = text.lineAt(index)
-                widest = max(widest, frame + text.position().x() + row.x() + row.naturalTextWidth())
+                widest = max(widest, start + row.x() + row.naturalTextWidth())
         bottom = last.top() + lines[-1].layout().boundingRect().height()
         box = QRectF(left, first.top() - top, right - left, bottom - first.top())
         return _Run(lines, box, max(0, round(widest + PADDING - right)))
@@ -200,9 +200,11 @@ class CodeScroll(QObject):
             self._view.paintEvent(event)
             self._paint()
             return True
-        if event.type() == QEvent.Type.Wheel and isinstance(event, QWheelEvent):
+        if event.type() == QEvent.Type.Resize:
+            self._place_soon.start()
+        elif event.type() == QEvent.Type.Wheel and isinstance(event, QWheelEvent):
             return self._wheel(event)
-        if event.type() in _MOUSE and isinstance(event, QMouseEvent):
+        elif event.type() in _MOUSE and isinstance(event, QMouseEvent):
             run = self.run_at(event.position())
             if run is not None and run.offset:
                 moved = QMouseEvent(
