@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from assistant.errors import ProviderError
-from assistant.memory.embedding import Embedder
+from assistant.memory.embedding import EMBED_BATCH, Embedder
 from assistant.memory.openai_embedder import POOLING_NOTICE, OpenAIEmbedder
 from assistant.openai_errors import RetryPolicy
 from tests.fake_openai import FakeOpenAI, Reply, hashed_embedding
@@ -29,7 +29,7 @@ def test_embeds_in_batches_in_order(fake_openai: FakeOpenAI, embedder: OpenAIEmb
     assert vectors.shape == (600, 64)
     assert vectors.dtype == np.float32
     batches = [r.body["input"] for r in fake_openai.requests_to("/embeddings")]
-    assert [len(batch) for batch in batches] == [256, 256, 88]
+    assert [len(batch) for batch in batches] == [EMBED_BATCH] * 9 + [24]
     assert [text for batch in batches for text in batch] == texts
     expected = np.array([hashed_embedding(text) for text in texts], dtype=np.float32)
     assert np.allclose(vectors, expected, atol=1e-6)

@@ -12,6 +12,7 @@ import openai
 from openai.types import CreateEmbeddingResponse
 
 from assistant.errors import ProviderError
+from assistant.memory.embedding import embedding_batches
 from assistant.openai_errors import CLIENT_ERRORS, RetryPolicy, provider_error, server_url
 
 log = logging.getLogger(__name__)
@@ -34,8 +35,6 @@ class OpenAIEmbedder:
     server that is down does not hold up every search. Every failure is raised as a
     `ProviderError` whose message a user can act on.
     """
-
-    batch_size = 256
 
     def __init__(
         self,
@@ -73,14 +72,10 @@ class OpenAIEmbedder:
         return server_url(self._client)
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Embed `texts` in order, in batches of at most `batch_size`; shape (len(texts), dim)."""
-        texts = list(texts)
+        """Embed `texts` in order, a request per `EMBED_BATCH`; shape (len(texts), dim)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        batches = [
-            self._embed_batch(texts[start : start + self.batch_size])
-            for start in range(0, len(texts), self.batch_size)
-        ]
+        batches = [self._embed_batch(list(batch)) for batch in embedding_batches(texts)]
         vectors: npt.NDArray[np.float32] = np.concatenate(batches)
         return vectors
 

@@ -7,7 +7,13 @@ from collections.abc import Sequence
 from typing import Literal
 
 from assistant.errors import InvalidImportError
-from assistant.memory import ConversationExistsError, ConversationStore, MemoryItem, SemanticMemory
+from assistant.memory import (
+    ConversationExistsError,
+    ConversationStore,
+    MemoryItem,
+    SemanticMemory,
+    embedding_batches,
+)
 from assistant.transfer.plan import (
     POLICIES,
     ConflictPolicy,
@@ -22,7 +28,6 @@ from assistant.transfer.reader import read_conversations
 from assistant.transfer.stream import Cancel, ImportCancelledError
 
 COPY_SUFFIX = " (imported)"
-_MEMORY_BATCH = 64
 
 
 def apply_import(
@@ -73,8 +78,7 @@ def apply_import(
         done += 1
         if progress is not None:
             progress(done, total)
-    for start in range(0, len(plan.memories), _MEMORY_BATCH):
-        batch = plan.memories[start : start + _MEMORY_BATCH]
+    for batch in embedding_batches(plan.memories):
         added, copied = _insert_memories(stores.memory, batch, policy)
         counts["m_imported"] += added
         counts["m_copied"] += copied
