@@ -1,16 +1,19 @@
 """Errors of the `openai` client as `ProviderError`s a user can act on; shared by chat and memory.
 
-The messages name the server (never the API key) and say what to check. `is_transient` and
-`retry_after` tell a caller which failures are worth another try and how long to wait first.
+The messages name the server (never the API key) and say what to check. `RetryPolicy` (on
+`is_transient` and `retry_after`) tells a caller which failures are worth another try and how
+long to wait first.
 """
 
 from __future__ import annotations
 
 import email.utils
 import math
+import random
 import re
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Literal
 
 import openai
@@ -175,6 +178,36 @@ def retry_after(err: BaseException) -> float | None:
         if math.isfinite(seconds):
             return max(0.0, float(seconds))
     return None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """When a failed request is tried again, and after how long: the same for chat and
+    embeddings.
+
+    Only what may pass (`is_transient`) is retried, at most `max_retries` times (a timeout
+    once: a silent server rarely answers the next time), after the server's Retry-After or an
+    exponential backoff with jitter, and never after more than `max_backoff` seconds.
+    """
+
+    max_retries: int = 3
+    backoff: float = 0.5
+    max_backoff: float = 20.0
+
+    def allows(self, err: BaseException, attempt: int, parameters: Iterable[str] = ()) -> bool:
+        """Whether the request may be sent again after try number `attempt + 1` failed."""
+        retries = self.max_retries
+        if isinstance(err, openai.APITimeoutError):
+            retries = min(retries, 1)
+        return attempt < retries and is_transient(err, parameters)
+
+    def delay(self, attempt: int, err: BaseException) -> float:
+        """Seconds to wait before retry number `attempt + 1`: Retry-After, else backoff."""
+        asked = retry_after(err)
+        if asked is not None:
+            return min(asked, self.max_backoff)
+        delay = self.backoff * 2.0**attempt * random.uniform(1.0, 1.25)
+        return min(delay, self.max_backoff)
 
 
 def provider_error(

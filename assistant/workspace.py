@@ -20,6 +20,7 @@ from assistant.memory import (
     WorkingMemoryStore,
 )
 from assistant.notices import Notices
+from assistant.openai_client import OpenAIClients
 from assistant.paths import memory_dir, settings_file
 from assistant.settings import BASE_URL_ENV, LOCAL_EMBEDDING_MODEL, Settings
 
@@ -49,6 +50,7 @@ class Workspace:
     capabilities: CapabilityMemory = field(init=False)
     embedder: Embedder | None = None  # the one the stores use
     reflection_tries: Tries | None = None  # when reflection last ran, for every turn's agent
+    clients: OpenAIClients = field(default_factory=OpenAIClients)  # closed with the workspace
 
     def __post_init__(self) -> None:
         # What each server was found to support outlives the provider of one turn.
@@ -60,7 +62,8 @@ class Workspace:
         settings, warnings = Settings.load(settings_file(root))
         credentials = credentials or Credentials()
         notices = Notices()
-        embedder = _embedder(settings, credentials, notices)
+        clients = OpenAIClients()
+        embedder = _embedder(settings, credentials, notices, clients)
         memory = SemanticMemory.open(memory_dir(root), embedder)
         workspace = cls(
             root=root,
@@ -72,6 +75,7 @@ class Workspace:
             topics=TopicStore(memory_dir(root)),
             notices=notices,
             embedder=embedder,
+            clients=clients,
         )
         workspace.conversations.all()  # scans changed files: their problems are reported now
         workspace._tie_working_memory_to_conversations()
@@ -106,9 +110,11 @@ class Workspace:
     def save_settings(self) -> None:
         """Write the settings and give the memory the embedder they describe."""
         self.settings.save(settings_file(self.root))
-        # A new embedder even for the same model: the URL or the key may have changed. The
-        # store keeps its vectors when the model name is the same.
-        embedder = _embedder(self.settings, self.credentials, self.notices, self.embedder)
+        # A new embedder even for the same model: the URL or the key may have changed (and with
+        # them the client). The store keeps its vectors when the model name is the same.
+        embedder = _embedder(
+            self.settings, self.credentials, self.notices, self.clients, self.embedder
+        )
         self.embedder = embedder
         self.memory.set_embedder(embedder)
         self.conversations.set_embedder(embedder)
@@ -119,7 +125,8 @@ class Workspace:
 
         if not self.is_configured():
             raise ProviderError("No model server is set up yet. Open Settings to connect one.")
-        return OpenAIProvider.from_settings(self.settings, self.credentials, self.capabilities)
+        client = self.clients.get(self.settings, self.credentials)
+        return OpenAIProvider(client, self.settings.chat_model, capabilities=self.capabilities)
 
     @staticmethod
     def list_models(settings: Settings, credentials: Credentials) -> tuple[str, list[str]]:
@@ -190,16 +197,14 @@ class Workspace:
     def reflect(self, topic: str | None = None, cancel: CancelToken | None = None) -> Reflection:
         """Write insights from a topic's recent memories now (the sidebar's "Reflect"), within
         the daily cap; blocks (not on the GUI thread). ProviderError if no model is set up."""
-        provider = self.provider()
-        try:
-            return self._reflector(provider).reflect(topic, cancel=cancel)
-        finally:
-            provider.close()
+        return self._reflector(self.provider()).reflect(topic, cancel=cancel)
 
     def close(self) -> None:
-        """Close the stores (saving caches and dropping forgotten memories from disk)."""
+        """Close the stores (saving caches and dropping forgotten memories from disk) and the
+        server connections."""
         self.memory.close()
         self.conversations.close()
+        self.clients.close()
 
 
 def _configured(settings: Settings, credentials: Credentials) -> bool:
@@ -214,6 +219,7 @@ def _embedder(
     settings: Settings,
     credentials: Credentials,
     notices: Notices,
+    clients: OpenAIClients,
     current: Embedder | None = None,
 ) -> Embedder | None:
     """The embedder of the settings: the built-in one (`current` if it is that, as the model
@@ -228,9 +234,8 @@ def _embedder(
     model = settings.embedding_model
 
     def build() -> Embedder:
-        from assistant.agent.provider import openai_client  # loads openai on first use
-        from assistant.memory import OpenAIEmbedder
+        from assistant.memory import OpenAIEmbedder  # loads openai on first use
 
-        return OpenAIEmbedder(openai_client(settings, credentials), model, on_notice=notices.say)
+        return OpenAIEmbedder(clients.get(settings, credentials), model, on_notice=notices.say)
 
     return LazyEmbedder(model, build)

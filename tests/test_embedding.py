@@ -6,14 +6,16 @@ import numpy as np
 import pytest
 
 from assistant.errors import ProviderError
-from assistant.memory.embedding import Embedder
+from assistant.memory.embedding import EMBED_BATCH, Embedder
 from assistant.memory.openai_embedder import POOLING_NOTICE, OpenAIEmbedder
+from assistant.openai_errors import RetryPolicy
 from tests.fake_openai import FakeOpenAI, Reply, hashed_embedding
 
 
 @pytest.fixture
 def embedder(fake_openai: FakeOpenAI) -> OpenAIEmbedder:
-    return OpenAIEmbedder(fake_openai.client(max_retries=0, timeout=2.0), "embed-model")
+    client = fake_openai.client(max_retries=0, timeout=2.0)
+    return OpenAIEmbedder(client, "embed-model", retry=RetryPolicy(max_retries=0))
 
 
 def test_is_an_embedder(embedder: OpenAIEmbedder) -> None:
@@ -27,7 +29,7 @@ def test_embeds_in_batches_in_order(fake_openai: FakeOpenAI, embedder: OpenAIEmb
     assert vectors.shape == (600, 64)
     assert vectors.dtype == np.float32
     batches = [r.body["input"] for r in fake_openai.requests_to("/embeddings")]
-    assert [len(batch) for batch in batches] == [256, 256, 88]
+    assert [len(batch) for batch in batches] == [EMBED_BATCH] * 9 + [24]
     assert [text for batch in batches for text in batch] == texts
     expected = np.array([hashed_embedding(text) for text in texts], dtype=np.float32)
     assert np.allclose(vectors, expected, atol=1e-6)
@@ -89,13 +91,27 @@ def test_similar_texts_are_closer(embedder: OpenAIEmbedder) -> None:
     assert a @ b > a @ c
 
 
-def test_server_down_names_the_url() -> None:
+def test_server_down_names_the_url_after_retrying_as_chat_does() -> None:
     with FakeOpenAI() as server:
         pass
     url = server.base_url
-    embedder = OpenAIEmbedder(server.client(timeout=1.0), "m")
-    with pytest.raises(ProviderError, match=f"Could not reach {url}"):
+    sleeps: list[float] = []
+    embedder = OpenAIEmbedder(server.client(timeout=1.0), "m", sleep=sleeps.append)
+    with pytest.raises(ProviderError, match=f"Could not reach {url}.*Tried 4 times"):
         embedder.embed(["x"])
+    assert len(sleeps) == 3 and sleeps == sorted(sleeps)  # backing off
+    with pytest.raises(ProviderError, match="Could not reach") as again:
+        embedder.embed(["x"])
+    assert len(sleeps) == 3 and "Tried" not in str(again.value)  # still down: asked once
+
+
+def test_a_rate_limit_waits_as_asked_and_goes_on(fake_openai: FakeOpenAI) -> None:
+    sleeps: list[float] = []
+    embedder = OpenAIEmbedder(fake_openai.client(max_retries=0), "m", sleep=sleeps.append)
+    fake_openai.enqueue_embeddings(Reply.error(429, retry_after=2), Reply.error(503))
+    assert embedder.embed(["x", "y"]).shape == (2, 64)
+    assert sleeps[0] == 2.0 and 1.0 <= sleeps[1] <= 1.25  # Retry-After, then the backoff
+    assert len(fake_openai.requests_to("/embeddings")) == 3
 
 
 def test_wrong_key() -> None:
@@ -162,10 +178,10 @@ def test_zero_vectors_stay_zero(fake_openai: FakeOpenAI, embedder: OpenAIEmbedde
     assert embedder.embed(["x"]).tolist() == [[0.0, 0.0]]
 
 
-def test_timeout(fake_openai: FakeOpenAI) -> None:
-    embedder = OpenAIEmbedder(fake_openai.client(timeout=0.2), "m")
-    fake_openai.enqueue_embeddings(Reply(delay=2.0))
-    with pytest.raises(ProviderError, match="did not answer in time"):
+def test_timeout_is_tried_once_more(fake_openai: FakeOpenAI) -> None:
+    embedder = OpenAIEmbedder(fake_openai.client(timeout=0.2), "m", sleep=lambda _: None)
+    fake_openai.enqueue_embeddings(Reply(delay=2.0), Reply(delay=2.0))
+    with pytest.raises(ProviderError, match=r"did not answer in time.*Tried 2 times"):
         embedder.embed(["x"])
 
 

@@ -7,6 +7,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -15,11 +16,13 @@ import pytest
 
 from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.chat import ChatProvider, ChatResponse, ToolCallRequest
-from assistant.agent.provider import NO_API_KEY, OpenAIProvider
+from assistant.agent.provider import OpenAIProvider
 from assistant.credentials import Credentials
 from assistant.errors import ContextOverflowError, ProviderError
+from assistant.openai_client import NO_API_KEY
 from assistant.openai_errors import retry_after
 from assistant.settings import Settings
+from assistant.workspace import Workspace
 from tests.fake_openai import FakeOpenAI, Reply, ToolCall
 
 MESSAGES = [{"role": "user", "content": "What is the capital of France?"}]
@@ -555,6 +558,25 @@ def test_from_settings_without_a_key(fake_openai: FakeOpenAI) -> None:
 def test_from_settings_without_a_url() -> None:
     with pytest.raises(ProviderError, match="No server URL"):
         OpenAIProvider.from_settings(Settings(provider="custom"), Credentials())
+
+
+def test_the_workspace_keeps_one_client_per_settings_and_closes_them(
+    data_dir: Path, fake_openai: FakeOpenAI
+) -> None:
+    workspace = Workspace.open(data_dir)
+    settings, credentials = workspace.settings, workspace.credentials
+    settings.provider, settings.base_url = "custom", fake_openai.base_url
+    first = workspace.clients.get(settings, credentials)
+    assert workspace.clients.get(settings, credentials) is first  # every turn: the same one
+    fake_openai.enqueue(Reply.text("Paris."))
+    assert workspace.provider().chat(MESSAGES).content == "Paris."
+    settings.request_timeout += 1
+    second = workspace.clients.get(settings, credentials)
+    assert second is not first and not first.is_closed()  # a running turn may still use it
+    workspace.close()
+    assert first.is_closed() and second.is_closed()
+    with pytest.raises(ProviderError, match="closed"):
+        workspace.provider()
 
 
 def test_list_models() -> None:

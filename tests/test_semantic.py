@@ -25,6 +25,7 @@ from assistant.errors import ProviderError, StorageError
 from assistant.fileio import atomic_write_json
 from assistant.memory import jsonl
 from assistant.memory.bm25 import COMMON_FROM
+from assistant.memory.embedding import EMBED_BATCH
 from assistant.memory.items import MemoryChange, MemoryItem, Source
 from assistant.memory.projection import Projection
 from assistant.memory.ranking import SearchConfig
@@ -249,8 +250,9 @@ def test_backfill_then_cache_is_reused(mem_dir: Path) -> None:
     assert mem.embedding_status().embedded == 0
     progress: list[tuple[int, int]] = []
     assert mem.embed_missing(lambda d, t: progress.append((d, t))) == 600
-    assert progress == [(0, 600), (256, 600), (512, 600), (600, 600)]
-    assert embedder.calls == 3
+    steps = [*range(0, 600, EMBED_BATCH), 600]
+    assert progress == [(done, 600) for done in steps]  # after each batch
+    assert embedder.calls == len(steps) - 1
     mem.close()
 
     counting = HashEmbedder()
@@ -266,8 +268,8 @@ def test_embed_missing_can_be_cancelled(mem_dir: Path) -> None:
         mem.add(f"note {i}")
     mem.set_embedder(HashEmbedder())
     calls = iter([False, True])
-    assert mem.embed_missing(cancel=lambda: next(calls)) == 256
-    assert mem.embedding_status().embedded == 256
+    assert mem.embed_missing(cancel=lambda: next(calls)) == EMBED_BATCH
+    assert mem.embedding_status().embedded == EMBED_BATCH
 
 
 @pytest.mark.parametrize(("name", "dim"), [("other-model", 64), ("hash", 32)])

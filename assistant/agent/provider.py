@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import queue
-import random
 import re
 import threading
 import time
@@ -32,22 +31,20 @@ from assistant.agent.context_window import probe_context_window
 from assistant.credentials import Credentials
 from assistant.errors import ContextOverflowError, ProviderError
 from assistant.memory import estimate_tokens
+from assistant.openai_client import openai_client
 from assistant.openai_errors import (
     CLIENT_ERRORS,
     MALFORMED_ERRORS,
+    RetryPolicy,
     error_text,
     is_overflow,
-    is_transient,
     provider_error,
-    retry_after,
     server_url,
 )
 from assistant.settings import Settings
 
 log = logging.getLogger(__name__)
 
-# Local servers ignore the key, but the client insists on one.
-NO_API_KEY = "not-needed"
 # Retry waits are slept in steps this long, so a cancel cuts them short.
 _SLEEP_STEP = 0.05
 # Parameters the caller may not override through `extra_params`.
@@ -81,19 +78,6 @@ _WAIT_TICK = 1.0
 _T = TypeVar("_T")
 
 
-def openai_client(settings: Settings, credentials: Credentials) -> openai.OpenAI:
-    """An `openai` client for the configured server, key and timeout (we retry ourselves)."""
-    base_url = settings.effective_base_url()
-    if not base_url:
-        raise ProviderError("No server URL is set. Enter the server's URL in the settings.")
-    return openai.OpenAI(
-        api_key=credentials.api_key() or NO_API_KEY,
-        base_url=base_url,
-        timeout=settings.request_timeout,
-        max_retries=0,
-    )
-
-
 class OpenAIProvider:
     """A `ChatProvider` on an injected `openai.OpenAI` client (built with `max_retries=0`).
 
@@ -121,9 +105,7 @@ class OpenAIProvider:
         self._client = client
         self.model = model
         self._stream = stream
-        self._max_retries = max(0, max_retries)
-        self._backoff = backoff
-        self._max_backoff = max_backoff
+        self._retry = RetryPolicy(max(0, max_retries), backoff, max_backoff)
         self._extra_params = dict(extra_params or {})
         self._sleep = sleep
         self._memory = capabilities or CapabilityMemory()
@@ -153,7 +135,7 @@ class OpenAIProvider:
         return self._memory.get(self._key)
 
     def close(self) -> None:
-        """Close the client's connections."""
+        """Close the client's connections (of a provider that owns its client: `from_settings`)."""
         self._client.close()
 
     def list_models(self) -> list[str]:
@@ -265,14 +247,11 @@ class OpenAIProvider:
                 raise ProviderError(
                     f"The connection to {self.server_url} dropped in the middle of the answer."
                 ) from err
-            retries = self._max_retries
-            if isinstance(err, openai.APITimeoutError):
-                retries = min(retries, 1)  # a silent server rarely answers the next time
-            if shown.any or attempt >= retries or not is_transient(err, request.options):
+            if shown.any or not self._retry.allows(err, attempt, request.options):
                 raise provider_error(
                     err, self._client, model=self.model, purpose="chat", attempts=attempt + 1
                 ) from err
-            delay = self._delay(attempt, err)
+            delay = self._retry.delay(attempt, err)
             log.warning(
                 "Chat request to %s failed (%s); retrying in %.2f s.",
                 self.server_url,
@@ -388,14 +367,6 @@ class OpenAIProvider:
         if response.content:
             shown(response.content)
         return response
-
-    def _delay(self, attempt: int, err: BaseException) -> float:
-        """Seconds to wait before retry number `attempt + 1`: Retry-After, else backoff."""
-        asked = retry_after(err)
-        if asked is not None:
-            return min(asked, self._max_backoff)
-        delay = self._backoff * 2.0**attempt * random.uniform(1.0, 1.25)
-        return min(delay, self._max_backoff)
 
     def _wait(self, seconds: float, cancel: CancelToken | None) -> None:
         """Sleep `seconds` in short steps; OperationCancelledError as soon as `cancel` is set."""

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
         ConversationStore,
     )
     from assistant.memory.edits import MemoryEdit, undo
-    from assistant.memory.embedding import Embedder, LazyEmbedder
+    from assistant.memory.embedding import Embedder, LazyEmbedder, embedding_batches
     from assistant.memory.items import (
         KINDS,
         EventType,
@@ -60,7 +60,7 @@ _MODULES = {
     ),
     "messages": ("Message", "check_messages", "estimate_tokens"),
     "edits": ("MemoryEdit", "undo"),
-    "embedding": ("Embedder", "LazyEmbedder"),
+    "embedding": ("Embedder", "LazyEmbedder", "embedding_batches"),
     "items": (
         "KINDS",
         "EventType",
@@ -118,6 +118,7 @@ __all__ = [
     "WorkingMemory",
     "WorkingMemoryStore",
     "check_messages",
+    "embedding_batches",
     "estimate_tokens",
     "is_valid_id",
     "listing_order",

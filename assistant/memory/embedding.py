@@ -1,12 +1,25 @@
-"""Embedders turn texts into unit vectors: the protocol, and a lazy wrapper."""
+"""Embedders turn texts into unit vectors: the protocol, a lazy wrapper, and the batches
+embedding work is done in."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Callable, Iterator, Sequence
+from typing import Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+
+# Texts per embedding call: one request to a server, and one step of progress (and of
+# cancelling) when the stores embed what they lack or an import adds memories.
+EMBED_BATCH = 64
+
+_T = TypeVar("_T")
+
+
+def embedding_batches(items: Sequence[_T]) -> Iterator[Sequence[_T]]:
+    """`items` in consecutive slices of at most `EMBED_BATCH`."""
+    for start in range(0, len(items), EMBED_BATCH):
+        yield items[start : start + EMBED_BATCH]
 
 
 class Embedder(Protocol):

@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from assistant.errors import AssistantError
 from assistant.memory.bm25 import BM25Index
-from assistant.memory.embedding import Embedder
+from assistant.memory.embedding import Embedder, embedding_batches
 from assistant.memory.message_vectors import MessageKey, MessageVectors
 from assistant.memory.messages import Message
 from assistant.memory.ranking import SearchConfig, fused_relevance
@@ -37,7 +37,6 @@ log = logging.getLogger(__name__)
 
 SNIPPET_CHARS = 160
 SEARCHED_ROLES = ("user", "assistant")
-EMBED_BATCH = 64
 SAVE_EVERY = 2048  # embedded messages between cache saves while embedding
 
 
@@ -288,12 +287,11 @@ class MessageIndex:
             todo = self._unembedded()
         done = 0
         try:
-            for start in range(0, len(todo), EMBED_BATCH):
+            for batch in embedding_batches(todo):
                 if embedder is None or (cancel is not None and cancel()):
                     break
                 if progress is not None:
                     progress(done, len(todo))
-                batch = todo[start : start + EMBED_BATCH]
                 vectors = np.asarray(embedder.embed([t for _, t in batch]), dtype=np.float32)
                 with self._lock:
                     if embedder is not self._embedder:

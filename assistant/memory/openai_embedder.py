@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -10,7 +12,10 @@ import openai
 from openai.types import CreateEmbeddingResponse
 
 from assistant.errors import ProviderError
-from assistant.openai_errors import CLIENT_ERRORS, provider_error, server_url
+from assistant.memory.embedding import embedding_batches
+from assistant.openai_errors import CLIENT_ERRORS, RetryPolicy, provider_error, server_url
+
+log = logging.getLogger(__name__)
 
 _PROBE_TEXT = "dimension probe"
 _UNUSABLE = "The server's embeddings are unusable"
@@ -25,10 +30,11 @@ class OpenAIEmbedder:
 
     `dim` is the vector size; unless given, the first access embeds a probe text to learn it.
     A server without pooling sends a vector per token: they are averaged, and `on_notice` hears
-    so. Every failure is raised as a `ProviderError` whose message a user can act on.
+    so. A failed request is retried as a chat request is (`retry`, waiting with `sleep`), unless
+    the server failed the last call too: then each call is tried once until one succeeds, so a
+    server that is down does not hold up every search. Every failure is raised as a
+    `ProviderError` whose message a user can act on.
     """
-
-    batch_size = 256
 
     def __init__(
         self,
@@ -37,11 +43,16 @@ class OpenAIEmbedder:
         *,
         dim: int | None = None,
         on_notice: Callable[[str], None] | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self._client = client
         self.name = model
         self._dim = dim
         self._on_notice = on_notice
+        self._retry = retry or RetryPolicy()
+        self._sleep = sleep
+        self._failing = False  # the last call failed: try once until one succeeds
         self.pools_tokens = False  # the server sends per-token vectors, which are averaged
 
     @property
@@ -61,25 +72,17 @@ class OpenAIEmbedder:
         return server_url(self._client)
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Embed `texts` in order, in batches of at most `batch_size`; shape (len(texts), dim)."""
-        texts = list(texts)
+        """Embed `texts` in order, a request per `EMBED_BATCH`; shape (len(texts), dim)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        batches = [
-            self._embed_batch(texts[start : start + self.batch_size])
-            for start in range(0, len(texts), self.batch_size)
-        ]
+        batches = [self._embed_batch(list(batch)) for batch in embedding_batches(texts)]
         vectors: npt.NDArray[np.float32] = np.concatenate(batches)
         return vectors
 
     def _embed_batch(self, texts: list[str]) -> npt.NDArray[np.float32]:
         # Some servers reject empty strings; a single space is accepted everywhere.
         inputs = [text or " " for text in texts]
-        try:
-            response = self._client.embeddings.create(model=self.name, input=inputs)
-        except CLIENT_ERRORS as err:
-            raise provider_error(err, self._client, model=self.name, purpose="embeddings") from err
-        rows = self._rows(response, len(inputs))
+        rows = self._rows(self._request(inputs), len(inputs))
         if not np.all(np.isfinite(rows)):
             raise ProviderError(f"{_UNUSABLE}: vectors with NaN or infinite values.")
         norms = np.linalg.norm(rows, axis=1, keepdims=True)
@@ -94,6 +97,34 @@ class OpenAIEmbedder:
             )
         self._dim = int(vectors.shape[1])
         return vectors
+
+    def _request(self, inputs: list[str]) -> CreateEmbeddingResponse:
+        attempt = 0
+        while True:
+            try:
+                response = self._client.embeddings.create(model=self.name, input=inputs)
+            except CLIENT_ERRORS as err:
+                if self._failing or not self._retry.allows(err, attempt):
+                    self._failing = True
+                    raise provider_error(
+                        err,
+                        self._client,
+                        model=self.name,
+                        purpose="embeddings",
+                        attempts=attempt + 1,
+                    ) from err
+                delay = self._retry.delay(attempt, err)
+                log.warning(
+                    "Embedding request to %s failed (%s); retrying in %.2f s.",
+                    self.server_url,
+                    type(err).__name__,
+                    delay,
+                )
+                self._sleep(delay)
+                attempt += 1
+            else:
+                self._failing = False
+                return response
 
     def _rows(self, response: CreateEmbeddingResponse, count: int) -> npt.NDArray[np.float64]:
         """The vectors of `response` in input order, checked for count and shape.

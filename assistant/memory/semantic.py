@@ -29,7 +29,7 @@ from assistant.fileio import atomic_write_bytes, copy_aside, make_dir, refuse_li
 from assistant.memory import index_cache, jsonl
 from assistant.memory.arrays import ensure_capacity, with_headroom
 from assistant.memory.bm25 import BM25Index
-from assistant.memory.embedding import Embedder
+from assistant.memory.embedding import Embedder, embedding_batches
 from assistant.memory.history import History, events_of, select
 from assistant.memory.items import (
     KINDS,
@@ -61,7 +61,6 @@ MERGE_THRESHOLD = 0.85  # a new memory this similar to an active one is merged i
 ARCHIVE_BELOW = 0.1  # decay archives a memory whose importance falls below this
 _DECAY_FACTOR = 0.8  # decay changes a memory once its importance would fall to this share
 _MIN_COMPACT_DEAD = 500
-_EMBED_BATCH = 256
 
 LEARNED: tuple[Origin, ...] = ("curator", "reflection")  # never learn a forgotten fact again
 
@@ -606,10 +605,9 @@ class SemanticMemory:
             total = done + len(todo)
             if progress is not None:
                 progress(done, total)
-            for start in range(0, len(todo), _EMBED_BATCH):
+            for batch in embedding_batches(todo):
                 if cancel is not None and cancel():
                     break
-                batch = todo[start : start + _EMBED_BATCH]
                 embedded = self._embed([text for _, text in batch], strict=True)
                 if embedded is None:  # the embedder was removed
                     return done

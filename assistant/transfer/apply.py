@@ -9,7 +9,13 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from assistant.errors import InvalidImportError
-from assistant.memory import ConversationExistsError, ConversationStore, MemoryEvent, MemoryItem
+from assistant.memory import (
+    ConversationExistsError,
+    ConversationStore,
+    MemoryEvent,
+    MemoryItem,
+    embedding_batches,
+)
 from assistant.timestamps import now_utc
 from assistant.transfer.plan import (
     POLICIES,
@@ -28,7 +34,6 @@ if TYPE_CHECKING:
     from assistant.memory.semantic import Inserted
 
 COPY_SUFFIX = " (imported)"
-_MEMORY_BATCH = 64
 SUGGESTED_IMPORTANCE = 0.7
 
 
@@ -64,10 +69,9 @@ def apply_import(
     history: dict[str, list[MemoryEvent]] = {}
     for event in plan.memory_history:
         history.setdefault(event.memory_id, []).append(event)
-    for start in range(0, len(plan.memories), _MEMORY_BATCH):
+    for batch in embedding_batches(plan.memories):
         if cancel is not None and cancel():
             raise ImportCancelledError
-        batch = plan.memories[start : start + _MEMORY_BATCH]
         events = [e for item in batch for e in history.get(item.id, ())]
         memories.add(stores.memory.insert(batch, events=events))
         done += len(batch)

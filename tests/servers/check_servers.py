@@ -38,10 +38,10 @@ from assistant.agent.events import (
     ToolCallStarted,
     Waiting,
 )
-from assistant.agent.provider import openai_client
 from assistant.errors import AssistantError
 from assistant.memory.openai_embedder import OpenAIEmbedder
 from assistant.memory.semantic import SemanticMemory
+from assistant.openai_client import openai_client
 from assistant.paths import settings_file
 from assistant.settings import Settings
 from assistant.workspace import Workspace

@@ -1,0 +1,66 @@
+"""The `openai` clients of the app: built from the settings, shared by chat and embeddings.
+
+`openai` loads slowly, so this module imports it only when a client is first built.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from assistant.credentials import Credentials
+from assistant.errors import ProviderError
+from assistant.settings import Settings
+
+if TYPE_CHECKING:
+    import openai
+
+# Local servers ignore the key, but the client insists on one.
+NO_API_KEY = "not-needed"
+
+_Key = tuple[str, str, float]  # base URL, API key, timeout
+
+
+def openai_client(settings: Settings, credentials: Credentials) -> openai.OpenAI:
+    """A new client for the configured server, key and timeout (callers retry themselves)."""
+    import openai
+
+    base_url, api_key, timeout = _key(settings, credentials)
+    return openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+
+
+def _key(settings: Settings, credentials: Credentials) -> _Key:
+    base_url = settings.effective_base_url()
+    if not base_url:
+        raise ProviderError("No server URL is set. Enter the server's URL in the settings.")
+    return base_url, credentials.api_key() or NO_API_KEY, settings.request_timeout
+
+
+class OpenAIClients:
+    """One client per server, key and timeout, reused by every turn and embedder; `close`
+    closes them all (a client of earlier settings may still serve a running turn until then).
+    """
+
+    def __init__(self) -> None:
+        self._clients: dict[_Key, openai.OpenAI] = {}
+        self._closed = False
+        self._lock = threading.Lock()
+
+    def get(self, settings: Settings, credentials: Credentials) -> openai.OpenAI:
+        """The client for what `settings` and `credentials` say now."""
+        key = _key(settings, credentials)
+        with self._lock:
+            if self._closed:
+                raise ProviderError("The data directory was closed.")
+            client = self._clients.get(key)
+            if client is None:
+                client = self._clients[key] = openai_client(settings, credentials)
+            return client
+
+    def close(self) -> None:
+        """Close every client's connections."""
+        with self._lock:
+            self._closed = True
+            clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            client.close()
