@@ -21,7 +21,7 @@ from assistant.agent.chat import ChatProvider
 from assistant.agent.decisions import strip_fences
 from assistant.agent.prompt import fence, memory_line
 from assistant.errors import AssistantError
-from assistant.memory import MemoryEdit, MemoryItem, MemoryState, SemanticMemory, TopicStore
+from assistant.memory import MemoryEdit, MemoryItem, SemanticMemory, TopicStore
 from assistant.timestamps import now_utc
 
 log = logging.getLogger(__name__)
@@ -94,38 +94,39 @@ class Reflector:
         self.tries = tries or Tries()
         self.clock = clock
 
-    def _since(self) -> datetime | None:
+    def _since(self, items: Sequence[MemoryItem]) -> datetime | None:
         """When the last reflection ran: the newest insight, or a try in this session."""
-        times = [i.created_at for i in self._insights(None)]
+        times = [i.created_at for i in items if i.origin == "reflection"]
         if self.tries.last is not None:
             times.append(self.tries.last)
         return max(times, default=None)
 
-    def _insights(self, state: MemoryState | None = "active") -> list[MemoryItem]:
+    def new_memories(self, items: Sequence[MemoryItem] | None = None) -> list[MemoryItem]:
+        """The current memories learned since the last reflection (insights aside), of
+        `items` (default: all memories)."""
+        items = self.memory.all(None) if items is None else items
+        since = self._since(items)
         return [
             i
-            for i in self.memory.all(None)
-            if i.origin == "reflection" and (state is None or i.state == state)
-        ]
-
-    def new_memories(self) -> list[MemoryItem]:
-        """The current memories learned since the last reflection (insights aside)."""
-        since = self._since()
-        return [
-            i
-            for i in self.memory.all()
+            for i in items
             if i.is_current and i.origin != "reflection" and (since is None or i.created_at > since)
         ]
 
-    def left_today(self) -> int:
+    def left_today(self, items: Sequence[MemoryItem] | None = None) -> int:
         """How many insights may still be written today (the day of the local clock)."""
+        items = self.memory.all(None) if items is None else items
         today = self.clock().astimezone().date()
-        written = sum(1 for i in self._insights(None) if i.created_at.astimezone().date() == today)
+        written = sum(
+            1
+            for i in items
+            if i.origin == "reflection" and i.created_at.astimezone().date() == today
+        )
         return max(0, self.per_day - written)
 
     def due(self) -> bool:
         """Whether enough memories were learned since the last reflection, within today's cap."""
-        return self.left_today() > 0 and len(self.new_memories()) >= self.after_memories
+        items = self.memory.all(None)  # one pass over the store: this runs after every reply
+        return self.left_today(items) > 0 and len(self.new_memories(items)) >= self.after_memories
 
     def reflect_if_due(
         self,
@@ -200,7 +201,7 @@ class Reflector:
         return None if best is None else best[2]
 
     def _ask(self, memories: Sequence[MemoryItem], cancel: CancelToken | None) -> list[Insight]:
-        known = self._insights()
+        known = [i for i in self.memory.all() if i.origin == "reflection"]  # newest first
         listing = fence("memories", "\n".join(memory_line(i) for i in memories))
         if known:
             listing += "\n\nInsights already written:\n" + fence(
