@@ -14,7 +14,7 @@ import pytest
 
 from assistant.agent.cancel import CancelToken
 from assistant.agent.curator import EXTRACT_PROMPT, RELATED_K, TOPIC_PROMPT, Curator
-from assistant.agent.decisions import DECIDE_PROMPT
+from assistant.agent.decisions import DECIDE_MAX_TOKENS, DECIDE_PROMPT
 from assistant.agent.events import AgentEvent, MemoryEdited
 from assistant.agent.loop import Agent, AgentConfig
 from assistant.errors import ProviderError
@@ -156,7 +156,7 @@ def test_one_request_for_all_candidates_shows_each_its_related_memories(rig: Rig
     assert [i.text for i in stored] == ["The user lives in Lisbon", "The user sings"]
     (request,) = rig.asked(DECIDE_PROMPT)
     asked = request["messages"][1]["content"]
-    assert request["json_mode"]
+    assert request["json_mode"] and request["max_tokens"] == DECIDE_MAX_TOKENS
     first, second = asked.split("Candidate 1:")
     assert porto.id in first and cat.id in second and "Candidate 2" in second
     assert "I moved to Lisbon" in asked  # the exchange, for the user's own words

@@ -19,6 +19,7 @@ from assistant.agent.events import AgentEvent, MemoryEdited
 from assistant.agent.loop import Agent, AgentConfig
 from assistant.agent.reflection import (
     MAX_INSIGHTS,
+    REFLECT_MAX_TOKENS,
     REFLECT_PROMPT,
     Reflector,
     parse_insights,
@@ -100,6 +101,7 @@ def test_an_insight_rests_on_the_memories_it_names(rig: Rig) -> None:
     assert topic is not None and insight.id in topic.memory_ids
     (request,) = rig.provider.requests
     assert request["messages"][0]["content"] == REFLECT_PROMPT and request["json_mode"]
+    assert request["max_tokens"] == REFLECT_MAX_TOKENS
     shown = request["messages"][1]["content"]
     assert all(f"[{f.id}]" in shown for f in facts) and shown.startswith("<data")
 
