@@ -157,6 +157,7 @@ ENTRY = st.fixed_dictionaries(
         "target": st.sampled_from(["a1", "a2", "b1", "zz"]) | JSON,
         "text": st.text(max_size=20) | JSON,
         "reason": st.text(max_size=20) | JSON,
+        "since": st.dates().map(str) | st.text(max_size=12) | JSON,
     },
 )
 
@@ -170,7 +171,7 @@ ENTRY = st.fixed_dictionaries(
     )
 )
 def test_no_answer_breaks_the_parser(text: str) -> None:
-    decisions = parse_decisions(text, SHOWN)
+    decisions = parse_decisions(text, SHOWN, date(2026, 3, 3))
     for index, decision in decisions.items():
         assert decision.candidate == index and 0 <= index < len(SHOWN)
         assert decision.action in ("ADD", "UPDATE", "SUPERSEDE", "NOTHING")
@@ -178,6 +179,7 @@ def test_no_answer_breaks_the_parser(text: str) -> None:
             assert decision.target in SHOWN[index]
         else:
             assert decision.target is None
+        assert decision.since is None or decision.since <= date(2026, 3, 3)
 
 
 def test_the_request_fences_candidates_and_memories_as_data() -> None:
