@@ -13,7 +13,13 @@ from typing import Any
 import pytest
 
 from assistant.agent.cancel import CancelToken
-from assistant.agent.curator import EXTRACT_PROMPT, RELATED_K, TOPIC_PROMPT, Curator
+from assistant.agent.curator import (
+    EXTRACT_PROMPT,
+    RELATED_K,
+    TOPIC_PROMPT,
+    Curator,
+    parse_candidates,
+)
 from assistant.agent.decisions import DECIDE_MAX_TOKENS, DECIDE_PROMPT
 from assistant.agent.events import AgentEvent, MemoryEdited
 from assistant.agent.loop import Agent, AgentConfig
@@ -369,3 +375,12 @@ def test_a_move_the_user_dates_ends_the_old_home_that_day(rig: Rig) -> None:
     asked = rig.asked(DECIDE_PROMPT)[0]["messages"][1]["content"]
     today = f"{now_utc().astimezone():%Y-%m-%d}"
     assert f"Today is {today}." in asked or today == f"{week_ago + timedelta(days=8)}"  # midnight
+
+
+def test_an_exchange_yields_facts_not_insights() -> None:
+    """Insights come from reflection over several memories; an extracted one is kept as a fact."""
+    assert "insight" not in EXTRACT_PROMPT
+    answer = '{"memories": [{"kind": "insight", "text": "The user likes hills", "topic": "walks"}]}'
+    assert [(c.kind, c.text) for c in parse_candidates(answer)] == [
+        ("fact", "The user likes hills")
+    ]

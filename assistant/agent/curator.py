@@ -44,16 +44,20 @@ RELATED_K = 5  # existing memories each candidate is compared with
 EXTRACT_MAX_TOKENS = 1000
 TOPIC_MAX_TOKENS = 200
 
+# Insights are written by reflection, from several memories; an exchange yields plain facts.
+EXTRACTED_KINDS = tuple(kind for kind in KINDS if kind != "insight")
+
 EXTRACT_PROMPT = f"""\
 You curate the long-term memory of a personal assistant. From the exchange below, extract what \
 is worth remembering about the user for future conversations: facts about them, preferences, \
-plans, decisions, tasks, events and insights. Skip small talk, questions without new facts, \
+plans, decisions, tasks and events. Skip small talk, questions without new facts, \
 and anything only true for this conversation. Write each memory as one self-contained sentence \
 about the user ("The user ..."). Importance is 0 to 1 (0.9 for things the user would be upset \
 to have forgotten, 0.2 for trivia). The topic is one or two words.
 
-Answer with JSON only: {{"memories": [{{"kind": one of {", ".join(KINDS)}, "text": "...", \
-"importance": 0.5, "topic": "..."}}]}}. Answer {{"memories": []}} when nothing is worth keeping."""
+Answer with JSON only: {{"memories": [{{"kind": one of {", ".join(EXTRACTED_KINDS)}, \
+"text": "...", "importance": 0.5, "topic": "..."}}]}}. Answer {{"memories": []}} when nothing \
+is worth keeping."""
 
 TOPIC_PROMPT = """\
 Summarize what these memories say about the user in one or two sentences, as a short scene \
@@ -319,7 +323,9 @@ def _candidate(entry: Any) -> Candidate | None:
     topic = entry.get("topic")
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_MEMORY_CHARS:
         return None
-    if kind not in KINDS:
+    if kind == "insight":  # reflection writes those, from several memories
+        kind = "fact"
+    if kind not in EXTRACTED_KINDS:
         return None
     if isinstance(importance, bool) or not isinstance(importance, int | float):
         return None
