@@ -177,7 +177,10 @@ def test_a_timeline_source_opens_the_conversation_at_that_message(
     qtbot.waitExposed(window)
     window.workspace.memory.add("Lives in Lisbon", origin="tool", source=Source(chat, said.id))
     window.conversations.select(other)
-    timeline = window.sidebar.show_timeline()
+    assert window.menu.memory_timeline.isEnabled()
+    window.menu.memory_timeline.trigger()  # View > Memory timeline
+    timeline = window.sidebar.findChild(MemoryTimeline, "memoryTimeline")
+    assert timeline is not None and timeline.isVisible()
     qtbot.waitUntil(lambda: "Lisbon trip" in text(timeline))
     timeline.view.anchorClicked.emit(QUrl(source_href(chat, said.id)))
     assert window.conversations.current_id() == chat

@@ -50,6 +50,9 @@ class MainMenu:
         self.previous_conversation = action("&Previous conversation", "actionPreviousConversation")
         self.show_conversations = action("&Conversations pane", "actionShowConversations")
         self.show_memory = action("&Memory pane", "actionShowMemory")
+        self.memory_timeline = action(
+            "Memory &timeline", "actionTimeline", "What Assistant learned, changed and forgot"
+        )
         for toggle in (self.show_conversations, self.show_memory):
             toggle.setCheckable(True)
             toggle.setChecked(True)
@@ -76,6 +79,7 @@ class MainMenu:
             self.next_conversation,
             self.previous_conversation,
             self.stop,
+            self.memory_timeline,
         ]
         for needs_data in self.workspace_actions:
             needs_data.setEnabled(False)
@@ -93,7 +97,7 @@ class MainMenu:
         edit_menu.addSeparator()
         edit_menu.addAction(self.settings)
         view_menu = bar.addMenu("&View")
-        view_menu.addActions([self.show_conversations, self.show_memory])
+        view_menu.addActions([self.show_conversations, self.show_memory, self.memory_timeline])
         view_menu.addSeparator()
         theme_menu = QMenu("&Theme", view_menu)
         theme_menu.addActions(list(self.theme_actions.values()))

@@ -402,6 +402,7 @@ class MainWindow(QMainWindow):
         menu.settings.triggered.connect(self.open_settings)
         menu.find.triggered.connect(self.find_bar.open_bar)
         menu.search.triggered.connect(self.search_conversations)
+        menu.memory_timeline.triggered.connect(self.sidebar.show_timeline)
         menu.stop.triggered.connect(self.stop)
         menu.next_conversation.triggered.connect(lambda: self.conversations.select_next(1))
         menu.previous_conversation.triggered.connect(lambda: self.conversations.select_next(-1))
