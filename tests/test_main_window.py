@@ -233,7 +233,7 @@ def test_first_run_shows_welcome_and_memory_still_browsable(qtbot: QtBot, data_d
     win.show()
     assert win.stack.currentWidget() is win.welcome
     assert "No model connected" in win.provider_label.text()
-    assert win.sidebar.model.rowCount() == 1
+    assert win.sidebar.memories.model.rowCount() == 1
     win.close()
 
 
@@ -348,7 +348,7 @@ def test_frame_shows_first_then_panes_fill_with_the_data(qtbot: QtBot, data_dir:
         assert win.findChild(QWidget, name) is not None, name
     assert win.conversations.current_id() == cid
     assert "Where should we hike?" in win.chat.toPlainText()
-    assert win.sidebar.model.rowCount() == 1
+    assert win.sidebar.memories.model.rowCount() == 1
     assert win.send_button.isEnabled() and win.action_settings.isEnabled()
     assert win.input.toPlainText() == "typed while loading"
     assert not win.action_new.shortcut().isEmpty()

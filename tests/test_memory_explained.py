@@ -59,7 +59,7 @@ def remember(workspace: Workspace, text: str, **kw: Any) -> MemoryItem:
 
 def shown(sidebar: MemorySidebar, memory_id: str) -> str:
     assert sidebar.show_memory(memory_id)
-    return sidebar.detail.toPlainText()
+    return sidebar.memories.detail.toPlainText()
 
 
 def test_each_memory_says_where_it_came_from(workspace: Workspace, sidebar: MemorySidebar) -> None:
@@ -93,11 +93,11 @@ def test_each_memory_says_where_it_came_from(workspace: Workspace, sidebar: Memo
     assert "Rests on Moving to Lisbon, Moves in spring" in page
     assert "No single source: drawn from other memories" in page
     # The list says it too, to a screen reader.
-    row = sidebar.model.index_of(insight.id)
+    row = sidebar.memories.model.index_of(insight.id)
     assert "Insight from 2 memories" in row.data(Qt.ItemDataRole.AccessibleTextRole)
 
-    sidebar.detail.anchorClicked.emit(QUrl(memory_href(tool.id)))
-    selected = sidebar.selected_item()
+    sidebar.memories.detail.anchorClicked.emit(QUrl(memory_href(tool.id)))
+    selected = sidebar.memories.selected_item()
     assert selected is not None and selected.id == tool.id
 
 
@@ -123,16 +123,18 @@ def test_the_detail_tells_the_history_and_follows_a_supersede(
     lisbon = workspace.memory.supersede(
         porto.id, "The user lives in Lisbon", by="curator", reason="moved to Lisbon"
     )
-    qtbot.waitUntil(lambda: sidebar.model.index_of(porto.id).isValid() is False)
+    qtbot.waitUntil(lambda: sidebar.memories.model.index_of(porto.id).isValid() is False)
     page = shown(sidebar, porto.id)  # archived now: the state filter follows
-    assert sidebar.state_filter.currentData() == "archived"
+    assert sidebar.memories.state_filter.currentData() == "archived"
     assert "Replaced by The user lives in Lisbon" in page
     assert "Replaced by a newer memory: moved to Lisbon" in page
     assert f"Held until {day_text(now_utc())}" in page
-    sidebar.detail.anchorClicked.emit(QUrl(memory_href(lisbon.id)))
-    selected = sidebar.selected_item()
+    sidebar.memories.detail.anchorClicked.emit(QUrl(memory_href(lisbon.id)))
+    selected = sidebar.memories.selected_item()
     assert selected is not None and selected.id == lisbon.id
-    assert "Replaces The user lives in Porto, near the river" in sidebar.detail.toPlainText()
+    assert (
+        "Replaces The user lives in Porto, near the river" in sidebar.memories.detail.toPlainText()
+    )
 
 
 def test_events_and_reasons_in_words() -> None:
@@ -216,25 +218,27 @@ def test_reflect_now_writes_an_insight_that_shows_what_it_rests_on(
         fake_openai.enqueue(
             Reply.text(json.dumps({"insights": [{"text": insight, "rests_on": ids}]}))
         )
-        menu = sidebar.context_menu(QPoint(1, 1))
-        assert sidebar.action_reflect in menu.actions()
-        sidebar.action_reflect.trigger()
-        assert not sidebar.action_reflect.isEnabled()  # one at a time
-        qtbot.waitUntil(lambda: "Wrote 1 insight." in sidebar.notice.label.text(), timeout=10000)
-        assert sidebar.action_reflect.isEnabled()
-        qtbot.mouseClick(sidebar.notice.action_button, Qt.MouseButton.LeftButton)  # Show
-        selected = sidebar.selected_item()
+        menu = sidebar.memories.context_menu(QPoint(1, 1))
+        assert sidebar.memories.action_reflect in menu.actions()
+        sidebar.memories.action_reflect.trigger()
+        assert not sidebar.memories.action_reflect.isEnabled()  # one at a time
+        qtbot.waitUntil(
+            lambda: "Wrote 1 insight." in sidebar.memories.notice.label.text(), timeout=10000
+        )
+        assert sidebar.memories.action_reflect.isEnabled()
+        qtbot.mouseClick(sidebar.memories.notice.action_button, Qt.MouseButton.LeftButton)  # Show
+        selected = sidebar.memories.selected_item()
         assert selected is not None and selected.text == insight
-        page = sidebar.detail.toPlainText()
+        page = sidebar.memories.detail.toPlainText()
         assert "Insight from 2 memories" in page
         assert (
             "Rests on The user is learning Portuguese, The user looked at flats in Lisbon" in page
         )
 
         fake_openai.enqueue(Reply.text(json.dumps({"insights": []})))
-        sidebar.action_reflect.trigger()
-        qtbot.waitUntil(sidebar.action_reflect.isEnabled, timeout=10000)
-        assert "No new insight in these memories." in sidebar.notice.label.text()
+        sidebar.memories.action_reflect.trigger()
+        qtbot.waitUntil(sidebar.memories.action_reflect.isEnabled, timeout=10000)
+        assert "No new insight in these memories." in sidebar.memories.notice.label.text()
         assert fake_openai.pending == 0
     finally:
         QThreadPool.globalInstance().waitForDone()

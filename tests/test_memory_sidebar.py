@@ -107,9 +107,9 @@ def sidebar(qtbot: QtBot, workspace: Workspace, bridge: StoreBridge) -> MemorySi
 
 
 def select(sidebar: MemorySidebar, memory_id: str) -> None:
-    index = sidebar.model.index_of(memory_id)
+    index = sidebar.memories.model.index_of(memory_id)
     assert index.isValid()
-    sidebar.list_view.setCurrentIndex(index)
+    sidebar.memories.list_view.setCurrentIndex(index)
 
 
 # -- the model -------------------------------------------------------------------------------
@@ -227,10 +227,10 @@ def test_sidebar_has_contract_names_and_empty_state(sidebar: MemorySidebar) -> N
     assert isinstance(sidebar.findChild(QLineEdit, "memorySearch"), QLineEdit)
     assert isinstance(sidebar.findChild(QListView, "memoryList"), QListView)
     assert isinstance(sidebar.findChild(QTextBrowser, "workingMemoryView"), QTextBrowser)
-    assert sidebar.search.placeholderText() == "Search memories"
-    assert sidebar.search.isClearButtonEnabled()
-    assert sidebar.list_stack.currentIndex() == 1  # the empty state
-    shown = sidebar.empty_label.text()
+    assert sidebar.memories.search.placeholderText() == "Search memories"
+    assert sidebar.memories.search.isClearButtonEnabled()
+    assert sidebar.memories.list_stack.currentIndex() == 1  # the empty state
+    shown = sidebar.memories.empty_label.text()
     assert EMPTY_MEMORIES.split(". ")[0] in shown
     assert "or add one yourself" in shown
     assert EMPTY_WORKING in sidebar.working_view.toPlainText()
@@ -241,27 +241,36 @@ def test_typing_a_search_shows_hits_and_clearing_restores(
 ) -> None:
     for text in ("Drinks green tea every morning", "Dentist on Friday", "Favourite colour: blue"):
         remember(workspace, text)
-    assert sidebar.model.rowCount() == 3
-    qtbot.keyClicks(sidebar.search, "dentist")
-    qtbot.waitUntil(lambda: sidebar.model.is_searching() and sidebar.model.rowCount() == 1)
-    assert texts(sidebar.model) == ["Dentist on Friday"]
-    assert sidebar.count_label.text() == "1 result"
+    assert sidebar.memories.model.rowCount() == 3
+    qtbot.keyClicks(sidebar.memories.search, "dentist")
+    qtbot.waitUntil(
+        lambda: sidebar.memories.model.is_searching() and sidebar.memories.model.rowCount() == 1
+    )
+    assert texts(sidebar.memories.model) == ["Dentist on Friday"]
+    assert sidebar.memories.count_label.text() == "1 result"
 
-    sidebar.list_view.setCurrentIndex(sidebar.model.index(0))
-    assert "Matches 'dentist'" in sidebar.detail.toPlainText()
-    assert "Keyword rank" not in sidebar.detail.toPlainText()  # the numbers: on demand
-    assert sidebar.action_why.isEnabled()
-    sidebar.action_why.trigger()
-    assert "Keyword rank 1" in sidebar.detail.toPlainText()
+    sidebar.memories.list_view.setCurrentIndex(sidebar.memories.model.index(0))
+    assert "Matches 'dentist'" in sidebar.memories.detail.toPlainText()
+    assert "Keyword rank" not in sidebar.memories.detail.toPlainText()  # the numbers: on demand
+    assert sidebar.memories.action_why.isEnabled()
+    sidebar.memories.action_why.trigger()
+    assert "Keyword rank 1" in sidebar.memories.detail.toPlainText()
 
-    sidebar.search.clear()
-    qtbot.waitUntil(lambda: not sidebar.model.is_searching())
-    assert sidebar.model.rowCount() == 3
-    assert "Why this result" not in sidebar.detail.toPlainText()  # it went with the results
+    sidebar.memories.search.clear()
+    qtbot.waitUntil(lambda: not sidebar.memories.model.is_searching())
+    assert sidebar.memories.model.rowCount() == 3
+    assert (
+        "Why this result" not in sidebar.memories.detail.toPlainText()
+    )  # it went with the results
 
-    qtbot.keyClicks(sidebar.search, "nothing like this")
-    qtbot.waitUntil(lambda: sidebar.model.is_searching() and sidebar.list_stack.currentIndex() == 1)
-    assert "No matches" in sidebar.empty_label.text()
+    qtbot.keyClicks(sidebar.memories.search, "nothing like this")
+    qtbot.waitUntil(
+        lambda: (
+            sidebar.memories.model.is_searching()
+            and sidebar.memories.list_stack.currentIndex() == 1
+        )
+    )
+    assert "No matches" in sidebar.memories.empty_label.text()
 
 
 def test_a_newer_query_discards_older_results(
@@ -269,14 +278,14 @@ def test_a_newer_query_discards_older_results(
 ) -> None:
     remember(workspace, "Drinks green tea every morning")
     remember(workspace, "Dentist on Friday")
-    sidebar.search.setText("tea")
-    qtbot.keyClick(sidebar.search, Qt.Key.Key_Return)  # searches at once
-    sidebar.search.setText("dentist")
-    qtbot.keyClick(sidebar.search, Qt.Key.Key_Return)
+    sidebar.memories.search.setText("tea")
+    qtbot.keyClick(sidebar.memories.search, Qt.Key.Key_Return)  # searches at once
+    sidebar.memories.search.setText("dentist")
+    qtbot.keyClick(sidebar.memories.search, Qt.Key.Key_Return)
     drain(qtbot)
-    qtbot.waitUntil(lambda: texts(sidebar.model) == ["Dentist on Friday"])
+    qtbot.waitUntil(lambda: texts(sidebar.memories.model) == ["Dentist on Friday"])
     qtbot.wait(SEARCH_SETTLE_MS)
-    assert texts(sidebar.model) == ["Dentist on Friday"]
+    assert texts(sidebar.memories.model) == ["Dentist on Friday"]
 
 
 def test_pin_by_clicking_persists_after_reopening(qtbot: QtBot, data_dir: Path) -> None:
@@ -289,14 +298,14 @@ def test_pin_by_clicking_persists_after_reopening(qtbot: QtBot, data_dir: Path) 
     sidebar.resize(340, 760)
     sidebar.show()
     qtbot.waitExposed(sidebar)
-    assert texts(sidebar.model)[1] == older.text
+    assert texts(sidebar.memories.model)[1] == older.text
 
-    view = sidebar.list_view
-    rect = view.visualRect(sidebar.model.index(1))
-    pin = sidebar.delegate.pin_rect(rect).center()
+    view = sidebar.memories.list_view
+    rect = view.visualRect(sidebar.memories.model.index(1))
+    pin = sidebar.memories.delegate.pin_rect(rect).center()
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=pin)
-    assert texts(sidebar.model)[0] == older.text
-    assert sidebar.model.index(0).data(ItemRole).pinned
+    assert texts(sidebar.memories.model)[0] == older.text
+    assert sidebar.memories.model.index(0).data(ItemRole).pinned
 
     sidebar.close()
     bridge.disconnect_stores()
@@ -306,11 +315,11 @@ def test_pin_by_clicking_persists_after_reopening(qtbot: QtBot, data_dir: Path) 
     bridge = StoreBridge(workspace)
     again = MemorySidebar(workspace, bridge)
     qtbot.addWidget(again)
-    item = again.model.index(0).data(ItemRole)
+    item = again.memories.model.index(0).data(ItemRole)
     assert item.text == older.text and item.pinned
-    again.list_view.setCurrentIndex(again.model.index(0))
-    assert again.action_pin.text() == "Unpin"
-    again.action_pin.trigger()  # unpin through the context-menu action
+    again.memories.list_view.setCurrentIndex(again.memories.model.index(0))
+    assert again.memories.action_pin.text() == "Unpin"
+    again.memories.action_pin.trigger()  # unpin through the context-menu action
     assert not workspace.memory.get(older.id).pinned  # type: ignore[union-attr]
     bridge.disconnect_stores()
     workspace.close()
@@ -322,39 +331,44 @@ def test_delete_forgets_at_once_and_undo_restores(
     keep = remember(workspace, "Keep this one")
     gone = remember(workspace, "Forget this one")
     select(sidebar, gone.id)
-    sidebar.list_view.setFocus()
-    qtbot.keyClick(sidebar.list_view, Qt.Key.Key_Delete)
-    assert texts(sidebar.model) == [keep.text]  # at once, no waiting
+    sidebar.memories.list_view.setFocus()
+    qtbot.keyClick(sidebar.memories.list_view, Qt.Key.Key_Delete)
+    assert texts(sidebar.memories.model) == [keep.text]  # at once, no waiting
     assert workspace.memory.get(gone.id).state == "forgotten"  # type: ignore[union-attr]
-    assert sidebar.notice.isVisible()
-    assert sidebar.notice.label.text() == "Memory forgotten."
+    assert sidebar.memories.notice.isVisible()
+    assert sidebar.memories.notice.label.text() == "Memory forgotten."
 
     select(sidebar, keep.id)
-    sidebar.action_forget.trigger()
-    assert sidebar.model.rowCount() == 0
+    sidebar.memories.action_forget.trigger()
+    assert sidebar.memories.model.rowCount() == 0
 
-    qtbot.mouseClick(sidebar.notice.action_button, Qt.MouseButton.LeftButton)  # Undo
-    qtbot.waitUntil(lambda: texts(sidebar.model) == [keep.text])
-    assert not sidebar.notice.isVisible()
-    assert sidebar.selected_item() is not None and sidebar.selected_item().id == keep.id  # type: ignore[union-attr]
+    qtbot.mouseClick(sidebar.memories.notice.action_button, Qt.MouseButton.LeftButton)  # Undo
+    qtbot.waitUntil(lambda: texts(sidebar.memories.model) == [keep.text])
+    assert not sidebar.memories.notice.isVisible()
+    assert (
+        sidebar.memories.selected_item() is not None
+        and sidebar.memories.selected_item().id == keep.id
+    )  # type: ignore[union-attr]
 
-    sidebar.undo_forget()  # the stack still holds the first one
-    qtbot.waitUntil(lambda: sidebar.model.rowCount() == 2)
+    sidebar.memories.undo_forget()  # the stack still holds the first one
+    qtbot.waitUntil(lambda: sidebar.memories.model.rowCount() == 2)
     assert workspace.memory.get(gone.id).state == "active"  # type: ignore[union-attr]
-    assert sidebar.undo_forget() is False
+    assert sidebar.memories.undo_forget() is False
 
 
 def test_forgotten_filter_lists_and_restores(
     qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
 ) -> None:
     item = remember(workspace, "Old phone number is 555-0100")
-    sidebar.forget_memory(item.id)
-    sidebar.state_filter.setCurrentIndex(sidebar.state_filter.findData("forgotten"))
-    assert texts(sidebar.model) == [item.text]
+    sidebar.memories.forget_memory(item.id)
+    sidebar.memories.state_filter.setCurrentIndex(
+        sidebar.memories.state_filter.findData("forgotten")
+    )
+    assert texts(sidebar.memories.model) == [item.text]
     select(sidebar, item.id)
-    assert sidebar.action_restore.isEnabled()
-    sidebar.action_restore.trigger()
-    qtbot.waitUntil(lambda: sidebar.model.rowCount() == 0)
+    assert sidebar.memories.action_restore.isEnabled()
+    sidebar.memories.action_restore.trigger()
+    qtbot.waitUntil(lambda: sidebar.memories.model.rowCount() == 0)
     assert workspace.memory.get(item.id).state == "active"  # type: ignore[union-attr]
 
 
@@ -370,10 +384,10 @@ def test_enter_edits_through_the_dialog(
 
     monkeypatch.setattr(MemoryDialog, "ask", staticmethod(ask))
     select(sidebar, item.id)
-    sidebar.list_view.setFocus()
-    qtbot.keyClick(sidebar.list_view, Qt.Key.Key_Return)
+    sidebar.memories.list_view.setFocus()
+    qtbot.keyClick(sidebar.memories.list_view, Qt.Key.Key_Return)
     assert asked and asked[0] is not None and asked[0].id == item.id
-    qtbot.waitUntil(lambda: texts(sidebar.model) == ["Lives in Lisbon"])
+    qtbot.waitUntil(lambda: texts(sidebar.memories.model) == ["Lives in Lisbon"])
     changed = workspace.memory.get(item.id)
     assert changed is not None and changed.importance == 0.8
 
@@ -382,14 +396,17 @@ def test_edit_memory_takes_values(
     qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
 ) -> None:
     item = remember(workspace, "Likes cats")
-    one_line = sidebar.list_view.visualRect(sidebar.model.index(0)).height()
+    one_line = sidebar.memories.list_view.visualRect(sidebar.memories.model.index(0)).height()
     longer = "Likes cats and dogs, " * 12
-    sidebar.edit_memory(item.id, MemoryValues(longer, "preference", 0.6))
-    qtbot.waitUntil(lambda: texts(sidebar.model) == [longer.strip()])
-    assert sidebar.model.index(0).data(ItemRole).kind == "preference"
+    sidebar.memories.edit_memory(item.id, MemoryValues(longer, "preference", 0.6))
+    qtbot.waitUntil(lambda: texts(sidebar.memories.model) == [longer.strip()])
+    assert sidebar.memories.model.index(0).data(ItemRole).kind == "preference"
     # The row grows to three lines (then elides).
     qtbot.waitUntil(
-        lambda: sidebar.list_view.visualRect(sidebar.model.index(0)).height() > one_line + 20
+        lambda: (
+            sidebar.memories.list_view.visualRect(sidebar.memories.model.index(0)).height()
+            > one_line + 20
+        )
     )
 
 
@@ -401,35 +418,37 @@ def test_add_through_the_dialog(
         "ask",
         staticmethod(lambda parent, item=None: MemoryValues("Allergic to peanuts", "fact", 0.9)),
     )
-    assert sidebar.list_stack.currentIndex() == 1  # empty state
-    sidebar.empty_add.click()
-    qtbot.waitUntil(lambda: sidebar.model.rowCount() == 1)
-    assert sidebar.list_stack.currentIndex() == 0
-    assert sidebar.selected_item() is not None
-    assert sidebar.selected_item().text == "Allergic to peanuts"  # type: ignore[union-attr]
-    assert sidebar.count_label.text() == "1 memory"
+    assert sidebar.memories.list_stack.currentIndex() == 1  # empty state
+    sidebar.memories.empty_add.click()
+    qtbot.waitUntil(lambda: sidebar.memories.model.rowCount() == 1)
+    assert sidebar.memories.list_stack.currentIndex() == 0
+    assert sidebar.memories.selected_item() is not None
+    assert sidebar.memories.selected_item().text == "Allergic to peanuts"  # type: ignore[union-attr]
+    assert sidebar.memories.count_label.text() == "1 memory"
 
 
 def test_adding_while_searching_reveals_the_new_memory(
     qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     remember(workspace, "Cycles to work")
-    qtbot.keyClicks(sidebar.search, "cycles")
-    qtbot.waitUntil(lambda: sidebar.model.is_searching() and sidebar.model.rowCount() == 1)
+    qtbot.keyClicks(sidebar.memories.search, "cycles")
+    qtbot.waitUntil(
+        lambda: sidebar.memories.model.is_searching() and sidebar.memories.model.rowCount() == 1
+    )
     monkeypatch.setattr(
         MemoryDialog,
         "ask",
         staticmethod(lambda parent, item=None: MemoryValues("Owns a cargo bike", "fact", 0.5)),
     )
-    sidebar.action_add.trigger()
+    sidebar.memories.action_add.trigger()
     qtbot.waitUntil(
         lambda: (
-            sidebar.selected_item() is not None
-            and sidebar.selected_item().text == "Owns a cargo bike"
+            sidebar.memories.selected_item() is not None
+            and sidebar.memories.selected_item().text == "Owns a cargo bike"
         )  # type: ignore[union-attr]
     )
-    assert sidebar.search.text() == ""
-    assert not sidebar.model.is_searching()
+    assert sidebar.memories.search.text() == ""
+    assert not sidebar.memories.model.is_searching()
 
 
 def test_dialog_fields_and_values(qtbot: QtBot, workspace: Workspace) -> None:
@@ -459,13 +478,13 @@ def test_memory_added_on_another_thread_appears_without_reset(
     remember(workspace, "Already here")
     resets: list[int] = []
     inserted: list[int] = []
-    sidebar.model.modelReset.connect(lambda: resets.append(1))
-    sidebar.model.rowsInserted.connect(lambda *_: inserted.append(1))
+    sidebar.memories.model.modelReset.connect(lambda: resets.append(1))
+    sidebar.memories.model.rowsInserted.connect(lambda *_: inserted.append(1))
     thread = threading.Thread(target=workspace.memory.add, args=("Learned by the agent",))
     thread.start()
     thread.join()
-    qtbot.waitUntil(lambda: sidebar.model.rowCount() == 2)
-    assert texts(sidebar.model)[0] == "Learned by the agent"
+    qtbot.waitUntil(lambda: sidebar.memories.model.rowCount() == 2)
+    assert texts(sidebar.memories.model)[0] == "Learned by the agent"
     assert inserted == [1]
     assert resets == []
 
@@ -476,22 +495,24 @@ def test_show_memory_clears_filters_and_selects(
     target = remember(workspace, "The one to find", "decision")
     for n in range(40):
         remember(workspace, f"Filler memory {n}", "fact")
-    sidebar.kind_filter.setCurrentIndex(sidebar.kind_filter.findData("fact"))
-    qtbot.keyClicks(sidebar.search, "filler")
-    qtbot.waitUntil(sidebar.model.is_searching)
-    assert sidebar.model.row_of(target.id) < 0
+    sidebar.memories.kind_filter.setCurrentIndex(sidebar.memories.kind_filter.findData("fact"))
+    qtbot.keyClicks(sidebar.memories.search, "filler")
+    qtbot.waitUntil(sidebar.memories.model.is_searching)
+    assert sidebar.memories.model.row_of(target.id) < 0
     sidebar.tabs.setCurrentIndex(1)
 
     assert sidebar.show_memory(target.id)
     assert sidebar.tabs.currentIndex() == 0
-    assert sidebar.search.text() == ""
-    assert sidebar.kind_filter.currentIndex() == 0  # all kinds
-    selected = sidebar.selected_item()
+    assert sidebar.memories.search.text() == ""
+    assert sidebar.memories.kind_filter.currentIndex() == 0  # all kinds
+    selected = sidebar.memories.selected_item()
     assert selected is not None and selected.id == target.id
     assert (
-        sidebar.list_view.viewport()
+        sidebar.memories.list_view.viewport()
         .rect()
-        .intersects(sidebar.list_view.visualRect(sidebar.model.index_of(target.id)))
+        .intersects(
+            sidebar.memories.list_view.visualRect(sidebar.memories.model.index_of(target.id))
+        )
     )
     assert not sidebar.show_memory("no-such-id")
 
@@ -504,23 +525,23 @@ def test_show_source_emits_the_items_source(
     sourced = remember(workspace, "From a chat", source=Source(chat.id, message.id))
     plain = remember(workspace, "Typed in by hand")
     select(sidebar, plain.id)
-    assert not sidebar.action_source.isEnabled()
-    assert sidebar.action_source.text() == "No source: you added it yourself"
-    assert "No source: you added it yourself" in sidebar.detail.toPlainText()
+    assert not sidebar.memories.action_source.isEnabled()
+    assert sidebar.memories.action_source.text() == "No source: you added it yourself"
+    assert "No source: you added it yourself" in sidebar.memories.detail.toPlainText()
     select(sidebar, sourced.id)
-    assert sidebar.action_source.isEnabled()
+    assert sidebar.memories.action_source.isEnabled()
     with qtbot.waitSignal(sidebar.source_requested, timeout=1000) as blocker:
-        sidebar.action_source.trigger()
+        sidebar.memories.action_source.trigger()
     assert blocker.args == [chat.id, message.id]
     with qtbot.waitSignal(sidebar.source_requested, timeout=1000) as blocker:
-        sidebar.detail.anchorClicked.emit(QUrl(source_href(chat.id, message.id)))
+        sidebar.memories.detail.anchorClicked.emit(QUrl(source_href(chat.id, message.id)))
     assert blocker.args == [chat.id, message.id]
 
     workspace.conversations.delete(chat.id)
     select(sidebar, plain.id)
     select(sidebar, sourced.id)
-    assert not sidebar.action_source.isEnabled()
-    assert "Its conversation was deleted" in sidebar.detail.toPlainText()
+    assert not sidebar.memories.action_source.isEnabled()
+    assert "Its conversation was deleted" in sidebar.memories.detail.toPlainText()
 
 
 def test_working_memory_view_is_live(
@@ -565,10 +586,10 @@ def test_conversation_page_shows_summary_and_topics(
 
 
 def test_keyword_only_note(qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar) -> None:
-    assert sidebar.keyword_note.isHidden()  # empty store: nothing to say
+    assert sidebar.memories.keyword_note.isHidden()  # empty store: nothing to say
     workspace.memory.set_embedder(None)
-    qtbot.waitUntil(lambda: not sidebar.keyword_note.isHidden())
-    assert "Keyword search only" in sidebar.keyword_note.text()
+    qtbot.waitUntil(lambda: not sidebar.memories.keyword_note.isHidden())
+    assert "Keyword search only" in sidebar.memories.keyword_note.text()
 
 
 def test_context_menu_lists_the_actions(
@@ -577,13 +598,13 @@ def test_context_menu_lists_the_actions(
     remember(workspace, "Something")
 
     def entries(pos: QPoint) -> list[tuple[str, bool]]:
-        menu = sidebar.context_menu(pos)
+        menu = sidebar.memories.context_menu(pos)
         try:
             return [(a.text(), a.isEnabled()) for a in menu.actions() if not a.isSeparator()]
         finally:
             menu.deleteLater()
 
-    row = sidebar.list_view.visualRect(sidebar.model.index(0)).center()
+    row = sidebar.memories.list_view.visualRect(sidebar.memories.model.index(0)).center()
     assert entries(row) == [
         ("Pin", True),
         ("Edit…", True),
@@ -593,7 +614,7 @@ def test_context_menu_lists_the_actions(
         ("Add memory…", True),
         ("Reflect now", True),
     ]
-    assert sidebar.selected_item() is not None
+    assert sidebar.memories.selected_item() is not None
     assert entries(QPoint(5, 5000)) == [("Add memory…", True), ("Reflect now", True)]
 
 
@@ -603,11 +624,11 @@ def test_too_many_pinned_memories_are_warned_about(
     workspace.settings.prompt_budget_tokens = 1000
     remember(workspace, "A short pinned fact", pinned=True)
     qtbot.wait(10)
-    assert "Too much pinned" not in sidebar.notice.label.text()
+    assert "Too much pinned" not in sidebar.memories.notice.label.text()
     for i in range(4):
         remember(workspace, f"Pinned fact {i}: " + "detail " * 60, pinned=True)
-    qtbot.waitUntil(lambda: "Too much pinned" in sidebar.notice.label.text(), timeout=5000)
-    assert sidebar.notice.isVisible()
+    qtbot.waitUntil(lambda: "Too much pinned" in sidebar.memories.notice.label.text(), timeout=5000)
+    assert sidebar.memories.notice.isVisible()
 
 
 def test_an_automatic_budget_does_not_warn_about_a_short_pinned_memory(
@@ -615,8 +636,8 @@ def test_an_automatic_budget_does_not_warn_about_a_short_pinned_memory(
 ) -> None:
     workspace.settings.prompt_budget_tokens = 0  # automatic: a share of the model's window
     remember(workspace, "A short pinned fact", pinned=True)
-    sidebar.check_pinned_budget()
-    assert "Too much pinned" not in sidebar.notice.label.text()
+    sidebar.memories.check_pinned_budget()
+    assert "Too much pinned" not in sidebar.memories.notice.label.text()
     assert workspace.pinned_overflow() is None
 
 
@@ -624,25 +645,30 @@ def test_clicking_a_memory_enables_edit_and_forget(
     qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
 ) -> None:
     remember(workspace, "The user's sister Ana lives in Porto")
-    qtbot.waitUntil(lambda: sidebar.model.rowCount() == 1, timeout=5000)
-    sidebar.list_view.clearSelection()
-    assert not sidebar.action_edit.isEnabled() and not sidebar.action_forget.isEnabled()
-    row = sidebar.list_view.visualRect(sidebar.model.index(0)).center()
-    QTest.mouseClick(sidebar.list_view.viewport(), Qt.MouseButton.LeftButton, pos=row)
-    assert sidebar.selected_item() is not None
-    assert sidebar.action_edit.isEnabled() and sidebar.action_forget.isEnabled()
-    assert sidebar.edit_button.isEnabled() and sidebar.forget_button.isEnabled()
-    assert "You added on" in sidebar.detail.toPlainText()  # the detail follows the click
+    qtbot.waitUntil(lambda: sidebar.memories.model.rowCount() == 1, timeout=5000)
+    sidebar.memories.list_view.clearSelection()
+    assert (
+        not sidebar.memories.action_edit.isEnabled()
+        and not sidebar.memories.action_forget.isEnabled()
+    )
+    row = sidebar.memories.list_view.visualRect(sidebar.memories.model.index(0)).center()
+    QTest.mouseClick(sidebar.memories.list_view.viewport(), Qt.MouseButton.LeftButton, pos=row)
+    assert sidebar.memories.selected_item() is not None
+    assert sidebar.memories.action_edit.isEnabled() and sidebar.memories.action_forget.isEnabled()
+    assert sidebar.memories.edit_button.isEnabled() and sidebar.memories.forget_button.isEnabled()
+    assert "You added on" in sidebar.memories.detail.toPlainText()  # the detail follows the click
 
 
 def test_search_results_refresh_after_an_import(
     qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar, tmp_path: Path
 ) -> None:
     remember(workspace, "My sister lives in Porto")
-    qtbot.keyClicks(sidebar.search, "Porto")
-    qtbot.waitUntil(lambda: sidebar.model.is_searching() and sidebar.model.rowCount() == 1)
-    select(sidebar, sidebar.model.item_at(sidebar.model.index(0)).id)  # type: ignore[union-attr]
-    kept = sidebar.selected_item()
+    qtbot.keyClicks(sidebar.memories.search, "Porto")
+    qtbot.waitUntil(
+        lambda: sidebar.memories.model.is_searching() and sidebar.memories.model.rowCount() == 1
+    )
+    select(sidebar, sidebar.memories.model.item_at(sidebar.memories.model.index(0)).id)  # type: ignore[union-attr]
+    kept = sidebar.memories.selected_item()
 
     source, _ = open_workspace(tmp_path / "other")
     for text in ("Porto has the best tiles", "Flights to Porto are cheap in May", "Likes tea"):
@@ -653,6 +679,6 @@ def test_search_results_refresh_after_an_import(
     importer.start()  # as the import dialog does: off the GUI thread, which never embeds
     importer.join()
 
-    qtbot.waitUntil(lambda: sidebar.model.rowCount() == 3, timeout=5000)
-    assert "Likes tea" not in texts(sidebar.model)
-    assert sidebar.selected_item() == kept  # the selection stays
+    qtbot.waitUntil(lambda: sidebar.memories.model.rowCount() == 3, timeout=5000)
+    assert "Likes tea" not in texts(sidebar.memories.model)
+    assert sidebar.memories.selected_item() == kept  # the selection stays

@@ -59,7 +59,7 @@ def remember(workspace: Workspace, text: str, **kw: Any) -> MemoryItem:
 
 
 def open_timeline(qtbot: QtBot, sidebar: MemorySidebar) -> MemoryTimeline:
-    qtbot.mouseClick(sidebar.timeline_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(sidebar.memories.timeline_button, Qt.MouseButton.LeftButton)
     timeline = sidebar.findChild(MemoryTimeline, "memoryTimeline")
     assert timeline is not None
     qtbot.waitUntil(lambda: "Today" in timeline.view.toPlainText() or "Nothing" in text(timeline))
@@ -113,7 +113,7 @@ def test_timeline_links_open_the_memory_and_its_message(
     other = remember(workspace, "Likes tea")
     timeline = open_timeline(qtbot, sidebar)
     timeline.view.anchorClicked.emit(QUrl(memory_href(moved.id)))
-    selected = sidebar.selected_item()
+    selected = sidebar.memories.selected_item()
     assert selected is not None and selected.id == moved.id
     with qtbot.waitSignal(sidebar.source_requested) as opened:
         timeline.view.anchorClicked.emit(QUrl(source_href(chat.id, said.id)))
@@ -141,7 +141,8 @@ def test_every_timeline_control_is_named_and_described(
             assert widget.accessibleName(), widget.objectName()
             assert widget.accessibleDescription() or widget.toolTip(), widget.objectName()
     assert (
-        sidebar.timeline_button.accessibleName() and sidebar.timeline_button.accessibleDescription()
+        sidebar.memories.timeline_button.accessibleName()
+        and sidebar.memories.timeline_button.accessibleDescription()
     )
 
 
