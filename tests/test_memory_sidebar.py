@@ -156,7 +156,7 @@ def test_model_passes_the_model_tester(
     assert texts(model) == [h.item.text for h in hits]
     assert model.index(0).data(HitRole) == hits[0]
     assert isinstance(model.index(0).data(ItemRole), MemoryItem)
-    assert "Why:" in model.index(0).data(Qt.ItemDataRole.ToolTipRole)
+    assert "Why: Matches &#x27;tea&#x27;" in model.index(0).data(Qt.ItemDataRole.ToolTipRole)
 
     hit_id = hits[0].item.id
     workspace.memory.forget(hit_id)

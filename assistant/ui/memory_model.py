@@ -28,7 +28,7 @@ from assistant.memory import (
     SemanticMemory,
     listing_order,
 )
-from assistant.ui.memory_wording import origin_short
+from assistant.ui.memory_wording import origin_short, why_text
 from assistant.ui.times import date_text, relative_time
 
 ItemRole = Qt.ItemDataRole.UserRole + 1  # the row's MemoryItem
@@ -85,7 +85,7 @@ def tooltip(item: MemoryItem, hit: SearchHit | None = None) -> str:
         f"<p style='color:gray'>{'<br>'.join(html.escape(d) for d in details)}</p>",
     ]
     if hit is not None:
-        parts.append(f"<p style='color:gray'>Why: {html.escape(hit.why)}</p>")
+        parts.append(f"<p style='color:gray'>Why: {html.escape(why_text(hit))}</p>")
     return "<qt>" + "".join(parts) + "</qt>"
 
 
