@@ -233,6 +233,7 @@ def test_sidebar_has_contract_names_and_empty_state(sidebar: MemorySidebar) -> N
     shown = sidebar.memories.empty_label.text()
     assert EMPTY_MEMORIES.split(". ")[0] in shown
     assert "or add one yourself" in shown
+    assert sidebar.memories.detail.isHidden()  # nothing to show the details of
     assert EMPTY_WORKING in sidebar.working_view.toPlainText()
 
 
@@ -656,6 +657,7 @@ def test_clicking_a_memory_enables_edit_and_forget(
     assert sidebar.memories.selected_item() is not None
     assert sidebar.memories.action_edit.isEnabled() and sidebar.memories.action_forget.isEnabled()
     assert sidebar.memories.edit_button.isEnabled() and sidebar.memories.forget_button.isEnabled()
+    assert sidebar.memories.detail.isVisible()
     assert "You added on" in sidebar.memories.detail.toPlainText()  # the detail follows the click
 
 

@@ -640,8 +640,10 @@ class MemoriesPage(QWidget):
     def _update_empty_state(self) -> None:
         if self.model.rowCount():
             self.list_frame.show_list()
+            self.detail.show()
         elif not self._search_pending:  # else keep what is shown until the results arrive
             self.list_frame.show_empty(*empty_text(self._query, self.model.state, self.model.kind))
+            self.detail.hide()  # nothing to select: the empty list has the room
 
     def _refresh_keyword_note(self) -> None:
         self.filters.show_embedding_status(self._memory.embedding_status())
