@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from assistant.errors import StorageError
+from assistant.memory import semantic
 from assistant.memory.history import USED_KEPT
 from assistant.memory.items import MemoryEvent, MemoryItem, Source
 from assistant.memory.semantic import LOG_NAME, SemanticMemory
@@ -384,3 +385,28 @@ def test_search_with_history_finds_superseded_and_archived_facts(
     assert mem.search("bakery")[0].item.id == old_job.id
     assert mem.search("until 2026", include_history=True)[0].item.id == porto.id
     assert porto.id not in [h.item.id for h in mem.search("until 2026")]
+
+
+@pytest.mark.parametrize("meanwhile", ["add", "compact"])
+def test_history_loads_outside_the_lock_and_misses_nothing_written_meanwhile(
+    mem_dir: Path, meanwhile: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mem = SemanticMemory.open(mem_dir)
+    first = mem.add("Ivy grows tomatoes")
+    mem.update(first.id, text="Ivy grows cherry tomatoes")
+    mem = reopened(mem, mem_dir)  # from the index cache: the history is still in the log
+    read = semantic._events_in
+    late: list[MemoryItem] = []
+
+    def slow_read(path: Path, start: int, end: int) -> list[MemoryEvent]:
+        events = read(path, start, end)
+        if not late:  # the first read, without the lock: another thread changes the store
+            late.append(mem.add("Ivy keeps bees"))
+            if meanwhile == "compact":
+                mem.compact()
+        return events
+
+    monkeypatch.setattr(semantic, "_events_in", slow_read)
+    assert types(mem.history(first.id)) == ["created", "edited"]
+    assert types(mem.history(late[0].id)) == ["created"]
+    assert types(mem.timeline()) == ["created", "edited", "created"]

@@ -364,12 +364,29 @@ class SemanticMemory:
         return slots
 
     def _load_history(self) -> None:
-        """Read the events from the log if they were not (the store opened from its cache)."""
-        if self._history.loaded:
-            return
-        records = jsonl.read_prefix(self._log_path, self._offset)
-        events = (e for r in records if r.get("op") in ("event", "used") for e in _events_of(r))
-        self._history.load(events, self._slot_of.__contains__)
+        """Read the events from the log if they were not (the store opened from its cache);
+        under the lock."""
+        if not self._history.loaded:
+            events = _events_in(self._log_path, 0, self._offset)
+            self._history.load(events, self._slot_of.__contains__)
+
+    def _history_ready(self) -> None:
+        """Load the history if it is not, reading most of the log without holding the lock
+        (it takes seconds at 100,000 memories): only what was appended meanwhile is read
+        under it. A compaction meanwhile loads it itself."""
+        with self._lock:
+            if self._history.loaded:
+                return
+            offset = self._offset
+        try:
+            events = _events_in(self._log_path, 0, offset)
+        except StorageError:
+            events = []  # read again below, under the lock, where a failure is reported
+            offset = 0
+        with self._lock:
+            if not self._history.loaded:
+                events += _events_in(self._log_path, offset, self._offset)
+                self._history.load(events, self._slot_of.__contains__)
 
     def compact(self) -> None:
         """Rewrite the log with one record per item."""
@@ -1073,8 +1090,8 @@ class SemanticMemory:
     def history(self, item_id: str) -> list[MemoryEvent]:
         """A memory's events, oldest first (empty for an unknown id). A memory from a log of
         before version 2 gets its "created" event from its own fields."""
+        self._history_ready()  # once loaded, it stays loaded
         with self._lock:
-            self._load_history()
             item = self.get(item_id)
             if item is None:
                 return []
@@ -1093,8 +1110,8 @@ class SemanticMemory:
     ) -> list[MemoryEvent]:
         """Events of all memories in [since, until), of the given types, newest first (a
         memory forgotten in an earlier session shows only as its "forgotten" event)."""
+        self._history_ready()
         with self._lock:
-            self._load_history()
             events = list(self._history.all())
             events.extend(
                 _created(item, with_text=False)
@@ -1419,6 +1436,12 @@ def _put(item: MemoryItem) -> dict[str, Any]:
 
 def _event(event: MemoryEvent) -> dict[str, Any]:
     return {"version": LOG_VERSION, "op": "event", "event": event.to_json()}
+
+
+def _events_in(path: Path, start: int, end: int) -> list[MemoryEvent]:
+    """The events of the log's records between byte offsets `start` and `end`."""
+    records = jsonl.read_range(path, start, end)
+    return [e for r in records if r.get("op") in ("event", "used") for e in _events_of(r)]
 
 
 def _events_of(record: dict[str, Any]) -> list[MemoryEvent]:
