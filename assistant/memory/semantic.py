@@ -348,11 +348,13 @@ class SemanticMemory:
         lifted: Sequence[str] = (),
     ) -> list[int]:
         """Append the items, events, new tombstones and lifted ones (by memory id) in one write
-        and apply them (under the lock); the items' slots."""
+        and apply them (under the lock); the items' slots. A write cut short by a crash keeps
+        a prefix of it: new tombstones come first and lifts last, so that such a crash never
+        leaves a forgotten memory without its tombstone."""
         self._append(
+            *(_tombstone(t) for t in buried),
             *(_put(i) for i in items),
             *(_event(e) for e in events),
-            *(_tombstone(t) for t in buried),
             *({"version": LOG_VERSION, "op": "lift", "memory_id": i} for i in lifted),
         )
         slots = [self._place(item) for item in items]
