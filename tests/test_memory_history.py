@@ -248,12 +248,13 @@ def test_a_log_of_version_1_opens_and_gains_history(mem_dir: Path) -> None:
     assert (events[0].at, events[0].source, events[0].text_after) == (
         item.created_at,
         Source("c1", "m1"),
-        None,
+        "Grace speaks Dutch",
     )
     assert types(mem.timeline()) == ["used", "created"]
     mem.update("old1", text="Grace speaks Dutch and Frisian")
     again = reopened(mem, mem_dir, crash=True)
     assert types(again.history("old1")) == ["created", "used", "edited"]
+    assert again.history("old1")[0].text_after == "Grace speaks Dutch"  # the text before
     assert (mem_dir / LOG_NAME).read_text().startswith(_V1_LOG)
 
 
@@ -410,3 +411,13 @@ def test_history_loads_outside_the_lock_and_misses_nothing_written_meanwhile(
     assert types(mem.history(first.id)) == ["created", "edited"]
     assert types(mem.history(late[0].id)) == ["created"]
     assert types(mem.timeline()) == ["created", "edited", "created"]
+
+
+def test_the_log_keeps_a_text_once(mem_dir: Path) -> None:
+    """A "created" event leaves its text out (the put has it); the history still shows it."""
+    mem = SemanticMemory.open(mem_dir)
+    item = mem.add("Jon restores old bicycles")
+    assert (mem_dir / LOG_NAME).read_text().count("old bicycles") == 1
+    mem.merge_into(item.id, "Jon restores and sells old bicycles", by="curator")
+    created, merged = mem.history(item.id)
+    assert created.text_after == merged.text_before == "Jon restores old bicycles"

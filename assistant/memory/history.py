@@ -10,11 +10,12 @@ then on new events are added here as they are appended.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from assistant.memory.items import EventType, MemoryEvent, Source
+from assistant.memory.items import EventType, MemoryEvent, MemoryItem, Source
 from assistant.timestamps import parse
 
 USED_KEPT = 20  # "used" events kept per memory when the log is compacted (the count keeps all)
@@ -40,6 +41,12 @@ class History:
         self._by_id: dict[str, list[MemoryEvent]] | None = None
 
     @property
+    def _events(self) -> dict[str, list[MemoryEvent]]:
+        if self._by_id is None:
+            raise RuntimeError("the history was not read from the log yet")
+        return self._by_id
+
+    @property
     def loaded(self) -> bool:
         """Whether the events were read (else they are only in the log)."""
         return self._by_id is not None
@@ -61,31 +68,45 @@ class History:
 
     def of(self, memory_id: str) -> list[MemoryEvent]:
         """One memory's events, oldest first (the history must be loaded)."""
-        assert self._by_id is not None
-        return list(self._by_id.get(memory_id, ()))
-
-    def all(self) -> Iterator[MemoryEvent]:
-        """Every event, by memory."""
-        assert self._by_id is not None
-        for events in self._by_id.values():
-            yield from events
+        return list(self._events.get(memory_id, ()))
 
     def kept(self, memory_ids: Sequence[str]) -> list[MemoryEvent]:
         """The events a compacted log keeps for these memories: all but the oldest "used"
         events beyond the last `USED_KEPT` of each."""
-        assert self._by_id is not None
         out: list[MemoryEvent] = []
         for memory_id in memory_ids:
-            events = self._by_id.get(memory_id, [])
+            events = self._events.get(memory_id, [])
             used = [e for e in events if e.type == "used"]
             dropped = {id(e) for e in used[: max(0, len(used) - USED_KEPT)]}
             out.extend(e for e in events if id(e) not in dropped)
         return out
 
-    def has_created(self, memory_id: str) -> bool:
-        """Whether the log recorded this memory's creation (older logs did not)."""
-        assert self._by_id is not None
-        return any(e.type == "created" for e in self._by_id.get(memory_id, ()))
+
+def told(item: MemoryItem, events: Sequence[MemoryEvent]) -> list[MemoryEvent]:
+    """A memory's events as they are shown: with a "created" event (made from the item's own
+    fields for a memory of a log of version 1) that holds the text the memory was created
+    with. The log leaves that text out of "created" events, as it is the text before the
+    first edit or merge, or else the text now."""
+    first = next((e.text_before for e in events if e.text_before is not None), item.text)
+    out = [
+        dataclasses.replace(e, text_after=first)
+        if e.type == "created" and e.text_after is None
+        else e
+        for e in events
+    ]
+    if not any(e.type == "created" for e in out):
+        out.insert(
+            0,
+            MemoryEvent(
+                item.id,
+                "created",
+                item.created_at,
+                by=item.origin,
+                source=item.source,
+                text_after=first,
+            ),
+        )
+    return out
 
 
 def select(

@@ -30,7 +30,7 @@ from assistant.memory import index_cache, jsonl
 from assistant.memory.arrays import ensure_capacity, with_headroom
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.embedding import Embedder, embedding_batches
-from assistant.memory.history import History, events_of, select
+from assistant.memory.history import History, events_of, select, told
 from assistant.memory.items import (
     KINDS,
     ChangeKind,
@@ -1090,17 +1090,11 @@ class SemanticMemory:
         self._emit("used", known)
 
     def history(self, item_id: str) -> list[MemoryEvent]:
-        """A memory's events, oldest first (empty for an unknown id). A memory from a log of
-        before version 2 gets its "created" event from its own fields."""
+        """A memory's events, oldest first (empty for an unknown id); see `history.told`."""
         self._history_ready()  # once loaded, it stays loaded
         with self._lock:
             item = self.get(item_id)
-            if item is None:
-                return []
-            events = self._history.of(item_id)
-            if not self._history.has_created(item_id):
-                events.insert(0, _created(item, with_text=False))
-            return events
+            return [] if item is None else told(item, self._history.of(item_id))
 
     def timeline(
         self,
@@ -1114,12 +1108,7 @@ class SemanticMemory:
         memory forgotten in an earlier session shows only as its "forgotten" event)."""
         self._history_ready()
         with self._lock:
-            events = list(self._history.all())
-            events.extend(
-                _created(item, with_text=False)
-                for item in self._items
-                if not self._history.has_created(item.id)
-            )
+            events = [e for item in self._items for e in told(item, self._history.of(item.id))]
             events.extend(  # memories gone from disk: their tombstones say when
                 MemoryEvent(t.memory_id, "forgotten", t.at)
                 for t in self._tombstones.values()
@@ -1464,16 +1453,9 @@ def _is_dead(record: dict[str, Any], known: Callable[[str], bool]) -> bool:
     return op in ("used", "lift")
 
 
-def _created(item: MemoryItem, *, with_text: bool = True) -> MemoryEvent:
-    """The "created" event of a new item (`with_text`: its text then is the text now)."""
-    return MemoryEvent(
-        item.id,
-        "created",
-        item.created_at,
-        by=item.origin,
-        source=item.source,
-        text_after=item.text if with_text else None,
-    )
+def _created(item: MemoryItem) -> MemoryEvent:
+    """The "created" event of a new item (without its text: see `history.told`)."""
+    return MemoryEvent(item.id, "created", item.created_at, by=item.origin, source=item.source)
 
 
 def _what_changed(old: MemoryItem, new: MemoryItem) -> str | None:
