@@ -421,3 +421,18 @@ def test_the_log_keeps_a_text_once(mem_dir: Path) -> None:
     mem.merge_into(item.id, "Jon restores and sells old bicycles", by="curator")
     created, merged = mem.history(item.id)
     assert created.text_after == merged.text_before == "Jon restores old bicycles"
+
+
+def test_the_history_can_be_read_ahead(mem_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    mem = SemanticMemory.open(mem_dir)
+    item = mem.add("Kim sails on weekends")
+    mem = reopened(mem, mem_dir)
+    reads: list[int] = []
+    read = semantic._events_in
+    monkeypatch.setattr(semantic, "_events_in", lambda *a: reads.append(1) or read(*a))
+    mem.load_history()  # the worker does this at start-up, off the GUI thread
+    assert reads
+    reads.clear()
+    assert types(mem.history(item.id)) == ["created"]
+    assert types(mem.timeline()) == ["created"]
+    assert reads == []

@@ -372,6 +372,11 @@ class SemanticMemory:
             events = _events_in(self._log_path, 0, self._offset)
             self._history.load(events, self._slot_of.__contains__)
 
+    def load_history(self) -> None:
+        """Read the memories' histories from the log now, if they were not (call it off the
+        GUI thread after opening: the first `history` or `timeline` need not wait then)."""
+        self._history_ready()
+
     def _history_ready(self) -> None:
         """Load the history if it is not, reading most of the log without holding the lock
         (it takes seconds at 100,000 memories): only what was appended meanwhile is read
