@@ -743,7 +743,11 @@ class SemanticMemory:
         )
 
     def insert(
-        self, items: Sequence[MemoryItem], *, events: Iterable[MemoryEvent] = ()
+        self,
+        items: Sequence[MemoryItem],
+        *,
+        events: Iterable[MemoryEvent] = (),
+        dedupe: bool = True,
     ) -> Inserted:
         """Store items as they are (ids, times, counts, links), e.g. from an import, with their
         `events`; memories are never duplicated.
@@ -754,6 +758,8 @@ class SemanticMemory:
         earlier in this call), is merged into it: its id is mapped to that memory's, which
         gains a "merged" event and the item's history. Links between the items (supersedes,
         superseded_by, rests_on) follow the mapping. Embeds in one batch, outside the lock.
+        Without `dedupe` (a bulk load, such as a benchmark's), every item with a new id is
+        stored, forgotten facts too.
         """
         for item in items:
             if len(item.text) > MAX_TEXT_CHARS:
@@ -761,47 +767,24 @@ class SemanticMemory:
         history: dict[str, list[MemoryEvent]] = {}
         for event in events:
             history.setdefault(event.memory_id, []).append(event)
-        with self._lock:
-            fresh = [i for i in items if i.id not in self._slot_of]
-        embedded = self._embed([i.text for i in fresh]) if fresh else None
-        vectors = None if embedded is None else _unit_rows(embedded.vectors)
         done = Inserted([], {}, [], [], [])
-        new: list[tuple[MemoryItem, int]] = []  # (item, its row in `vectors`)
-        merges: list[MemoryEvent] = []  # made here: they name the imported id
-        imported: list[MemoryEvent] = []  # the items' own histories
-        now = now_utc()
         with self._lock:
+            fresh = []
             for item in items:
                 if item.id in self._slot_of or item.id in done.ids:
                     done.present.append(item.id)
-                    done.ids.setdefault(item.id, item.id)
-            for row, item in enumerate(fresh):
-                if item.id in done.ids:
-                    continue
-                if self._buried_as(item.text):
-                    done.forgotten.append(item.id)
-                    continue
-                vector = None if vectors is None else vectors[row]
-                pending = [(i, None if vectors is None else vectors[r]) for i, r in new]
-                same = self._same_memory(item, vector, pending)
-                done.ids[item.id] = same or item.id
-                if same is None:
-                    new.append((item, row))
-                    continue
-                done.merged.append(item.id)
-                merges.append(
-                    MemoryEvent(
-                        same,
-                        "merged",
-                        now,
-                        by="import",
-                        related_id=item.id,
-                        reason="imported again: the same memory",
-                    )
-                )
-                imported += [e for e in history.get(item.id, ()) if e.type != "created"]
+                else:
+                    fresh.append(item)
+                done.ids[item.id] = item.id
+        embedded = self._embed([i.text for i in fresh]) if fresh else None
+        vectors = None if embedded is None else _unit_rows(embedded.vectors)
+        with self._lock:
+            new, merges = self._sort_imports(fresh, vectors, done, dedupe)
             stored = [_relinked(item, done.ids) for item, _ in new]
-            imported += [e for item in stored for e in history.get(item.id, ())]
+            imported = [e for item in stored for e in history.get(item.id, ())]
+            for merge in merges:  # a merged item's history, but its creation (the merge is that)
+                merged = history.get(merge.related_id or "", ())
+                imported += [e for e in merged if e.type != "created"]
             changes = [_reassigned(e, done.ids) for e in imported] + merges
             slots = self._commit(stored, changes) if stored or changes else []
             active = [(s, r) for s, (i, r) in zip(slots, new, strict=True) if i.state == "active"]
@@ -817,6 +800,40 @@ class SemanticMemory:
         if merges:
             self._emit("updated", list(dict.fromkeys(e.memory_id for e in merges)))
         return done
+
+    def _sort_imports(
+        self,
+        fresh: list[MemoryItem],
+        vectors: npt.NDArray[np.float32] | None,
+        done: Inserted,
+        dedupe: bool,
+    ) -> tuple[list[tuple[MemoryItem, int]], list[MemoryEvent]]:
+        """Decide, for `insert`, what becomes of each item with a new id (under the lock): the
+        items to store (with their rows in `vectors`) and the "merged" events of the others;
+        `done` learns where each went."""
+        new: list[tuple[MemoryItem, int]] = []
+        merges: list[MemoryEvent] = []
+        now = now_utc()
+        for row, item in enumerate(fresh):
+            if item.id in self._slot_of:  # added meanwhile
+                done.present.append(item.id)
+            elif dedupe and self._buried_as(item.text):
+                done.forgotten.append(item.id)
+                del done.ids[item.id]
+            else:
+                vector = None if vectors is None else vectors[row]
+                pending = [(i, None if vectors is None else vectors[r]) for i, r in new]
+                same = self._same_memory(item, vector, pending) if dedupe else None
+                if same is None:
+                    new.append((item, row))
+                    continue
+                done.ids[item.id] = same
+                done.merged.append(item.id)
+                reason = "imported again: the same memory"
+                merges.append(
+                    MemoryEvent(same, "merged", now, by="import", related_id=item.id, reason=reason)
+                )
+        return new, merges
 
     def _same_memory(
         self,
