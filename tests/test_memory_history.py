@@ -251,10 +251,12 @@ def test_a_log_of_version_1_opens_and_gains_history(mem_dir: Path) -> None:
         "Grace speaks Dutch",
     )
     assert types(mem.timeline()) == ["used", "created"]
+    assert mem.timeline(types=["created"]) == events[:1]
     mem.update("old1", text="Grace speaks Dutch and Frisian")
     again = reopened(mem, mem_dir, crash=True)
     assert types(again.history("old1")) == ["created", "used", "edited"]
     assert again.history("old1")[0].text_after == "Grace speaks Dutch"  # the text before
+    assert again.timeline(types=["created"])[0].text_after == "Grace speaks Dutch"
     assert (mem_dir / LOG_NAME).read_text().startswith(_V1_LOG)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -39,6 +39,7 @@ class History:
 
     def __init__(self) -> None:
         self._by_id: dict[str, list[MemoryEvent]] | None = None
+        self.created: set[str] = set()  # the memories whose "created" event the log has
 
     @property
     def _events(self) -> dict[str, list[MemoryEvent]]:
@@ -53,11 +54,9 @@ class History:
 
     def load(self, events: Iterable[MemoryEvent], keep: Callable[[str], bool]) -> None:
         """Take the events of the memories `keep` accepts (in log order)."""
-        by_id: dict[str, list[MemoryEvent]] = {}
-        for event in events:
-            if keep(event.memory_id):
-                _insert(by_id.setdefault(event.memory_id, []), event)
-        self._by_id = by_id
+        self._by_id = {}
+        self.created = set()
+        self.record(e for e in events if keep(e.memory_id))
 
     def record(self, events: Iterable[MemoryEvent]) -> None:
         """Add events just appended to the log (nothing to do while not loaded)."""
@@ -65,10 +64,17 @@ class History:
             return
         for event in events:
             _insert(self._by_id.setdefault(event.memory_id, []), event)
+            if event.type == "created":
+                self.created.add(event.memory_id)
 
     def of(self, memory_id: str) -> list[MemoryEvent]:
         """One memory's events, oldest first (the history must be loaded)."""
         return list(self._events.get(memory_id, ()))
+
+    def every(self) -> Iterator[MemoryEvent]:
+        """Every event (the history must be loaded)."""
+        for events in self._events.values():
+            yield from events
 
     def kept(self, memory_ids: Sequence[str]) -> list[MemoryEvent]:
         """The events a compacted log keeps for these memories: all but the oldest "used"
@@ -85,28 +91,26 @@ class History:
 def told(item: MemoryItem, events: Sequence[MemoryEvent]) -> list[MemoryEvent]:
     """A memory's events as they are shown: with a "created" event (made from the item's own
     fields for a memory of a log of version 1) that holds the text the memory was created
-    with. The log leaves that text out of "created" events, as it is the text before the
-    first edit or merge, or else the text now."""
-    first = next((e.text_before for e in events if e.text_before is not None), item.text)
-    out = [
-        dataclasses.replace(e, text_after=first)
-        if e.type == "created" and e.text_after is None
-        else e
-        for e in events
-    ]
+    with (see `created_text`)."""
+    out = [with_text(e, item, events) for e in events]
     if not any(e.type == "created" for e in out):
-        out.insert(
-            0,
-            MemoryEvent(
-                item.id,
-                "created",
-                item.created_at,
-                by=item.origin,
-                source=item.source,
-                text_after=first,
-            ),
-        )
+        out.insert(0, with_text(creation(item), item, events))
     return out
+
+
+def creation(item: MemoryItem) -> MemoryEvent:
+    """The "created" event of an item (as the log keeps it: without the text)."""
+    return MemoryEvent(item.id, "created", item.created_at, by=item.origin, source=item.source)
+
+
+def with_text(event: MemoryEvent, item: MemoryItem, events: Sequence[MemoryEvent]) -> MemoryEvent:
+    """`event`, and if it is a "created" event without a text, with the text the memory was
+    created with. The log leaves that text out, as it is the text before the first edit or
+    merge of `events` (the memory's), or else the text now."""
+    if event.type != "created" or event.text_after is not None:
+        return event
+    first = next((e.text_before for e in events if e.text_before is not None), item.text)
+    return dataclasses.replace(event, text_after=first)
 
 
 def select(

@@ -30,7 +30,7 @@ from assistant.memory import index_cache, jsonl
 from assistant.memory.arrays import ensure_capacity, with_headroom
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.embedding import Embedder, embedding_batches
-from assistant.memory.history import History, events_of, select, told
+from assistant.memory.history import History, creation, events_of, select, told, with_text
 from assistant.memory.items import (
     KINDS,
     ChangeKind,
@@ -702,7 +702,7 @@ class SemanticMemory:
         )
         with self._lock:
             lifted = self._buried_as(text) if origin == "user" else []
-            [slot] = self._commit([item], [_created(item)], lifted=lifted)
+            [slot] = self._commit([item], [creation(item)], lifted=lifted)
             if embedded is not None:
                 self._store_vectors(embedded, [slot])
         self._refit_projection()
@@ -1006,7 +1006,7 @@ class SemanticMemory:
                 related_id=new.id,
                 reason=reason,
             )
-            _, slot = self._commit([ended, new], [event, _created(new)])
+            _, slot = self._commit([ended, new], [event, creation(new)])
             if embedded is not None:
                 self._store_vectors(embedded, [slot])
         self._refit_projection()
@@ -1130,13 +1130,20 @@ class SemanticMemory:
         memory forgotten in an earlier session shows only as its "forgotten" event)."""
         self._history_ready()
         with self._lock:
-            events = [e for item in self._items for e in told(item, self._history.of(item.id))]
+            events = list(self._history.every())
+            have = self._history.created
+            events.extend(creation(item) for item in self._items if item.id not in have)
             events.extend(  # memories gone from disk: their tombstones say when
                 MemoryEvent(t.memory_id, "forgotten", t.at)
                 for t in self._tombstones.values()
                 if t.memory_id not in self._slot_of
             )
-        return select(events, since=since, until=until, types=types, limit=limit)
+            chosen = select(events, since=since, until=until, types=types, limit=limit)
+            return [self._with_text(e) for e in chosen]
+
+    def _with_text(self, event: MemoryEvent) -> MemoryEvent:
+        item = self.get(event.memory_id)
+        return event if item is None else with_text(event, item, self._history.of(item.id))
 
     def decay(
         self,
@@ -1473,11 +1480,6 @@ def _is_dead(record: dict[str, Any], known: Callable[[str], bool]) -> bool:
     if op == "put":
         return known(record["item"]["id"])
     return op in ("used", "lift")
-
-
-def _created(item: MemoryItem) -> MemoryEvent:
-    """The "created" event of a new item (without its text: see `history.told`)."""
-    return MemoryEvent(item.id, "created", item.created_at, by=item.origin, source=item.source)
 
 
 def _what_changed(old: MemoryItem, new: MemoryItem) -> str | None:
