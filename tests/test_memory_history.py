@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from assistant.errors import StorageError
+from assistant.memory import semantic
 from assistant.memory.history import USED_KEPT
 from assistant.memory.items import MemoryEvent, MemoryItem, Source
 from assistant.memory.semantic import LOG_NAME, SemanticMemory
@@ -247,12 +248,15 @@ def test_a_log_of_version_1_opens_and_gains_history(mem_dir: Path) -> None:
     assert (events[0].at, events[0].source, events[0].text_after) == (
         item.created_at,
         Source("c1", "m1"),
-        None,
+        "Grace speaks Dutch",
     )
     assert types(mem.timeline()) == ["used", "created"]
+    assert mem.timeline(types=["created"]) == events[:1]
     mem.update("old1", text="Grace speaks Dutch and Frisian")
     again = reopened(mem, mem_dir, crash=True)
     assert types(again.history("old1")) == ["created", "used", "edited"]
+    assert again.history("old1")[0].text_after == "Grace speaks Dutch"  # the text before
+    assert again.timeline(types=["created"])[0].text_after == "Grace speaks Dutch"
     assert (mem_dir / LOG_NAME).read_text().startswith(_V1_LOG)
 
 
@@ -384,3 +388,53 @@ def test_search_with_history_finds_superseded_and_archived_facts(
     assert mem.search("bakery")[0].item.id == old_job.id
     assert mem.search("until 2026", include_history=True)[0].item.id == porto.id
     assert porto.id not in [h.item.id for h in mem.search("until 2026")]
+
+
+@pytest.mark.parametrize("meanwhile", ["add", "compact"])
+def test_history_loads_outside_the_lock_and_misses_nothing_written_meanwhile(
+    mem_dir: Path, meanwhile: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mem = SemanticMemory.open(mem_dir)
+    first = mem.add("Ivy grows tomatoes")
+    mem.update(first.id, text="Ivy grows cherry tomatoes")
+    mem = reopened(mem, mem_dir)  # from the index cache: the history is still in the log
+    read = semantic._events_in
+    late: list[MemoryItem] = []
+
+    def slow_read(path: Path, start: int, end: int) -> list[MemoryEvent]:
+        events = read(path, start, end)
+        if not late:  # the first read, without the lock: another thread changes the store
+            late.append(mem.add("Ivy keeps bees"))
+            if meanwhile == "compact":
+                mem.compact()
+        return events
+
+    monkeypatch.setattr(semantic, "_events_in", slow_read)
+    assert types(mem.history(first.id)) == ["created", "edited"]
+    assert types(mem.history(late[0].id)) == ["created"]
+    assert types(mem.timeline()) == ["created", "edited", "created"]
+
+
+def test_the_log_keeps_a_text_once(mem_dir: Path) -> None:
+    """A "created" event leaves its text out (the put has it); the history still shows it."""
+    mem = SemanticMemory.open(mem_dir)
+    item = mem.add("Jon restores old bicycles")
+    assert (mem_dir / LOG_NAME).read_text().count("old bicycles") == 1
+    mem.merge_into(item.id, "Jon restores and sells old bicycles", by="curator")
+    created, merged = mem.history(item.id)
+    assert created.text_after == merged.text_before == "Jon restores old bicycles"
+
+
+def test_the_history_can_be_read_ahead(mem_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    mem = SemanticMemory.open(mem_dir)
+    item = mem.add("Kim sails on weekends")
+    mem = reopened(mem, mem_dir)
+    reads: list[int] = []
+    read = semantic._events_in
+    monkeypatch.setattr(semantic, "_events_in", lambda *a: reads.append(1) or read(*a))
+    mem.load_history()  # the worker does this at start-up, off the GUI thread
+    assert reads
+    reads.clear()
+    assert types(mem.history(item.id)) == ["created"]
+    assert types(mem.timeline()) == ["created"]
+    assert reads == []

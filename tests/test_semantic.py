@@ -887,8 +887,10 @@ def test_insert_keeps_items_as_they_are(mem_dir: Path) -> None:
     again = target.insert([original, original._replace(id="other")])
     assert (again.stored, again.present, again.merged) == ([], [item.id], ["other"])
     assert again.ids == {item.id: item.id, "other": item.id}
+    bulk = target.insert([original._replace(id="third")], dedupe=False)  # a benchmark's load
+    assert [i.id for i in bulk.stored] == ["third"]
     target.close()
-    assert len(SemanticMemory.open(mem_dir / "b")) == 1
+    assert len(SemanticMemory.open(mem_dir / "b")) == 2
 
 
 def test_word_forms_and_search_as_you_type(mem_dir: Path) -> None:

@@ -10,11 +10,12 @@ then on new events are added here as they are appended.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
-from assistant.memory.items import EventType, MemoryEvent, Source
+from assistant.memory.items import EventType, MemoryEvent, MemoryItem, Source
 from assistant.timestamps import parse
 
 USED_KEPT = 20  # "used" events kept per memory when the log is compacted (the count keeps all)
@@ -38,6 +39,13 @@ class History:
 
     def __init__(self) -> None:
         self._by_id: dict[str, list[MemoryEvent]] | None = None
+        self.created: set[str] = set()  # the memories whose "created" event the log has
+
+    @property
+    def _events(self) -> dict[str, list[MemoryEvent]]:
+        if self._by_id is None:
+            raise RuntimeError("the history was not read from the log yet")
+        return self._by_id
 
     @property
     def loaded(self) -> bool:
@@ -46,11 +54,9 @@ class History:
 
     def load(self, events: Iterable[MemoryEvent], keep: Callable[[str], bool]) -> None:
         """Take the events of the memories `keep` accepts (in log order)."""
-        by_id: dict[str, list[MemoryEvent]] = {}
-        for event in events:
-            if keep(event.memory_id):
-                _insert(by_id.setdefault(event.memory_id, []), event)
-        self._by_id = by_id
+        self._by_id = {}
+        self.created = set()
+        self.record(e for e in events if keep(e.memory_id))
 
     def record(self, events: Iterable[MemoryEvent]) -> None:
         """Add events just appended to the log (nothing to do while not loaded)."""
@@ -58,34 +64,53 @@ class History:
             return
         for event in events:
             _insert(self._by_id.setdefault(event.memory_id, []), event)
+            if event.type == "created":
+                self.created.add(event.memory_id)
 
     def of(self, memory_id: str) -> list[MemoryEvent]:
         """One memory's events, oldest first (the history must be loaded)."""
-        assert self._by_id is not None
-        return list(self._by_id.get(memory_id, ()))
+        return list(self._events.get(memory_id, ()))
 
-    def all(self) -> Iterator[MemoryEvent]:
-        """Every event, by memory."""
-        assert self._by_id is not None
-        for events in self._by_id.values():
+    def every(self) -> Iterator[MemoryEvent]:
+        """Every event (the history must be loaded)."""
+        for events in self._events.values():
             yield from events
 
     def kept(self, memory_ids: Sequence[str]) -> list[MemoryEvent]:
         """The events a compacted log keeps for these memories: all but the oldest "used"
         events beyond the last `USED_KEPT` of each."""
-        assert self._by_id is not None
         out: list[MemoryEvent] = []
         for memory_id in memory_ids:
-            events = self._by_id.get(memory_id, [])
+            events = self._events.get(memory_id, [])
             used = [e for e in events if e.type == "used"]
             dropped = {id(e) for e in used[: max(0, len(used) - USED_KEPT)]}
             out.extend(e for e in events if id(e) not in dropped)
         return out
 
-    def has_created(self, memory_id: str) -> bool:
-        """Whether the log recorded this memory's creation (older logs did not)."""
-        assert self._by_id is not None
-        return any(e.type == "created" for e in self._by_id.get(memory_id, ()))
+
+def told(item: MemoryItem, events: Sequence[MemoryEvent]) -> list[MemoryEvent]:
+    """A memory's events as they are shown: with a "created" event (made from the item's own
+    fields for a memory of a log of version 1) that holds the text the memory was created
+    with (see `created_text`)."""
+    out = [with_text(e, item, events) for e in events]
+    if not any(e.type == "created" for e in out):
+        out.insert(0, with_text(creation(item), item, events))
+    return out
+
+
+def creation(item: MemoryItem) -> MemoryEvent:
+    """The "created" event of an item (as the log keeps it: without the text)."""
+    return MemoryEvent(item.id, "created", item.created_at, by=item.origin, source=item.source)
+
+
+def with_text(event: MemoryEvent, item: MemoryItem, events: Sequence[MemoryEvent]) -> MemoryEvent:
+    """`event`, and if it is a "created" event without a text, with the text the memory was
+    created with. The log leaves that text out, as it is the text before the first edit or
+    merge of `events` (the memory's), or else the text now."""
+    if event.type != "created" or event.text_after is not None:
+        return event
+    first = next((e.text_before for e in events if e.text_before is not None), item.text)
+    return dataclasses.replace(event, text_after=first)
 
 
 def select(

@@ -105,12 +105,14 @@ def read_tail(path: Path, offset: int) -> list[dict[str, Any]] | None:
     return loaded.records
 
 
-def read_prefix(path: Path, size: int) -> list[dict[str, Any]]:
-    """The records in the first `size` bytes of `path`, changing nothing: an unreadable line
-    is skipped (`read` reported it when the file was opened)."""
+def read_range(path: Path, start: int, end: int) -> list[dict[str, Any]]:
+    """The records between byte offsets `start` and `end` of `path` (both at line starts),
+    changing nothing: an unreadable line is skipped (`read` reported it when the file was
+    opened)."""
     refuse_link(path)
     with writing(path, "read"), path.open("rb") as f:
-        data = f.read(size)
+        f.seek(start)
+        data = f.read(max(0, end - start))
     lines = data.split(b"\n")
     try:  # fast path, as in `read`
         records = json.loads(b"[" + b",".join(line for line in lines if line.strip()) + b"]")

@@ -30,7 +30,7 @@ from assistant.memory import index_cache, jsonl
 from assistant.memory.arrays import ensure_capacity, with_headroom
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.embedding import Embedder, embedding_batches
-from assistant.memory.history import History, events_of, select
+from assistant.memory.history import History, creation, events_of, select, told, with_text
 from assistant.memory.items import (
     KINDS,
     ChangeKind,
@@ -348,11 +348,13 @@ class SemanticMemory:
         lifted: Sequence[str] = (),
     ) -> list[int]:
         """Append the items, events, new tombstones and lifted ones (by memory id) in one write
-        and apply them (under the lock); the items' slots."""
+        and apply them (under the lock); the items' slots. A write cut short by a crash keeps
+        a prefix of it: new tombstones come first and lifts last, so that such a crash never
+        leaves a forgotten memory without its tombstone."""
         self._append(
+            *(_tombstone(t) for t in buried),
             *(_put(i) for i in items),
             *(_event(e) for e in events),
-            *(_tombstone(t) for t in buried),
             *({"version": LOG_VERSION, "op": "lift", "memory_id": i} for i in lifted),
         )
         slots = [self._place(item) for item in items]
@@ -364,12 +366,34 @@ class SemanticMemory:
         return slots
 
     def _load_history(self) -> None:
-        """Read the events from the log if they were not (the store opened from its cache)."""
-        if self._history.loaded:
-            return
-        records = jsonl.read_prefix(self._log_path, self._offset)
-        events = (e for r in records if r.get("op") in ("event", "used") for e in _events_of(r))
-        self._history.load(events, self._slot_of.__contains__)
+        """Read the events from the log if they were not (the store opened from its cache);
+        under the lock."""
+        if not self._history.loaded:
+            events = _events_in(self._log_path, 0, self._offset)
+            self._history.load(events, self._slot_of.__contains__)
+
+    def load_history(self) -> None:
+        """Read the memories' histories from the log now, if they were not (call it off the
+        GUI thread after opening: the first `history` or `timeline` need not wait then)."""
+        self._history_ready()
+
+    def _history_ready(self) -> None:
+        """Load the history if it is not, reading most of the log without holding the lock
+        (it takes seconds at 100,000 memories): only what was appended meanwhile is read
+        under it. A compaction meanwhile loads it itself."""
+        with self._lock:
+            if self._history.loaded:
+                return
+            offset = self._offset
+        try:
+            events = _events_in(self._log_path, 0, offset)
+        except StorageError:
+            events = []  # read again below, under the lock, where a failure is reported
+            offset = 0
+        with self._lock:
+            if not self._history.loaded:
+                events += _events_in(self._log_path, offset, self._offset)
+                self._history.load(events, self._slot_of.__contains__)
 
     def compact(self) -> None:
         """Rewrite the log with one record per item."""
@@ -678,7 +702,7 @@ class SemanticMemory:
         )
         with self._lock:
             lifted = self._buried_as(text) if origin == "user" else []
-            [slot] = self._commit([item], [_created(item)], lifted=lifted)
+            [slot] = self._commit([item], [creation(item)], lifted=lifted)
             if embedded is not None:
                 self._store_vectors(embedded, [slot])
         self._refit_projection()
@@ -719,7 +743,11 @@ class SemanticMemory:
         )
 
     def insert(
-        self, items: Sequence[MemoryItem], *, events: Iterable[MemoryEvent] = ()
+        self,
+        items: Sequence[MemoryItem],
+        *,
+        events: Iterable[MemoryEvent] = (),
+        dedupe: bool = True,
     ) -> Inserted:
         """Store items as they are (ids, times, counts, links), e.g. from an import, with their
         `events`; memories are never duplicated.
@@ -730,6 +758,8 @@ class SemanticMemory:
         earlier in this call), is merged into it: its id is mapped to that memory's, which
         gains a "merged" event and the item's history. Links between the items (supersedes,
         superseded_by, rests_on) follow the mapping. Embeds in one batch, outside the lock.
+        Without `dedupe` (a bulk load, such as a benchmark's), every item with a new id is
+        stored, forgotten facts too.
         """
         for item in items:
             if len(item.text) > MAX_TEXT_CHARS:
@@ -737,47 +767,24 @@ class SemanticMemory:
         history: dict[str, list[MemoryEvent]] = {}
         for event in events:
             history.setdefault(event.memory_id, []).append(event)
-        with self._lock:
-            fresh = [i for i in items if i.id not in self._slot_of]
-        embedded = self._embed([i.text for i in fresh]) if fresh else None
-        vectors = None if embedded is None else _unit_rows(embedded.vectors)
         done = Inserted([], {}, [], [], [])
-        new: list[tuple[MemoryItem, int]] = []  # (item, its row in `vectors`)
-        merges: list[MemoryEvent] = []  # made here: they name the imported id
-        imported: list[MemoryEvent] = []  # the items' own histories
-        now = now_utc()
         with self._lock:
+            fresh = []
             for item in items:
                 if item.id in self._slot_of or item.id in done.ids:
                     done.present.append(item.id)
-                    done.ids.setdefault(item.id, item.id)
-            for row, item in enumerate(fresh):
-                if item.id in done.ids:
-                    continue
-                if self._buried_as(item.text):
-                    done.forgotten.append(item.id)
-                    continue
-                vector = None if vectors is None else vectors[row]
-                pending = [(i, None if vectors is None else vectors[r]) for i, r in new]
-                same = self._same_memory(item, vector, pending)
-                done.ids[item.id] = same or item.id
-                if same is None:
-                    new.append((item, row))
-                    continue
-                done.merged.append(item.id)
-                merges.append(
-                    MemoryEvent(
-                        same,
-                        "merged",
-                        now,
-                        by="import",
-                        related_id=item.id,
-                        reason="imported again: the same memory",
-                    )
-                )
-                imported += [e for e in history.get(item.id, ()) if e.type != "created"]
+                else:
+                    fresh.append(item)
+                done.ids[item.id] = item.id
+        embedded = self._embed([i.text for i in fresh]) if fresh else None
+        vectors = None if embedded is None else _unit_rows(embedded.vectors)
+        with self._lock:
+            new, merges = self._sort_imports(fresh, vectors, done, dedupe)
             stored = [_relinked(item, done.ids) for item, _ in new]
-            imported += [e for item in stored for e in history.get(item.id, ())]
+            imported = [e for item in stored for e in history.get(item.id, ())]
+            for merge in merges:  # a merged item's history, but its creation (the merge is that)
+                merged = history.get(merge.related_id or "", ())
+                imported += [e for e in merged if e.type != "created"]
             changes = [_reassigned(e, done.ids) for e in imported] + merges
             slots = self._commit(stored, changes) if stored or changes else []
             active = [(s, r) for s, (i, r) in zip(slots, new, strict=True) if i.state == "active"]
@@ -793,6 +800,40 @@ class SemanticMemory:
         if merges:
             self._emit("updated", list(dict.fromkeys(e.memory_id for e in merges)))
         return done
+
+    def _sort_imports(
+        self,
+        fresh: list[MemoryItem],
+        vectors: npt.NDArray[np.float32] | None,
+        done: Inserted,
+        dedupe: bool,
+    ) -> tuple[list[tuple[MemoryItem, int]], list[MemoryEvent]]:
+        """Decide, for `insert`, what becomes of each item with a new id (under the lock): the
+        items to store (with their rows in `vectors`) and the "merged" events of the others;
+        `done` learns where each went."""
+        new: list[tuple[MemoryItem, int]] = []
+        merges: list[MemoryEvent] = []
+        now = now_utc()
+        for row, item in enumerate(fresh):
+            if item.id in self._slot_of:  # added meanwhile
+                done.present.append(item.id)
+            elif dedupe and self._buried_as(item.text):
+                done.forgotten.append(item.id)
+                del done.ids[item.id]
+            else:
+                vector = None if vectors is None else vectors[row]
+                pending = [(i, None if vectors is None else vectors[r]) for i, r in new]
+                same = self._same_memory(item, vector, pending) if dedupe else None
+                if same is None:
+                    new.append((item, row))
+                    continue
+                done.ids[item.id] = same
+                done.merged.append(item.id)
+                reason = "imported again: the same memory"
+                merges.append(
+                    MemoryEvent(same, "merged", now, by="import", related_id=item.id, reason=reason)
+                )
+        return new, merges
 
     def _same_memory(
         self,
@@ -965,7 +1006,7 @@ class SemanticMemory:
                 related_id=new.id,
                 reason=reason,
             )
-            _, slot = self._commit([ended, new], [event, _created(new)])
+            _, slot = self._commit([ended, new], [event, creation(new)])
             if embedded is not None:
                 self._store_vectors(embedded, [slot])
         self._refit_projection()
@@ -1071,17 +1112,11 @@ class SemanticMemory:
         self._emit("used", known)
 
     def history(self, item_id: str) -> list[MemoryEvent]:
-        """A memory's events, oldest first (empty for an unknown id). A memory from a log of
-        before version 2 gets its "created" event from its own fields."""
+        """A memory's events, oldest first (empty for an unknown id); see `history.told`."""
+        self._history_ready()  # once loaded, it stays loaded
         with self._lock:
-            self._load_history()
             item = self.get(item_id)
-            if item is None:
-                return []
-            events = self._history.of(item_id)
-            if not self._history.has_created(item_id):
-                events.insert(0, _created(item, with_text=False))
-            return events
+            return [] if item is None else told(item, self._history.of(item_id))
 
     def timeline(
         self,
@@ -1093,20 +1128,22 @@ class SemanticMemory:
     ) -> list[MemoryEvent]:
         """Events of all memories in [since, until), of the given types, newest first (a
         memory forgotten in an earlier session shows only as its "forgotten" event)."""
+        self._history_ready()
         with self._lock:
-            self._load_history()
-            events = list(self._history.all())
-            events.extend(
-                _created(item, with_text=False)
-                for item in self._items
-                if not self._history.has_created(item.id)
-            )
+            events = list(self._history.every())
+            have = self._history.created
+            events.extend(creation(item) for item in self._items if item.id not in have)
             events.extend(  # memories gone from disk: their tombstones say when
                 MemoryEvent(t.memory_id, "forgotten", t.at)
                 for t in self._tombstones.values()
                 if t.memory_id not in self._slot_of
             )
-        return select(events, since=since, until=until, types=types, limit=limit)
+            chosen = select(events, since=since, until=until, types=types, limit=limit)
+            return [self._with_text(e) for e in chosen]
+
+    def _with_text(self, event: MemoryEvent) -> MemoryEvent:
+        item = self.get(event.memory_id)
+        return event if item is None else with_text(event, item, self._history.of(item.id))
 
     def decay(
         self,
@@ -1421,6 +1458,12 @@ def _event(event: MemoryEvent) -> dict[str, Any]:
     return {"version": LOG_VERSION, "op": "event", "event": event.to_json()}
 
 
+def _events_in(path: Path, start: int, end: int) -> list[MemoryEvent]:
+    """The events of the log's records between byte offsets `start` and `end`."""
+    records = jsonl.read_range(path, start, end)
+    return [e for r in records if r.get("op") in ("event", "used") for e in _events_of(r)]
+
+
 def _events_of(record: dict[str, Any]) -> list[MemoryEvent]:
     """A record's events, or none if it is unreadable (it was reported when the log opened)."""
     try:
@@ -1437,18 +1480,6 @@ def _is_dead(record: dict[str, Any], known: Callable[[str], bool]) -> bool:
     if op == "put":
         return known(record["item"]["id"])
     return op in ("used", "lift")
-
-
-def _created(item: MemoryItem, *, with_text: bool = True) -> MemoryEvent:
-    """The "created" event of a new item (`with_text`: its text then is the text now)."""
-    return MemoryEvent(
-        item.id,
-        "created",
-        item.created_at,
-        by=item.origin,
-        source=item.source,
-        text_after=item.text if with_text else None,
-    )
 
 
 def _what_changed(old: MemoryItem, new: MemoryItem) -> str | None:

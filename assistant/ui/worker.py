@@ -140,18 +140,16 @@ class AgentWorker(QObject):
 
     @Slot()
     def maintain(self) -> None:
-        """At start-up: let unused memories fade (archiving the faded), read their histories,
-        then fill in vectors."""
+        """At start-up: read the memories' histories, let unused memories fade (archiving the
+        faded), then fill in vectors."""
         if self._stopping.is_set():
             return
         settings = self._workspace.settings
+        self._workspace.memory.load_history()
         events = self._workspace.memory.decay(half_life_days=settings.decay_half_life_days)
         if events:
             archived = sum(e.type == "archived" for e in events)
             log.info("Decay: %d memories faded, %d archived", len(events) - archived, archived)
-        # Read the memories' histories here, off the GUI thread: the sidebar's detail shows one
-        # at the first click, and the first read goes through the whole memory log.
-        self._workspace.memory.timeline(limit=1)
         self.embed_missing()
 
     @Slot()

@@ -185,6 +185,7 @@ class Result:
     peak_rss_mb: float
     seconds: float
     agreement_pct: float | None = None  # share of the exact top K found, over all queries
+    history_s: float | None = None  # the first history asked for after opening (reads the log)
 
 
 def peak_rss_mb() -> float:
@@ -248,6 +249,10 @@ def run_engine(n: int, corpus: Corpus) -> Result:
         times = time_searches(search, queries[WARMUP:])
         say(f"engine {n}: comparing with exact searches")
         agreement = top_k_agreement(mem, queries[WARMUP:], n)
+        start = time.perf_counter()
+        if len(mem.history(mem.all()[0].id)) != 1:
+            raise RuntimeError("a memory just added has one event")
+        history_s = time.perf_counter() - start
         mem.close()
     p50, p95 = np.percentile(times, [50, 95]).tolist()
     return Result(
@@ -263,6 +268,7 @@ def run_engine(n: int, corpus: Corpus) -> Result:
         peak_rss_mb=peak_rss_mb(),
         seconds=time.perf_counter() - began,
         agreement_pct=agreement,
+        history_s=history_s,
     )
 
 
@@ -406,6 +412,7 @@ def table(results: Sequence[Result]) -> str:
         "file MB",
         "peak RSS MB",
         f"top-{K} agreement %",
+        "first history s",
     )
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
     for r in sorted(results, key=lambda r: (r.n, APPROACHES.index(r.approach))):
@@ -420,6 +427,7 @@ def table(results: Sequence[Result]) -> str:
             number(r.file_mb),
             number(r.peak_rss_mb),
             "—" if r.agreement_pct is None else f"{r.agreement_pct:.1f}",
+            number(r.history_s),
         )
         lines.append("| " + " | ".join(cells) + " |")
     engine = next((r for r in results if r.approach == "engine"), None)

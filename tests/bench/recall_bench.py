@@ -205,7 +205,7 @@ def memory_layer(
         )
         for i, turn in enumerate(dialog.turns)
     ]
-    mem.insert(items)
+    mem.insert(items, dedupe=False)  # every turn, even one that repeats another
     turn_of = {item.id: turn.id for item, turn in zip(items, dialog.turns, strict=True)}
 
     def search(query: str) -> list[str]:
@@ -346,7 +346,8 @@ def scale(dialogs: Sequence[Dialog], embedder: CachedEmbedder, n: int) -> str:
                 [
                     MemoryItem(f"{copy}-{i}", t.text, "event", 0.5, t.time, t.time, t.time)
                     for i, t in enumerate(turns[:count])
-                ]
+                ],
+                dedupe=False,  # the copies too
             )
         say(f"SemanticMemory: {len(mem)} memories")
         row = _timed_row("SemanticMemory", mem.search, queries, n, lambda i: mem.add(turns[i].text))
