@@ -386,12 +386,11 @@ def test_closing_while_opening_closes_the_workspace_once(
     win.open_workspace(data_dir)
     win.show()
     if when == "while it runs":
-        qtbot.waitUntil(lambda: win._loader is not None and win._loader.isRunning(), timeout=5000)
+        qtbot.waitUntil(win.is_opening, timeout=5000)
     win.close()
     assert not win.isVisible()  # at once, even while the workspace is still opening
     qtbot.waitUntil(lambda: len(closed) == (1 if when == "while it runs" else 0), timeout=5000)
-    assert win._loader is not None
-    qtbot.waitUntil(lambda: not win._loader.isRunning(), timeout=5000)
+    qtbot.waitUntil(lambda: not win.is_opening(), timeout=5000)
     qtbot.wait(50)  # the queued `opened` and `finished` are delivered, and change nothing
     assert not win.is_ready()
     assert len(closed) == (1 if when == "while it runs" else 0)
@@ -459,9 +458,9 @@ def test_a_failure_after_the_window_closed_is_not_reported(qtbot: QtBot, tmp_pat
     win.open_failed.connect(reported.append)
     win.open_workspace(tmp_path)
     win.show()
-    qtbot.waitUntil(lambda: win._loader is not None and win._loader.isRunning(), timeout=5000)
+    qtbot.waitUntil(win.is_opening, timeout=5000)
     win.close()
-    qtbot.waitUntil(lambda: win._loader is not None and win._loader.isFinished(), timeout=5000)
+    qtbot.waitUntil(lambda: not win.is_opening(), timeout=5000)
     qtbot.wait(50)
     assert reported == []
 

@@ -69,7 +69,7 @@ def test_the_lines_come_back_when_the_conversation_is_shown_again(
     window.input.setPlainText("Forget the bees")
     window.send_button.click()
     qtbot.waitUntil(lambda: "Done." in window.chat.toPlainText(), timeout=10000)
-    cid = window._current
+    cid = window.conversations.current_id()
     other = window.workspace.conversations.create().id
     qtbot.waitUntil(lambda: window.conversations.model.row_of(other) >= 0, timeout=5000)
     window.conversations.select(other)
