@@ -10,10 +10,8 @@ import pytest
 from PySide6.QtCore import QUrl
 from pytestqt.qtbot import QtBot
 
-from assistant.paths import settings_file
-from assistant.settings import Settings
 from assistant.ui.main_window import MainWindow
-from assistant.workspace import Workspace
+from tests.desktop import configure, shown_window
 from tests.fake_openai import FakeOpenAI, Reply, ToolCall
 
 pytestmark = pytest.mark.gui
@@ -21,18 +19,8 @@ pytestmark = pytest.mark.gui
 
 @pytest.fixture
 def window(qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI) -> Iterator[MainWindow]:
-    Settings(
-        provider="custom",
-        base_url=fake_openai.base_url,
-        chat_model="chat-model",
-        embedding_model="",
-        auto_memories=False,
-        request_timeout=10,
-    ).save(settings_file(data_dir))
-    win = MainWindow(Workspace.open(data_dir))
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
+    configure(data_dir, fake_openai, embeddings=False)
+    win = shown_window(qtbot, data_dir)
     yield win
     win.close()
 
@@ -82,18 +70,8 @@ def test_the_lines_come_back_when_the_conversation_is_shown_again(
 def test_a_supersede_by_the_curator_shows_a_line_whose_undo_brings_the_old_fact_back(
     qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI
 ) -> None:
-    Settings(
-        provider="custom",
-        base_url=fake_openai.base_url,
-        chat_model="chat-model",
-        embedding_model="",
-        auto_memories=True,
-        request_timeout=10,
-    ).save(settings_file(data_dir))
-    win = MainWindow(Workspace.open(data_dir))
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
+    configure(data_dir, fake_openai, embeddings=False, auto_memories=True)
+    win = shown_window(qtbot, data_dir)
     memory = win.workspace.memory
     porto = memory.add("The user lives in Porto")
     extraction = {"memories": [{"kind": "fact", "text": "The user lives in Lisbon"}]}

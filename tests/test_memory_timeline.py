@@ -16,11 +16,11 @@ from assistant.memory import ConversationStore, MemoryItem, Source
 from assistant.memory.items import MemoryEvent
 from assistant.timestamps import now_utc
 from assistant.ui.bridge import StoreBridge
-from assistant.ui.main_window import MainWindow
 from assistant.ui.memory_detail import memory_href, source_href
 from assistant.ui.memory_sidebar import MemorySidebar
 from assistant.ui.memory_timeline import MemoryTimeline, TimelinePage, day_heading, timeline_html
 from assistant.workspace import Workspace
+from tests.desktop import shown_window
 from tests.embedders import HashEmbedder, hashed_vector
 
 pytestmark = [
@@ -171,10 +171,7 @@ def test_a_timeline_source_opens_the_conversation_at_that_message(
     other = store.create("Tax forms").id
     store.append(other, "user", "Forms")
     store.close()
-    window = MainWindow(Workspace.open(data_dir))
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
+    window = shown_window(qtbot, data_dir)
     window.workspace.memory.add("Lives in Lisbon", origin="tool", source=Source(chat, said.id))
     window.conversations.select(other)
     timeline = window.sidebar.show_timeline()
