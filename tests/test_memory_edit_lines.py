@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtCore import QUrl
 from pytestqt.qtbot import QtBot
 
+from assistant.memory import MemoryItem
 from assistant.ui.main_window import MainWindow
 from tests.desktop import configure, shown_window
 from tests.fake_openai import FakeOpenAI, Reply, ToolCall
@@ -25,17 +26,25 @@ def window(qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI) -> Iterator[Ma
     win.close()
 
 
-def test_a_forget_by_the_agent_shows_a_line_whose_undo_restores_it(
-    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
-) -> None:
-    item = window.workspace.memory.add("The user plays the cello")
-    fake_openai.enqueue(
+def forgotten_by_the_agent(
+    qtbot: QtBot, window: MainWindow, server: FakeOpenAI, text: str
+) -> MemoryItem:
+    """A memory with `text` that the agent forgets in a reply ("Forgotten.") to the user."""
+    item = window.workspace.memory.add(text)
+    server.enqueue(
         Reply.tool_calls(ToolCall("forget", json.dumps({"memory_id": item.id}))),
         Reply.text("Forgotten."),
     )
-    window.input.setPlainText("Forget that I play the cello")
+    window.input.setPlainText(f"Forget that: {text}")
     window.send_button.click()
     qtbot.waitUntil(lambda: "Forgotten." in window.chat.toPlainText(), timeout=10000)
+    return item
+
+
+def test_a_forget_by_the_agent_shows_a_line_whose_undo_restores_it(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    item = forgotten_by_the_agent(qtbot, window, fake_openai, "The user plays the cello")
     assert "↺ Forgot “The user plays the cello” · Undo" in window.chat.toPlainText()
     assert window.workspace.memory.get(item.id).state == "forgotten"  # type: ignore[union-attr]
     window.chat.anchorClicked.emit(QUrl("undo-memory:0"))
@@ -49,21 +58,16 @@ def test_a_forget_by_the_agent_shows_a_line_whose_undo_restores_it(
 def test_the_lines_come_back_when_the_conversation_is_shown_again(
     qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
 ) -> None:
-    item = window.workspace.memory.add("The user keeps bees")
-    fake_openai.enqueue(
-        Reply.tool_calls(ToolCall("forget", json.dumps({"memory_id": item.id}))),
-        Reply.text("Done."),
-    )
-    window.input.setPlainText("Forget the bees")
-    window.send_button.click()
-    qtbot.waitUntil(lambda: "Done." in window.chat.toPlainText(), timeout=10000)
+    forgotten_by_the_agent(qtbot, window, fake_openai, "The user keeps bees")
     cid = window.conversations.current_id()
     other = window.workspace.conversations.create().id
     qtbot.waitUntil(lambda: window.conversations.model.row_of(other) >= 0, timeout=5000)
     window.conversations.select(other)
     qtbot.waitUntil(lambda: "Forgot" not in window.chat.toPlainText(), timeout=5000)
     window.conversations.select(cid)
-    qtbot.waitUntil(lambda: "Forget the bees" in window.chat.toPlainText(), timeout=5000)
+    qtbot.waitUntil(
+        lambda: "Forget that: The user keeps bees" in window.chat.toPlainText(), timeout=5000
+    )
     assert window.chat.toPlainText().count("↺ Forgot “The user keeps bees” · Undo") == 1
 
 
