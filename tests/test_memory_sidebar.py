@@ -127,7 +127,7 @@ def test_model_passes_the_model_tester(
     qtmodeltester.check(model)
     assert texts(model) == [i.text for i in workspace.memory.all()]
 
-    model.set_kind("fact")
+    model.set_filter(kind="fact")
     qtmodeltester.check(model)
     assert {i.kind for i in (model.item_at(model.index(r)) for r in range(model.rowCount()))} == {
         "fact"
@@ -138,7 +138,7 @@ def test_model_passes_the_model_tester(
     expected = [i.text for i in workspace.memory.all() if i.kind == "fact"]
     assert texts(model) == expected
 
-    model.set_kind(None)
+    model.set_filter(kind=None)
     hits = search(workspace, "tea")
     model.set_hits(hits)
     qtmodeltester.check(model)
@@ -156,7 +156,7 @@ def test_model_passes_the_model_tester(
     qtmodeltester.check(model)
 
     model.clear_hits()
-    model.set_state("forgotten")
+    model.set_filter("forgotten")
     qtmodeltester.check(model)
     assert texts(model) == [items[1].text]
 
