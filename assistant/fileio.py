@@ -74,6 +74,33 @@ def refuse_newer(path: Path, raw: object, supported: int) -> None:
         )
 
 
+def read_json_object(path: Path, supported: int, what: str) -> dict[str, Any] | None:
+    """The JSON object in `path`, None if there is no file.
+
+    StorageError if it cannot be read (it is kept: unreadable is not corrupt) or was made by a
+    newer version (`refuse_newer`); ValueError if it is not a JSON object (it is corrupt).
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise storage_error(f"read {what} from", path, exc) from exc
+    raw = json.loads(data.decode("utf-8"))  # ValueError (UnicodeDecodeError too) if corrupt
+    if not isinstance(raw, dict):
+        raise ValueError("the top level is not a JSON object")
+    refuse_newer(path, raw, supported)
+    return raw
+
+
+def set_aside(path: Path, what: str, problem: object, then: str = "") -> str:
+    """Move the corrupt file `path` aside; returns (and logs) the warning that says so."""
+    moved = move_aside(path)
+    message = f"{what} was unreadable ({problem}); moved it to {moved.name}{then}."
+    log.warning(message)
+    return message
+
+
 def refuse_link(path: Path) -> None:
     """Raise StorageError if `path` is a symbolic link: data files are not written through one."""
     if path.is_symlink():

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from assistant.fileio import atomic_write_json, move_aside, refuse_newer, storage_error
+from assistant.fileio import atomic_write_json, read_json_object, set_aside
 
 log = logging.getLogger(__name__)
 
@@ -89,24 +89,12 @@ class Settings:
         A file that cannot be read, or was made by a newer version, is a StorageError and
         stays as it is.
         """
-        if not path.exists():
+        try:
+            raw = read_json_object(path, SETTINGS_VERSION, "the settings")
+        except ValueError as exc:
+            return cls(), [set_aside(path, "Settings file", exc, " and used defaults")]
+        if raw is None:
             return cls(), []
-        try:
-            data = path.read_bytes()
-        except OSError as exc:  # unreadable is not corrupt: keep it, and say so
-            raise storage_error("read the settings", path, exc) from exc
-        try:
-            raw = json.loads(data.decode("utf-8"))
-            if not isinstance(raw, dict):
-                raise ValueError("the top level is not a JSON object")
-        except ValueError as exc:  # UnicodeDecodeError too
-            moved = move_aside(path)
-            msg = (
-                f"Settings file was unreadable ({exc}); moved it to {moved.name} and used defaults."
-            )
-            log.warning(msg)
-            return cls(), [msg]
-        refuse_newer(path, raw, SETTINGS_VERSION)
         return cls.from_json(raw)
 
     @classmethod

@@ -501,14 +501,20 @@ def test_a_failed_summary_is_said_not_silent(data_dir: Path, provider: ScriptedP
     assert h.of(Finished)[0].text == "Fine."
 
 
-def test_an_overflow_builds_a_smaller_prompt_and_answers(
-    data_dir: Path, provider: ScriptedProvider
-) -> None:
-    h = Harness(data_dir, provider, auto_memories=False)
+def long_conversation(h: Harness) -> str:
+    """A conversation of six long exchanges (about 5,000 tokens); returns its id."""
     cid = h.conversations.create().id
     for i in range(6):
         h.conversations.append(cid, "user", f"Question {i} " + "words " * 300)
         h.conversations.append(cid, "assistant", f"Answer {i} " + "blah " * 300)
+    return cid
+
+
+def test_an_overflow_builds_a_smaller_prompt_and_answers(
+    data_dir: Path, provider: ScriptedProvider
+) -> None:
+    h = Harness(data_dir, provider, auto_memories=False)
+    cid = long_conversation(h)
 
     def overflow(messages: list[dict[str, Any]]) -> ChatResponse:
         provider.window = 1500  # what the provider learns from the error
@@ -530,10 +536,7 @@ def test_an_overflow_without_numbers_halves_the_budget(
     data_dir: Path, provider: ScriptedProvider
 ) -> None:
     h = Harness(data_dir, provider, auto_memories=False)
-    cid = h.conversations.create().id
-    for i in range(6):
-        h.conversations.append(cid, "user", f"Question {i} " + "words " * 300)
-        h.conversations.append(cid, "assistant", f"Answer {i} " + "blah " * 300)
+    cid = long_conversation(h)
     too_long = ContextOverflowError("too long", context_tokens=None, prompt_tokens=None)
     provider.enqueue(too_long, "Yes.")
     summarizes(provider)

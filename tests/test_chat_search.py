@@ -13,6 +13,7 @@ from assistant.memory import ConversationStore
 from assistant.ui.chat_search import ChatSearchDialog
 from assistant.ui.main_window import MainWindow
 from assistant.workspace import Workspace
+from tests.desktop import shown_window
 
 pytestmark = pytest.mark.gui
 
@@ -24,10 +25,7 @@ def window(qtbot: QtBot, data_dir: Path) -> Iterator[MainWindow]:
         cid = store.create(title).id
         store.append(cid, "user", f"Question about {title}")
         store.append(cid, "assistant", f"Answer: {words}")
-    win = MainWindow(Workspace.open(data_dir))
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
+    win = shown_window(qtbot, data_dir)
     yield win
     win.close()
 

@@ -16,8 +16,13 @@ pytestmark = pytest.mark.gui
 
 
 @pytest.fixture
-def pane(qtbot: QtBot, data_dir: Path) -> ConversationPane:
-    widget = ConversationPane(ConversationStore(data_dir))
+def store(data_dir: Path) -> ConversationStore:
+    return ConversationStore(data_dir)
+
+
+@pytest.fixture
+def pane(qtbot: QtBot, store: ConversationStore) -> ConversationPane:
+    widget = ConversationPane(store)
     qtbot.addWidget(widget)
     return widget
 
@@ -27,11 +32,13 @@ def titles(pane: ConversationPane) -> list[str]:
     return [model.index(row, 0).data() for row in range(model.rowCount())]
 
 
-def started(pane: ConversationPane, title: str, text: str = "hello") -> str:
+def started(
+    pane: ConversationPane, store: ConversationStore, title: str, text: str = "hello"
+) -> str:
     """A new conversation with one message, so that the next New makes another."""
     cid = pane.new_conversation()
-    pane._store.append(cid, "user", text)
-    pane._store.rename(cid, title)
+    store.append(cid, "user", text)
+    store.rename(cid, title)
     pane.refresh()
     return cid
 
@@ -42,16 +49,19 @@ def filtered(pane: ConversationPane, text: str) -> list[str]:
     return sorted(titles(pane))
 
 
-def test_model_passes_the_model_tester(pane: ConversationPane, qtmodeltester: object) -> None:
-    started(pane, "one")
+def test_model_passes_the_model_tester(
+    pane: ConversationPane, qtmodeltester: object, store: ConversationStore
+) -> None:
+    started(pane, store, "one")
     pane.new_conversation()
     qtmodeltester.check(pane.model)  # type: ignore[attr-defined]
 
 
 def test_new_conversations_come_first_and_are_selected(
-    qtbot: QtBot, pane: ConversationPane
+    qtbot: QtBot,
+    pane: ConversationPane,
+    store: ConversationStore,
 ) -> None:
-    store = pane._store
     with qtbot.waitSignal(pane.selected) as selected:
         first = pane.new_conversation()
     assert selected.args == [first]
@@ -64,37 +74,43 @@ def test_new_conversations_come_first_and_are_selected(
     assert pane.current_id() == second
 
 
-def test_new_reuses_an_empty_conversation_of_the_same_kind(pane: ConversationPane) -> None:
+def test_new_reuses_an_empty_conversation_of_the_same_kind(
+    pane: ConversationPane, store: ConversationStore
+) -> None:
     empty = pane.new_conversation()
     assert pane.new_conversation() == empty
-    assert len(pane._store.all()) == 1
+    assert len(store.all()) == 1
     temporary = pane.new_conversation(temporary=True)
-    assert temporary != empty and pane._store.load(temporary).temporary
+    assert temporary != empty and store.load(temporary).temporary
     assert pane.new_conversation(temporary=True) == temporary
 
 
-def test_temporary_chat_is_chosen_per_conversation(qtbot: QtBot, pane: ConversationPane) -> None:
+def test_temporary_chat_is_chosen_per_conversation(
+    qtbot: QtBot, pane: ConversationPane, store: ConversationStore
+) -> None:
     with qtbot.waitSignal(pane.selected) as selected:
         pane.temporary.click()
     (cid,) = selected.args
-    assert pane._store.load(cid).temporary
-    pane._store.append(cid, "user", "secret")
-    assert not pane._store.load(pane.new_conversation()).temporary  # never sticky
+    assert store.load(cid).temporary
+    store.append(cid, "user", "secret")
+    assert not store.load(pane.new_conversation()).temporary  # never sticky
 
 
-def test_filter_by_title_and_by_content(pane: ConversationPane) -> None:
-    started(pane, "Lisbon trip")
-    started(pane, "Tax return")
-    started(pane, "Trip to Rome")
-    started(pane, "Weekend", "We could take the train to Lisbon on Saturday")
+def test_filter_by_title_and_by_content(pane: ConversationPane, store: ConversationStore) -> None:
+    started(pane, store, "Lisbon trip")
+    started(pane, store, "Tax return")
+    started(pane, store, "Trip to Rome")
+    started(pane, store, "Weekend", "We could take the train to Lisbon on Saturday")
     assert filtered(pane, "trip") == ["Lisbon trip", "Trip to Rome"]
     assert filtered(pane, "lisbon") == ["Lisbon trip", "Weekend"]
     assert len(filtered(pane, "")) == 4
 
 
-def test_next_and_previous_conversation_wrap_around(pane: ConversationPane) -> None:
+def test_next_and_previous_conversation_wrap_around(
+    pane: ConversationPane, store: ConversationStore
+) -> None:
     for title in ("a", "b", "c"):
-        started(pane, title)
+        started(pane, store, title)
     pane.select(pane.model.index(0).data(IdRole))
     pane.select_next(1)
     assert pane.view.currentIndex().row() == 1
@@ -102,28 +118,33 @@ def test_next_and_previous_conversation_wrap_around(pane: ConversationPane) -> N
     assert pane.view.currentIndex().row() == 2
 
 
-def test_rename(monkeypatch: pytest.MonkeyPatch, pane: ConversationPane) -> None:
+def test_rename(
+    monkeypatch: pytest.MonkeyPatch, pane: ConversationPane, store: ConversationStore
+) -> None:
     cid = pane.new_conversation()
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("  Holiday   plans ", True))
     pane.rename_current()
-    assert pane._store.load(cid).title == "Holiday plans"
+    assert store.load(cid).title == "Holiday plans"
     assert titles(pane) == ["Holiday plans"]
 
 
-def test_delete_asks_first(monkeypatch: pytest.MonkeyPatch, pane: ConversationPane) -> None:
-    keep = started(pane, "keep")
-    doomed = started(pane, "doomed")
+def test_delete_asks_first(
+    monkeypatch: pytest.MonkeyPatch, pane: ConversationPane, store: ConversationStore
+) -> None:
+    keep = started(pane, store, "keep")
+    doomed = started(pane, store, "doomed")
     monkeypatch.setattr(pane, "confirm_delete", lambda title: False)
     pane.delete_current()
-    assert pane._store.exists(doomed)
+    assert store.exists(doomed)
     monkeypatch.setattr(pane, "confirm_delete", lambda title: True)
     pane.delete_current()
-    assert not pane._store.exists(doomed)
+    assert not store.exists(doomed)
     assert pane.current_id() == keep
 
 
-def test_imported_not_remembered_and_undated_conversations_say_so(pane: ConversationPane) -> None:
-    store = pane._store
+def test_imported_not_remembered_and_undated_conversations_say_so(
+    pane: ConversationPane, store: ConversationStore
+) -> None:
     message = Message("m1", None, "user", "hi", "1970-01-01T00:00:03.000000Z")
     store.import_conversation("old", "Undated", message.created_at, [message])
     store.import_conversation("secret", "Private", "2026-01-01T00:00:00Z", [], do_not_remember=True)
@@ -142,19 +163,23 @@ def test_imported_not_remembered_and_undated_conversations_say_so(pane: Conversa
     assert fonts["Private"].italic() and fonts["Undated"] is None
 
 
-def test_a_conversation_found_by_its_content_names_the_message(pane: ConversationPane) -> None:
-    cid = started(pane, "Weekend", "We could take the train to Lisbon on Saturday")
-    started(pane, "Lisbon trip")
+def test_a_conversation_found_by_its_content_names_the_message(
+    pane: ConversationPane, store: ConversationStore
+) -> None:
+    cid = started(pane, store, "Weekend", "We could take the train to Lisbon on Saturday")
+    started(pane, store, "Lisbon trip")
     filtered(pane, "train")
-    message = pane._store.load(cid).messages[0]
+    message = store.load(cid).messages[0]
     assert pane.content_hit(cid) == message.id
     filtered(pane, "")
     assert pane.content_hit(cid) is None
 
 
 @pytest.mark.qt_log_ignore("propagateSizeHints")  # a bare widget shown offscreen
-def test_a_long_title_is_elided_not_scrolled_sideways(qtbot: QtBot, pane: ConversationPane) -> None:
-    started(pane, "A very long title " * 10)
+def test_a_long_title_is_elided_not_scrolled_sideways(
+    qtbot: QtBot, pane: ConversationPane, store: ConversationStore
+) -> None:
+    started(pane, store, "A very long title " * 10)
     pane.resize(240, 400)
     pane.show()
     qtbot.waitExposed(pane)

@@ -174,7 +174,7 @@ def test_many_vectors_are_searched_through_a_projection(
     rows = clustered(rng, 600, topics)
     vectors = MessageVectors("test", DIM)
     vectors.add([("c", f"m{i}") for i in range(300)], rows[:300])
-    assert vectors._projection is not None  # fitted on passing the threshold
+    assert vectors.projection is not None  # fitted on passing the threshold
     vectors.add([("c", f"m{i}") for i in range(300, 600)], rows[300:])
     held = []
     for query in clustered(rng, 20, topics):
@@ -186,7 +186,7 @@ def test_many_vectors_are_searched_through_a_projection(
     assert np.mean(held) >= 0.9  # a tenth of the rows as candidates hold the exact top 10
     vectors.save(tmp_path)
     again = MessageVectors.load(tmp_path, "test")
-    assert again is not None and again._projection is not None
+    assert again is not None and again.projection is not None
 
 
 def test_search_stays_current_as_messages_come_and_go(data_dir: Path) -> None:

@@ -27,10 +27,9 @@ from assistant.errors import ProviderError
 from assistant.memory import ConversationStore, MemoryEdit, Message, SemanticMemory, TopicStore
 from assistant.memory.edits import undo
 from assistant.memory.working import WorkingMemoryStore
-from assistant.paths import settings_file
-from assistant.settings import Settings
 from assistant.timestamps import now_utc
 from assistant.workspace import Workspace
+from tests.desktop import configure
 from tests.embedders import HashEmbedder
 from tests.fake_openai import FakeOpenAI
 from tests.scripted import Script, ScriptedProvider
@@ -244,13 +243,7 @@ def test_a_candidate_extracted_twice_is_stored_once(rig: Rig) -> None:
 
 
 def test_a_move_end_to_end_through_the_openai_api(data_dir: Path, fake_openai: FakeOpenAI) -> None:
-    Settings(
-        provider="custom",
-        base_url=fake_openai.base_url,
-        chat_model="chat-model",
-        embedding_model="",
-        request_timeout=10,
-    ).save(settings_file(data_dir))
+    configure(data_dir, fake_openai, embeddings=False, auto_memories=True)
     workspace = Workspace.open(data_dir)
     try:
         porto = workspace.memory.add("The user lives in Porto")

@@ -27,7 +27,7 @@ from assistant.cli import split_qt_arguments
 from assistant.ui import theme
 from assistant.ui.main_window import MainWindow
 from assistant.ui.wording import count
-from assistant.workspace import Workspace
+from tests.desktop import shown_window
 
 pytestmark = pytest.mark.gui
 
@@ -47,10 +47,7 @@ Role = QPalette.ColorRole
 
 @pytest.fixture
 def window(qtbot: QtBot, data_dir: Path) -> Iterator[MainWindow]:
-    win = MainWindow(Workspace.open(data_dir))
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
+    win = shown_window(qtbot, data_dir)
     yield win
     win.close()
 

@@ -15,10 +15,10 @@ from pytestqt.qtbot import QtBot
 
 from assistant.agent.provider import STREAM_TOOLS_NOTICE
 from assistant.paths import settings_file
-from assistant.settings import Settings
 from assistant.ui.main_window import MainWindow
 from assistant.workspace import Workspace
 from tests import child
+from tests.desktop import configure, shown_window
 from tests.fake_openai import FakeOpenAI, Reply, ToolCall
 from tests.test_chat_view import anchors
 
@@ -38,24 +38,10 @@ OBJECT_NAMES = [
 ]
 
 
-def configure(root: Path, server: FakeOpenAI, *, embeddings: bool = True) -> None:
-    Settings(
-        provider="custom",
-        base_url=server.base_url,
-        chat_model="chat-model",
-        embedding_model="embed-model" if embeddings else "",
-        auto_memories=False,
-        request_timeout=10,
-    ).save(settings_file(root))
-
-
 @pytest.fixture
 def window(qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI) -> Iterator[MainWindow]:
     configure(data_dir, fake_openai)
-    win = MainWindow(Workspace.open(data_dir))
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
+    win = shown_window(qtbot, data_dir)
     yield win
     win.close()
 
@@ -386,12 +372,11 @@ def test_closing_while_opening_closes_the_workspace_once(
     win.open_workspace(data_dir)
     win.show()
     if when == "while it runs":
-        qtbot.waitUntil(lambda: win._loader is not None and win._loader.isRunning(), timeout=5000)
+        qtbot.waitUntil(win.is_opening, timeout=5000)
     win.close()
     assert not win.isVisible()  # at once, even while the workspace is still opening
     qtbot.waitUntil(lambda: len(closed) == (1 if when == "while it runs" else 0), timeout=5000)
-    assert win._loader is not None
-    qtbot.waitUntil(lambda: not win._loader.isRunning(), timeout=5000)
+    qtbot.waitUntil(lambda: not win.is_opening(), timeout=5000)
     qtbot.wait(50)  # the queued `opened` and `finished` are delivered, and change nothing
     assert not win.is_ready()
     assert len(closed) == (1 if when == "while it runs" else 0)
@@ -459,9 +444,9 @@ def test_a_failure_after_the_window_closed_is_not_reported(qtbot: QtBot, tmp_pat
     win.open_failed.connect(reported.append)
     win.open_workspace(tmp_path)
     win.show()
-    qtbot.waitUntil(lambda: win._loader is not None and win._loader.isRunning(), timeout=5000)
+    qtbot.waitUntil(win.is_opening, timeout=5000)
     win.close()
-    qtbot.waitUntil(lambda: win._loader is not None and win._loader.isFinished(), timeout=5000)
+    qtbot.waitUntil(lambda: not win.is_opening(), timeout=5000)
     qtbot.wait(50)
     assert reported == []
 
@@ -486,10 +471,7 @@ def test_a_server_that_cannot_stream_tools_answers_and_says_so(
 ) -> None:
     with FakeOpenAI(stream_tool_choice=False) as server:
         configure(data_dir, server, embeddings=False)
-        win = MainWindow(Workspace.open(data_dir))
-        qtbot.addWidget(win)
-        win.show()
-        qtbot.waitExposed(win)
+        win = shown_window(qtbot, data_dir)
         server.enqueue(Reply.text("Whole, but here."))
         send(qtbot, win, "Hello")
         qtbot.waitUntil(lambda: "Whole, but here." in win.chat.toPlainText(), timeout=10000)
@@ -498,21 +480,10 @@ def test_a_server_that_cannot_stream_tools_answers_and_says_so(
         win.close()
 
 
-def configure_curator(root: Path, server: FakeOpenAI) -> None:
-    Settings(
-        provider="custom",
-        base_url=server.base_url,
-        chat_model="chat-model",
-        embedding_model="",
-        auto_memories=True,
-        request_timeout=10,
-    ).save(settings_file(root))
-
-
 def test_memory_upkeep_never_holds_the_conversation(
     qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI
 ) -> None:
-    configure_curator(data_dir, fake_openai)
+    configure(data_dir, fake_openai, embeddings=False, auto_memories=True)
     win = MainWindow(Workspace.open(data_dir))
     qtbot.addWidget(win)
     win.show()

@@ -10,10 +10,9 @@ import pytest
 from PySide6.QtCore import QUrl
 from pytestqt.qtbot import QtBot
 
-from assistant.paths import settings_file
-from assistant.settings import Settings
+from assistant.memory import MemoryItem
 from assistant.ui.main_window import MainWindow
-from assistant.workspace import Workspace
+from tests.desktop import configure, shown_window
 from tests.fake_openai import FakeOpenAI, Reply, ToolCall
 
 pytestmark = pytest.mark.gui
@@ -21,33 +20,31 @@ pytestmark = pytest.mark.gui
 
 @pytest.fixture
 def window(qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI) -> Iterator[MainWindow]:
-    Settings(
-        provider="custom",
-        base_url=fake_openai.base_url,
-        chat_model="chat-model",
-        embedding_model="",
-        auto_memories=False,
-        request_timeout=10,
-    ).save(settings_file(data_dir))
-    win = MainWindow(Workspace.open(data_dir))
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
+    configure(data_dir, fake_openai, embeddings=False)
+    win = shown_window(qtbot, data_dir)
     yield win
     win.close()
+
+
+def forgotten_by_the_agent(
+    qtbot: QtBot, window: MainWindow, server: FakeOpenAI, text: str
+) -> MemoryItem:
+    """A memory with `text` that the agent forgets in a reply ("Forgotten.") to the user."""
+    item = window.workspace.memory.add(text)
+    server.enqueue(
+        Reply.tool_calls(ToolCall("forget", json.dumps({"memory_id": item.id}))),
+        Reply.text("Forgotten."),
+    )
+    window.input.setPlainText(f"Forget that: {text}")
+    window.send_button.click()
+    qtbot.waitUntil(lambda: "Forgotten." in window.chat.toPlainText(), timeout=10000)
+    return item
 
 
 def test_a_forget_by_the_agent_shows_a_line_whose_undo_restores_it(
     qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
 ) -> None:
-    item = window.workspace.memory.add("The user plays the cello")
-    fake_openai.enqueue(
-        Reply.tool_calls(ToolCall("forget", json.dumps({"memory_id": item.id}))),
-        Reply.text("Forgotten."),
-    )
-    window.input.setPlainText("Forget that I play the cello")
-    window.send_button.click()
-    qtbot.waitUntil(lambda: "Forgotten." in window.chat.toPlainText(), timeout=10000)
+    item = forgotten_by_the_agent(qtbot, window, fake_openai, "The user plays the cello")
     assert "↺ Forgot “The user plays the cello” · Undo" in window.chat.toPlainText()
     assert window.workspace.memory.get(item.id).state == "forgotten"  # type: ignore[union-attr]
     window.chat.anchorClicked.emit(QUrl("undo-memory:0"))
@@ -61,39 +58,24 @@ def test_a_forget_by_the_agent_shows_a_line_whose_undo_restores_it(
 def test_the_lines_come_back_when_the_conversation_is_shown_again(
     qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
 ) -> None:
-    item = window.workspace.memory.add("The user keeps bees")
-    fake_openai.enqueue(
-        Reply.tool_calls(ToolCall("forget", json.dumps({"memory_id": item.id}))),
-        Reply.text("Done."),
-    )
-    window.input.setPlainText("Forget the bees")
-    window.send_button.click()
-    qtbot.waitUntil(lambda: "Done." in window.chat.toPlainText(), timeout=10000)
-    cid = window._current
+    forgotten_by_the_agent(qtbot, window, fake_openai, "The user keeps bees")
+    cid = window.conversations.current_id()
     other = window.workspace.conversations.create().id
     qtbot.waitUntil(lambda: window.conversations.model.row_of(other) >= 0, timeout=5000)
     window.conversations.select(other)
     qtbot.waitUntil(lambda: "Forgot" not in window.chat.toPlainText(), timeout=5000)
     window.conversations.select(cid)
-    qtbot.waitUntil(lambda: "Forget the bees" in window.chat.toPlainText(), timeout=5000)
+    qtbot.waitUntil(
+        lambda: "Forget that: The user keeps bees" in window.chat.toPlainText(), timeout=5000
+    )
     assert window.chat.toPlainText().count("↺ Forgot “The user keeps bees” · Undo") == 1
 
 
 def test_a_supersede_by_the_curator_shows_a_line_whose_undo_brings_the_old_fact_back(
     qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI
 ) -> None:
-    Settings(
-        provider="custom",
-        base_url=fake_openai.base_url,
-        chat_model="chat-model",
-        embedding_model="",
-        auto_memories=True,
-        request_timeout=10,
-    ).save(settings_file(data_dir))
-    win = MainWindow(Workspace.open(data_dir))
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
+    configure(data_dir, fake_openai, embeddings=False, auto_memories=True)
+    win = shown_window(qtbot, data_dir)
     memory = win.workspace.memory
     porto = memory.add("The user lives in Porto")
     extraction = {"memories": [{"kind": "fact", "text": "The user lives in Lisbon"}]}

@@ -14,23 +14,21 @@ from pytestqt.qtbot import QtBot
 
 from assistant.memory import MemoryItem, SearchHit, Source
 from assistant.memory.items import MemoryEvent
-from assistant.paths import settings_file
-from assistant.settings import Settings
 from assistant.timestamps import now_utc
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.memory_detail import memory_href
 from assistant.ui.memory_sidebar import MemorySidebar
 from assistant.ui.memory_wording import day_text, event_text, why_text
 from assistant.workspace import Workspace
-from tests.embedders import HashEmbedder, hashed_vector
+from tests.desktop import configure
+from tests.embedders import HashEmbedder
 from tests.fake_openai import FakeOpenAI, Reply
+from tests.sidebars import DIM, remember, shown_sidebar
 
 pytestmark = [
     pytest.mark.gui,
     pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints"),
 ]
-
-DIM = 64
 
 
 @pytest.fixture
@@ -44,17 +42,8 @@ def workspace(data_dir: Any) -> Iterator[Workspace]:
 @pytest.fixture
 def sidebar(qtbot: QtBot, workspace: Workspace) -> Iterator[MemorySidebar]:
     bridge = StoreBridge(workspace)
-    widget = MemorySidebar(workspace, bridge)
-    qtbot.addWidget(widget)
-    widget.resize(360, 760)
-    widget.show()
-    qtbot.waitExposed(widget)
-    yield widget
+    yield shown_sidebar(qtbot, workspace, bridge)
     bridge.disconnect_stores()
-
-
-def remember(workspace: Workspace, text: str, **kw: Any) -> MemoryItem:
-    return workspace.memory.add(text, vector=hashed_vector(text, DIM), **kw)
 
 
 def shown(sidebar: MemorySidebar, memory_id: str) -> str:
@@ -190,13 +179,7 @@ def test_reflect_now_writes_an_insight_that_shows_what_it_rests_on(
     qtbot: QtBot, tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
     root = tmp_path / "reflecting"
-    Settings(
-        provider="custom",
-        base_url=fake_openai.base_url,
-        chat_model="chat-model",
-        embedding_model="",
-        request_timeout=10,
-    ).save(settings_file(root))
+    configure(root, fake_openai, embeddings=False, auto_memories=True)
     workspace = Workspace.open(root)
     bridge = StoreBridge(workspace)
     sidebar = MemorySidebar(workspace, bridge)

@@ -17,7 +17,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QDialogButtonBox, QLineEdit, QListView, QTextBrowser
 from pytestqt.qtbot import QtBot
 
-from assistant.memory.items import MemoryItem, MemoryKind, SearchHit, Source
+from assistant.memory.items import MemoryItem, SearchHit, Source
 from assistant.timestamps import now_utc
 from assistant.transfer import apply_import, export_data, parse_import
 from assistant.ui.bridge import StoreBridge
@@ -30,6 +30,7 @@ from assistant.ui.memory_sidebar import MemorySidebar
 from assistant.ui.times import relative_time
 from assistant.workspace import Workspace
 from tests.embedders import HashEmbedder, hashed_vector
+from tests.sidebars import DIM, remember, shown_sidebar
 
 pytestmark = [
     pytest.mark.gui,
@@ -37,7 +38,6 @@ pytestmark = [
     pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints"),
 ]
 
-DIM = 64
 SEARCH_SETTLE_MS = 300
 
 
@@ -59,11 +59,6 @@ def open_workspace(root: Path) -> tuple[Workspace, GuardedEmbedder]:
     embedder = GuardedEmbedder()
     workspace.memory.set_embedder(embedder)
     return workspace, embedder
-
-
-def remember(workspace: Workspace, text: str, kind: MemoryKind = "fact", **kw: Any) -> MemoryItem:
-    """Add a memory from the test (with its vector, so no embedding call is made)."""
-    return workspace.memory.add(text, kind, vector=hashed_vector(text, DIM), **kw)
 
 
 def search(workspace: Workspace, query: str) -> list[SearchHit]:
@@ -98,12 +93,7 @@ def bridge(workspace: Workspace) -> Iterator[StoreBridge]:
 
 @pytest.fixture
 def sidebar(qtbot: QtBot, workspace: Workspace, bridge: StoreBridge) -> MemorySidebar:
-    widget = MemorySidebar(workspace, bridge)
-    qtbot.addWidget(widget)
-    widget.resize(340, 760)
-    widget.show()
-    qtbot.waitExposed(widget)
-    return widget
+    return shown_sidebar(qtbot, workspace, bridge)
 
 
 def select(sidebar: MemorySidebar, memory_id: str) -> None:
@@ -137,7 +127,7 @@ def test_model_passes_the_model_tester(
     qtmodeltester.check(model)
     assert texts(model) == [i.text for i in workspace.memory.all()]
 
-    model.set_kind("fact")
+    model.set_filter(kind="fact")
     qtmodeltester.check(model)
     assert {i.kind for i in (model.item_at(model.index(r)) for r in range(model.rowCount()))} == {
         "fact"
@@ -148,7 +138,7 @@ def test_model_passes_the_model_tester(
     expected = [i.text for i in workspace.memory.all() if i.kind == "fact"]
     assert texts(model) == expected
 
-    model.set_kind(None)
+    model.set_filter(kind=None)
     hits = search(workspace, "tea")
     model.set_hits(hits)
     qtmodeltester.check(model)
@@ -166,7 +156,7 @@ def test_model_passes_the_model_tester(
     qtmodeltester.check(model)
 
     model.clear_hits()
-    model.set_state("forgotten")
+    model.set_filter("forgotten")
     qtmodeltester.check(model)
     assert texts(model) == [items[1].text]
 

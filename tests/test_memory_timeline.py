@@ -5,23 +5,23 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt, QThreadPool, QUrl
 from PySide6.QtWidgets import QAbstractButton, QTextBrowser, QWidget
 from pytestqt.qtbot import QtBot
 
-from assistant.memory import ConversationStore, MemoryItem, Source
+from assistant.memory import ConversationStore, Source
 from assistant.memory.items import MemoryEvent
 from assistant.timestamps import now_utc
 from assistant.ui.bridge import StoreBridge
-from assistant.ui.main_window import MainWindow
 from assistant.ui.memory_detail import memory_href, source_href
 from assistant.ui.memory_sidebar import MemorySidebar
 from assistant.ui.memory_timeline import MemoryTimeline, TimelinePage, day_heading, timeline_html
 from assistant.workspace import Workspace
-from tests.embedders import HashEmbedder, hashed_vector
+from tests.desktop import shown_window
+from tests.embedders import HashEmbedder
+from tests.sidebars import DIM, remember, shown_sidebar
 
 pytestmark = [
     pytest.mark.gui,
@@ -29,8 +29,6 @@ pytestmark = [
         "This plugin does not support propagateSizeHints", "This plugin does not support raise"
     ),
 ]
-
-DIM = 64
 
 
 @pytest.fixture
@@ -45,17 +43,8 @@ def workspace(data_dir: Path, qtbot: QtBot) -> Iterator[Workspace]:
 @pytest.fixture
 def sidebar(qtbot: QtBot, workspace: Workspace) -> Iterator[MemorySidebar]:
     bridge = StoreBridge(workspace)
-    widget = MemorySidebar(workspace, bridge)
-    qtbot.addWidget(widget)
-    widget.resize(360, 700)
-    widget.show()
-    qtbot.waitExposed(widget)
-    yield widget
+    yield shown_sidebar(qtbot, workspace, bridge, height=700)
     bridge.disconnect_stores()
-
-
-def remember(workspace: Workspace, text: str, **kw: Any) -> MemoryItem:
-    return workspace.memory.add(text, vector=hashed_vector(text, DIM), **kw)
 
 
 def open_timeline(qtbot: QtBot, sidebar: MemorySidebar) -> MemoryTimeline:
@@ -172,10 +161,7 @@ def test_a_timeline_source_opens_the_conversation_at_that_message(
     other = store.create("Tax forms").id
     store.append(other, "user", "Forms")
     store.close()
-    window = MainWindow(Workspace.open(data_dir))
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
+    window = shown_window(qtbot, data_dir)
     window.workspace.memory.add("Lives in Lisbon", origin="tool", source=Source(chat, said.id))
     window.conversations.select(other)
     assert window.menu.memory_timeline.isEnabled()

@@ -27,10 +27,10 @@ from assistant.agent.reflection import (
 from assistant.errors import ProviderError
 from assistant.memory import ConversationStore, MemoryEdit, MemoryItem, SemanticMemory, TopicStore
 from assistant.memory.working import WorkingMemoryStore
-from assistant.paths import settings_file
 from assistant.settings import Settings
 from assistant.timestamps import now_utc
 from assistant.workspace import Workspace
+from tests.desktop import configure
 from tests.embedders import HashEmbedder
 from tests.fake_openai import FakeOpenAI
 from tests.scripted import ScriptedProvider
@@ -263,13 +263,7 @@ def test_a_temporary_chat_never_reflects(data_dir: Path) -> None:
 
 
 def test_reflect_on_demand_through_the_openai_api(data_dir: Path, fake_openai: FakeOpenAI) -> None:
-    Settings(
-        provider="custom",
-        base_url=fake_openai.base_url,
-        chat_model="chat-model",
-        embedding_model="",
-        reflection_per_day=1,
-    ).save(settings_file(data_dir))
+    configure(data_dir, fake_openai, embeddings=False, reflection_per_day=1)
     workspace = Workspace.open(data_dir)
     try:
         facts = [workspace.memory.add(t, origin="curator") for t in LISBON]

@@ -305,6 +305,20 @@ def test_files_of_a_newer_version_are_refused_and_left_alone(
     assert list(path.parent.glob("*.corrupt-*")) == []
 
 
+@pytest.mark.parametrize("name", ["settings.json", "memory/working.json", "memory/topics.json"])
+def test_a_corrupt_file_is_moved_aside_with_a_warning(data_dir: Path, name: str) -> None:
+    from assistant.workspace import Workspace
+
+    path = data_dir / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b'{"version": 1, "cut sh')
+    workspace = Workspace.open(data_dir)
+    workspace.close()
+    (moved,) = path.parent.glob(f"{path.name}.corrupt-*")
+    assert moved.read_bytes() == b'{"version": 1, "cut sh'
+    assert any(f"moved it to {moved.name}" in w for w in workspace.warnings)
+
+
 def test_an_unreadable_settings_file_is_reported_not_replaced(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

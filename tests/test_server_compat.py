@@ -17,18 +17,9 @@ from assistant.agent.provider import STREAM_TOOLS_NOTICE, OpenAIProvider
 from assistant.errors import ContextOverflowError, ProviderError
 from assistant.workspace import Workspace
 from tests.fake_openai import ContextInfo, FakeOpenAI, Reply, ToolCall, prompt_tokens
+from tests.test_provider import TOOLS
 
 MESSAGES = [{"role": "user", "content": "What is the weather in Paris?"}]
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "The weather in a city.",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-        },
-    }
-]
 WEATHER = ToolCall("get_weather", json.dumps({"city": "Paris"}), id="call_1")
 
 

@@ -289,8 +289,9 @@ def test_test_connection_second_start_is_ignored(
 ) -> None:
     dialog = open_dialog(qtbot, workspace)
     point_at(qtbot, dialog, fake_openai.base_url)
-    dialog._on_test_clicked()
-    dialog._on_test_clicked()  # e.g. a queued second click
+    button = child(dialog, QPushButton, "testConnectionButton")
+    button.clicked.emit()
+    button.clicked.emit()  # a second click already queued when the first disabled the button
     qtbot.waitUntil(lambda: "Connected" in result_label(dialog).text(), timeout=10_000)
     assert len(fake_openai.requests_to("/models")) == 1
 

@@ -22,8 +22,9 @@ from assistant.ui import shutdown
 from assistant.ui.main_window import MainWindow, WorkspaceLoader
 from assistant.ui.memory_dialogs import MemoryValues
 from assistant.workspace import Workspace
+from tests.desktop import configure
 from tests.fake_openai import FakeOpenAI, Reply
-from tests.test_main_window import configure, send
+from tests.test_main_window import send
 
 pytestmark = pytest.mark.gui
 

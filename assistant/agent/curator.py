@@ -3,7 +3,6 @@ in long-term memory (add, refine, supersede or nothing: see `decisions`), and ke
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -19,8 +18,8 @@ from assistant.agent.decisions import (
     Decision,
     decision_request,
     parse_decisions,
-    strip_fences,
 )
+from assistant.agent.model_json import listed
 from assistant.errors import AssistantError
 from assistant.memory import (
     KINDS,
@@ -297,17 +296,8 @@ class Curator:
 
 def parse_candidates(text: str) -> list[Candidate]:
     """Validated candidates from the model's JSON; anything malformed is dropped with a log line."""
-    try:
-        data: Any = json.loads(strip_fences(text))
-    except ValueError:
-        log.info("Curator: the model did not answer with JSON: %.200r", text)
-        return []
-    raw = data.get("memories") if isinstance(data, dict) else data
-    if not isinstance(raw, list):
-        log.info("Curator: no list of memories in %.200r", text)
-        return []
     found = []
-    for entry in raw[:MAX_CANDIDATES]:
+    for entry in listed(text, "memories", log)[:MAX_CANDIDATES]:
         candidate = _candidate(entry)
         if candidate is None:
             log.info("Curator: dropped an invalid memory %.200r", entry)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, Literal, get_args
 
+from assistant.agent.model_json import listed
 from assistant.agent.prompt import escape, memory_line
 from assistant.memory import MemoryItem
 from assistant.timestamps import now_utc
@@ -117,9 +118,7 @@ def parse_decisions(
     date is left out.
     """
     today = today or now_utc().astimezone().date()
-    raw = _entries(answer)
-    if raw is None:
-        return {}
+    raw = listed(answer, "decisions", log)
     limit = max(1, len(shown)) * MAX_ENTRIES_PER_CANDIDATE
     if len(raw) > limit:
         log.info(
@@ -138,39 +137,6 @@ def parse_decisions(
             continue
         found[decision.candidate] = decision
     return found
-
-
-def _entries(answer: str) -> list[Any] | None:
-    """The list of decision entries in the answer, or None (logged) if there is none."""
-    data = _json(answer)
-    if data is None:
-        log.info("Curator: the decisions were not JSON: %.200r", answer)
-        return None
-    if isinstance(data, dict):
-        data = data.get("decisions")
-    if isinstance(data, dict):  # a single decision, not in a list
-        data = [data]
-    if not isinstance(data, list):
-        log.info("Curator: no list of decisions in %.200r", answer)
-        return None
-    return data
-
-
-def _json(answer: str) -> Any:
-    """The JSON value in `answer`, also inside a code fence or after a sentence; else None."""
-    text = strip_fences(answer)
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
-    end = max(text.rfind("}"), text.rfind("]"))
-    if start < 0 or end <= start:
-        return None
-    try:
-        return json.loads(text[start : end + 1])
-    except ValueError:
-        return None
 
 
 def _decision(entry: Any, shown: Sequence[Sequence[str]], today: date) -> Decision | None:
@@ -228,12 +194,3 @@ def _index(value: Any) -> int | None:
         match = re.fullmatch(r"\s*(?:candidate\s*)?#?\s*(\d{1,3})\s*", value, re.IGNORECASE)
         return int(match.group(1)) if match else None
     return None
-
-
-def strip_fences(text: str) -> str:
-    """The text inside a Markdown code fence, if the answer is wrapped in one."""
-    text = text.strip()
-    if text.startswith("```"):
-        text = text.split("\n", 1)[1] if "\n" in text else ""
-        text = text.rsplit("```", 1)[0]
-    return text

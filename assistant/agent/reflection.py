@@ -9,7 +9,6 @@ the user had forgotten or that an existing insight already says.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ from typing import Any
 
 from assistant.agent.cancel import CancelToken
 from assistant.agent.chat import ChatProvider
-from assistant.agent.decisions import strip_fences
+from assistant.agent.model_json import listed
 from assistant.agent.prompt import fence, memory_line
 from assistant.errors import AssistantError
 from assistant.memory import MemoryEdit, MemoryItem, SemanticMemory, TopicStore
@@ -241,17 +240,8 @@ class Reflector:
 def parse_insights(answer: str, shown: Sequence[str]) -> list[Insight]:
     """Validated insights from the model's JSON: each resting on memories it was shown;
     anything malformed is dropped with a log line."""
-    try:
-        data: Any = json.loads(strip_fences(answer))
-    except ValueError:
-        log.info("Reflection: the model did not answer with JSON: %.200r", answer)
-        return []
-    raw = data.get("insights") if isinstance(data, dict) else data
-    if not isinstance(raw, list):
-        log.info("Reflection: no list of insights in %.200r", answer)
-        return []
     found = []
-    for entry in raw[:MAX_INSIGHTS]:
+    for entry in listed(answer, "insights", log)[:MAX_INSIGHTS]:
         insight = _insight(entry, set(shown))
         if insight is None:
             log.info("Reflection: dropped an invalid insight %.200r", entry)

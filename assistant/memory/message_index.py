@@ -27,7 +27,7 @@ from assistant.memory.bm25 import BM25Index
 from assistant.memory.embedding import Embedder, embedding_batches
 from assistant.memory.message_vectors import MessageKey, MessageVectors
 from assistant.memory.messages import Message
-from assistant.memory.ranking import SearchConfig, fused_relevance
+from assistant.memory.ranking import SearchConfig, fuse_rankings
 from assistant.memory.text import is_informative, query_terms, terms, tokenize
 from assistant.memory.when import time_span
 from assistant.timestamps import parse as parse_time
@@ -173,22 +173,10 @@ class MessageIndex:
             self._sync()
             lexical = self._bm25.top(tokens, depth, require=required)
             dense = self._dense_top(qvec, depth) if qvec is not None else []
-            order = list(dict.fromkeys([key for key, _ in lexical + dense]))
-            if not order:
+            if not lexical and not dense:
                 return []
-            row = {key: i for i, key in enumerate(order)}
-            keyword_rank = np.zeros(len(order), dtype=np.int64)
-            vector_rank = np.zeros(len(order), dtype=np.int64)
-            keyword_rank[[row[key] for key, _ in lexical]] = np.arange(1, len(lexical) + 1)
-            vector_rank[[row[key] for key, _ in dense]] = np.arange(1, len(dense) + 1)
-            keyword, similarity = dict(lexical), dict(dense)
-            relevance = fused_relevance(
-                np.array([keyword.get(key, 0.0) for key in order]),
-                np.array([similarity.get(key, 0.0) for key in order]),
-                keyword_rank,
-                vector_rank,
-                cfg,
-            )
+            fused = fuse_rankings(lexical, dense, cfg)
+            order, relevance = fused.order, fused.relevance
             if span is not None:
                 start, end = (stamp(moment) for moment in span)
                 inside = [start <= self._times[key] < end for key in order]

@@ -60,6 +60,11 @@ class MessageVectors:
     def __len__(self) -> int:
         return len(self._row)
 
+    @property
+    def projection(self) -> Projection | None:
+        """The projection used to pick candidates, once fitted (as `VectorMatrix.projection`)."""
+        return self._projection
+
     def row(self, key: MessageKey) -> int:
         """The row of a message's vector, or -1."""
         return self._row.get(key, -1)

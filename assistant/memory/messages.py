@@ -85,16 +85,9 @@ class Message:
         out: dict[str, Any] = {
             "id": self.id,
             "parent_id": self.parent_id,
-            "role": self.role,
-            "content": self.content,
+            **self.to_openai(),
             "created_at": self.created_at,
         }
-        if self.tool_calls:
-            out["tool_calls"] = [tool_call(c) for c in self.tool_calls]
-        if self.tool_call_id is not None:
-            out["tool_call_id"] = self.tool_call_id
-        if self.name is not None:
-            out["name"] = self.name
         if self.memory_ids:
             out["memory_ids"] = list(self.memory_ids)
         if self.cut_off:

@@ -8,9 +8,9 @@ Hybrid Retrieval", 2023) found better than reciprocal rank fusion, which stays a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Generic, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -18,6 +18,7 @@ import numpy.typing as npt
 from assistant.memory.items import MemoryItem, SearchHit
 
 Ranking = list[tuple[int, float]]  # (slot, score) best first
+_K = TypeVar("_K", bound=Hashable)
 
 
 @dataclass(frozen=True)
@@ -67,22 +68,10 @@ def fuse(
     recency (days since last use) boosts. Ties keep ranking order."""
     if not lexical and not dense:
         return []
-    order = list(dict.fromkeys([slot for slot, _ in lexical] + [slot for slot, _ in dense]))
-    row = {slot: i for i, slot in enumerate(order)}
+    fused = fuse_rankings(lexical, dense, config)
+    order, keyword_rank, vector_rank = fused.order, fused.keyword_rank, fused.vector_rank
+    keyword_score, similarity, relevance = fused.keyword, fused.similarity, fused.relevance
     slots = np.array(order, dtype=np.int64)
-    keyword_rank = np.zeros(len(order), dtype=np.int64)  # 0: not in that ranking
-    vector_rank = np.zeros(len(order), dtype=np.int64)
-    keyword_rank[[row[s] for s, _ in lexical]] = np.arange(1, len(lexical) + 1)
-    vector_rank[[row[s] for s, _ in dense]] = np.arange(1, len(dense) + 1)
-    keyword_score = dict(lexical)
-    similarity = dict(dense)
-    relevance = fused_relevance(
-        np.array([keyword_score.get(s, 0.0) for s in order]),
-        np.array([similarity.get(s, 0.0) for s in order]),
-        keyword_rank,
-        vector_rank,
-        config,
-    )
     boost_importance = config.importance_weight * importance[slots]
     idle_days = np.maximum(0.0, now - last_used[slots]) / 86400
     boost_recency = config.recency_weight * np.exp(-idle_days / config.recency_days)
@@ -105,7 +94,41 @@ def fuse(
     return hits
 
 
-def fused_relevance(
+@dataclass(frozen=True)
+class Fusion(Generic[_K]):
+    """A keyword and a meaning ranking merged: each key once (keyword hits first), its rank in
+    each (1 is first, 0 absent), its scores, and its relevance in 0..1."""
+
+    order: list[_K]
+    keyword_rank: npt.NDArray[np.int64]
+    vector_rank: npt.NDArray[np.int64]
+    keyword: dict[_K, float]
+    similarity: dict[_K, float]
+    relevance: npt.NDArray[np.float64]
+
+
+def fuse_rankings(
+    lexical: Sequence[tuple[_K, float]], dense: Sequence[tuple[_K, float]], config: SearchConfig
+) -> Fusion[_K]:
+    """Merge two rankings, each (key, score) best first, and score every key's relevance."""
+    order = list(dict.fromkeys([key for key, _ in lexical] + [key for key, _ in dense]))
+    row = {key: i for i, key in enumerate(order)}
+    keyword_rank = np.zeros(len(order), dtype=np.int64)  # 0: not in that ranking
+    vector_rank = np.zeros(len(order), dtype=np.int64)
+    keyword_rank[[row[key] for key, _ in lexical]] = np.arange(1, len(lexical) + 1)
+    vector_rank[[row[key] for key, _ in dense]] = np.arange(1, len(dense) + 1)
+    keyword, similarity = dict(lexical), dict(dense)
+    relevance = _relevance(
+        np.array([keyword.get(key, 0.0) for key in order], dtype=np.float64),
+        np.array([similarity.get(key, 0.0) for key in order], dtype=np.float64),
+        keyword_rank,
+        vector_rank,
+        config,
+    )
+    return Fusion(order, keyword_rank, vector_rank, keyword, similarity, relevance)
+
+
+def _relevance(
     keyword: npt.NDArray[np.float64],
     similarity: npt.NDArray[np.float64],
     keyword_rank: npt.NDArray[np.int64],

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Callable
@@ -10,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assistant.fileio import atomic_write_json, move_aside, refuse_newer
+from assistant.fileio import atomic_write_json, read_json_object, set_aside
 from assistant.memory.subscribers import Subscribers
 from assistant.timestamps import stamp
 
@@ -42,21 +41,17 @@ class TopicStore:
 
     def _load(self) -> dict[str, Topic]:
         try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"))
-            refuse_newer(self.path, raw, TOPICS_VERSION)
+            raw = read_json_object(self.path, TOPICS_VERSION, "topics")
+            if raw is None:
+                return {}
             if raw.get("version") != TOPICS_VERSION:
                 raise ValueError(f"unsupported version {raw.get('version')!r}")
             return {
                 name: Topic(name, str(t["summary"]), tuple(t["memory_ids"]), str(t["updated_at"]))
                 for name, t in raw["topics"].items()
             }
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            moved = move_aside(self.path)
-            msg = f"{TOPICS_NAME} was unreadable ({exc}); moved it to {moved.name}."
-            log.warning(msg)
-            self.warnings.append(msg)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            self.warnings.append(set_aside(self.path, TOPICS_NAME, exc))
             return {}
 
     def _save(self) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Callable
@@ -11,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.errors import StorageError
-from assistant.fileio import atomic_write_json, move_aside, refuse_newer
+from assistant.fileio import atomic_write_json, read_json_object, set_aside
 from assistant.memory.subscribers import Subscribers
 
 log = logging.getLogger(__name__)
@@ -113,16 +112,10 @@ class WorkingMemoryStore:
 
     def _load(self) -> dict[str, WorkingMemory]:
         try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (UnicodeDecodeError, ValueError) as exc:
-            return self._move_aside(str(exc))
-        except OSError as exc:
-            raise StorageError(f"Could not read working memory from {self.path}: {exc}") from exc
-        refuse_newer(self.path, raw, WORKING_VERSION)
-        try:
-            if not isinstance(raw, dict) or not isinstance(raw.get("conversations"), dict):
+            raw = read_json_object(self.path, WORKING_VERSION, "working memory")
+            if raw is None:
+                return {}
+            if not isinstance(raw.get("conversations"), dict):
                 raise ValueError("it has no 'conversations' object")
             if raw.get("version") != WORKING_VERSION:
                 raise ValueError(f"unsupported version {raw.get('version')!r}")
@@ -130,14 +123,8 @@ class WorkingMemoryStore:
                 cid: WorkingMemory.from_json(entry) for cid, entry in raw["conversations"].items()
             }
         except ValueError as exc:
-            return self._move_aside(str(exc))
-
-    def _move_aside(self, reason: str) -> dict[str, WorkingMemory]:
-        moved = move_aside(self.path)
-        msg = f"Working memory file was unreadable ({reason}); moved it to {moved.name}."
-        log.warning(msg)
-        self.warnings.append(msg)
-        return {}
+            self.warnings.append(set_aside(self.path, "Working memory file", exc))
+            return {}
 
     def get(self, conversation_id: str) -> WorkingMemory:
         """A copy of the conversation's working memory (empty if it has none)."""

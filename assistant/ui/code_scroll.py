@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSignalBlocker, Qt, QTimer
 from PySide6.QtGui import (
     QMouseEvent,
     QPainter,
@@ -152,12 +152,11 @@ class CodeScroll(QObject):
             run = self._runs[index]
             box = run.box.toAlignedRect()
             bar.setGeometry(box.left(), box.bottom() + 2, box.width(), BAR_SPACE - 2)
-            bar.blockSignals(True)
-            bar.setRange(0, run.overflow)
-            bar.setPageStep(box.width())
-            bar.setSingleStep(20)
-            bar.setValue(run.offset)
-            bar.blockSignals(False)
+            with QSignalBlocker(bar):
+                bar.setRange(0, run.overflow)
+                bar.setPageStep(box.width())
+                bar.setSingleStep(20)
+                bar.setValue(run.offset)
             bar.show()
 
     def _new_bar(self) -> QScrollBar:

@@ -277,6 +277,10 @@ class MainWindow(QMainWindow):
         """Whether the panes are built on an open workspace."""
         return self._ready
 
+    def is_opening(self) -> bool:
+        """Whether the data directory is being opened off the GUI thread right now."""
+        return self._loader is not None and self._loader.isRunning()
+
     def _on_open_failed(self, message: str) -> None:
         if self._closed:  # the user has already left
             return

@@ -135,19 +135,6 @@ class MemoryListModel(QAbstractListModel):
         self._state, self._kind = state, kind
         self.refresh()
 
-    def set_state(self, state: MemoryState) -> None:
-        """Show items in `state`, keeping the kind filter."""
-        self.set_filter(state, self._kind)
-
-    def set_kind(self, kind: MemoryKind | None) -> None:
-        """Show items of `kind` (all kinds if None), keeping the state filter."""
-        self.set_filter(self._state, kind)
-
-    @property
-    def text_filter(self) -> str:
-        """The words a listed item must contain (outside search mode); "" for all items."""
-        return " ".join(self._words)
-
     def set_text_filter(self, text: str) -> None:
         """Outside search mode, show only items whose text contains every word of `text`."""
         words = tuple(text.lower().split())

@@ -6,7 +6,7 @@ import dataclasses
 import itertools
 import os
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtCore import QPointF, QRectF, QSignalBlocker, QSize, Qt
 from PySide6.QtGui import (
     QAction,
     QColor,
@@ -404,9 +404,8 @@ class SettingsDialog(QDialog):
 
     def _load(self, settings: Settings) -> None:
         """Show `settings` and the stored key."""
-        self._provider.blockSignals(True)
-        self._provider.setCurrentIndex(max(0, self._provider.findData(settings.provider)))
-        self._provider.blockSignals(False)
+        with QSignalBlocker(self._provider):
+            self._provider.setCurrentIndex(max(0, self._provider.findData(settings.provider)))
         self._base_url.setText(settings.base_url or PROVIDERS[settings.provider].base_url)
         self._chat_model.setEditText(settings.chat_model)
         if settings.embedding_model == LOCAL_EMBEDDING_MODEL:
@@ -521,9 +520,8 @@ class SettingsDialog(QDialog):
     def _on_url_edited(self, text: str) -> None:
         provider = self._provider_name()
         if provider != "custom" and text.strip() != PROVIDERS[provider].base_url:
-            self._provider.blockSignals(True)
-            self._provider.setCurrentIndex(self._provider.findData("custom"))
-            self._provider.blockSignals(False)
+            with QSignalBlocker(self._provider):
+                self._provider.setCurrentIndex(self._provider.findData("custom"))
             self._last_provider = "custom"
 
     def _on_key_changed(self, _text: str) -> None:
