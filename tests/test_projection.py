@@ -7,6 +7,7 @@ import numpy.typing as npt
 import pytest
 
 from assistant.memory.projection import Projection
+from assistant.memory.quantize import stored
 from assistant.memory.vectors import PROJECTED_DIM, REFIT_GROWTH, VectorMatrix
 from tests.clusters import DIM, centres, clustered
 
@@ -96,7 +97,9 @@ def test_two_stage_search_equals_exact_search() -> None:
         assert slots.tolist() == exact_slots.tolist()
         np.testing.assert_allclose(sims, exact_sims, atol=1e-6)
         assert allowed[slots].all()
-        np.testing.assert_allclose(sims, rows[slots] @ query, atol=1e-6)  # exact cosines
+        kept = matrix._m[slots]  # as it keeps them: 8 bits and a scale, 1e-3 from `rows`
+        np.testing.assert_allclose(sims, kept @ query, atol=1e-6)  # exact cosines
+        np.testing.assert_allclose(sims, rows[slots] @ query, atol=2e-3)
     few = np.zeros(4000, dtype=bool)
     few[rng.choice(4000, 20, replace=False)] = True  # fewer than the candidates
     slots, _ = matrix.nearest(queries[0], few, 10, exact_up_to=1000, candidates=100)
@@ -138,10 +141,10 @@ def test_small_or_unprojected_matrices_are_scanned_exactly() -> None:
     matrix = filled(rows)
     refit(matrix, 300)
     assert matrix.projection is None  # not more than exact_up_to vectors
-    query = rows[5]
+    query = stored(rows[5:6])[0]
     slots, sims = matrix.nearest(query, np.ones(300, dtype=bool), 3, exact_up_to=0, candidates=10)
     assert slots[0] == 5
-    assert sims[0] == pytest.approx(1.0, abs=1e-6)
+    assert sims[0] == pytest.approx(float(query @ query), abs=1e-6)
     assert (
         matrix.nearest(query, np.ones(300, dtype=bool), 0, exact_up_to=0, candidates=10)[0].tolist()
         == []

@@ -1,8 +1,9 @@
 """The embeddings of conversation messages: one row per (conversation, message), and its cache.
 
 Messages never change once written (an edit is a new sibling), so a message's vector is kept
-under its ids for good. The cache `conversations/vectors-<model>.npz` (float16 rows, ids,
-model and dimension) is a derived file: written atomically, ignored when unreadable or of
+under its ids for good, at the precision of the cache (`quantize`: 8 bits and a scale a row).
+The cache `conversations/vectors-<model>.npz` (those rows, ids, model and dimension; older
+caches have float16 rows) is a derived file: written atomically, ignored when unreadable or of
 another model, and saved as embedding goes on, so a stopped run resumes where it was.
 """
 
@@ -20,6 +21,7 @@ import numpy.typing as npt
 from assistant.fileio import atomic_write_bytes
 from assistant.memory.arrays import ensure_capacity
 from assistant.memory.projection import Projection
+from assistant.memory.quantize import pack, stored, unpack
 
 log = logging.getLogger(__name__)
 
@@ -41,10 +43,10 @@ def cache_path(directory: Path, model: str) -> Path:
 class MessageVectors:
     """Unit vectors of one model, by message; not thread-safe (the store holds its lock).
 
-    Above `EXACT_UP_TO` rows, `nearest` scans a 128-d PCA projection of the rows (a third of
-    the memory traffic of 384-d rows) and rescores the best candidates exactly, as the semantic
-    memory's dense search does; the projection is fitted in memory (a fraction of a second)
-    when the rows first pass that size and again at each `REFIT_GROWTH`-fold growth.
+    Above `EXACT_UP_TO` rows, `nearest` scans a `PROJECTED_DIM`-d PCA projection of the rows
+    (a sixth of the memory traffic of 384-d rows) and rescores the best candidates exactly, as
+    the semantic memory's dense search does; the projection is fitted in memory (a fraction of
+    a second) when the rows first pass that size and again at each `REFIT_GROWTH`-fold growth.
     """
 
     def __init__(self, model: str, dim: int) -> None:
@@ -75,7 +77,7 @@ class MessageVectors:
         if vectors.shape != (len(keys), self.dim) or not np.isfinite(vectors).all():
             raise ValueError(f"expected {len(keys)} finite rows of {self.dim} values")
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        vectors = vectors / np.maximum(norms, 1e-12)
+        vectors = stored(vectors / np.maximum(norms, 1e-12))
         start = len(self._row)
         self.matrix = ensure_capacity(self.matrix, start + len(keys))
         first = start
@@ -120,7 +122,7 @@ class MessageVectors:
         return len(self._row) - self._saved
 
     def save(self, directory: Path) -> None:
-        """Write the cache (float16 rows) atomically; a failure is logged, nothing is lost."""
+        """Write the cache atomically; a failure is logged, nothing is lost."""
         keys = list(self._row)
         buffer = io.BytesIO()
         np.savez(
@@ -129,7 +131,7 @@ class MessageVectors:
             model=np.array(self.model),
             conversations=np.array([c for c, _ in keys], dtype=str),
             messages=np.array([m for _, m in keys], dtype=str),
-            vectors=self.matrix[: len(keys)].astype(np.float16),
+            vectors=pack(self.matrix[: len(keys)]),
         )
         try:
             atomic_write_bytes(cache_path(directory, self.model), buffer.getvalue())
@@ -146,7 +148,10 @@ class MessageVectors:
             with np.load(path, allow_pickle=False) as data:
                 if int(data["version"]) != CACHE_VERSION or str(data["model"]) != model:
                     return None
-                vectors = data["vectors"].astype(np.float32)
+                vectors = data["vectors"]
+                if vectors.dtype == np.int8 and vectors.ndim == 2:
+                    vectors = unpack(vectors)
+                vectors = vectors.astype(np.float32, copy=False)
                 conversations = data["conversations"].tolist()
                 messages = data["messages"].tolist()
         except FileNotFoundError:

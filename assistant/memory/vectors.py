@@ -1,13 +1,14 @@
 """Dense vectors: unit rows in one contiguous float32 matrix, and their on-disk cache.
 
-The cache is derived data: `vectors-<model>.npy` holds the rows (as float16: half the disk, and
-cosines within about 1e-3 of the float32 ones; older float32 files still load),
-`vectors-<model>.json` their
-memory ids, the embedder's name and the size, time and CRC-32 of the `.npy` it belongs to (the
-CRC is checked only when the time differs: a copied data dir keeps its vectors). Above a few
-thousand vectors, `vectors-<model>.proj.npz` holds the fitted projection and the projected rows
-(in the order of the `.npy`), recorded in the `.json` the same way. A missing, stale or
-unreadable cache only means those memories get embedded again, or the projection fitted again.
+The cache is derived data: `vectors-<model>.npy` holds the rows as 8-bit integers with a scale
+each (`quantize`: a quarter of float32 on disk, cosines within about 1e-3 of the exact ones;
+older float16 and float32 files still load), `vectors-<model>.json` their memory ids, the
+embedder's name and the size, time and CRC-32 of the `.npy` it belongs to (the CRC is checked
+only when the time differs: a copied data dir keeps its vectors). Above a few thousand vectors,
+`vectors-<model>.proj.npz` holds the fitted projection and the projected rows (float16, in the
+order of the `.npy`; they only pick candidates), recorded in the `.json` the same way. A
+missing, stale or unreadable cache only means those memories get embedded again, or the
+projection fitted again.
 """
 
 from __future__ import annotations
@@ -29,11 +30,12 @@ import numpy.typing as npt
 from assistant.fileio import atomic_write_json, atomic_write_with
 from assistant.memory.arrays import ensure_capacity, with_headroom
 from assistant.memory.projection import Projection
+from assistant.memory.quantize import pack, packed_width, stored, unpack_into
 
 log = logging.getLogger(__name__)
 
 CACHE_VERSION = 1  # the projection is optional: caches without it still load
-STORED_TYPES = (np.dtype(np.float16), np.dtype(np.float32))  # of the rows in the .npy
+OLDER_TYPES = (np.dtype(np.float16), np.dtype(np.float32))  # of unquantized rows in the .npy
 PROJECTED_DIM = 128
 REFIT_GROWTH = 4  # fit the projection again when the vectors have grown this many times
 FloatMatrix = npt.NDArray[np.float32]
@@ -114,7 +116,7 @@ class VectorMatrix:
         self._m = ensure_capacity(self._m, size)
         self._has = ensure_capacity(self._has, size)
         self._count += int(np.count_nonzero(~self._has[np.unique(index)]))
-        unit = rows / norms[:, None]
+        unit = stored(rows / norms[:, None])
         self._m[index] = unit
         self._has[index] = True
         self._end = max(self._end, size)
@@ -208,7 +210,7 @@ class VectorMatrix:
         end = min(self._end, len(ids))
         slots = np.flatnonzero(self._has[:end])
         every = len(slots) == end
-        rows = (self._m[:end] if every else self._m[slots]).astype(np.float16)
+        rows = pack(self._m[:end]) if every else pack(self._m, slots)
         paths = cache_paths(directory, self.name)
         atomic_write_with(
             paths.vectors, lambda f: np.lib.format.write_array(f, rows, allow_pickle=False)
@@ -217,7 +219,9 @@ class VectorMatrix:
         projection: dict[str, int] | None = None
         if self._projection is not None:
             mean, basis = self._projection.mean, self._projection.basis
-            projected = self._projected[:end] if every else self._projected[slots]
+            projected = (self._projected[:end] if every else self._projected[slots]).astype(
+                np.float16
+            )
             atomic_write_with(
                 paths.projection, lambda f: np.savez(f, mean=mean, basis=basis, rows=projected)
             )
@@ -263,7 +267,9 @@ class VectorMatrix:
                     else np.lib.format.read_array_header_2_0
                 )
                 shape, fortran, dtype = read_header(f)
-                if shape != (len(ids), dim) or fortran or dtype not in STORED_TYPES:
+                packed = (len(ids), packed_width(dim)) if dtype == np.int8 else None
+                older = (len(ids), dim) if dtype in OLDER_TYPES else None
+                if shape not in (packed, older) or fortran:
                     raise ValueError(f"unexpected array {shape} {dtype}")
                 matrix, slots, checksum = cls._read_rows(
                     f, name, dim, ids, slot_of, dtype=dtype, checksum=not same_write
@@ -294,8 +300,8 @@ class VectorMatrix:
         dtype: np.dtype[Any],
         checksum: bool,
     ) -> tuple[VectorMatrix, IntArray, int | None]:
-        """Read the rows (float16, or float32 from older caches) into the matrix; float32 rows
-        in slot order (the usual case) straight into it.
+        """Read the rows (int8 with scales, or float16 or float32 from older caches) into the
+        matrix; float32 rows in slot order straight into it.
 
         Also returns the slot of each row (-1 for ids the store no longer has) and, if asked
         for, the rows' CRC-32.
@@ -310,13 +316,18 @@ class VectorMatrix:
             if checksum:
                 crc = zlib.crc32(target.data)
         else:
-            rows = np.fromfile(f, dtype=dtype, count=len(ids) * dim).reshape(-1, dim)
+            width = packed_width(dim) if dtype == np.int8 else dim
+            rows = np.fromfile(f, dtype=dtype, count=len(ids) * width).reshape(-1, width)
             if len(rows) != len(ids):
                 raise ValueError("the vector file is truncated")
-            known = slots >= 0
-            matrix._m[slots[known]] = rows[known]
             if checksum:
                 crc = zlib.crc32(rows.data)
+            known = slots >= 0
+            kept, to = (rows, slots) if known.all() else (rows[known], slots[known])
+            if dtype == np.int8:
+                unpack_into(kept, matrix._m, to)
+            else:
+                matrix._m[to] = kept
         placed = slots[slots >= 0]
         matrix._has[placed] = True
         matrix._end = int(placed.max()) + 1 if len(placed) else 0
@@ -341,8 +352,13 @@ class VectorMatrix:
             shapes = (mean.shape, basis.shape, rows.shape)
             if shapes != ((self.dim,), (self.dim, d), (len(slots), d)):
                 raise ValueError(f"unexpected arrays {shapes}")
-            if any(a.dtype != np.float32 for a in (mean, basis, rows)):
+            if (
+                mean.dtype != np.float32
+                or basis.dtype != np.float32
+                or rows.dtype not in OLDER_TYPES
+            ):
                 raise ValueError("unexpected array types")
+            rows = rows.astype(np.float32)
         except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
             log.warning(
                 "Ignoring the cached projection of %s (%s); will fit it again", self.name, exc

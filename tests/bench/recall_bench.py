@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo-dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 K = 10
+PER_CONVERSATION = 50  # messages per conversation at --scale (2,000 for 100,000 messages)
 _EVIDENCE = re.compile(r"D:?(\d+):0*(\d+)")
 
 _started = time.perf_counter()
@@ -330,8 +331,8 @@ def table(rows: list[tuple[str, str, str, Score]]) -> str:
 
 
 def scale(dialogs: Sequence[Dialog], embedder: CachedEmbedder, n: int) -> str:
-    """Search and add latency of both layers holding `n` records (copies of the LoCoMo turns
-    in as many conversations as it takes), with the embedder's real vectors."""
+    """Search and add latency of both layers holding `n` records (copies of the LoCoMo turns;
+    as messages, in conversations of `PER_CONVERSATION`), with the embedder's real vectors."""
     turns = [t for d in dialogs for t in d.turns]
     queries = [q.text for d in dialogs for q in d.questions][:200]
     lines = ["| layer | records | search p50 ms | search p95 ms | add ms (mean of 200) | disk MB |"]
@@ -354,16 +355,15 @@ def scale(dialogs: Sequence[Dialog], embedder: CachedEmbedder, n: int) -> str:
         mem.close()
         lines.append(f"{row} {_megabytes(root / 'memory'):.0f} |")
         store = ConversationStore(root, embedder)
-        per = len(turns)
-        for copy in range(copies):
-            count = min(per, n - copy * per)
+        for number, start in enumerate(range(0, n, PER_CONVERSATION)):
+            count = min(PER_CONVERSATION, n - start)
             messages = [
                 Message(f"m{i}", f"m{i - 1}" if i else None, "user", t.text, t.time.isoformat())
-                for i, t in enumerate(turns[:count])
+                for i, t in enumerate(turns[j % len(turns)] for j in range(start, start + count))
             ]
-            store.import_conversation(f"c{copy}", f"copy {copy}", messages[0].created_at, messages)
+            store.import_conversation(f"c{number}", f"c{number}", messages[0].created_at, messages)
         store.embed_pending()
-        say(f"ConversationStore: {n} messages, embedded")
+        say(f"ConversationStore: {n} messages in {PER_CONVERSATION}-message conversations")
         target = store.create("appended").id
 
         def append(i: int) -> None:
