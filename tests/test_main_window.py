@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt, QTimer, QUrl
+from PySide6.QtCore import QObject, Qt, QTimer, QUrl, Slot
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
@@ -643,6 +643,18 @@ def test_leaving_and_coming_back_during_a_reply_shows_it_whole(
     assert text.count("Assistant") == 1
 
 
+class _Heard(QObject):
+    """The texts of the agent's events, as the GUI thread receives them."""
+
+    def __init__(self, parent: QObject) -> None:
+        super().__init__(parent)
+        self.texts: list[str] = []
+
+    @Slot(object)
+    def hear(self, event: object) -> None:
+        self.texts.append(getattr(event, "text", ""))
+
+
 def test_coming_back_mid_reply_shows_what_was_streamed_and_streams_on(
     qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
 ) -> None:
@@ -664,9 +676,9 @@ def test_coming_back_mid_reply_shows_what_was_streamed_and_streams_on(
     assert cid is not None
     qtbot.waitUntil(lambda: "a3" in window.chat.toPlainText(), timeout=10000)
     window.conversations.select(other)
-    away: list[str] = []
-    window.worker.agent_event.connect(lambda event: away.append(getattr(event, "text", "")))
-    qtbot.waitUntil(lambda: "w20" in "".join(away), timeout=10000)  # the tool ran meanwhile
+    away = _Heard(window)  # queued to the GUI thread: it hears each event after the window
+    window.worker.agent_event.connect(away.hear)
+    qtbot.waitUntil(lambda: "w20" in "".join(away.texts), timeout=10000)  # the tool ran meanwhile
     window.conversations.select(cid)
     text = window.chat.toPlainText()
     assert window.stop_button.isEnabled()  # the reply goes on
