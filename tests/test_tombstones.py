@@ -14,6 +14,7 @@ from assistant.memory.messages import Message
 from assistant.memory.semantic import LOG_NAME, ForgottenFactError, SemanticMemory
 from assistant.memory.tombstones import Fingerprint, Tombstone, content_words
 from assistant.memory.topics import TopicStore
+from assistant.memory.vectors import cache_paths
 from assistant.timestamps import now_utc, stamp
 from tests.embedders import HashEmbedder
 from tests.scripted import ScriptedProvider
@@ -134,6 +135,9 @@ def test_forgotten_text_leaves_every_file_and_the_tombstone_stays(mem_dir: Path)
     data = b"".join(p.read_bytes() for p in mem_dir.iterdir() if p.is_file())
     for word in (b"Porto", b"porto", b"nurse", b"Ana"):
         assert word not in data
+    # Nor is its embedding kept: the vector cache holds the other memory's alone.
+    meta = json.loads(cache_paths(mem_dir, "hash").meta.read_text())
+    assert item.id not in meta["ids"] and len(meta["ids"]) == 1
     assert SemanticMemory.open(mem_dir).is_forgotten_fact(FACT)
 
 

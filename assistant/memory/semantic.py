@@ -401,10 +401,16 @@ class SemanticMemory:
             self._rewrite_log()
 
     def close(self) -> None:
-        """Save the vector cache, drop forgotten items from disk and close the log."""
+        """Save the vector cache (without the forgotten items' vectors), drop forgotten items
+        from disk and close the log."""
         with self._lock:
             if self._log is None:
                 return
+            if self._vectors is not None:
+                for slot, item in enumerate(self._items):
+                    if item.state == "forgotten" and self._vectors.has(slot):
+                        self._vectors.clear(slot)
+                        self._vectors_dirty = True
             self._save_vectors()
             ours = self._log_is_ours()
             self._log.close()
