@@ -173,3 +173,22 @@ def test_replaying_the_exchange_after_a_forget_learns_nothing(tmp_path: Path) ->
     assert chess.text == "The user plays chess"
     assert [i.text for i in memory.all(state=None)] == ["The user plays chess"]
     provider.assert_all_used()
+
+
+def test_every_text_a_forgotten_memory_had_stays_forgotten(mem_dir: Path) -> None:
+    mem = SemanticMemory.open(mem_dir)
+    item = mem.add("The user works at Google", origin="curator")
+    mem.merge_into(item.id, "The user works on the Maps team at Google", by="curator")
+    mem = SemanticMemory.open(mem_dir)  # a crash: the history is read from the log
+    mem.forget(item.id)
+    for store in (mem, SemanticMemory.open(mem_dir)):
+        assert store.is_forgotten_fact("I work at Google")  # the text before the merge
+        assert store.is_forgotten_fact("works on the Google Maps team")
+        assert not store.is_forgotten_fact("The user works at Apple")
+    mem.compact()
+    mem.close()
+    again = SemanticMemory.open(mem_dir)
+    assert again.is_forgotten_fact("I work at Google")
+    assert [e.memory_id for e in again.timeline(types=["forgotten"])] == [item.id]
+    log = (mem_dir / LOG_NAME).read_text()
+    assert log.count('"op":"tombstone"') == 2 and "Google" not in log
