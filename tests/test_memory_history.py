@@ -349,7 +349,9 @@ def test_decay_halves_importance_per_half_life_once_and_says_why(mem_dir: Path) 
     events = mem.decay(start + timedelta(days=500), half_life_days=90)
     assert types(events) == ["decayed", "archived"]
     assert events[1].reason == "importance below 0.1"
-    again = reopened(mem, mem_dir)
+    again = reopened(mem, mem_dir)  # from the index cache
+    assert again.get(item.id) == mem.get(item.id)
+    assert again.get(item.id).decayed_at == start + timedelta(days=500)  # type: ignore[union-attr]
     assert again.get(item.id).state == "archived"  # type: ignore[union-attr]
     assert types(again.history(item.id)) == [
         "created",
