@@ -60,7 +60,6 @@ class Settings:
     embedding_model: str = LOCAL_EMBEDDING_MODEL  # or a model of the server, or "" for none
     auto_memories: bool = True
     memories_per_prompt: int = 6
-    decay_days: int = 90
     reflection_after_memories: int = 10  # reflect after this many new memories
     reflection_per_day: int = 3  # insights written a day at most
     decay_half_life_days: float = 180.0  # unused memories lose half their importance in this
@@ -135,7 +134,6 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "embedding_model": (str,),
     "auto_memories": (bool,),
     "memories_per_prompt": (int,),
-    "decay_days": (int,),
     "reflection_after_memories": (int,),
     "reflection_per_day": (int,),
     "decay_half_life_days": (int, float),

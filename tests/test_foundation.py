@@ -72,13 +72,25 @@ def test_corrupt_settings_are_moved_aside(data_dir: Path) -> None:
 
 
 def test_invalid_setting_values_fall_back_per_field(data_dir: Path) -> None:
-    raw = {"version": 1, "provider": "nope", "chat_model": "m", "max_steps": "8", "decay_days": -1}
+    raw = {
+        "version": 1,
+        "provider": "nope",
+        "chat_model": "m",
+        "max_steps": "8",
+        "memories_per_prompt": -1,
+    }
     loaded, warnings = Settings.from_json(raw)
     assert loaded.chat_model == "m"
     assert loaded.provider == Settings().provider
     assert loaded.max_steps == Settings().max_steps
-    assert loaded.decay_days == Settings().decay_days
+    assert loaded.memories_per_prompt == Settings().memories_per_prompt
     assert len(warnings) == 3
+
+
+def test_the_archive_delay_of_older_versions_gives_way_to_the_half_life() -> None:
+    loaded, warnings = Settings.from_json({"version": 1, "decay_days": 30})
+    assert (loaded.decay_half_life_days, warnings) == (180.0, [])
+    assert "decay_days" not in loaded.to_json()
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from assistant.memory.messages import Message
 from assistant.memory.semantic import LOG_NAME, ForgottenFactError, SemanticMemory
 from assistant.memory.tombstones import Fingerprint, Tombstone, content_words
 from assistant.memory.topics import TopicStore
+from assistant.memory.vectors import cache_paths
 from assistant.timestamps import now_utc, stamp
 from tests.embedders import HashEmbedder
 from tests.scripted import ScriptedProvider
@@ -134,6 +135,9 @@ def test_forgotten_text_leaves_every_file_and_the_tombstone_stays(mem_dir: Path)
     data = b"".join(p.read_bytes() for p in mem_dir.iterdir() if p.is_file())
     for word in (b"Porto", b"porto", b"nurse", b"Ana"):
         assert word not in data
+    # Nor is its embedding kept: the vector cache holds the other memory's alone.
+    meta = json.loads(cache_paths(mem_dir, "hash").meta.read_text())
+    assert item.id not in meta["ids"] and len(meta["ids"]) == 1
     assert SemanticMemory.open(mem_dir).is_forgotten_fact(FACT)
 
 
@@ -169,3 +173,22 @@ def test_replaying_the_exchange_after_a_forget_learns_nothing(tmp_path: Path) ->
     assert chess.text == "The user plays chess"
     assert [i.text for i in memory.all(state=None)] == ["The user plays chess"]
     provider.assert_all_used()
+
+
+def test_every_text_a_forgotten_memory_had_stays_forgotten(mem_dir: Path) -> None:
+    mem = SemanticMemory.open(mem_dir)
+    item = mem.add("The user works at Google", origin="curator")
+    mem.merge_into(item.id, "The user works on the Maps team at Google", by="curator")
+    mem = SemanticMemory.open(mem_dir)  # a crash: the history is read from the log
+    mem.forget(item.id)
+    for store in (mem, SemanticMemory.open(mem_dir)):
+        assert store.is_forgotten_fact("I work at Google")  # the text before the merge
+        assert store.is_forgotten_fact("works on the Google Maps team")
+        assert not store.is_forgotten_fact("The user works at Apple")
+    mem.compact()
+    mem.close()
+    again = SemanticMemory.open(mem_dir)
+    assert again.is_forgotten_fact("I work at Google")
+    assert [e.memory_id for e in again.timeline(types=["forgotten"])] == [item.id]
+    log = (mem_dir / LOG_NAME).read_text()
+    assert log.count('"op":"tombstone"') == 2 and "Google" not in log

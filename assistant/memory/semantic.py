@@ -132,7 +132,8 @@ class SemanticMemory:
         self._bm25 = BM25Index(*self._bm25_params())
         self._past: BM25Index | None = None  # archived items, for searches with history
         self._history = History()
-        self._tombstones: dict[str, Tombstone] = {}  # by the forgotten memory's id
+        # By the forgotten memory's id: one for each of the texts it had.
+        self._tombstones: dict[str, list[Tombstone]] = {}
         self._records = 0
         self._dead = 0  # records a compaction would drop (older puts, used records)
         self._offset = 0  # the log's bytes these items reflect
@@ -171,7 +172,9 @@ class SemanticMemory:
         if tail is None:
             return False
         changed: dict[str, MemoryItem] = {}
-        tombstones = {t.memory_id: t for t in cached.tombstones}
+        tombstones: dict[str, list[Tombstone]] = {}
+        for tombstone in cached.tombstones:
+            tombstones.setdefault(tombstone.memory_id, []).append(tombstone)
         slot_of = {item.id: slot for slot, item in enumerate(cached.items)}
         dead = 0
         try:
@@ -262,7 +265,9 @@ class SemanticMemory:
 
     @staticmethod
     def _replay(
-        record: dict[str, Any], items: dict[str, MemoryItem], tombstones: dict[str, Tombstone]
+        record: dict[str, Any],
+        items: dict[str, MemoryItem],
+        tombstones: dict[str, list[Tombstone]],
     ) -> None:
         """Apply a record to `items` and `tombstones` (events are history only: checked, not
         applied)."""
@@ -273,7 +278,7 @@ class SemanticMemory:
             MemoryEvent.from_json(record["event"])
         elif op == "tombstone":
             tombstone = Tombstone.from_json(record["tombstone"])
-            tombstones[tombstone.memory_id] = tombstone
+            tombstones.setdefault(tombstone.memory_id, []).append(tombstone)
         elif op == "lift":
             tombstones.pop(_field(record, "memory_id"), None)
         elif op == "put":
@@ -315,7 +320,7 @@ class SemanticMemory:
         keep = [i for i in self._items if not (drop_forgotten and i.state == "forgotten")]
         events = self._history.kept([i.id for i in keep])
         records = [_put(i) for i in keep] + [_event(e) for e in events]
-        records += [_tombstone(t) for t in self._tombstones.values()]
+        records += [_tombstone(t) for ts in self._tombstones.values() for t in ts]
         data = b"".join(jsonl.encode(r) for r in records)
         atomic_write_bytes(self._log_path, data)
         self._history.load(events, lambda _id: True)  # what the log now holds
@@ -360,7 +365,7 @@ class SemanticMemory:
         slots = [self._place(item) for item in items]
         self._history.record(events)
         for tombstone in buried:
-            self._tombstones[tombstone.memory_id] = tombstone
+            self._tombstones.setdefault(tombstone.memory_id, []).append(tombstone)
         for memory_id in lifted:
             self._tombstones.pop(memory_id, None)
         return slots
@@ -401,10 +406,16 @@ class SemanticMemory:
             self._rewrite_log()
 
     def close(self) -> None:
-        """Save the vector cache, drop forgotten items from disk and close the log."""
+        """Save the vector cache (without the forgotten items' vectors), drop forgotten items
+        from disk and close the log."""
         with self._lock:
             if self._log is None:
                 return
+            if self._vectors is not None:
+                for slot, item in enumerate(self._items):
+                    if item.state == "forgotten" and self._vectors.has(slot):
+                        self._vectors.clear(slot)
+                        self._vectors_dirty = True
             self._save_vectors()
             ours = self._log_is_ours()
             self._log.close()
@@ -429,7 +440,7 @@ class SemanticMemory:
                     self._log_path,
                     items,
                     snapshot,
-                    tombstones=list(self._tombstones.values()),
+                    tombstones=[t for ts in self._tombstones.values() for t in ts],
                     records=self._records,
                     dead=self._dead,
                     offset=self._offset,
@@ -719,7 +730,11 @@ class SemanticMemory:
         if not self._tombstones:
             return []
         fingerprint = Fingerprint.of(text)
-        return [i for i, t in self._tombstones.items() if t.fingerprint.matches(fingerprint)]
+        return [
+            memory_id
+            for memory_id, tombstones in self._tombstones.items()
+            if any(t.fingerprint.matches(fingerprint) for t in tombstones)
+        ]
 
     def _refuse_forgotten(self, text: str, by: Origin) -> None:
         if by in LEARNED and self.is_forgotten_fact(text):
@@ -1018,12 +1033,21 @@ class SemanticMemory:
         self, item_id: str, kind: EventType, by: Origin | None, **changes: Any
     ) -> MemoryItem:
         """Change an item's state or pin with an event of `kind`; a forget leaves a
-        tombstone, a restore lifts it."""
+        tombstone for each text the memory had, a restore lifts them."""
+        if kind == "forgotten":
+            self._history_ready()  # the texts it had before
         with self._lock:
             item = self._item(item_id)._replace(updated_at=now_utc(), **changes)
             buried = []
             if kind == "forgotten":
-                buried.append(Tombstone(item_id, Fingerprint.of(item.text), item.updated_at))
+                texts = [item.text] + [
+                    text
+                    for e in self._history.of(item_id)
+                    for text in (e.text_before, e.text_after)
+                    if text is not None
+                ]
+                prints = {f.hash: f for f in map(Fingerprint.of, texts)}.values()
+                buried = [Tombstone(item_id, f, item.updated_at) for f in prints]
             lifted = [item_id] if kind == "restored" and item_id in self._tombstones else []
             event = MemoryEvent(item_id, kind, item.updated_at, by=by)
             self._commit([item], [event], buried=buried, lifted=lifted)
@@ -1036,8 +1060,8 @@ class SemanticMemory:
 
     def forget(self, item_id: str, *, by: Origin = "user") -> MemoryItem:
         """Remove an item from search now and from disk (with its history) at the next open or
-        close, leaving a tombstone that keeps the fact from being learned again; `restore`
-        (Undo) lifts it."""
+        close, leaving tombstones (one for each text it had) that keep the fact from being
+        learned again; `restore` (Undo) lifts them."""
         return self._change(item_id, "forgotten", by, state="forgotten")
 
     def archive(self, item_id: str, *, by: Origin | None = "user") -> MemoryItem:
@@ -1134,9 +1158,9 @@ class SemanticMemory:
             have = self._history.created
             events.extend(creation(item) for item in self._items if item.id not in have)
             events.extend(  # memories gone from disk: their tombstones say when
-                MemoryEvent(t.memory_id, "forgotten", t.at)
-                for t in self._tombstones.values()
-                if t.memory_id not in self._slot_of
+                MemoryEvent(memory_id, "forgotten", tombstones[0].at)
+                for memory_id, tombstones in self._tombstones.items()
+                if memory_id not in self._slot_of
             )
             chosen = select(events, since=since, until=until, types=types, limit=limit)
             return [self._with_text(e) for e in chosen]

@@ -5,14 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assistant import APP_NAME, __version__
 from assistant.errors import StorageError
 from assistant.fileio import atomic_write_json
-from assistant.memory import MemoryItem, SemanticMemory
 from assistant.timestamps import stamp
 from assistant.transfer.plan import Stores, counted
+
+if TYPE_CHECKING:
+    from assistant.memory import MemoryItem, SemanticMemory
 
 FORMAT = "assistant.export"
 FORMAT_VERSION = 1
