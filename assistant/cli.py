@@ -18,7 +18,8 @@ from assistant.fileio import reason, remove_stale_temp_files
 from assistant.paths import data_dir
 
 if TYPE_CHECKING:
-    from assistant.transfer import Stores
+    from assistant.transfer import StoreSet
+    from assistant.workspace import Workspace
 
 ERROR_PREFIX = "assistant"
 
@@ -142,7 +143,7 @@ def export_command(
                 data = export_data(stores, conversation_ids, include_memories=memories)
                 write_export(out, data)
             finally:
-                stores.memory.close()
+                stores.close()
     except AssistantError as exc:
         return _fail(exc)
     except OSError as exc:  # a file the core did not name: still one line, no traceback
@@ -165,7 +166,7 @@ def import_command(root: Path, source: Path, policy: Literal["skip", "copy"]) ->
             try:
                 result = apply_import(plan, stores, policy, meter.steps if meter else None)
             finally:
-                stores.memory.close()
+                stores.close()
                 if meter:
                     meter.done()
     except DataDirLockedError as exc:
@@ -188,7 +189,7 @@ def import_command(root: Path, source: Path, policy: Literal["skip", "copy"]) ->
     return 0
 
 
-def _open_stores(root: Path, *, embed: bool) -> Stores:
+def _open_stores(root: Path, *, embed: bool) -> StoreSet | Workspace:
     """The stores of a data dir; with `embed`, with the settings' embedder (which may need the
     API key from the keyring), else keyword-only (vectors are filled in when the app opens)."""
     from assistant.memory import ConversationStore, SemanticMemory

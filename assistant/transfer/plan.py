@@ -49,6 +49,11 @@ class StoreSet:
     conversations: ConversationStore
     memory: SemanticMemory
 
+    def close(self) -> None:
+        """Close both stores, as `Workspace.close` does."""
+        self.memory.close()
+        self.conversations.close()
+
 
 Turn = tuple[Literal["user", "assistant"], str, str | None, str]  # role, text, time, id
 

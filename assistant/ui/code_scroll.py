@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSignalBlocker, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSignalBlocker, Qt
 from PySide6.QtGui import (
     QMouseEvent,
     QPainter,
@@ -29,6 +29,8 @@ from PySide6.QtGui import (
     QWheelEvent,
 )
 from PySide6.QtWidgets import QScrollBar, QTextEdit
+
+from assistant.ui.debounce import Debounced
 
 PADDING = 8  # after the longest line, inside the box
 BAR_SPACE = 12  # under each code block, where its scroll bar goes (the renderer keeps it free)
@@ -69,10 +71,9 @@ class CodeScroll(QObject):
         hbar = view.horizontalScrollBar()
         view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         hbar.rangeChanged.connect(self._hold_still)
-        self._place_soon = QTimer(self, singleShot=True, interval=0)
-        self._place_soon.timeout.connect(self.place)
-        view.verticalScrollBar().valueChanged.connect(self._place_soon.start)
-        view.document().documentLayout().documentSizeChanged.connect(self._place_soon.start)
+        self._place_soon = Debounced(0, self.place, self)
+        view.verticalScrollBar().valueChanged.connect(self._place_soon.trigger)
+        view.document().documentLayout().documentSizeChanged.connect(self._place_soon.trigger)
         view.cursorPositionChanged.connect(self._reveal_caret)
         view.viewport().installEventFilter(self)
 
@@ -200,7 +201,7 @@ class CodeScroll(QObject):
             self._paint()
             return True
         if event.type() == QEvent.Type.Resize:
-            self._place_soon.start()
+            self._place_soon.trigger()
         elif event.type() == QEvent.Type.Wheel and isinstance(event, QWheelEvent):
             return self._wheel(event)
         elif event.type() in _MOUSE and isinstance(event, QMouseEvent):

@@ -17,13 +17,13 @@ from assistant.ui.memory_html import css, paragraphs, section
 from assistant.ui.memory_model import caption
 from assistant.ui.memory_wording import (
     ORIGIN_ICONS,
-    day_text,
     details_text,
     event_text,
     no_source_reason,
     origin_text,
     why_text,
 )
+from assistant.ui.times import day_text
 from assistant.ui.wording import count
 
 EMPTY_DETAIL = "Select a memory to see where it came from, why it is here and its history."

@@ -18,6 +18,7 @@ from PySide6.QtCore import (
     Qt,
     Slot,
 )
+from PySide6.QtGui import QGuiApplication
 
 from assistant.memory import (
     MemoryChange,
@@ -28,6 +29,7 @@ from assistant.memory import (
     SemanticMemory,
     listing_order,
 )
+from assistant.ui import theme
 from assistant.ui.memory_wording import origin_short, why_text
 from assistant.ui.times import date_text, relative_time
 
@@ -80,12 +82,13 @@ def tooltip(item: MemoryItem, hit: SearchHit | None = None) -> str:
         + (" · pinned" if item.pinned else ""),
         f"{origin_short(item)} · {date_text(item.created_at)} · {used}",
     ]
+    muted = theme.muted(QGuiApplication.palette()).name()
     parts = [
         f"<p>{html.escape(text).replace(chr(10), '<br>')}</p>",
-        f"<p style='color:gray'>{'<br>'.join(html.escape(d) for d in details)}</p>",
+        f"<p style='color:{muted}'>{'<br>'.join(html.escape(d) for d in details)}</p>",
     ]
     if hit is not None:
-        parts.append(f"<p style='color:gray'>Why: {html.escape(why_text(hit))}</p>")
+        parts.append(f"<p style='color:{muted}'>Why: {html.escape(why_text(hit))}</p>")
     return "<qt>" + "".join(parts) + "</qt>"
 
 

@@ -33,7 +33,8 @@ from assistant.ui.debounce import Debounced
 from assistant.ui.jobs import Progress, run_job
 from assistant.ui.memory_detail import memory_link, message_link, open_link
 from assistant.ui.memory_html import css, empty
-from assistant.ui.memory_wording import day_text, event_text
+from assistant.ui.memory_wording import event_text
+from assistant.ui.times import day_text
 from assistant.ui.wording import count
 
 PAGE = 200  # entries shown at first, and added by "Show older"

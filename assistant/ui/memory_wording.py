@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from assistant.memory import MemoryItem, SearchHit
 from assistant.memory.items import MemoryEvent, Origin
 from assistant.timestamps import now_utc
-from assistant.ui.times import relative_time
+from assistant.ui.times import day_text, relative_time
 from assistant.ui.wording import count
 
 TitleOf = Callable[[str], str | None]  # a conversation's title, None if it is gone
@@ -84,15 +84,6 @@ def details_text(hit: SearchHit) -> str:
     lines.append(f"Importance +{hit.importance_boost:.3f} (importance {hit.item.importance:.2f})")
     lines.append(f"Recency +{hit.recency_boost:.3f}")
     return "\n".join(lines)
-
-
-def day_text(moment: datetime, *, short: bool = False) -> str:
-    """A date in words, without the year when it is this year: "3 March", "3 March 2025";
-    `short`: "3 Mar"."""
-    local = moment.astimezone()
-    year = "" if local.year == now_utc().astimezone().year else f" {local.year}"
-    month = local.strftime("%b" if short else "%B")
-    return f"{local.day} {month}{year}"
 
 
 def imported_from(item: MemoryItem) -> str | None:

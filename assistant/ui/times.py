@@ -47,3 +47,12 @@ def listing_time(stamp: str) -> str:
     if moment.year < UNDATED_BEFORE_YEAR:
         return "date unknown"
     return date_text(moment)
+
+
+def day_text(moment: datetime, *, short: bool = False) -> str:
+    """A date in words, without the year when it is this year: "3 March", "3 March 2025";
+    `short`: "3 Mar"."""
+    local = moment.astimezone()
+    year = "" if local.year == now_utc().astimezone().year else f" {local.year}"
+    month = local.strftime("%b" if short else "%B")
+    return f"{local.day} {month}{year}"
