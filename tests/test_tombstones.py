@@ -192,3 +192,20 @@ def test_every_text_a_forgotten_memory_had_stays_forgotten(mem_dir: Path) -> Non
     assert [e.memory_id for e in again.timeline(types=["forgotten"])] == [item.id]
     log = (mem_dir / LOG_NAME).read_text()
     assert log.count('"op":"tombstone"') == 2 and "Google" not in log
+
+
+def test_a_forget_cut_short_by_a_crash_never_loses_its_tombstone(mem_dir: Path) -> None:
+    """The forget's append writes the tombstone first: any prefix of it that reached the disk
+    holds the tombstone, or nothing of the forget."""
+    mem = SemanticMemory.open(mem_dir)
+    item = mem.add(FACT)
+    log = mem_dir / LOG_NAME
+    before = log.read_bytes()
+    mem.forget(item.id)
+    forget = log.read_bytes()[len(before) :].splitlines(keepends=True)
+    assert [json.loads(line)["op"] for line in forget] == ["tombstone", "put", "event"]
+    for cut in range(1, len(forget)):  # the crash left the first `cut` records
+        log.write_bytes(before + b"".join(forget[:cut]))
+        again = SemanticMemory.open(mem_dir)
+        assert again.is_forgotten_fact(FACT)
+        again.close()
