@@ -411,9 +411,10 @@ def test_add_through_the_dialog(
     )
     assert sidebar.memories.list_stack.currentIndex() == 1  # empty state
     sidebar.memories.empty_add.click()
-    qtbot.waitUntil(lambda: sidebar.memories.model.rowCount() == 1)
+    # The row comes with the store's change, the selection with the job's result: either first.
+    qtbot.waitUntil(lambda: sidebar.memories.selected_item() is not None)
+    assert sidebar.memories.model.rowCount() == 1
     assert sidebar.memories.list_stack.currentIndex() == 0
-    assert sidebar.memories.selected_item() is not None
     assert sidebar.memories.selected_item().text == "Allergic to peanuts"  # type: ignore[union-attr]
     assert sidebar.memories.count_label.text() == "1 memory"
 
