@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QAbstractSlider,
     QAbstractSpinBox,
+    QApplication,
     QComboBox,
     QLineEdit,
     QPlainTextEdit,
@@ -39,6 +40,7 @@ INTERACTIVE = (
     QAbstractItemView,
     QComboBox,
     QAbstractSpinBox,
+    QApplication,
     QAbstractSlider,
 )
 COMPOSITE = (QComboBox, QLineEdit, QAbstractSpinBox)  # their inner parts are theirs to name
@@ -154,6 +156,23 @@ def test_choosing_a_theme_repaints_and_is_remembered(qtbot: QtBot, window: MainW
         qtbot.waitUntil(lambda: not theme.is_dark(window.chat.palette()))
     finally:
         window.menu.theme_actions["system"].trigger()
+
+
+def test_muted_labels_follow_a_change_of_theme(qtbot: QtBot, window: MainWindow) -> None:
+    """A muted label keeps its own palette: it must not keep the old theme's grey."""
+    label = window.sidebar.memories.count_label
+    try:
+        for name in ("dark", "light"):
+            window.menu.theme_actions[name].trigger()
+            wanted = theme.muted(QApplication.palette()).name()
+            qtbot.waitUntil(lambda w=wanted: label.palette().color(_TEXT).name() == w)
+            base = label.palette().color(QPalette.ColorRole.Window)
+            assert theme.contrast(label.palette().color(_TEXT), base) >= theme.AA_TEXT
+    finally:
+        window.menu.theme_actions["system"].trigger()
+
+
+_TEXT = QPalette.ColorRole.WindowText
 
 
 def test_counts_follow_the_locale_and_agree_in_number() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
@@ -109,10 +110,26 @@ def muted(palette: QPalette) -> QColor:
 
 
 def set_muted(widget: QWidget) -> None:
-    """Draw a label's text in the muted colour."""
+    """Draw a label's text in the muted colour, now and after a change of theme."""
+    _follow_palette(widget)
+    widget.installEventFilter(_MutedFollower(widget))
+
+
+def _follow_palette(widget: QWidget) -> None:
     palette = widget.palette()
-    palette.setColor(_Role.WindowText, muted(palette))
-    widget.setPalette(palette)
+    wanted = muted(palette)
+    if palette.color(_Role.WindowText) != wanted:  # else setting it would only notify again
+        palette.setColor(_Role.WindowText, wanted)
+        widget.setPalette(palette)
+
+
+class _MutedFollower(QObject):
+    """Keeps its widget's text muted when the palette it inherits changes (a new theme)."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if event.type() == QEvent.Type.PaletteChange and isinstance(watched, QWidget):
+            _follow_palette(watched)
+        return False
 
 
 def mix(a: QColor, b: QColor, amount: float) -> QColor:
