@@ -4,7 +4,7 @@ the actions on memories (pin, edit, add, forget with Undo, reflect, the timeline
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QPalette, QResizeEvent
@@ -20,10 +20,10 @@ from PySide6.QtWidgets import (
 )
 
 from assistant.errors import AssistantError
-from assistant.memory import MemoryChange, MemoryItem
+from assistant.memory import MemoryChange, MemoryItem, SearchHit
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.debounce import Debounced
-from assistant.ui.jobs import Progress, run_job
+from assistant.ui.jobs import LatestJob, Progress, run_job
 from assistant.ui.memory_delegate import MemoryDelegate
 from assistant.ui.memory_detail import WHY_ANCHOR, DetailFacts, MemoryDetailView
 from assistant.ui.memory_dialogs import MemoryDialog, MemoryValues
@@ -73,8 +73,9 @@ class MemoriesPage(QWidget):
         self._bridge = bridge
         self._memory = workspace.memory
         self._forgotten: list[str] = []  # undo stack, newest last
-        self._search_generation = 0
-        self._search_pending = False
+        self._search: LatestJob[tuple[str, list[SearchHit]]] = LatestJob(
+            self._on_search_done, self._on_search_failed, self
+        )
         self._query = ""  # the text of the hits shown
         self._conversation_titles: dict[str, str] | None = None
         self._reflecting = False
@@ -469,10 +470,8 @@ class MemoriesPage(QWidget):
         """Search now: semantic search for active memories, a word filter for the others."""
         self.filters.cancel_typing()
         text = self.filters.query()
-        self._search_generation += 1
-        generation = self._search_generation
+        self._search.cancel()
         if self.model.state != "active":
-            self._search_pending = False
             self.model.clear_hits()
             self.model.set_text_filter(text)
             self._query = text
@@ -480,24 +479,19 @@ class MemoriesPage(QWidget):
             return
         self.model.set_text_filter("")
         if not text:
-            self._search_pending = False
             self._query = ""
             self.model.clear_hits()
             self._on_rows_changed()
             return
         memory = self._memory
-        self._search_pending = True
 
-        def search(_progress: Progress) -> tuple[int, str, object]:
-            return generation, text, memory.search(text, k=SEARCH_RESULTS, prefix=True)
+        def search(_progress: Progress) -> tuple[str, list[SearchHit]]:
+            return text, memory.search(text, k=SEARCH_RESULTS, prefix=True)
 
-        run_job(search, on_done=self._on_search_done, on_error=self._on_search_failed)
+        self._search.run(search)
 
-    def _on_search_done(self, result: tuple[int, str, Any]) -> None:
-        generation, text, hits = result
-        if generation != self._search_generation:
-            return  # a newer query is on its way
-        self._search_pending = False
+    def _on_search_done(self, result: tuple[str, list[SearchHit]]) -> None:
+        text, hits = result
         self._query = text
         kept = self.selected_item()
         self.model.set_hits(hits)
@@ -510,7 +504,6 @@ class MemoriesPage(QWidget):
             self._apply_query()
 
     def _on_search_failed(self, message: str) -> None:
-        self._search_pending = False
         self.notice.show_notice(f"Search failed: {message}")
 
     def _on_added(self, item: MemoryItem) -> None:
@@ -641,7 +634,7 @@ class MemoriesPage(QWidget):
         if self.model.rowCount():
             self.list_frame.show_list()
             self.detail.show()
-        elif not self._search_pending:  # else keep what is shown until the results arrive
+        elif not self._search.running:  # else keep what is shown until the results arrive
             self.list_frame.show_empty(*empty_text(self._query, self.model.state, self.model.kind))
             self.detail.hide()  # nothing to select: the empty list has the room
 

@@ -30,7 +30,7 @@ from assistant.memory.items import EventType, MemoryEvent
 from assistant.timestamps import now_utc
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.debounce import Debounced
-from assistant.ui.jobs import Progress, run_job
+from assistant.ui.jobs import LatestJob, Progress
 from assistant.ui.memory_detail import memory_link, message_link, open_link
 from assistant.ui.memory_html import css, empty
 from assistant.ui.memory_wording import event_text
@@ -165,7 +165,7 @@ class MemoryTimeline(QDialog):
         self._memory = memory
         self._titles = titles
         self._limit = PAGE
-        self._generation = 0
+        self._load: LatestJob[TimelinePage] = LatestJob(self._on_loaded, self._on_failed, self)
 
         filters = QHBoxLayout()
         filters.setSpacing(10)
@@ -221,23 +221,19 @@ class MemoryTimeline(QDialog):
 
     def refresh(self) -> None:
         """Load the events in the background and show them."""
-        self._generation += 1
-        generation, limit, types = self._generation, self._limit, self.types()
+        limit, types = self._limit, self.types()
         memory, titles = self._memory, self._titles()
 
-        def load(_progress: Progress) -> tuple[int, TimelinePage]:
+        def load(_progress: Progress) -> TimelinePage:
             events = memory.timeline(types=types, limit=limit + 1) if types else []
             shown = events[:limit]
             ids = {e.memory_id for e in shown} | {e.related_id for e in shown if e.related_id}
             items = {i: item for i in ids if (item := memory.get(i)) is not None}
-            return generation, TimelinePage(shown, items, titles, len(events) > limit)
+            return TimelinePage(shown, items, titles, len(events) > limit)
 
-        run_job(load, on_done=self._on_loaded, on_error=self._on_failed)
+        self._load.run(load)
 
-    def _on_loaded(self, result: tuple[int, TimelinePage]) -> None:
-        generation, page = result
-        if generation != self._generation:
-            return  # a newer load is on its way
+    def _on_loaded(self, page: TimelinePage) -> None:
         bar = self.view.verticalScrollBar()
         keep = bar.value()
         self.view.setHtml(timeline_html(page, css(self.palette())))
