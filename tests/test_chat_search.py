@@ -54,6 +54,7 @@ def test_search_across_conversations_opens_the_hit_at_its_message(
     dialog.chosen.connect(window.show_message)
     dialog.field.setText("train lisbon")
     dialog.run_search()
+    qtbot.waitUntil(lambda: not dialog.searching)
     assert dialog.hits.count() == 1
     assert dialog.hits.item(0).text().startswith("Trip\n")
     with qtbot.waitSignal(dialog.chosen) as chosen:

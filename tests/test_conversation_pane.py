@@ -43,9 +43,11 @@ def started(
     return cid
 
 
-def filtered(pane: ConversationPane, text: str) -> list[str]:
+def filtered(qtbot: QtBot, pane: ConversationPane, text: str) -> list[str]:
+    """The titles listed once the filter's message search is done."""
     pane.filter.setText(text)
     pane.apply_filter()
+    qtbot.waitUntil(lambda: not pane.searching)
     return sorted(titles(pane))
 
 
@@ -96,14 +98,16 @@ def test_temporary_chat_is_chosen_per_conversation(
     assert not store.load(pane.new_conversation()).temporary  # never sticky
 
 
-def test_filter_by_title_and_by_content(pane: ConversationPane, store: ConversationStore) -> None:
+def test_filter_by_title_and_by_content(
+    qtbot: QtBot, pane: ConversationPane, store: ConversationStore
+) -> None:
     started(pane, store, "Lisbon trip")
     started(pane, store, "Tax return")
     started(pane, store, "Trip to Rome")
     started(pane, store, "Weekend", "We could take the train to Lisbon on Saturday")
-    assert filtered(pane, "trip") == ["Lisbon trip", "Trip to Rome"]
-    assert filtered(pane, "lisbon") == ["Lisbon trip", "Weekend"]
-    assert len(filtered(pane, "")) == 4
+    assert filtered(qtbot, pane, "trip") == ["Lisbon trip", "Trip to Rome"]
+    assert filtered(qtbot, pane, "lisbon") == ["Lisbon trip", "Weekend"]
+    assert len(filtered(qtbot, pane, "")) == 4
 
 
 def test_next_and_previous_conversation_wrap_around(
@@ -164,14 +168,14 @@ def test_imported_not_remembered_and_undated_conversations_say_so(
 
 
 def test_a_conversation_found_by_its_content_names_the_message(
-    pane: ConversationPane, store: ConversationStore
+    qtbot: QtBot, pane: ConversationPane, store: ConversationStore
 ) -> None:
     cid = started(pane, store, "Weekend", "We could take the train to Lisbon on Saturday")
     started(pane, store, "Lisbon trip")
-    filtered(pane, "train")
+    filtered(qtbot, pane, "train")
     message = store.load(cid).messages[0]
     assert pane.content_hit(cid) == message.id
-    filtered(pane, "")
+    filtered(qtbot, pane, "")
     assert pane.content_hit(cid) is None
 
 

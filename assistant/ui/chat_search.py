@@ -1,4 +1,8 @@
-"""Search all conversations (Ctrl+K): type, pick a hit, the chat opens at that message."""
+"""Search all conversations (Ctrl+K): type, pick a hit, the chat opens at that message.
+
+The search runs in the background (embedding the query may wait for the embedding server);
+the hits shown stay until the new ones arrive.
+"""
 
 from __future__ import annotations
 
@@ -14,9 +18,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from assistant.memory import ConversationStore
+from assistant.memory import ConversationHit, ConversationStore
 from assistant.ui.chat_markdown import plain_text
 from assistant.ui.debounce import Debounced
+from assistant.ui.jobs import LatestJob, Progress
 
 SEARCH_DELAY_MS = 150
 HITS = 30
@@ -62,6 +67,10 @@ class ChatSearchDialog(QDialog):
         self.field.returnPressed.connect(self._open_current)
         self.status = QLabel(self)
         self.status.setAccessibleName("Search result")
+        self._search: LatestJob[list[ConversationHit]] = LatestJob(
+            self._on_found, self._on_failed, self
+        )
+        self._open_when_found = False  # Enter was pressed while searching
         self._delay = Debounced(SEARCH_DELAY_MS, self.run_search, self)
         self.field.textChanged.connect(self._delay.trigger)
         layout = QVBoxLayout(self)
@@ -73,14 +82,30 @@ class ChatSearchDialog(QDialog):
         self.resize(560, 420)
 
     def run_search(self) -> None:
-        """Search for the typed words now and list the hits, best first."""
+        """Search for the typed words now; the hits, best first, replace the list when found."""
         self._delay.cancel()
-        self.hits.clear()
+        self._open_when_found = False
         query = self.field.text().strip()
         if not query:
+            self._search.cancel()
+            self.hits.clear()
             self.status.clear()
             return
-        found = self._store.search(query, k=HITS)
+        store = self._store
+
+        def search(_progress: Progress) -> list[ConversationHit]:
+            return store.search(query, k=HITS)
+
+        self._search.run(search)
+        self.status.setText("Searching…")
+
+    @property
+    def searching(self) -> bool:
+        """Whether a search is under way."""
+        return self._search.running
+
+    def _on_found(self, found: list[ConversationHit]) -> None:
+        self.hits.clear()
         for hit in found:
             snippet = " ".join(plain_text(hit.snippet).split())  # the words, not the Markdown
             item = QListWidgetItem(f"{hit.title}\n{snippet}", self.hits)
@@ -91,9 +116,21 @@ class ChatSearchDialog(QDialog):
         self.status.setText(
             "No message matches." if not found else f"{len(found)} found; Enter opens one."
         )
+        open_best, self._open_when_found = self._open_when_found, False
+        if open_best and found:
+            self._open(self.hits.item(0))
+
+    def _on_failed(self, message: str) -> None:
+        self._open_when_found = False
+        self.hits.clear()
+        self.status.setText(f"The search failed: {message}")
 
     def _open_current(self) -> None:
+        """Enter: open the selected hit; while searching, the best hit once it is found."""
         self._delay.flush()
+        if self._search.running:
+            self._open_when_found = True
+            return
         item = self.hits.currentItem()
         if item is not None:
             self._open(item)
@@ -102,3 +139,9 @@ class ChatSearchDialog(QDialog):
         cid, mid = item.data(_HIT)
         self.chosen.emit(cid, mid)
         self.accept()
+
+    def done(self, result: int) -> None:
+        """Closing drops the search under way: nothing opens after the dialog is gone."""
+        self._search.cancel()
+        self._open_when_found = False
+        super().done(result)

@@ -12,12 +12,14 @@ from PySide6.QtCore import (
     QSignalBlocker,
     QSortFilterProxyModel,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
+    QLabel,
     QLineEdit,
     QListView,
     QMenu,
@@ -28,8 +30,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from assistant.memory import ConversationInfo, ConversationStore
+from assistant.memory import ConversationHit, ConversationInfo, ConversationStore
 from assistant.ui.debounce import Debounced
+from assistant.ui.jobs import LatestJob, Progress
+from assistant.ui.theme import set_muted
 from assistant.ui.times import listing_time
 from assistant.ui.wording import count
 
@@ -40,6 +44,7 @@ Index = QModelIndex | QPersistentModelIndex
 # Imports that carry no time at all are dated in 1970, in file order.
 FILTER_DELAY_MS = 150
 CONTENT_HITS = 200
+SLOW_SEARCH_MS = 400  # a message search still running after this says so under the filter
 
 
 class ConversationListModel(QAbstractListModel):
@@ -123,7 +128,12 @@ class _TitleOrContentFilter(QSortFilterProxyModel):
 
 
 class ConversationPane(QWidget):
-    """The left pane: New chat, Temporary chat, a filter and the list."""
+    """The left pane: New chat, Temporary chat, a filter and the list.
+
+    The filter keeps the titles that have the typed text at once, and adds the conversations
+    whose messages match when the search is done: it runs in the background, since embedding
+    the query may wait for the embedding server.
+    """
 
     selected = Signal(object)  # conversation id, or None
 
@@ -148,16 +158,18 @@ class ConversationPane(QWidget):
         )
         self.temporary.setAccessibleDescription("Start a temporary chat that is not remembered")
         self.temporary.clicked.connect(self._on_new_temporary)
-        self.filter = QLineEdit(self)
-        self.filter.setObjectName("conversationFilter")
-        self.filter.setAccessibleDescription(
-            "Shows only the conversations whose title or messages contain the typed words"
+        self.filter = self._build_filter()
+        self.search_note = QLabel(self)
+        self.search_note.setObjectName("conversationSearchNote")
+        self.search_note.setAccessibleName("Message search")
+        self.search_note.setWordWrap(True)
+        set_muted(self.search_note)
+        self.search_note.hide()
+        self._search: LatestJob[tuple[str, list[ConversationHit]]] = LatestJob(
+            self._on_content_found, self._on_content_failed, self
         )
-        self.filter.setAccessibleName("Filter conversations")
-        self.filter.setPlaceholderText("Filter by title or content")
-        self.filter.setClearButtonEnabled(True)
-        self._filter_delay = Debounced(FILTER_DELAY_MS, self.apply_filter, self)
-        self.filter.textChanged.connect(self._filter_delay.trigger)
+        self._slow_search = QTimer(self, singleShot=True, interval=SLOW_SEARCH_MS)
+        self._slow_search.timeout.connect(self._on_slow_search)
         self.view = self._build_view()
 
         top = QHBoxLayout()
@@ -167,6 +179,7 @@ class ConversationPane(QWidget):
         layout.setContentsMargins(8, 8, 4, 8)
         layout.addLayout(top)
         layout.addWidget(self.filter)
+        layout.addWidget(self.search_note)
         layout.addWidget(self.view, 1)
 
         self._rename_action = QAction("Rename…", self)
@@ -178,6 +191,19 @@ class ConversationPane(QWidget):
         self._delete_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self._delete_action.triggered.connect(self.delete_current)
         self.view.addActions([self._rename_action, self._delete_action])
+
+    def _build_filter(self) -> QLineEdit:
+        field = QLineEdit(self)
+        field.setObjectName("conversationFilter")
+        field.setAccessibleDescription(
+            "Shows only the conversations whose title or messages contain the typed words"
+        )
+        field.setAccessibleName("Filter conversations")
+        field.setPlaceholderText("Filter by title or content")
+        field.setClearButtonEnabled(True)
+        self._filter_delay = Debounced(FILTER_DELAY_MS, self.apply_filter, self)
+        field.textChanged.connect(self._filter_delay.trigger)
+        return field
 
     def _build_view(self) -> QListView:
         view = QListView(self)
@@ -249,13 +275,47 @@ class ConversationPane(QWidget):
         self.view.setCurrentIndex(self._proxy.index(row, 0))
 
     def apply_filter(self) -> None:
-        """Filter the list by the typed text now: titles, and message content."""
+        """Filter the list by the typed text now: by title at once, by message content when
+        the background search is done."""
         self._filter_delay.cancel()
-        text = self.filter.text()
+        text = self.filter.text().strip()
+        self._proxy.set_filter(text, {})
+        self._show_note("")
+        if not text:
+            self._search.cancel()
+            return
+        store = self._store
+
+        def search(_progress: Progress) -> tuple[str, list[ConversationHit]]:
+            return text, store.search(text, k=CONTENT_HITS)
+
+        self._search.run(search)
+        self._slow_search.start()
+
+    @property
+    def searching(self) -> bool:
+        """Whether the messages are being searched for the filter's text."""
+        return self._search.running
+
+    def _on_content_found(self, result: tuple[str, list[ConversationHit]]) -> None:
+        text, found = result
+        self._show_note("")
         hits: dict[str, str] = {}
-        for hit in self._store.search(text, k=CONTENT_HITS) if text.strip() else []:
+        for hit in found:
             hits.setdefault(hit.conversation_id, hit.message_id)  # the best hit comes first
         self._proxy.set_filter(text, hits)
+
+    def _on_content_failed(self, message: str) -> None:
+        self._show_note(f"Only the titles were searched: {message}")
+
+    def _on_slow_search(self) -> None:
+        if self._search.running:
+            self._show_note("Searching the messages…")
+
+    def _show_note(self, text: str) -> None:
+        self._slow_search.stop()
+        self.search_note.setText(text)
+        self.search_note.setVisible(bool(text))
 
     def content_hit(self, conversation_id: str) -> str | None:
         """The message that made the filter keep this conversation, if its text did."""

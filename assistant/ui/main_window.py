@@ -519,6 +519,7 @@ class MainWindow(QMainWindow):
         dialog = ChatSearchDialog(self.workspace.conversations, self)
         dialog.chosen.connect(self.show_message)
         dialog.exec()
+        dialog.deleteLater()
 
     def _show_branch(self, message_id: str) -> None:
         """Show the branch through a sibling message (its newest continuation)."""
