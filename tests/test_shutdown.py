@@ -23,6 +23,7 @@ from assistant.ui.main_window import MainWindow, WorkspaceLoader
 from assistant.ui.memory_dialogs import MemoryValues
 from assistant.workspace import Workspace
 from tests.desktop import configure
+from tests.embedders import GatedEmbedder
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.test_main_window import send
 
@@ -252,3 +253,31 @@ def test_closing_during_the_start_up_embedding_stops_it_between_batches(
     delete(win)
     assert len(closed_workspaces) == 1  # stopped within the bounded wait
     assert len(batches) < 3
+
+
+def test_closing_while_the_list_filter_waits_for_the_embedder(
+    qtbot: QtBot,
+    windows: Callable[[Workspace | None], MainWindow],
+    data_dir: Path,
+    closed_workspaces: list[Workspace],
+    short_wait: None,
+) -> None:
+    workspace = Workspace.open(data_dir)
+    embedder = GatedEmbedder()
+    workspace.conversations.set_embedder(embedder)
+    chat = workspace.conversations.create("Weekend").id
+    workspace.conversations.append(chat, "user", "We could take the train to Lisbon")
+    workspace.conversations.embed_pending()
+    win = windows(workspace)
+    win.show()
+    qtbot.waitExposed(win)
+    embedder.hold("lisbon")
+    try:
+        win.conversations.filter.setText("lisbon")
+        win.conversations.apply_filter()
+        qtbot.waitUntil(lambda: embedder.waiting("lisbon"))
+        delete(win)  # the search still uses the conversations: they stay open
+        assert closed_workspaces == []
+    finally:
+        embedder.release()
+    qtbot.waitUntil(lambda: len(closed_workspaces) == 1, timeout=10000)
