@@ -207,3 +207,20 @@ def test_closing_ctrl_k_during_a_search_opens_nothing_later(
     settle()
     assert opened == []
     assert window.conversations.current_id() == shown
+
+
+def test_the_open_conversation_found_by_its_messages_stays_open_and_selected(
+    qtbot: QtBot, window: MainWindow, embedder: GatedEmbedder
+) -> None:
+    weekend = next(c.id for c in window.workspace.conversations.all() if c.title == "Weekend")
+    window.conversations.select(weekend)
+    embedder.hold("lisbon")
+    window.conversations.filter.setText("lisbon")
+    window.conversations.apply_filter()
+    qtbot.waitUntil(lambda: embedder.waiting("lisbon"))
+    assert listed(window.conversations) == ["Lisbon trip"]  # titles first
+    assert "train to Lisbon" in window.chat.toPlainText()  # still open
+    embedder.release("lisbon")
+    qtbot.waitUntil(lambda: not window.conversations.searching)
+    assert window.conversations.current_id() == weekend
+    assert "train to Lisbon" in window.chat.toPlainText()

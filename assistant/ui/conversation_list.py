@@ -170,6 +170,7 @@ class ConversationPane(QWidget):
         )
         self._slow_search = QTimer(self, singleShot=True, interval=SLOW_SEARCH_MS)
         self._slow_search.timeout.connect(self._on_slow_search)
+        self._hidden_current: str | None = None  # the open conversation, hidden by the filter
         self.view = self._build_view()
 
         top = QHBoxLayout()
@@ -227,6 +228,7 @@ class ConversationPane(QWidget):
 
     def select(self, conversation_id: str | None) -> None:
         """Select a conversation (clearing the filter if it hides it)."""
+        self._hidden_current = None
         if conversation_id is None:
             self.view.setCurrentIndex(QModelIndex())
             self.selected.emit(None)
@@ -279,7 +281,7 @@ class ConversationPane(QWidget):
         the background search is done."""
         self._filter_delay.cancel()
         text = self.filter.text().strip()
-        self._proxy.set_filter(text, {})
+        self._set_filter(text, {})
         self._show_note("")
         if not text:
             self._search.cancel()
@@ -303,7 +305,19 @@ class ConversationPane(QWidget):
         hits: dict[str, str] = {}
         for hit in found:
             hits.setdefault(hit.conversation_id, hit.message_id)  # the best hit comes first
-        self._proxy.set_filter(text, hits)
+        self._set_filter(text, hits)
+
+    def _set_filter(self, text: str, content_hits: dict[str, str]) -> None:
+        """Filter the rows; the open conversation, hidden while only titles are filtered, is
+        selected again when its messages match (it stays open meanwhile)."""
+        current = self.current_id() or self._hidden_current
+        with QSignalBlocker(self.view.selectionModel()):
+            self._proxy.set_filter(text, content_hits)
+            row = -1 if current is None else self.model.row_of(current)
+            index = self._proxy.mapFromSource(self.model.index(row))
+            if index.isValid():
+                self.view.setCurrentIndex(index)
+        self._hidden_current = None if index.isValid() else current
 
     def _on_content_failed(self, message: str) -> None:
         self._show_note(f"Only the titles were searched: {message}")
