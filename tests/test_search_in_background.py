@@ -89,12 +89,11 @@ def settle() -> None:
     QCoreApplication.sendPostedEvents()
 
 
-def event_loop_runs(qtbot: QtBot) -> bool:
-    """Whether a timer set now fires: the GUI thread is not stuck."""
+def check_event_loop_runs(qtbot: QtBot) -> None:
+    """Fail unless a timer set now fires: the GUI thread is not stuck."""
     fired: list[bool] = []
     QTimer.singleShot(0, lambda: fired.append(True))
     qtbot.waitUntil(lambda: fired == [True])
-    return True
 
 
 def test_the_list_filters_by_title_at_once_and_adds_content_hits_when_found(
@@ -103,7 +102,8 @@ def test_the_list_filters_by_title_at_once_and_adds_content_hits_when_found(
     embedder.hold("lisbon")
     qtbot.keyClicks(pane.filter, "lisbon")
     qtbot.waitUntil(lambda: embedder.waiting("lisbon"))
-    assert event_loop_runs(qtbot) and pane.searching
+    check_event_loop_runs(qtbot)
+    assert pane.searching
     assert listed(pane) == ["Lisbon trip"]
     qtbot.waitUntil(lambda: pane.search_note.isVisibleTo(pane))
     assert pane.search_note.text() == "Searching the messages…"
@@ -158,7 +158,7 @@ def test_ctrl_k_says_searching_and_enter_opens_the_best_hit_when_it_arrives(
     embedder.hold("train lisbon")
     qtbot.keyClicks(dialog.field, "train lisbon")
     qtbot.waitUntil(lambda: embedder.waiting("train lisbon"))
-    assert event_loop_runs(qtbot)
+    check_event_loop_runs(qtbot)
     assert dialog.status.text() == "Searching…"
     qtbot.keyClick(dialog.field, Qt.Key.Key_Return)
     assert dialog.isVisible()  # nothing to open yet
@@ -224,3 +224,25 @@ def test_the_open_conversation_found_by_its_messages_stays_open_and_selected(
     qtbot.waitUntil(lambda: not window.conversations.searching)
     assert window.conversations.current_id() == weekend
     assert "train to Lisbon" in window.chat.toPlainText()
+
+
+def test_ctrl_k_left_while_it_searches_is_deleted_and_opens_nothing(
+    qtbot: QtBot, window: MainWindow, embedder: GatedEmbedder
+) -> None:
+    shown = window.conversations.current_id()
+    embedder.hold("lisbon")
+
+    def use_the_dialog() -> None:
+        dialog = window.findChild(ChatSearchDialog)
+        assert dialog is not None
+        qtbot.keyClicks(dialog.field, "lisbon")
+        qtbot.waitUntil(lambda: embedder.waiting("lisbon"))
+        qtbot.keyClick(dialog.field, Qt.Key.Key_Return)
+        qtbot.keyClick(dialog.field, Qt.Key.Key_Escape)
+
+    QTimer.singleShot(0, use_the_dialog)
+    window.search_conversations()  # returns once the dialog is closed
+    qtbot.waitUntil(lambda: window.findChild(ChatSearchDialog) is None)
+    embedder.release("lisbon")
+    settle()
+    assert window.conversations.current_id() == shown
