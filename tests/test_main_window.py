@@ -621,13 +621,19 @@ def test_a_temporary_chat_is_deleted_when_left_and_new_reuses_empty(
     assert not window.temporary_banner.isVisible()
 
 
-def test_leaving_and_coming_back_during_a_reply_shows_it_whole(
-    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
-) -> None:
+def other_conversation(window: MainWindow) -> str:
+    """A second conversation in the list, to leave the current one for."""
     store = window.workspace.conversations
     other = store.create("Other").id
     store.append(other, "user", "old question")
     window.conversations.refresh()
+    return other
+
+
+def test_leaving_and_coming_back_during_a_reply_shows_it_whole(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    other = other_conversation(window)
     words = " ".join(f"w{i}" for i in range(60))
     fake_openai.enqueue(Reply.text(words, chunk_delay=0.02))
     send(qtbot, window, "Long one")
@@ -658,10 +664,7 @@ class _Heard(QObject):
 def test_coming_back_mid_reply_shows_what_was_streamed_and_streams_on(
     qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
 ) -> None:
-    store = window.workspace.conversations
-    other = store.create("Other").id
-    store.append(other, "user", "old question")
-    window.conversations.refresh()
+    other = other_conversation(window)
     item = window.workspace.memory.add("The user plays the cello")
     first = " ".join(f"a{i}" for i in range(40))
     words = " ".join(f"w{i}" for i in range(2000))  # 40 s: it is stopped long before
