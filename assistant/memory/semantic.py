@@ -210,9 +210,7 @@ class SemanticMemory:
         for record in loaded.records:
             _refuse_newer(record)
             try:
-                found = events_of(record)
-                self._replay(record, items, self._tombstones)
-                events.extend(found)
+                events.extend(self._replay(record, items, self._tombstones))
             except (ValueError, KeyError, TypeError) as exc:
                 bad += 1
                 log.warning("%s: skipped a bad record: %s", LOG_NAME, exc)
@@ -268,15 +266,14 @@ class SemanticMemory:
         record: dict[str, Any],
         items: dict[str, MemoryItem],
         tombstones: dict[str, list[Tombstone]],
-    ) -> None:
-        """Apply a record to `items` and `tombstones` (events are history only: checked, not
-        applied)."""
+    ) -> list[MemoryEvent]:
+        """Apply a record to `items` and `tombstones`; the events it holds (history only: read,
+        not applied)."""
         if record.get("version") not in (1, LOG_VERSION):
             raise ValueError(f"unsupported record version {record.get('version')!r}")
+        events = events_of(record)
         op = record.get("op")
-        if op == "event":
-            MemoryEvent.from_json(record["event"])
-        elif op == "tombstone":
+        if op == "tombstone":
             tombstone = Tombstone.from_json(record["tombstone"])
             tombstones.setdefault(tombstone.memory_id, []).append(tombstone)
         elif op == "lift":
@@ -292,8 +289,9 @@ class SemanticMemory:
                     items[item_id] = old._replace(
                         access_count=old.access_count + 1, last_accessed=at
                     )
-        else:
+        elif op != "event":
             raise ValueError(f"unknown operation {op!r}")
+        return events
 
     def _needs_compaction(self) -> bool:
         return self._dead > max(self._records - self._dead, _MIN_COMPACT_DEAD)
