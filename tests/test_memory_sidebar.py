@@ -227,6 +227,11 @@ def test_sidebar_has_contract_names_and_empty_state(sidebar: MemorySidebar) -> N
     assert EMPTY_WORKING in sidebar.working_view.toPlainText()
 
 
+def detail_shows(qtbot: QtBot, sidebar: MemorySidebar, text: str) -> None:
+    """Wait for the detail, drawn once the selection's burst of signals is over, to show `text`."""
+    qtbot.waitUntil(lambda: text in sidebar.memories.detail.toPlainText())
+
+
 def test_typing_a_search_shows_hits_and_clearing_restores(
     qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
 ) -> None:
@@ -241,7 +246,7 @@ def test_typing_a_search_shows_hits_and_clearing_restores(
     assert sidebar.memories.count_label.text() == "1 result"
 
     sidebar.memories.list_view.setCurrentIndex(sidebar.memories.model.index(0))
-    assert "Matches 'dentist'" in sidebar.memories.detail.toPlainText()
+    detail_shows(qtbot, sidebar, "Matches 'dentist'")
     assert "Keyword rank" not in sidebar.memories.detail.toPlainText()  # the numbers: on demand
     assert sidebar.memories.action_why.isEnabled()
     sidebar.memories.action_why.trigger()
@@ -519,7 +524,7 @@ def test_show_source_emits_the_items_source(
     select(sidebar, plain.id)
     assert not sidebar.memories.action_source.isEnabled()
     assert sidebar.memories.action_source.text() == "No source: you added it yourself"
-    assert "No source: you added it yourself" in sidebar.memories.detail.toPlainText()
+    detail_shows(qtbot, sidebar, "No source: you added it yourself")
     select(sidebar, sourced.id)
     assert sidebar.memories.action_source.isEnabled()
     with qtbot.waitSignal(sidebar.source_requested, timeout=1000) as blocker:
@@ -533,7 +538,7 @@ def test_show_source_emits_the_items_source(
     select(sidebar, plain.id)
     select(sidebar, sourced.id)
     assert not sidebar.memories.action_source.isEnabled()
-    assert "Its conversation was deleted" in sidebar.memories.detail.toPlainText()
+    detail_shows(qtbot, sidebar, "Its conversation was deleted")
 
 
 def test_working_memory_view_is_live(
@@ -649,7 +654,7 @@ def test_clicking_a_memory_enables_edit_and_forget(
     assert sidebar.memories.action_edit.isEnabled() and sidebar.memories.action_forget.isEnabled()
     assert sidebar.memories.edit_button.isEnabled() and sidebar.memories.forget_button.isEnabled()
     assert sidebar.memories.detail.isVisible()
-    assert "You added on" in sidebar.memories.detail.toPlainText()  # the detail follows the click
+    detail_shows(qtbot, sidebar, "You added on")  # the detail follows the click
 
 
 def test_search_results_refresh_after_an_import(

@@ -82,6 +82,8 @@ class MemoriesPage(QWidget):
         # Memories added while search results show (an import, the curator) are searched for
         # again once they stop arriving.
         self._search_again = Debounced(SEARCH_DELAY_MS, self._repeat_search, self)
+        # Selection, data and store signals come in bursts: the detail is drawn once per burst.
+        self._detail_due = Debounced(0, self._refresh_detail, self)
         self._show_numbers = False  # the detail shows the numbers behind the selected hit
 
         self.model = MemoryListModel(workspace.memory, self)
@@ -542,9 +544,13 @@ class MemoriesPage(QWidget):
                 title="Too much pinned",
             )
 
-    def _forget_titles(self, _conversation_id: str) -> None:
+    def _forget_titles(self, conversation_id: str) -> None:
+        """A conversation changed (most often: a message was added); the titles are read
+        again when next needed, at once only if the selected memory came from it."""
         self._conversation_titles = None
-        self._update_actions()
+        source = (item := self.selected_item()) and item.source
+        if source and source.conversation_id == conversation_id:
+            self._update_actions()
 
     def _on_rows_changed(self, *_args: object) -> None:
         self._update_empty_state()
@@ -559,6 +565,7 @@ class MemoriesPage(QWidget):
             return False
         self.list_view.setCurrentIndex(index)
         self.list_view.scrollTo(index, QAbstractItemView.ScrollHint.EnsureVisible)
+        self._detail_due.flush()  # shown at once when chosen from elsewhere (a link, a chip)
         return True
 
     def _update_actions(self, *_args: object) -> None:
@@ -577,7 +584,7 @@ class MemoriesPage(QWidget):
             else no_source_reason(item, conversation_exists=False)
         )
         self.action_why.setEnabled(has and self.model.is_searching())
-        self._refresh_detail()
+        self._detail_due.trigger()
         self.action_undo.setEnabled(bool(self._forgotten))
 
     def _source_exists(self, item: MemoryItem | None) -> bool:
