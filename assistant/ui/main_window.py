@@ -44,7 +44,7 @@ from assistant.ui.status_bar import StatusBar
 from assistant.ui.wording import count
 
 if TYPE_CHECKING:
-    from assistant.memory import Conversation, MemoryEdit
+    from assistant.memory import Conversation
     from assistant.ui.worker import AgentEvent
     from assistant.workspace import Workspace
 
@@ -153,7 +153,6 @@ class MainWindow(QMainWindow):
         self._placed = False  # kept on the screen once shown (the frame's size is known then)
         self._pending_text: list[str] = []
         self._flush_text = Debounced(TEXT_FLUSH_MS, self._show_pending_text, self, throttled=True)
-        self._away_edits: list[tuple[str, MemoryEdit]] = []  # made in conversations not shown
 
         self.splitter = QSplitter()  # horizontal; the Qt namespace (40 ms) is not needed yet
         self.splitter.setObjectName("paneSplitter")
@@ -467,9 +466,6 @@ class MainWindow(QMainWindow):
             self.reply_log.show(self.chat, conversation)  # the reply so far; the rest streams in
         else:
             self.chat.show_conversation(conversation)
-        for cid, edit in [e for e in self._away_edits if e[0] == conversation_id]:
-            self._away_edits.remove((cid, edit))
-            self.memory_edits.show(cid, edit)
         self.temporary_banner.setVisible(conversation is not None and conversation.temporary)
         self.sidebar.set_conversation(conversation_id)
         self._show_welcome_if_needed()
@@ -647,7 +643,7 @@ class MainWindow(QMainWindow):
         self.reply_log.record(event)
         if event.conversation_id != self._current:
             if isinstance(event, events.MemoryEdited):  # its line shows with the conversation
-                self._away_edits.append((event.conversation_id, event.edit))
+                self.memory_edits.record(event.conversation_id, event.edit)
             return
         if isinstance(event, events.Waiting):
             self.connection_label.setText(f"Waiting for the model… {event.seconds:.0f} s")

@@ -36,6 +36,10 @@ class MemoryEditLines(QObject):
         self._edits.append((conversation_id, edit))
         self._add_line(len(self._edits) - 1)
 
+    def record(self, conversation_id: str, edit: MemoryEdit) -> None:
+        """Record a change made in a conversation not on screen: its line shows with it."""
+        self._edits.append((conversation_id, edit))
+
     def _add_line(self, index: int) -> None:
         edit = self._edits[index][1]
         if index in self._undone:
