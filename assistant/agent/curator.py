@@ -14,6 +14,7 @@ from assistant.agent.chat import ChatProvider
 from assistant.agent.decisions import (
     DECIDE_MAX_TOKENS,
     DECIDE_PROMPT,
+    MAX_MEMORY_CHARS,
     SHOWN_CHARS,
     Decision,
     decision_request,
@@ -36,7 +37,6 @@ from assistant.timestamps import now_utc
 
 log = logging.getLogger(__name__)
 
-MAX_MEMORY_CHARS = 500
 MAX_CANDIDATES = 8
 RELATED_K = 5  # existing memories each candidate is compared with
 # What the model may write: eight memories of JSON, and a topic's one or two sentences.

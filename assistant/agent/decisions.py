@@ -25,7 +25,7 @@ from datetime import date
 from typing import Any, Literal, get_args
 
 from assistant.agent.model_json import listed
-from assistant.agent.prompt import escape, memory_line
+from assistant.agent.prompt import fence, memory_line
 from assistant.memory import MemoryItem
 from assistant.timestamps import now_utc
 
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 Action = Literal["ADD", "UPDATE", "SUPERSEDE", "NOTHING"]
 ACTIONS: dict[str, Action] = {a: a for a in get_args(Action)}
 MAX_REASON_CHARS = 200
-MAX_TEXT_CHARS = 500
+MAX_MEMORY_CHARS = 500  # a memory the curator proposes or refines
 MAX_EXCHANGE_CHARS = 3000  # of the exchange shown with the candidates
 SHOWN_CHARS = 500  # of each related memory shown: a longer one is shown cut (and not refined)
 # What the model may write: a decision of one or two lines per candidate.
@@ -97,8 +97,7 @@ def decision_request(
         else:
             lines.append("Related memories: none")
         blocks.append("\n".join(lines))
-    body = escape("\n\n".join(blocks))
-    return f'<data source="exchange, candidates and related memories">\n{body}\n</data>'
+    return fence("exchange, candidates and related memories", "\n\n".join(blocks))
 
 
 def _cut(item: MemoryItem) -> MemoryItem:
@@ -165,7 +164,7 @@ def _decision(entry: Any, shown: Sequence[Sequence[str]], today: date) -> Decisi
         return None
     text = entry.get("text")
     refined = None
-    if action == "UPDATE" and isinstance(text, str) and 0 < len(text.strip()) <= MAX_TEXT_CHARS:
+    if action == "UPDATE" and isinstance(text, str) and 0 < len(text.strip()) <= MAX_MEMORY_CHARS:
         refined = " ".join(text.split())
     return Decision(index, action, target, reason, refined, since)
 

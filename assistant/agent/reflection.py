@@ -20,7 +20,13 @@ from assistant.agent.chat import ChatProvider
 from assistant.agent.model_json import listed
 from assistant.agent.prompt import fence, memory_line
 from assistant.errors import AssistantError
-from assistant.memory import MemoryEdit, MemoryItem, SemanticMemory, TopicStore
+from assistant.memory import (
+    ForgottenFactError,
+    MemoryEdit,
+    MemoryItem,
+    SemanticMemory,
+    TopicStore,
+)
 from assistant.timestamps import now_utc
 
 log = logging.getLogger(__name__)
@@ -151,16 +157,18 @@ class Reflector:
     ) -> Reflection:
         """Read a topic's recent memories (the busiest topic lately, without one) and write up
         to three insights; raises AssistantError if the model cannot be asked."""
-        left = min(MAX_INSIGHTS, self.left_today())
+        items = self.memory.all(None)  # one copy of the store for all that follows
+        left = min(MAX_INSIGHTS, self.left_today(items))
         if left == 0:
             cap = f"{self.per_day} insight{'s' if self.per_day > 1 else ''} a day"
             return Reflection([], f"The limit of {cap} is reached; more tomorrow.")
-        name, memories = self._memories(topic)
+        name, memories = self._memories(topic, items)
         if len(memories) < MIN_MEMORIES:
             about = f" about {name!r}" if name else ""
             return Reflection([], f"Not enough memories{about} to reflect on yet.")
         self.tries.last = self.clock()
-        insights = self._ask(memories, cancel)
+        known = [i for i in items if i.state == "active" and i.origin == "reflection"]
+        insights = self._ask(memories, known, cancel)
         written: list[MemoryItem] = []
         for insight in insights:
             if len(written) == left:
@@ -172,11 +180,13 @@ class Reflector:
                     on_edit(MemoryEdit("remembered", None, item))
         return Reflection(written, "" if written else "No new insight in these memories.")
 
-    def _memories(self, topic: str | None) -> tuple[str | None, list[MemoryItem]]:
+    def _memories(
+        self, topic: str | None, items: Sequence[MemoryItem]
+    ) -> tuple[str | None, list[MemoryItem]]:
         """The topic read and its newest current memories (insights aside), oldest first."""
-        name = topic if topic is not None else self._busiest_topic()
+        name = topic if topic is not None else self._busiest_topic(items)
         if name is None:
-            chosen = [i for i in self.memory.all() if i.is_current]
+            chosen = [i for i in items if i.is_current]
         else:
             found = self.topics.get(name)
             ids = found.memory_ids if found is not None else ()
@@ -185,10 +195,10 @@ class Reflector:
         chosen.sort(key=lambda i: i.created_at)
         return name, chosen[-MEMORIES_READ:]
 
-    def _busiest_topic(self) -> str | None:
+    def _busiest_topic(self, items: Sequence[MemoryItem]) -> str | None:
         """The topic with the most memories learned since the last reflection, if one has
         enough to read."""
-        fresh = {i.id for i in self.new_memories()}
+        fresh = {i.id for i in self.new_memories(items)}
         best: tuple[int, int, str] | None = None
         for found in self.topics.all():
             current = [i for i in map(self.memory.get, found.memory_ids) if i and i.is_current]
@@ -199,8 +209,13 @@ class Reflector:
                 best = score
         return None if best is None else best[2]
 
-    def _ask(self, memories: Sequence[MemoryItem], cancel: CancelToken | None) -> list[Insight]:
-        known = [i for i in self.memory.all() if i.origin == "reflection"]  # newest first
+    def _ask(
+        self,
+        memories: Sequence[MemoryItem],
+        known: Sequence[MemoryItem],
+        cancel: CancelToken | None,
+    ) -> list[Insight]:
+        """The model's insights on `memories`, shown the `known` ones (newest first)."""
         listing = fence("memories", "\n".join(memory_line(i) for i in memories))
         if known:
             listing += "\n\nInsights already written:\n" + fence(
@@ -217,21 +232,22 @@ class Reflector:
 
     def _write(self, insight: Insight, topic: str | None) -> MemoryItem | None:
         """Store an insight unless the user forgot it before or an insight says it already."""
-        if self.memory.is_forgotten_fact(insight.text):
-            log.info("Reflection: dropped an insight the user had forgotten")
-            return None
         similar = self.memory.find_similar(insight.text, k=3)
         if any(i.kind == "insight" for i, _ in similar):
             log.info("Reflection: dropped an insight already written: %.80r", insight.text)
             return None
-        item = self.memory.add(
-            insight.text,
-            "insight",
-            insight.importance,
-            tags=[f"topic:{topic}"] if topic else [],
-            origin="reflection",
-            rests_on=insight.rests_on,
-        )
+        try:
+            item = self.memory.add(
+                insight.text,
+                "insight",
+                insight.importance,
+                tags=[f"topic:{topic}"] if topic else [],
+                origin="reflection",
+                rests_on=insight.rests_on,
+            )
+        except ForgottenFactError:
+            log.info("Reflection: dropped an insight the user had forgotten")
+            return None
         if topic:
             self.topics.add_memory(topic, item.id)
         return item
