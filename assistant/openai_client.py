@@ -23,9 +23,13 @@ _Key = tuple[str, str, float]  # base URL, API key, timeout
 
 def openai_client(settings: Settings, credentials: Credentials) -> openai.OpenAI:
     """A new client for the configured server, key and timeout (callers retry themselves)."""
+    return _build(_key(settings, credentials))
+
+
+def _build(key: _Key) -> openai.OpenAI:
     import openai
 
-    base_url, api_key, timeout = _key(settings, credentials)
+    base_url, api_key, timeout = key
     return openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
 
 
@@ -54,7 +58,7 @@ class OpenAIClients:
                 raise ProviderError("The data directory was closed.")
             client = self._clients.get(key)
             if client is None:
-                client = self._clients[key] = openai_client(settings, credentials)
+                client = self._clients[key] = _build(key)  # the key is read once
             return client
 
     def close(self) -> None:
