@@ -73,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--on-conflict",
         choices=("skip", "copy"),
         default="skip",
-        help="what to do with a conversation or memory that is already here (default: skip)",
+        help="what to do with a conversation that is already here (default: skip); memories "
+        "already here are never imported twice",
     )
     return parser
 

@@ -327,7 +327,7 @@ class ImportPreviewDialog(QDialog):
         group.addButton(self.skip_radio)
         group.addButton(self.copy_radio)
         self.skip_radio.setChecked(True)
-        has_conflicts = bool(preview.conflicts or preview.memory_conflicts)
+        has_conflicts = bool(preview.conflicts)  # memories are never copied: see below
         for radio in (self.skip_radio, self.copy_radio):
             radio.setEnabled(has_conflicts)
             layout.addWidget(radio)
@@ -354,7 +354,7 @@ class ImportPreviewDialog(QDialog):
             parts.append(f"{counted(len(memories), 'memory', 'memories')} {verb} already here")
         return (
             " and ".join(parts)
-            + ". Nothing is overwritten; memories already here follow the same choice."
+            + ". Nothing is overwritten; a memory already here is never imported twice."
         )
 
     def policy(self) -> ConflictPolicy:
