@@ -175,6 +175,18 @@ def test_muted_labels_follow_a_change_of_theme(qtbot: QtBot, window: MainWindow)
 _TEXT = QPalette.ColorRole.WindowText
 
 
+def test_the_memory_notice_follows_a_change_of_theme(qtbot: QtBot, window: MainWindow) -> None:
+    notice = window.sidebar.memories.notice
+    try:
+        for name in ("dark", "light"):
+            window.menu.theme_actions[name].trigger()
+            notice.show_notice("Memory forgotten.")
+            accent = QApplication.palette().color(QPalette.ColorRole.Highlight).name()
+            assert f"color: {accent}" in notice.styleSheet()
+    finally:
+        window.menu.theme_actions["system"].trigger()
+
+
 def test_counts_follow_the_locale_and_agree_in_number() -> None:
     previous = QLocale()
     QLocale.setDefault(QLocale(QLocale.Language.English, QLocale.Country.UnitedStates))

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
+from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from assistant.ui.theme import mix, muted
 
@@ -51,21 +51,22 @@ class NoticeBar(QFrame):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self.dismiss)
-        self._restyle()
         self.hide()
 
     def _restyle(self) -> None:
-        palette = self.palette()
+        palette = QApplication.palette()  # the theme's (its own is the style sheet's)
         accent = palette.color(QPalette.ColorRole.Highlight)
         background = mix(palette.color(QPalette.ColorRole.Base), accent, 0.12)
         border = mix(palette.color(QPalette.ColorRole.Base), accent, 0.35)
-        self.setStyleSheet(
+        sheet = (
             f"#memoryNotice {{ background: {background.name()}; border: 1px solid "
             f"{border.name()}; border-radius: 6px; }}"
             f"#memoryNoticeAction {{ color: {accent.name()}; font-weight: 600; "
             f"padding: 2px 6px; }}"
             f"#memoryNoticeClose {{ color: {muted(palette).name()}; padding: 2px 4px; }}"
         )
+        if sheet != self.styleSheet():
+            self.setStyleSheet(sheet)
 
     def show_notice(
         self,
@@ -77,6 +78,7 @@ class NoticeBar(QFrame):
         title: str = "",
     ) -> None:
         """Show `text` under an optional bold `title`, maybe with an `action` button."""
+        self._restyle()  # in the colours of the theme now
         body = html.escape(text)
         self.label.setText(f"<b>{html.escape(title)}</b><br>{body}" if title else body)
         self._callback = on_action
