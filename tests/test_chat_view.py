@@ -365,7 +365,8 @@ def test_earlier_turns_render_for_find_and_for_opening_a_message_among_them(
     assert chat.scroll_to_message(first)  # as a search hit opens it
     assert "The very first question" in chat.textCursor().selectedText()
     assert not chat.has_earlier()
-    chat.show_conversation(store.load(cid))
+    chat.show_conversation(store.load(cid))  # drawn again (a tool line expanded, a new theme)
+    assert not chat.has_earlier() and "very first" in chat.toPlainText()  # the turns it had
     bar = FindBar(chat, before_find=chat.load_all)
     qtbot.addWidget(bar)
     bar.field.setText("very first")

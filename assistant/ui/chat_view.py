@@ -94,6 +94,7 @@ class ChatView(QTextBrowser):
         self._load = load
         self._renderer = MarkdownRenderer(self, self.palette)
         self._conversation: Conversation | None = None
+        self._shown_groups = 0  # the conversation's turns rendered (the newest ones)
         self._expanded: set[str] = set()
         self._stream: StreamingMarkdown | None = None
         self._reply_start: int | None = None  # where the turn being answered begins
@@ -125,7 +126,8 @@ class ChatView(QTextBrowser):
 
         `replying`: a reply to the last message is about to stream in (no "No reply" line).
         """
-        self._conversation = conversation
+        previous, self._conversation = self._conversation, conversation
+        again = conversation is not None and previous is not None and conversation.id == previous.id
         self._streaming = False
         self._stream = None
         self._reply_start = None
@@ -143,7 +145,10 @@ class ChatView(QTextBrowser):
         cursor.beginEditBlock()
         groups = _groups(conversation.branch())
         versions = self._versions = conversation.versions()
-        self._earlier = groups[: max(0, len(groups) - TAIL_GROUPS)]
+        # Drawn again (a tool line expanded, a theme): as many turns as the user had shown.
+        tail = max(TAIL_GROUPS, self._shown_groups) if again else TAIL_GROUPS
+        self._earlier = groups[: max(0, len(groups) - tail)]
+        self._shown_groups = len(groups) - len(self._earlier)
         for group in groups[len(self._earlier) :]:
             self._group(cursor, versions, group)
         if groups and groups[-1][0].role == "user" and not replying:
@@ -232,6 +237,7 @@ class ChatView(QTextBrowser):
         if not self._earlier or count <= 0:
             return
         chunk, self._earlier = self._earlier[-count:], self._earlier[:-count]
+        self._shown_groups += len(chunk)
         layout = self.document().documentLayout()
         bar = self.verticalScrollBar()
         top = self.cursorForPosition(self.viewport().rect().topLeft()).block()
