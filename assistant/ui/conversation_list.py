@@ -12,7 +12,6 @@ from PySide6.QtCore import (
     QSignalBlocker,
     QSortFilterProxyModel,
     Qt,
-    QTimer,
     Signal,
 )
 from PySide6.QtGui import QAction, QFont, QKeySequence
@@ -168,8 +167,7 @@ class ConversationPane(QWidget):
         self._search: LatestJob[tuple[str, list[ConversationHit]]] = LatestJob(
             self._on_content_found, self._on_content_failed, self
         )
-        self._slow_search = QTimer(self, singleShot=True, interval=SLOW_SEARCH_MS)
-        self._slow_search.timeout.connect(self._on_slow_search)
+        self._slow_search = Debounced(SLOW_SEARCH_MS, self._on_slow_search, self)
         self._hidden_current: str | None = None  # the open conversation, hidden by the filter
         self.view = self._build_view()
 
@@ -292,7 +290,7 @@ class ConversationPane(QWidget):
             return text, store.search(text, k=CONTENT_HITS)
 
         self._search.run(search)
-        self._slow_search.start()
+        self._slow_search.trigger()
 
     @property
     def searching(self) -> bool:
@@ -327,7 +325,7 @@ class ConversationPane(QWidget):
             self._show_note("Searching the messages…")
 
     def _show_note(self, text: str) -> None:
-        self._slow_search.stop()
+        self._slow_search.cancel()
         self.search_note.setText(text)
         self.search_note.setVisible(bool(text))
 
