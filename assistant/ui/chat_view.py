@@ -36,6 +36,7 @@ from assistant.ui.chat_markdown import CODE_LINK, MarkdownRenderer, plain_text
 from assistant.ui.chat_stream import StreamingMarkdown
 from assistant.ui.code_scroll import CodeScroll
 from assistant.ui.tool_summary import MemoryLookup, summarize
+from assistant.ui.wording import shorten
 
 Loader = Callable[[str], Conversation]  # conversation id -> the saved conversation
 Versions = dict[str, list[Message]]  # message id -> it and its siblings (`Conversation.versions`)
@@ -45,11 +46,6 @@ EARLIER_GROUPS = 60  # and how many more each scroll to the top renders
 TOOL_MARK = "▸"  # a tool line starts with it (DESIGN.md); "▾" when expanded
 ERROR_MARK = "⚠"
 _KEEP = QTextCursor.MoveMode.KeepAnchor
-
-
-def _short(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _groups(branch: list[Message]) -> list[list[Message]]:
@@ -592,7 +588,7 @@ class ChatView(QTextBrowser):
         chip.setBackground(self.palette().color(QPalette.ColorRole.AlternateBase))
         for index, memory_id in enumerate(memory_ids):
             text = self._memory_text(memory_id)
-            label = "forgotten memory" if text is None else _short(text, CHIP_CHARS)
+            label = "forgotten memory" if text is None else shorten(text, CHIP_CHARS)
             if index:
                 cursor.insertText("  ", small)
             cursor.insertText(f" ◆ {label} ", self._link(chip, f"memory:{memory_id}"))

@@ -24,7 +24,7 @@ from assistant.ui.memory_wording import (
     why_text,
 )
 from assistant.ui.times import day_text
-from assistant.ui.wording import count
+from assistant.ui.wording import count, shorten
 
 EMPTY_DETAIL = "Select a memory to see where it came from, why it is here and its history."
 WHY_ANCHOR = "why"
@@ -96,10 +96,7 @@ def memory_link(memory_id: str, related: Mapping[str, MemoryItem]) -> str:
     item = related.get(memory_id)
     if item is None:
         return "<i>a memory no longer kept</i>"
-    text = " ".join(item.text.split())
-    return link(
-        memory_href(memory_id), text if len(text) <= LINK_CHARS else text[: LINK_CHARS - 1] + "…"
-    )
+    return link(memory_href(memory_id), shorten(item.text, LINK_CHARS))
 
 
 def message_link(source: Source | None, titles: Mapping[str, str], text: str) -> str:

@@ -10,7 +10,7 @@ from assistant.memory import MemoryItem, SearchHit
 from assistant.memory.items import MemoryEvent, Origin
 from assistant.timestamps import now_utc
 from assistant.ui.times import day_text, relative_time
-from assistant.ui.wording import count
+from assistant.ui.wording import count, shorten
 
 TitleOf = Callable[[str], str | None]  # a conversation's title, None if it is gone
 
@@ -143,8 +143,7 @@ def by_text(by: Origin | None) -> str:
 
 
 def _quote(text: str | None, limit: int = 80) -> str:
-    text = " ".join((text or "").split())
-    return f"'{text if len(text) <= limit else text[: limit - 1] + '…'}'"
+    return f"'{shorten(text or '', limit)}'"
 
 
 def event_text(event: MemoryEvent, item: MemoryItem | None = None) -> str:

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from assistant.ui.wording import shorten
+
 MemoryLookup = Callable[[str], str | None]  # memory id -> its text, None if gone
 QUOTE_CHARS = 40
 _MEMORY_ID = re.compile(r"\b([0-9a-f]{32})\b")
@@ -96,5 +98,4 @@ def _arguments(arguments: str) -> dict[str, Any]:
 
 
 def _quote(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= QUOTE_CHARS else flat[: QUOTE_CHARS - 1] + "…"
+    return shorten(text, QUOTE_CHARS)

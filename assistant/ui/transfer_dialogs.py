@@ -45,6 +45,7 @@ from assistant.transfer import (
     write_export,
 )
 from assistant.ui.jobs import Progress, run_job
+from assistant.ui.wording import shorten
 
 JSON_FILTER = "JSON files (*.json);;All files (*)"
 IMPORT_FILTER = (
@@ -55,6 +56,7 @@ PREVIEW_MIN_WIDTH = 560
 PROGRESS_DELAY_MS = 200
 STATUS_MILLISECONDS = 10_000
 MAX_LISTED_CONFLICTS = 50
+SUGGESTION_CHARS = 90  # a suggested memory's check box shows its start
 
 # -- hooks -------------------------------------------------------------------------------------
 
@@ -294,7 +296,7 @@ class ImportPreviewDialog(QDialog):
             box.setObjectName("importSuggestions")
             box_layout = QVBoxLayout(box)
             for suggestion in plan.suggested_memories:
-                check = QCheckBox(_one_line(suggestion.text), box)
+                check = QCheckBox(shorten(suggestion.text, SUGGESTION_CHARS), box)
                 check.setObjectName("importSuggestionCheck")
                 check.setToolTip(suggestion.text)
                 box_layout.addWidget(check)
@@ -364,11 +366,6 @@ class ImportPreviewDialog(QDialog):
     def chosen_suggestions(self) -> tuple[SuggestedMemory, ...]:
         """The suggested memories the user ticked (none by default)."""
         return tuple(s for check, s in self.suggestion_checks if check.isChecked())
-
-
-def _one_line(text: str, limit: int = 90) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def import_file(parent: QWidget, workspace: Stores, path: str | None = None) -> None:

@@ -1,8 +1,15 @@
-"""Numbers in the user's words: grouped as their locale groups them, nouns agreeing."""
+"""Numbers and quotes in the user's words: numbers grouped as their locale groups them, nouns
+agreeing, long texts shortened to one line."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QLocale
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` on one line, cut with "…" to at most `limit` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def number(value: int) -> str:
