@@ -228,3 +228,26 @@ def test_reflect_now_writes_an_insight_that_shows_what_it_rests_on(
         QThreadPool.globalInstance().waitForDone()
         bridge.disconnect_stores()
         workspace.close()
+
+
+def test_a_history_not_read_yet_is_never_read_on_the_gui_thread(
+    qtbot: QtBot, data_dir: Path
+) -> None:
+    """Opened from its index cache, the store reads the histories when the worker asks; until
+    then the detail says so, and it shows the history once it is read."""
+    first = Workspace.open(data_dir)
+    item = first.memory.add("Walks the dog at seven")
+    first.close()
+    workspace = Workspace.open(data_dir)
+    bridge = StoreBridge(workspace)
+    try:
+        assert not workspace.memory.history_loaded  # opened from the cache
+        sidebar = shown_sidebar(qtbot, workspace, bridge)
+        assert sidebar.show_memory(item.id)
+        assert "Reading the history…" in sidebar.memories.detail.toPlainText()
+        assert not workspace.memory.history_loaded  # the detail did not read it
+        workspace.memory.load_history()  # as the worker does at start-up
+        qtbot.waitUntil(lambda: "Added by you" in sidebar.memories.detail.toPlainText())
+    finally:
+        bridge.disconnect_stores()
+        workspace.close()

@@ -295,7 +295,8 @@ class SearchHit:
         return f"score {self.score:.3f}: " + ", ".join(parts)
 
 
-ChangeKind = Literal["added", "updated", "used", "embeddings"]
+# "history": the histories were read from the log (views that waited for them can show them)
+ChangeKind = Literal["added", "updated", "used", "embeddings", "history"]
 
 
 @dataclass(frozen=True)

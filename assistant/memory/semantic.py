@@ -375,10 +375,18 @@ class SemanticMemory:
             events = _events_in(self._log_path, 0, self._offset)
             self._history.load(events, self._slot_of.__contains__)
 
+    @property
+    def history_loaded(self) -> bool:
+        """Whether `history` answers without reading the log."""
+        with self._lock:
+            return self._history.loaded
+
     def load_history(self) -> None:
         """Read the memories' histories from the log now, if they were not (call it off the
-        GUI thread after opening: the first `history` or `timeline` need not wait then)."""
+        GUI thread after opening: the first `history` or `timeline` need not wait then), and
+        tell the subscribers ("history")."""
         self._history_ready()
+        self._emit("history")
 
     def _history_ready(self) -> None:
         """Load the history if it is not, reading most of the log without holding the lock

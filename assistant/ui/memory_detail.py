@@ -41,6 +41,7 @@ class DetailFacts:
     show_numbers: bool = False  # "Details" of the ranking unfolded
     origin: str = ""  # where it came from, in words
     history: Sequence[MemoryEvent] = ()  # oldest first
+    history_pending: bool = False  # not read from the log yet (just after start-up)
     related: Mapping[str, MemoryItem] = field(default_factory=dict)  # linked memories by id
     titles: Mapping[str, str] = field(default_factory=dict)  # conversation titles by id
 
@@ -56,7 +57,8 @@ class DetailFacts:
     ) -> DetailFacts:
         """Look up what the page of `item` shows: its history, the memories it links to, and
         whether its source conversation is still there (`titles`: the conversations')."""
-        history = memory.history(item.id)
+        pending = not memory.history_loaded  # the worker reads it: never on the GUI thread
+        history = [] if pending else memory.history(item.id)
         linked = {
             *item.supersedes,
             *item.rests_on,
@@ -71,6 +73,7 @@ class DetailFacts:
             show_numbers=show_numbers,
             origin=origin_text(item, titles.get),
             history=history,
+            history_pending=pending,
             related={i: found for i in linked if (found := memory.get(i)) is not None},
             titles=titles,
         )
@@ -197,7 +200,10 @@ def detail_html(facts: DetailFacts, colors: Mapping[str, str]) -> str:
         facts_lines.append(f"Rests on {links}")
     if facts_lines:
         parts.append("<p>" + "<br>".join(facts_lines) + "</p>")
-    if facts.history:
+    if facts.history_pending:
+        parts.append(section("History", muted))
+        parts.append("<p>Reading the history…</p>")
+    elif facts.history:
         parts.append(section("History", muted))
         parts.append(
             "<table cellspacing='0' cellpadding='2'>" + history_rows(facts, colors) + "</table>"
