@@ -3,11 +3,13 @@ how it ranked in a search."""
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, NamedTuple, get_args
 
-from assistant.timestamps import stamp
+from assistant.timestamps import now_utc, stamp
 
 MemoryKind = Literal["fact", "preference", "plan", "decision", "task", "event", "insight"]
 MemoryState = Literal["active", "archived", "forgotten"]
@@ -80,6 +82,30 @@ class MemoryItem(NamedTuple):
     def is_current(self) -> bool:
         """Whether the item is active and still holds (no `valid_to`)."""
         return self.state == "active" and self.valid_to is None
+
+    @classmethod
+    def new(
+        cls,
+        text: str,
+        kind: MemoryKind,
+        importance: float,
+        *,
+        tags: Sequence[str] = (),
+        **fields: Any,
+    ) -> MemoryItem:
+        """A memory made now, with a new id (`fields`: any other fields to set)."""
+        now = now_utc()
+        return cls(
+            id=uuid.uuid4().hex,
+            text=text,
+            kind=kind,
+            importance=float(importance),
+            created_at=now,
+            updated_at=now,
+            last_accessed=now,
+            tags=tuple(tags),
+            **fields,
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The item as a JSON object (timestamps as ISO 8601; empty links left out)."""

@@ -14,7 +14,6 @@ import dataclasses
 import logging
 import math
 import threading
-import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -706,7 +705,7 @@ class SemanticMemory:
         _check(kind, importance)
         self._refuse_forgotten(text, origin)
         embedded = self._vector_for(text, vector)
-        item = self._new_item(
+        item = MemoryItem.new(
             text,
             kind,
             importance,
@@ -747,21 +746,6 @@ class SemanticMemory:
             raise ForgottenFactError(
                 f"Not learned again: the user made the assistant forget this ({text[:60]!r})."
             )
-
-    @staticmethod
-    def _new_item(text: str, kind: MemoryKind, importance: float, **fields: Any) -> MemoryItem:
-        now = now_utc()
-        return MemoryItem(
-            id=uuid.uuid4().hex,
-            text=text,
-            kind=kind,
-            importance=float(importance),
-            created_at=now,
-            updated_at=now,
-            last_accessed=now,
-            tags=tuple(fields.pop("tags")),
-            **fields,
-        )
 
     def insert(
         self,
@@ -1002,7 +986,7 @@ class SemanticMemory:
         embedded = self._embed([text])
         with self._lock:
             old = self._item(old_id)
-            new = self._new_item(
+            new = MemoryItem.new(
                 text,
                 kind,
                 importance,

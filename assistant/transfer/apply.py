@@ -16,7 +16,6 @@ from assistant.memory import (
     MemoryItem,
     embedding_batches,
 )
-from assistant.timestamps import now_utc
 from assistant.transfer.plan import (
     POLICIES,
     ConflictPolicy,
@@ -98,9 +97,11 @@ def apply_import(
         done += 1
         if progress is not None:
             progress(done, total)
-    for suggestion in suggestions:
-        memories.add(stores.memory.insert([_suggested(suggestion)]))
-        done += 1
+    for batch in embedding_batches([_suggested(s) for s in suggestions]):
+        if cancel is not None and cancel():
+            raise ImportCancelledError
+        memories.add(stores.memory.insert(batch))  # one embedding request and write a batch
+        done += len(batch)
         if progress is not None:
             progress(done, total)
     return ImportResult(
@@ -146,15 +147,10 @@ def _remapped(conversation: ImportedConversation, ids: dict[str, str]) -> Import
 
 def _suggested(suggestion: SuggestedMemory) -> MemoryItem:
     """A new memory of a suggestion the user chose to keep (tagged with where it came from)."""
-    now = now_utc()
-    return MemoryItem(
-        id=uuid.uuid4().hex,
-        text=suggestion.text,
-        kind=suggestion.kind,
-        importance=SUGGESTED_IMPORTANCE,
-        created_at=now,
-        updated_at=now,
-        last_accessed=now,
+    return MemoryItem.new(
+        suggestion.text,
+        suggestion.kind,
+        SUGGESTED_IMPORTANCE,
         tags=(suggestion.origin,),
         origin="import",
     )
