@@ -78,7 +78,6 @@ class MemoriesPage(QWidget):
         )
         self._query = ""  # the text of the hits shown
         self._conversation_titles: dict[str, str] | None = None
-        self._reflecting = False
         # Memories added while search results show (an import, the curator) are searched for
         # again once they stop arriving.
         self._search_again = Debounced(SEARCH_DELAY_MS, self._repeat_search, self)
@@ -369,9 +368,8 @@ class MemoriesPage(QWidget):
 
     def reflect_now(self) -> None:
         """Write insights from recent related memories now, in the background."""
-        if self._reflecting:
+        if not self.action_reflect.isEnabled():  # one is under way
             return
-        self._reflecting = True
         self.action_reflect.setEnabled(False)
         self.notice.show_notice("Reflecting on recent memories…", timeout_ms=0)
         workspace = self._workspace
@@ -382,7 +380,6 @@ class MemoriesPage(QWidget):
         )
 
     def _on_reflected(self, reflection: Reflected) -> None:
-        self._reflecting = False
         self.action_reflect.setEnabled(True)
         insights = list(reflection.insights)
         if not insights:
@@ -394,7 +391,6 @@ class MemoriesPage(QWidget):
         )
 
     def _on_reflect_failed(self, message: str) -> None:
-        self._reflecting = False
         self.action_reflect.setEnabled(True)
         self.notice.show_notice(f"Could not reflect: {message}")
 
