@@ -120,15 +120,20 @@ def _validity(item: MemoryItem) -> str:
     return ""
 
 
-def _event_links(event: MemoryEvent, facts: DetailFacts) -> str:
-    parts = []
-    if event.type == "created":
-        parts.append(message_link(event.source, facts.titles, "source"))
-    elif event.type == "used":
-        parts.append(message_link(event.source, facts.titles, "the reply"))
+def event_links(
+    event: MemoryEvent, related: Mapping[str, MemoryItem], titles: Mapping[str, str]
+) -> list[str]:
+    """Links of an event (detail and timeline): the memory merged in or the successor, and the
+    message it came from (the reply, for a use), if still there."""
+    links = []
     if event.related_id is not None and event.type in ("merged", "superseded"):
-        parts.append(memory_link(event.related_id, facts.related))
-    return " · ".join(p for p in parts if p)
+        word = "by" if event.type == "superseded" else "with"
+        links.append(f"{word} {memory_link(event.related_id, related)}")
+    label = "the reply" if event.type == "used" else "source"
+    message = message_link(event.source, titles, label)
+    if message:
+        links.append(message)
+    return links
 
 
 def history_rows(facts: DetailFacts, colors: Mapping[str, str]) -> str:
@@ -149,7 +154,7 @@ def history_rows(facts: DetailFacts, colors: Mapping[str, str]) -> str:
             when = first_day if first_day == last_day else f"{first_day} to {last_day}"
         else:
             text = event_text(event, facts.item)
-            links = _event_links(event, facts)
+            links = " · ".join(event_links(event, facts.related, facts.titles))
             when = day_text(event.at, short=True)
         rows.append(
             f"<tr><td style='color:{colors['muted']}; white-space:nowrap'>{html.escape(when)}"

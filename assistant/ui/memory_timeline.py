@@ -31,7 +31,7 @@ from assistant.timestamps import now_utc
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.debounce import Debounced
 from assistant.ui.jobs import LatestJob, Progress
-from assistant.ui.memory_detail import memory_link, message_link, open_link
+from assistant.ui.memory_detail import event_links, memory_link, open_link
 from assistant.ui.memory_html import css, empty
 from assistant.ui.memory_wording import event_text
 from assistant.ui.times import day_text
@@ -96,15 +96,7 @@ def day_heading(moment: datetime, now: datetime | None = None) -> str:
 
 def _entry(event: MemoryEvent, page: TimelinePage, colors: Mapping[str, str]) -> str:
     item = page.items.get(event.memory_id)
-    links = [memory_link(event.memory_id, page.items)]
-    if event.related_id is not None and event.type in ("merged", "superseded"):
-        word = "by" if event.type == "superseded" else "with"
-        links.append(f"{word} {memory_link(event.related_id, page.items)}")
-    source = event.source or (item.source if item is not None and event.type == "created" else None)
-    label = "the reply" if event.type == "used" else "source"
-    message = message_link(source, page.titles, label)
-    if message:
-        links.append(message)
+    links = [memory_link(event.memory_id, page.items), *event_links(event, page.items, page.titles)]
     return (
         f"<tr><td width='48' style='color:{colors['muted']}'>"
         f"{event.at.astimezone():%H:%M}</td>"
