@@ -280,7 +280,7 @@ def self_test(root: Path, started: float, *, timing: bool) -> int:
     except AssistantError as exc:
         print(f"SELF-TEST FAILED: {exc}", file=sys.stderr)
         return 1
-    from assistant.ui.code_highlight import highlight
+    from assistant.ui.chat.code_highlight import highlight
 
     if not highlight("def f(): return 1", "python", dark=False):  # a bundle without the lexers
         print("SELF-TEST FAILED: code blocks cannot be highlighted", file=sys.stderr)

@@ -9,7 +9,7 @@ from pytestqt.qtbot import QtBot
 
 from assistant.paths import settings_file
 from assistant.settings import Settings
-from assistant.ui.main_window import MainWindow
+from assistant.ui.window.main_window import MainWindow
 from assistant.workspace import Workspace
 from tests.fake_openai import FakeOpenAI
 

@@ -8,7 +8,7 @@ from pytestqt.qtbot import QtBot
 
 from assistant.memory import MemoryItem, MemoryKind
 from assistant.ui.bridge import StoreBridge
-from assistant.ui.memory_sidebar import MemorySidebar
+from assistant.ui.memory.sidebar import MemorySidebar
 from assistant.workspace import Workspace
 from tests.embedders import hashed_vector
 

@@ -10,8 +10,8 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from assistant.memory import ConversationStore
-from assistant.ui.chat_search import ChatSearchDialog
-from assistant.ui.main_window import MainWindow
+from assistant.ui.conversations.search import ChatSearchDialog
+from assistant.ui.window.main_window import MainWindow
 from assistant.workspace import Workspace
 from tests.desktop import shown_window
 

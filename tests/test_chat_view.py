@@ -19,10 +19,10 @@ from PySide6.QtWidgets import QApplication, QScrollBar
 from pytestqt.qtbot import QtBot
 
 from assistant.memory import ConversationStore
-from assistant.ui.chat_stream import settled_end
-from assistant.ui.chat_view import ChatView
-from assistant.ui.find_bar import FindBar
-from assistant.ui.tool_summary import summarize
+from assistant.ui.chat.find_bar import FindBar
+from assistant.ui.chat.stream import settled_end
+from assistant.ui.chat.tool_summary import summarize
+from assistant.ui.chat.view import ChatView
 
 pytestmark = pytest.mark.gui
 

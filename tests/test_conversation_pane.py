@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QInputDialog
 from pytestqt.qtbot import QtBot
 
 from assistant.memory import ConversationStore, Message
-from assistant.ui.conversation_list import ConversationPane, IdRole
+from assistant.ui.conversations.pane import ConversationPane, IdRole
 
 pytestmark = pytest.mark.gui
 

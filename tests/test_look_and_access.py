@@ -26,7 +26,7 @@ from pytestqt.qtbot import QtBot
 
 from assistant.cli import split_qt_arguments
 from assistant.ui import theme
-from assistant.ui.main_window import MainWindow
+from assistant.ui.window.main_window import MainWindow
 from assistant.ui.wording import count
 from tests.desktop import shown_window
 

@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 
 from assistant.agent.provider import STREAM_TOOLS_NOTICE
 from assistant.paths import settings_file
-from assistant.ui.main_window import MainWindow
+from assistant.ui.window.main_window import MainWindow
 from assistant.workspace import Workspace
 from tests import child
 from tests.desktop import configure, shown_window
@@ -403,7 +403,7 @@ def test_the_frame_imports_neither_numpy_nor_the_stores() -> None:
         "window = MainWindow()\n"
         "window.show(); app.processEvents()\n"
         "slow = ('numpy', 'keyring', 'openai', 'assistant.workspace', 'assistant.memory',\n"
-        "        'assistant.ui.memory_sidebar')\n"
+        "        'assistant.ui.memory.sidebar')\n"
         "heavy = [m for m in slow if m in sys.modules]\n"
         "print(heavy)\n"
         "sys.exit(1 if heavy else 0)\n"

@@ -11,7 +11,7 @@ from PySide6.QtCore import QUrl
 from pytestqt.qtbot import QtBot
 
 from assistant.memory import MemoryItem
-from assistant.ui.main_window import MainWindow
+from assistant.ui.window.main_window import MainWindow
 from tests.desktop import configure, shown_window
 from tests.fake_openai import FakeOpenAI, Reply, ToolCall
 

@@ -21,12 +21,12 @@ from assistant.memory.items import MemoryItem, SearchHit, Source
 from assistant.timestamps import now_utc
 from assistant.transfer import apply_import, export_data, parse_import
 from assistant.ui.bridge import StoreBridge
-from assistant.ui.memory_detail import source_href
-from assistant.ui.memory_dialogs import MemoryDialog, MemoryValues
-from assistant.ui.memory_html import EMPTY_WORKING
-from assistant.ui.memory_list import EMPTY_MEMORIES
-from assistant.ui.memory_model import HitRole, ItemRole, MemoryListModel, caption
-from assistant.ui.memory_sidebar import MemorySidebar
+from assistant.ui.memory.detail import source_href
+from assistant.ui.memory.dialogs import MemoryDialog, MemoryValues
+from assistant.ui.memory.html import EMPTY_WORKING
+from assistant.ui.memory.list_view import EMPTY_MEMORIES
+from assistant.ui.memory.model import HitRole, ItemRole, MemoryListModel, caption
+from assistant.ui.memory.sidebar import MemorySidebar
 from assistant.ui.times import relative_time
 from assistant.workspace import Workspace
 from tests.embedders import HashEmbedder, hashed_vector

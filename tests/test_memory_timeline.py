@@ -15,9 +15,9 @@ from assistant.memory import ConversationStore, Source
 from assistant.memory.items import MemoryEvent
 from assistant.timestamps import now_utc
 from assistant.ui.bridge import StoreBridge
-from assistant.ui.memory_detail import memory_href, source_href
-from assistant.ui.memory_sidebar import MemorySidebar
-from assistant.ui.memory_timeline import MemoryTimeline, TimelinePage, day_heading, timeline_html
+from assistant.ui.memory.detail import memory_href, source_href
+from assistant.ui.memory.sidebar import MemorySidebar
+from assistant.ui.memory.timeline import MemoryTimeline, TimelinePage, day_heading, timeline_html
 from assistant.workspace import Workspace
 from tests.desktop import shown_window
 from tests.embedders import HashEmbedder

@@ -15,9 +15,9 @@ from pytestqt.qtbot import QtBot
 from shiboken6 import Shiboken
 
 from assistant.memory import ConversationStore
-from assistant.ui.chat_search import ChatSearchDialog
-from assistant.ui.conversation_list import ConversationPane
-from assistant.ui.main_window import MainWindow
+from assistant.ui.conversations.pane import ConversationPane
+from assistant.ui.conversations.search import ChatSearchDialog
+from assistant.ui.window.main_window import MainWindow
 from assistant.workspace import Workspace
 from tests.embedders import GatedEmbedder
 

@@ -25,7 +25,7 @@ from pytestqt.qtbot import QtBot
 from assistant.credentials import KEYRING_SERVICE, KEYRING_USERNAME
 from assistant.paths import settings_file
 from assistant.settings import LOCAL_EMBEDDING_MODEL, PROVIDERS
-from assistant.ui.settings_dialog import BUILT_IN_EMBEDDINGS, NO_EMBEDDINGS, SettingsDialog
+from assistant.ui.settings.dialog import BUILT_IN_EMBEDDINGS, NO_EMBEDDINGS, SettingsDialog
 from assistant.workspace import Workspace
 from tests.conftest import MemoryKeyring
 from tests.fake_openai import FakeOpenAI

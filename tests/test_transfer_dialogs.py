@@ -29,15 +29,15 @@ from PySide6.QtWidgets import (
 from pytestqt.qtbot import QtBot
 
 from assistant.transfer import ImportCancelledError, StoreSet, export_data, write_export
-from assistant.ui import transfer_dialogs
-from assistant.ui.import_drop import ImportDropFilter, dropped_export
-from assistant.ui.transfer_dialogs import (
+from assistant.ui.transfer import dialogs as transfer_dialogs
+from assistant.ui.transfer.dialogs import (
     ExportDialog,
     ImportPreviewDialog,
     export_conversations,
     import_file,
     import_folder,
 )
+from assistant.ui.transfer.drop import ImportDropFilter, dropped_export
 from assistant.workspace import Workspace
 from tests.data.exports import HERE as EXPORTS
 from tests.test_transfer import fill, offline_settings, snapshot

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.ui.main_window import MEMORY_PANE_FOLDS_BELOW
+from assistant.ui.window.main_window import MEMORY_PANE_FOLDS_BELOW
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow]
 
@@ -19,7 +19,7 @@ import json, sys
 from pathlib import Path
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from assistant.ui.main_window import MainWindow
+from assistant.ui.window.main_window import MainWindow
 from assistant.workspace import Workspace
 
 def measure(win):

@@ -17,9 +17,9 @@ from assistant.datalock import DataDirLock, DataDirLockedError
 from assistant.errors import AssistantError, StorageError
 from assistant.fileio import remove_stale_temp_files
 from assistant.resources import app_icon_files
-from assistant.ui.main_window import MainWindow
 from assistant.ui.shutdown import join_all
 from assistant.ui.single_instance import InstanceServer, send_request
+from assistant.ui.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 

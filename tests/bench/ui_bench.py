@@ -85,7 +85,7 @@ import sys, time
 from pathlib import Path
 from PySide6.QtWidgets import QApplication
 app = QApplication(sys.argv[:1])
-from assistant.ui.main_window import MainWindow
+from assistant.ui.window.main_window import MainWindow
 from assistant.workspace import Workspace
 w = MainWindow(Workspace.open(Path(sys.argv[1])))
 w.show(); app.processEvents()
@@ -109,7 +109,7 @@ from PySide6.QtWidgets import QApplication
 app = QApplication(sys.argv[:1])
 from assistant.paths import settings_file
 from assistant.settings import Settings
-from assistant.ui.main_window import MainWindow
+from assistant.ui.window.main_window import MainWindow
 from assistant.workspace import Workspace
 from tests.fake_openai import FakeOpenAI, Reply, ToolCall
 with FakeOpenAI() as server, tempfile.TemporaryDirectory() as tmp:
@@ -144,7 +144,7 @@ from PySide6.QtWidgets import QApplication
 app = QApplication(sys.argv[:1])
 from assistant.paths import settings_file
 from assistant.settings import Settings
-from assistant.ui.main_window import MainWindow
+from assistant.ui.window.main_window import MainWindow
 from assistant.workspace import Workspace
 from tests.bench.ui_bench import markdown_reply
 from tests.fake_openai import FakeOpenAI, Reply

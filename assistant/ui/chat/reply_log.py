@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from assistant.memory import Conversation
-from assistant.ui.chat_view import ChatView
+from assistant.ui.chat.view import ChatView
 from assistant.ui.worker import AgentEvent, events
 
 _SHOWN = events.TextDelta | events.ToolCallStarted | events.ToolCallFinished

@@ -31,9 +31,9 @@ from assistant.timestamps import now_utc
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.debounce import Debounced
 from assistant.ui.jobs import LatestJob, Progress
-from assistant.ui.memory_detail import event_links, memory_link, open_link
-from assistant.ui.memory_html import css, empty
-from assistant.ui.memory_wording import event_text
+from assistant.ui.memory.detail import event_links, memory_link, open_link
+from assistant.ui.memory.html import css, empty
+from assistant.ui.memory.wording import event_text
 from assistant.ui.times import day_text
 from assistant.ui.wording import count
 

@@ -25,8 +25,8 @@ from PySide6.QtGui import (
 )
 
 from assistant.ui import theme
-from assistant.ui.code_highlight import highlight
-from assistant.ui.code_scroll import BAR_SPACE, is_code
+from assistant.ui.chat.code_highlight import highlight
+from assistant.ui.chat.code_scroll import BAR_SPACE, is_code
 
 _BOLD = QTextCharFormat()
 _BOLD.setFontWeight(QFont.Weight.Bold)

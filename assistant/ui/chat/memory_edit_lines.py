@@ -9,7 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, QUrl
 
 from assistant.memory import MemoryEdit, SemanticMemory, undo
-from assistant.ui.chat_view import ChatView
+from assistant.ui.chat.view import ChatView
 from assistant.ui.jobs import run_job
 
 UNDO_SCHEME = "undo-memory"

@@ -33,14 +33,15 @@ from assistant import APP_NAME, __version__
 from assistant.errors import AssistantError
 from assistant.paths import settings_file
 from assistant.settings import PROVIDERS, read_ui_state
-from assistant.ui import theme, window_geometry
-from assistant.ui.chat_input import Composer
+from assistant.ui import theme
+from assistant.ui.chat.composer import Composer
 from assistant.ui.debounce import Debounced
-from assistant.ui.import_drop import ImportDropFilter
-from assistant.ui.main_menu import MainMenu
 from assistant.ui.shutdown import release_when_finished, stop_thread
-from assistant.ui.side_panes import SidePane, SidePanes
-from assistant.ui.status_bar import StatusBar
+from assistant.ui.transfer.drop import ImportDropFilter
+from assistant.ui.window import geometry as window_geometry
+from assistant.ui.window.menu import MainMenu
+from assistant.ui.window.side_panes import SidePane, SidePanes
+from assistant.ui.window.status_bar import StatusBar
 from assistant.ui.wording import count
 
 if TYPE_CHECKING:
@@ -216,13 +217,13 @@ class MainWindow(QMainWindow):
     def attach(self, workspace: Workspace) -> None:
         """Build the panes on `workspace`, start the agent's worker, show the last conversation."""
         from assistant.ui.bridge import StoreBridge
-        from assistant.ui.chat_view import ChatView
-        from assistant.ui.code_highlight import warm_up as warm_up_highlighting
-        from assistant.ui.conversation_list import ConversationPane
-        from assistant.ui.find_bar import FindBar
-        from assistant.ui.memory_edit_lines import MemoryEditLines
-        from assistant.ui.memory_sidebar import MemorySidebar
-        from assistant.ui.reply_log import ReplyLog
+        from assistant.ui.chat.code_highlight import warm_up as warm_up_highlighting
+        from assistant.ui.chat.find_bar import FindBar
+        from assistant.ui.chat.memory_edit_lines import MemoryEditLines
+        from assistant.ui.chat.reply_log import ReplyLog
+        from assistant.ui.chat.view import ChatView
+        from assistant.ui.conversations.pane import ConversationPane
+        from assistant.ui.memory.sidebar import MemorySidebar
 
         self.workspace = workspace
         self._attached = True
@@ -510,7 +511,7 @@ class MainWindow(QMainWindow):
 
     def search_conversations(self) -> None:
         """Ctrl+K: find a message in any conversation and open it there."""
-        from assistant.ui.chat_search import ChatSearchDialog
+        from assistant.ui.conversations.search import ChatSearchDialog
 
         dialog = ChatSearchDialog(self.workspace.conversations, self)
         dialog.chosen.connect(self.show_message)
@@ -677,7 +678,7 @@ class MainWindow(QMainWindow):
 
     def open_settings(self) -> None:
         """Show the settings; on OK, apply them and re-embed if the model changed."""
-        from assistant.ui.settings_dialog import SettingsDialog
+        from assistant.ui.settings.dialog import SettingsDialog
 
         dialog = SettingsDialog(self.workspace, self)
         if dialog.exec():
@@ -730,12 +731,12 @@ class MainWindow(QMainWindow):
             self._update_status()
 
     def _import(self) -> None:
-        from assistant.ui.transfer_dialogs import import_file
+        from assistant.ui.transfer.dialogs import import_file
 
         import_file(self, self.workspace)
 
     def _import_folder(self) -> None:
-        from assistant.ui.transfer_dialogs import import_folder
+        from assistant.ui.transfer.dialogs import import_folder
 
         import_folder(self, self.workspace)
 
@@ -743,13 +744,13 @@ class MainWindow(QMainWindow):
         """An export dropped on the window: import it once the data is open."""
         if self.workspace is None or not self.action_import.isEnabled():
             return
-        from assistant.ui.transfer_dialogs import import_file
+        from assistant.ui.transfer.dialogs import import_file
 
         import_file(self, self.workspace, str(path))
 
     def import_path(self, path: str) -> None:
         """Preview and import `path` (handed over by `assistant import`), once the data is open."""
-        from assistant.ui.transfer_dialogs import import_file
+        from assistant.ui.transfer.dialogs import import_file
 
         if self._ready:
             import_file(self, self.workspace, path)
@@ -757,7 +758,7 @@ class MainWindow(QMainWindow):
             self.ready.connect(lambda: import_file(self, self.workspace, path))
 
     def _export(self) -> None:
-        from assistant.ui.transfer_dialogs import export_conversations
+        from assistant.ui.transfer.dialogs import export_conversations
 
         export_conversations(self, self.workspace, self._current)
 

@@ -18,9 +18,9 @@ from PySide6.QtWidgets import (
 )
 
 from assistant.memory import MemoryKind, MemoryState
-from assistant.ui.memory_delegate import MemoryDelegate
-from assistant.ui.memory_filters import KIND_PLURALS
-from assistant.ui.memory_model import MemoryListModel
+from assistant.ui.memory.delegate import MemoryDelegate
+from assistant.ui.memory.filters import KIND_PLURALS
+from assistant.ui.memory.model import MemoryListModel
 from assistant.ui.theme import muted
 
 EMPTY_MEMORIES = (

@@ -41,9 +41,9 @@ from PySide6.QtWidgets import (
 )
 
 from assistant.memory import MemoryItem
-from assistant.ui.memory_look import KIND_COLORS
-from assistant.ui.memory_model import ItemRole, caption
-from assistant.ui.memory_wording import ORIGIN_ICONS
+from assistant.ui.memory.look import KIND_COLORS
+from assistant.ui.memory.model import ItemRole, caption
+from assistant.ui.memory.wording import ORIGIN_ICONS
 from assistant.ui.theme import muted as muted_color
 
 

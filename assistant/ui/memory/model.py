@@ -30,7 +30,7 @@ from assistant.memory import (
     listing_order,
 )
 from assistant.ui import theme
-from assistant.ui.memory_wording import origin_short, why_text
+from assistant.ui.memory.wording import origin_short, why_text
 from assistant.ui.times import date_text, relative_time
 
 ItemRole = Qt.ItemDataRole.UserRole + 1  # the row's MemoryItem

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from assistant.memory import ConversationHit, ConversationStore
-from assistant.ui.chat_markdown import plain_text
+from assistant.ui.chat.markdown import plain_text
 from assistant.ui.debounce import Debounced
 from assistant.ui.jobs import LatestJob, Progress
 

@@ -24,15 +24,15 @@ from assistant.memory import MemoryChange, MemoryItem, SearchHit
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.debounce import Debounced
 from assistant.ui.jobs import LatestJob, Progress, run_job
-from assistant.ui.memory_delegate import MemoryDelegate
-from assistant.ui.memory_detail import WHY_ANCHOR, DetailFacts, MemoryDetailView
-from assistant.ui.memory_dialogs import MemoryDialog, MemoryValues
-from assistant.ui.memory_filters import SEARCH_DELAY_MS, MemoryFilterBar
-from assistant.ui.memory_list import MemoryListFrame, empty_text
-from assistant.ui.memory_look import draw_plus, drawn_icon
-from assistant.ui.memory_model import MemoryListModel
-from assistant.ui.memory_timeline import MemoryTimeline
-from assistant.ui.memory_wording import no_source_reason
+from assistant.ui.memory.delegate import MemoryDelegate
+from assistant.ui.memory.detail import WHY_ANCHOR, DetailFacts, MemoryDetailView
+from assistant.ui.memory.dialogs import MemoryDialog, MemoryValues
+from assistant.ui.memory.filters import SEARCH_DELAY_MS, MemoryFilterBar
+from assistant.ui.memory.list_view import MemoryListFrame, empty_text
+from assistant.ui.memory.look import draw_plus, drawn_icon
+from assistant.ui.memory.model import MemoryListModel
+from assistant.ui.memory.timeline import MemoryTimeline
+from assistant.ui.memory.wording import no_source_reason
 from assistant.ui.notice_bar import NoticeBar
 from assistant.ui.theme import set_muted
 from assistant.ui.wording import count

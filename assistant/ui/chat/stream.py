@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from PySide6.QtGui import QTextBlockFormat, QTextCharFormat, QTextCursor
 
-from assistant.ui.chat_markdown import MarkdownRenderer
+from assistant.ui.chat.markdown import MarkdownRenderer
 
 _FENCES = ("```", "~~~")
 

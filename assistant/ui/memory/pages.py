@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from PySide6.QtWidgets import QFrame, QTextBrowser, QWidget
 
 from assistant.memory import Conversation, MemoryItem, Topic, WorkingMemory
-from assistant.ui.memory_html import conversation_html, working_memory_html
+from assistant.ui.memory.html import conversation_html, working_memory_html
 
 MAX_TOPICS = 30
 

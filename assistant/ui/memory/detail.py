@@ -13,9 +13,9 @@ from PySide6.QtWidgets import QFrame, QTextBrowser, QWidget
 
 from assistant.memory import MemoryItem, SearchHit, SemanticMemory, Source
 from assistant.memory.items import MemoryEvent
-from assistant.ui.memory_html import css, paragraphs, section
-from assistant.ui.memory_model import caption
-from assistant.ui.memory_wording import (
+from assistant.ui.memory.html import css, paragraphs, section
+from assistant.ui.memory.model import caption
+from assistant.ui.memory.wording import (
     ORIGIN_ICONS,
     details_text,
     event_text,

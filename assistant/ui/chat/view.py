@@ -32,10 +32,10 @@ from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from assistant.memory import Conversation, Message
 from assistant.ui import theme
-from assistant.ui.chat_markdown import CODE_LINK, MarkdownRenderer, plain_text
-from assistant.ui.chat_stream import StreamingMarkdown
-from assistant.ui.code_scroll import CodeScroll
-from assistant.ui.tool_summary import MemoryLookup, summarize
+from assistant.ui.chat.code_scroll import CodeScroll
+from assistant.ui.chat.markdown import CODE_LINK, MarkdownRenderer, plain_text
+from assistant.ui.chat.stream import StreamingMarkdown
+from assistant.ui.chat.tool_summary import MemoryLookup, summarize
 from assistant.ui.wording import shorten
 
 Loader = Callable[[str], Conversation]  # conversation id -> the saved conversation

@@ -10,9 +10,9 @@ from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 from assistant.errors import AssistantError
 from assistant.memory import Conversation, WorkingMemory
 from assistant.ui.bridge import StoreBridge
-from assistant.ui.memories_page import MemoriesPage
-from assistant.ui.memory_pages import ConversationView, WorkingMemoryView
-from assistant.ui.memory_timeline import MemoryTimeline
+from assistant.ui.memory.page import MemoriesPage
+from assistant.ui.memory.pages import ConversationView, WorkingMemoryView
+from assistant.ui.memory.timeline import MemoryTimeline
 from assistant.workspace import Workspace
 
 TAB_LABELS = ("Memories", "Working memory", "Conversation")

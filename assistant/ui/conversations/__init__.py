@@ -1,0 +1,1 @@
+"""The conversation list and the search across conversations."""

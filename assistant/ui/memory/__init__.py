@@ -1,0 +1,1 @@
+"""The memory sidebar: memories, their detail and history, the timeline."""

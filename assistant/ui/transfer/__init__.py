@@ -1,0 +1,1 @@
+"""Export and import: dialogs, and exports dropped on the window."""
