@@ -9,18 +9,15 @@ placeholder title; records of a newer version make the file unreadable (it is le
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from assistant.fileio import fsync_dir, refuse_newer
+from assistant.fileio import refuse_newer
 from assistant.json_fields import optional_str, string
 from assistant.memory import jsonl
 from assistant.memory.messages import MESSAGE_OVERHEAD_TOKENS, Message, estimate_tokens
@@ -195,28 +192,6 @@ def read_conversation(path: Path) -> tuple[Conversation, list[str]]:
         leaf_id=leaf,
     )
     return conversation, loaded.warnings + problems
-
-
-def create_file(path: Path, data: bytes) -> None:
-    """Atomically create `path` holding `data`; FileExistsError if it exists (never replaced)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            os.link(tmp, path)  # unlike os.replace, fails if another writer created `path`
-        except FileExistsError:
-            raise
-        except OSError:  # a file system without hard links: check, then rename
-            if path.exists():
-                raise FileExistsError(path) from None
-            os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-    fsync_dir(path.parent)
 
 
 def file_record(kind: str, body: Mapping[str, Any]) -> dict[str, Any]:

@@ -21,12 +21,11 @@ from typing import Any
 
 from assistant import paths
 from assistant.errors import StorageError
-from assistant.fileio import make_dir, storage_error
+from assistant.fileio import create_new, make_dir, remove_file, storage_error
 from assistant.memory import conversation_file, jsonl
 from assistant.memory.conversation_file import (
     Conversation,
     clean_title,
-    create_file,
     file_record,
     is_valid_id,
 )
@@ -101,7 +100,7 @@ class ConversationStore:
         path = self._path(cid)
         with self._lock:
             try:  # whole or not at all: a crash must not leave a file without its header
-                create_file(path, jsonl.encode(file_record("meta", meta)))
+                create_new(path, jsonl.encode(file_record("meta", meta)))
                 st = path.stat()
             except OSError as exc:
                 raise storage_error("save the new conversation to", path, exc) from exc
@@ -152,7 +151,7 @@ class ConversationStore:
         path = self._path(conversation_id)
         with self._lock:
             try:
-                create_file(path, data)
+                create_new(path, data)
                 st = path.stat()
             except FileExistsError:
                 raise ConversationExistsError(conversation_id) from None
@@ -293,7 +292,7 @@ class ConversationStore:
         """Delete a conversation's file."""
         with self._lock:
             try:
-                self._path(conversation_id).unlink()
+                remove_file(self._path(conversation_id))
             except FileNotFoundError:
                 self._forget(conversation_id)
                 raise ConversationNotFoundError(conversation_id) from None

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assistant import failpoints
 from assistant.errors import StorageError
 from assistant.fileio import (
     NOFOLLOW,
@@ -149,6 +150,7 @@ def _repair_tail(path: Path, size: int, tail: bytes, loaded: Loaded) -> None:
     except ValueError:
         record = None
     with writing(path, "repair"):
+        failpoints.reach("repair", path)
         fd = os.open(path, os.O_WRONLY | NOFOLLOW | _BINARY)
         try:
             if isinstance(record, dict):
@@ -187,6 +189,8 @@ class Appender:
         refuse_link(self.path)
         with writing(self.path, "open"):
             created = not self.path.exists()
+            if created:
+                failpoints.reach("append.create", self.path)
             self._fd = os.open(self.path, _APPEND_FLAGS, 0o600)
             if created:
                 fsync_dir(self.path.parent)
@@ -200,7 +204,9 @@ class Appender:
             self._check_same_file()
             start = os.fstat(self._fd).st_size
             try:
+                failpoints.tear("append.write", self.path, self._fd, data)
                 _write_all(self._fd, data)
+                failpoints.reach("append.fsync", self.path)
                 os.fsync(self._fd)
             except OSError:
                 with contextlib.suppress(OSError):
