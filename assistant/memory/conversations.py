@@ -81,6 +81,8 @@ class ConversationStore:
         self._lock = threading.RLock()
         self._subscribers: Subscribers[str] = Subscribers("conversation")
         self._listing = Listing(self.directory)
+        if self._listing.problem is not None:
+            self.warnings.append(self._listing.problem)
         self._marker = WriteMarker(self.directory / WRITES_NAME)
         self._index = MessageIndex(
             self.directory,
@@ -177,6 +179,23 @@ class ConversationStore:
     def exists(self, conversation_id: str) -> bool:
         """Whether a conversation with this id is in the store."""
         return is_valid_id(conversation_id) and self._path(conversation_id).exists()
+
+    def is_empty(self, conversation_id: str) -> bool:
+        """Whether a conversation holds nothing: no message, nor anything this version cannot
+        read (False if there is no such conversation)."""
+        with self._lock:
+            try:
+                return self._fresh_entry(conversation_id).info(conversation_id).empty
+            except StorageError:
+                return False
+
+    def delete_if_empty(self, conversation_id: str) -> bool:
+        """Delete a conversation if it holds nothing (`is_empty`); whether it did."""
+        with self._lock:
+            if not self.is_empty(conversation_id):
+                return False
+            self.delete(conversation_id)
+        return True
 
     def load(self, conversation_id: str) -> Conversation:
         """Read a conversation with all its messages."""
@@ -390,14 +409,24 @@ class ConversationStore:
     def _rescan(self, conversation_id: str) -> Conversation:
         """Read a file, renewing its cache entry and (if it changed) its search documents."""
         path = self._path(conversation_id)
+        known = self._listing.entries.get(conversation_id)
         try:
-            conversation, warnings = conversation_file.read_conversation(path)
+            conversation, warnings = conversation_file.read_conversation(
+                path, None if known is None else known.size
+            )
             st = path.stat()
         except FileNotFoundError:
             self._forget(conversation_id)
             raise ConversationNotFoundError(conversation_id) from None
         except OSError as exc:
             raise StorageError(f"Could not read conversation {path}: {exc}") from exc
+        if known is not None and st.st_size < known.size:
+            lost = known.message_count - len(conversation.messages)
+            if lost > 0:
+                warnings.append(
+                    f"Conversation {conversation.title!r}: {lost} of its {known.message_count} "
+                    "messages are missing: its file is shorter than when it was last saved."
+                )
         self.warnings += [w for w in warnings if w not in self.warnings]
         entry = ListingEntry.of(conversation, st)
         changed = self._listing.entries.get(conversation_id) != entry

@@ -171,14 +171,14 @@ def _open(root: Path, problems: list[str], *, with_vectors: bool) -> State:
 
 
 def _stale_memory_vectors(memory: SemanticMemory) -> list[str]:
-    vectors = memory._vectors  # noqa: SLF001 (the harness looks inside)
+    vectors = memory._vectors
     if vectors is None:
         return []
     stale = []
     for item in memory.all():
-        slot = memory._slot_of[item.id]  # noqa: SLF001
+        slot = memory._slot_of[item.id]
         if vectors.has(slot):
-            cosine = float(vectors._m[slot] @ hashed_vector(item.text, vectors.dim))  # noqa: SLF001
+            cosine = float(vectors._m[slot] @ hashed_vector(item.text, vectors.dim))
             if cosine < SAME_VECTOR:
                 stale.append(f"memory {item.id} has the vector of another text ({item.text!r})")
     return stale
@@ -255,4 +255,3 @@ def _leftovers(root: Path, run: Run) -> list[str]:
             data = path.read_bytes()
             problems += [f"{path.name} still holds {w.decode()!r}" for w in gone if w in data]
     return problems
-
