@@ -276,7 +276,7 @@ def test_tool_lines_read_as_words_and_never_show_a_bare_id() -> None:
     )
     assert (remembered.action, remembered.memory_id) == ("Remembered", memory_id)
     assert remembered.memory_text == "The user's sister Ana lives in Porto"
-    lines = "\n".join(f"- [{c * 32}] (fact) \"x\"" for c in "abc")
+    lines = "\n".join(f'- [{c * 32}] (fact) "x"' for c in "abc")
     recall = summarize("recall", '{"query": "sister"}', lines, True, texts.get)
     assert recall.action == "Searched memory for 'sister' · 3 found"
     assert summarize("update_working_memory", "{}", "ok", True, texts.get).action == (

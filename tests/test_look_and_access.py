@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QScrollBar,
     QTabBar,
+    QTextBrowser,
     QTextEdit,
     QWidget,
 )
@@ -183,6 +185,30 @@ def test_the_memory_notice_follows_a_change_of_theme(qtbot: QtBot, window: MainW
             notice.show_notice("Memory forgotten.")
             accent = QApplication.palette().color(QPalette.ColorRole.Highlight).name()
             assert f"color: {accent}" in notice.styleSheet()
+    finally:
+        window.menu.theme_actions["system"].trigger()
+
+
+def test_sidebar_pages_are_drawn_again_in_a_new_theme(qtbot: QtBot, window: MainWindow) -> None:
+    """Pages of HTML coloured from the palette: none keeps the old theme's colours (the memory
+    detail's hint stayed near-black on the dark base, 1.3:1)."""
+    sidebar = window.sidebar
+    pages = [
+        window.findChild(QWidget, name)
+        for name in ("memoryDetail", "workingMemoryView", "conversationSummaryView")
+    ]
+    assert all(isinstance(page, QTextBrowser) for page in pages)
+    try:
+        for name in ("dark", "light"):
+            window.menu.theme_actions[name].trigger()
+            qtbot.waitUntil(lambda n=name: theme.is_dark(sidebar.palette()) == (n == "dark"))
+            for page in pages:
+                assert isinstance(page, QTextBrowser)
+                base = page.palette().color(Role.Base)
+                colours = set(re.findall(r"color:\s*(#[0-9a-fA-F]{6})", page.toHtml()))
+                assert colours, page.objectName()
+                low = {c for c in colours if theme.contrast(QColor(c), base) < theme.AA_TEXT}
+                assert low == set(), (name, page.objectName())
     finally:
         window.menu.theme_actions["system"].trigger()
 
