@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QLocale
+from PySide6.QtCore import QLocale, Qt
 from PySide6.QtGui import QColor, QKeySequence, QPalette
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -236,6 +236,29 @@ def test_shortcuts_follow_the_platform_and_are_listed(window: MainWindow) -> Non
     for command in ("New conversation", "Find in conversation", "Search all conversations"):
         assert command in listed
     assert "Next conversation" in listed and "Stop the reply" in listed
+
+
+@pytest.mark.parametrize("key", [Qt.Key.Key_Backtab, Qt.Key.Key_Tab])
+def test_ctrl_shift_tab_goes_to_the_previous_conversation(
+    qtbot: QtBot, window: MainWindow, key: Qt.Key
+) -> None:
+    """X11 sends Ctrl+Shift+Tab as Backtab (or Tab) with Ctrl and Shift; the list names it
+    as the keys read, not as Qt's "Backtab"."""
+    store = window.workspace.conversations
+    ids = []
+    for title in ("first", "second"):
+        cid = store.create(title).id
+        store.append(cid, "user", title)
+        ids.append(cid)
+    window.conversations.refresh()
+    window.conversations.select(ids[0])
+    qtbot.waitUntil(lambda: window.conversations.current_id() == ids[0])
+    modifiers = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    qtbot.keyClick(window.input, key, modifiers)
+    qtbot.waitUntil(lambda: window.conversations.current_id() == ids[1])
+    listed = dict(window.menu.shortcut_rows())
+    assert "Ctrl+Shift+Tab" in listed["Previous conversation"]
+    assert "Backtab" not in " ".join(listed.values())
 
 
 def test_side_panes_collapse_by_action_and_by_width(window: MainWindow) -> None:
