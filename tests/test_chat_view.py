@@ -20,6 +20,7 @@ from pytestqt.qtbot import QtBot
 
 from assistant.memory import ConversationStore
 from assistant.ui.chat.find_bar import FindBar
+from assistant.ui.chat.markdown import plain_text
 from assistant.ui.chat.stream import settled_end
 from assistant.ui.chat.tool_summary import summarize
 from assistant.ui.chat.view import ChatView
@@ -38,6 +39,12 @@ def blocks(view: ChatView) -> list[QTextBlock]:
         found.append(block)
         block = block.next()
     return found
+
+
+def test_copy_as_text_keeps_list_numbers_bullets_and_line_breaks(qapp: object) -> None:
+    markdown = "Steps:\n\n1. one\n2. **two**\n   - a\n   - b\n3. three\n\n- x\n\nline  \nbreak"
+    expected = "Steps:\n1. one\n2. two\n  • a\n  • b\n3. three\n• x\nline\nbreak"
+    assert plain_text(markdown) == expected
 
 
 @pytest.fixture
