@@ -2,7 +2,8 @@
 
 The cache is derived data: `vectors-<model>.npy` holds the rows as 8-bit integers with a scale
 each (`quantize`: a quarter of float32 on disk, cosines within about 1e-3 of the exact ones;
-older float16 and float32 files still load), `vectors-<model>.json` their memory ids, the
+older float16 and float32 files still load), `vectors-<model>.json` their keys (`vector_key`:
+the memory's id and a hash of its text; a row under an older text is not taken), the
 embedder's name and the size, time and CRC-32 of the `.npy` it belongs to (the CRC is checked
 only when the time differs: a copied data dir keeps its vectors). Above a few thousand vectors,
 `vectors-<model>.proj.npz` holds the fitted projection and the projected rows (float16, in the
@@ -382,6 +383,12 @@ def _stamp(path: Path) -> dict[str, int]:
     """The size and modification time of `path`: which write of it a record belongs to."""
     stat = path.stat()
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def vector_key(item_id: str, text: str) -> str:
+    """What a memory's vector is cached under: its id and a hash of the text it was made from,
+    so that a cached vector never outlives its text (an edit that a crash kept from the cache)."""
+    return f"{item_id}#{hashlib.blake2b(text.encode('utf-8'), digest_size=8).hexdigest()}"
 
 
 def cache_paths(directory: Path, name: str) -> CachePaths:
