@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from assistant.errors import StorageError
-from assistant.memory import semantic
+from assistant.memory import memory_log
 from assistant.memory.history import USED_KEPT
 from assistant.memory.items import MemoryEvent, MemoryItem, Source
-from assistant.memory.semantic import LOG_NAME, SemanticMemory
+from assistant.memory.memory_log import LOG_NAME
+from assistant.memory.semantic import SemanticMemory
 from tests.embedders import HashEmbedder
 
 
@@ -400,7 +401,7 @@ def test_history_loads_outside_the_lock_and_misses_nothing_written_meanwhile(
     first = mem.add("Ivy grows tomatoes")
     mem.update(first.id, text="Ivy grows cherry tomatoes")
     mem = reopened(mem, mem_dir)  # from the index cache: the history is still in the log
-    read = semantic._events_in
+    read = memory_log._events_in
     late: list[MemoryItem] = []
 
     def slow_read(path: Path, start: int, end: int) -> list[MemoryEvent]:
@@ -411,7 +412,7 @@ def test_history_loads_outside_the_lock_and_misses_nothing_written_meanwhile(
                 mem.compact()
         return events
 
-    monkeypatch.setattr(semantic, "_events_in", slow_read)
+    monkeypatch.setattr(memory_log, "_events_in", slow_read)
     assert types(mem.history(first.id)) == ["created", "edited"]
     assert types(mem.history(late[0].id)) == ["created"]
     assert types(mem.timeline()) == ["created", "edited", "created"]
@@ -432,8 +433,8 @@ def test_the_history_can_be_read_ahead(mem_dir: Path, monkeypatch: pytest.Monkey
     item = mem.add("Kim sails on weekends")
     mem = reopened(mem, mem_dir)
     reads: list[int] = []
-    read = semantic._events_in
-    monkeypatch.setattr(semantic, "_events_in", lambda *a: reads.append(1) or read(*a))
+    read = memory_log._events_in
+    monkeypatch.setattr(memory_log, "_events_in", lambda *a: reads.append(1) or read(*a))
     mem.load_history()  # the worker does this at start-up, off the GUI thread
     assert reads
     reads.clear()

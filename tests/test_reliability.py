@@ -22,7 +22,8 @@ from assistant.errors import StorageError
 from assistant.fileio import atomic_write_json, remove_stale_temp_files
 from assistant.memory import jsonl
 from assistant.memory.index_cache import CACHE_NAME
-from assistant.memory.semantic import LOG_NAME, SemanticMemory
+from assistant.memory.memory_log import LOG_NAME
+from assistant.memory.semantic import SemanticMemory
 from assistant.paths import memory_dir
 from tests.reliability.harness import Acked, run_and_kill
 from tests.reliability.writer import WRITERS

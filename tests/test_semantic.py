@@ -27,10 +27,11 @@ from assistant.memory import jsonl
 from assistant.memory.bm25 import COMMON_FROM
 from assistant.memory.embedding import EMBED_BATCH
 from assistant.memory.items import MemoryChange, MemoryItem, Source
+from assistant.memory.memory_log import LOG_NAME
 from assistant.memory.projection import Projection
 from assistant.memory.quantize import stored
 from assistant.memory.ranking import SearchConfig
-from assistant.memory.semantic import LOG_NAME, SemanticMemory
+from assistant.memory.semantic import SemanticMemory
 from assistant.memory.text import query_terms, terms
 from assistant.memory.vectors import Refit, VectorMatrix, cache_paths
 from assistant.timestamps import now_utc
@@ -413,8 +414,8 @@ def assert_same_as_exact(mem: SemanticMemory, queries: list[Query]) -> None:
 
 
 def vectors_of(mem: SemanticMemory) -> VectorMatrix:
-    assert mem._vectors is not None
-    return mem._vectors
+    assert mem._index.vectors is not None
+    return mem._index.vectors
 
 
 def assert_projected_rows_in_sync(matrix: VectorMatrix) -> None:

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from assistant.agent.curator import Curator
+from assistant.memory.memory_log import LOG_NAME
 from assistant.memory.messages import Message
-from assistant.memory.semantic import LOG_NAME, ForgottenFactError, SemanticMemory
+from assistant.memory.semantic import ForgottenFactError, SemanticMemory
 from assistant.memory.tombstones import Fingerprint, Tombstone, content_words
 from assistant.memory.topics import TopicStore
 from assistant.memory.vectors import cache_paths

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     )
     from assistant.memory.edits import MemoryEdit, undo
     from assistant.memory.embedding import Embedder, LazyEmbedder, embedding_batches
+    from assistant.memory.embedding_upkeep import EmbeddingStatus
     from assistant.memory.items import (
         KINDS,
         EventType,
@@ -40,12 +41,7 @@ if TYPE_CHECKING:
     from assistant.memory.messages import Message, check_messages, estimate_tokens
     from assistant.memory.openai_embedder import OpenAIEmbedder
     from assistant.memory.ranking import SearchConfig
-    from assistant.memory.semantic import (
-        MAX_TEXT_CHARS,
-        EmbeddingStatus,
-        ForgottenFactError,
-        SemanticMemory,
-    )
+    from assistant.memory.semantic import MAX_TEXT_CHARS, ForgottenFactError, SemanticMemory
     from assistant.memory.topics import Topic, TopicStore
     from assistant.memory.working import WorkingMemory, WorkingMemoryStore
 
@@ -61,6 +57,7 @@ _MODULES = {
     "messages": ("Message", "check_messages", "estimate_tokens"),
     "edits": ("MemoryEdit", "undo"),
     "embedding": ("Embedder", "LazyEmbedder", "embedding_batches"),
+    "embedding_upkeep": ("EmbeddingStatus",),
     "items": (
         "KINDS",
         "EventType",
@@ -78,7 +75,7 @@ _MODULES = {
     "message_index": ("ConversationHit",),
     "openai_embedder": ("OpenAIEmbedder",),
     "ranking": ("SearchConfig",),
-    "semantic": ("MAX_TEXT_CHARS", "EmbeddingStatus", "ForgottenFactError", "SemanticMemory"),
+    "semantic": ("MAX_TEXT_CHARS", "ForgottenFactError", "SemanticMemory"),
     "topics": ("Topic", "TopicStore"),
     "working": ("WorkingMemory", "WorkingMemoryStore"),
 }

@@ -3,7 +3,7 @@
 The log holds two kinds of history records (see README, "Data format"): `event` records (one
 `MemoryEvent`) and `used` records (one "used" event for each id they list, besides the access
 statistics they carry). Opening the store from its index cache does not read them; the first
-call that needs a history reads them from the log (`SemanticMemory._history_loaded`), and from
+call that needs a history reads them from the log (`MemoryLog.read_history`), and from
 then on new events are added here as they are appended.
 """
 

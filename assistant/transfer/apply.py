@@ -30,7 +30,7 @@ from assistant.transfer.reader import read_conversations
 from assistant.transfer.stream import Cancel, ImportCancelledError
 
 if TYPE_CHECKING:
-    from assistant.memory.semantic import Inserted
+    from assistant.memory.insertion import Inserted
 
 COPY_SUFFIX = " (imported)"
 SUGGESTED_IMPORTANCE = 0.7

@@ -1,0 +1,303 @@
+"""The memory index: items in slots, their keyword (BM25) and vector indexes, and search.
+
+Each item has a slot: its row in the numpy arrays of state (active, pinned, importance, last
+use), its key in the BM25 index of the active items (archived ones have a keyword index of
+their own, built on first use) and its row in the vector matrix. `place` keeps them in step
+when an item changes. Not thread-safe: the store calls it with its lock held.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from assistant.errors import StorageError
+from assistant.memory.arrays import ensure_capacity, with_headroom
+from assistant.memory.bm25 import BM25Index, Snapshot
+from assistant.memory.items import MemoryItem, SearchHit
+from assistant.memory.ranking import Ranking, SearchConfig, fuse
+from assistant.memory.text import terms
+from assistant.memory.vectors import VectorMatrix
+
+log = logging.getLogger(__name__)
+
+
+class MemoryIndex:
+    """Items by slot, with the arrays, keyword indexes and vectors that search them."""
+
+    def __init__(self, directory: Path, config: SearchConfig) -> None:
+        self.directory = directory  # where the vector cache is
+        self.config = config
+        self.items: list[MemoryItem] = []
+        self._slot_of: dict[str, int] = {}
+        self._active = np.zeros(1024, dtype=bool)
+        self._pinned = np.zeros(1024, dtype=bool)
+        self._importance = np.zeros(1024, dtype=np.float64)
+        self._last_used = np.zeros(1024, dtype=np.float64)  # POSIX seconds
+        self._bm25 = BM25Index(*self._bm25_params())
+        self._past: BM25Index | None = None  # archived items, for searches with history
+        self.vectors: VectorMatrix | None = None
+        self.vectors_dirty = False
+
+    # -- slots ---------------------------------------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        """The number of slots (items in any state)."""
+        return len(self.items)
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._slot_of
+
+    def slot(self, item_id: str) -> int:
+        """The slot of the item with this id (KeyError if there is none)."""
+        slot = self._slot_of.get(item_id)
+        if slot is None:
+            raise KeyError(f"no memory with id {item_id!r}")
+        return slot
+
+    def item(self, item_id: str) -> MemoryItem:
+        """The item with this id (KeyError if there is none)."""
+        return self.items[self.slot(item_id)]
+
+    def get(self, item_id: str) -> MemoryItem | None:
+        """The item with this id, or None."""
+        slot = self._slot_of.get(item_id)
+        return None if slot is None else self.items[slot]
+
+    def fill(self, items: list[MemoryItem], index: Snapshot | None) -> None:
+        """Load items into the empty index at once; index the active ones unless given."""
+        n = len(items)
+        self.items = items
+        self._slot_of = {item.id: slot for slot, item in enumerate(items)}
+        size = with_headroom(n)
+        self._active = np.zeros(size, dtype=bool)
+        self._active[:n] = [i.state == "active" for i in items]
+        self._pinned = np.zeros(size, dtype=bool)
+        self._pinned[:n] = [i.pinned for i in items]
+        self._importance = np.zeros(size, dtype=np.float64)
+        self._importance[:n] = [i.importance for i in items]
+        self._last_used = np.zeros(size, dtype=np.float64)
+        self._last_used[:n] = [i.last_accessed.timestamp() for i in items]
+        if index is None:
+            self._bm25 = BM25Index(*self._bm25_params())
+            active = np.flatnonzero(self._active[:n]).tolist()
+            self._bm25.add_many(active, [terms(items[s].text) for s in active])
+        else:
+            self._bm25 = BM25Index.from_snapshot(index, *self._bm25_params())
+        self._past = None
+
+    def _bm25_params(self) -> tuple[float, float]:
+        return self.config.bm25_k1, self.config.bm25_b
+
+    def place(self, item: MemoryItem) -> int:
+        """Put `item` in its slot (a new one for a new id) and keep the indexes in step."""
+        slot = self._slot_of.get(item.id)
+        old: MemoryItem | None = None
+        if slot is None:
+            slot = len(self.items)
+            self.items.append(item)
+            self._slot_of[item.id] = slot
+            size = slot + 1
+            self._active = ensure_capacity(self._active, size)
+            self._pinned = ensure_capacity(self._pinned, size)
+            self._importance = ensure_capacity(self._importance, size)
+            self._last_used = ensure_capacity(self._last_used, size)
+        else:
+            old = self.items[slot]
+            self.items[slot] = item
+        active = item.state == "active"
+        self._active[slot] = active
+        self._pinned[slot] = item.pinned
+        self._importance[slot] = item.importance
+        self._last_used[slot] = item.last_accessed.timestamp()
+        text_changed = old is None or old.text != item.text
+        if slot in self._bm25 and (text_changed or not active):
+            self._bm25.remove(slot)
+        if active and slot not in self._bm25:
+            self._bm25.add(slot, terms(item.text))
+        if self._past is not None:
+            archived = item.state == "archived"
+            if slot in self._past and (text_changed or not archived):
+                self._past.remove(slot)
+            if archived and slot not in self._past:
+                self._past.add(slot, terms(item.text))
+        if text_changed and old is not None and self.vectors is not None:
+            self.vectors.clear(slot)
+        return slot
+
+    def snapshot(self) -> Snapshot:
+        """The keyword index of the active items, for the cache."""
+        return self._bm25.snapshot()
+
+    # -- by state ------------------------------------------------------------------------------
+
+    def active_count(self) -> int:
+        """How many items are active."""
+        return int(self._active[: self.size].sum())
+
+    def pinned(self) -> list[MemoryItem]:
+        """The active pinned items, in slot order."""
+        n = self.size
+        return [self.items[s] for s in np.flatnonzero(self._active[:n] & self._pinned[:n])]
+
+    def unused_since(self, when: float) -> list[int]:
+        """The slots of the active unpinned items last used at or before `when` (POSIX)."""
+        n = self.size
+        due = self._active[:n] & ~self._pinned[:n] & (self._last_used[:n] <= when)
+        return list(np.flatnonzero(due).tolist())
+
+    # -- search --------------------------------------------------------------------------------
+
+    def with_prefix(self, prefix: str) -> list[str]:
+        """The indexed words that begin with `prefix` (for search as you type)."""
+        return self._bm25.with_prefix(prefix)
+
+    def search(
+        self,
+        tokens: Sequence[str],
+        informative: Sequence[str],
+        qvec: npt.NDArray[np.float32] | None,
+        *,
+        k: int,
+        config: SearchConfig,
+        include_history: bool,
+        now: float,
+    ) -> list[SearchHit]:
+        """The `k` best active items (and archived ones, with `include_history`) for the query
+        words and vector: BM25 and cosine rankings fused with importance and recency."""
+        depth = max(config.depth, k)
+        n = self.size
+        lexical = self._bm25.top(tokens, depth, require=informative)
+        mask = self._active[:n]
+        if include_history:
+            past = self.past().top(tokens, depth, require=informative)
+            lexical = sorted(lexical + past, key=lambda pair: -pair[1])[:depth]
+            mask = mask | np.fromiter((i.state == "archived" for i in self.items), bool, n)
+        dense = self.dense_top(qvec, depth, config.min_similarity, config, mask)
+        return fuse(
+            lexical,
+            dense,
+            items=self.items,
+            importance=self._importance,
+            last_used=self._last_used,
+            now=now,
+            k=k,
+            config=config,
+        )
+
+    def keyword_top(
+        self, tokens: Sequence[str], k: int, require: Sequence[str] | None, *, past: bool = False
+    ) -> Ranking:
+        """The best `k` slots by BM25 among the active items (or the archived ones)."""
+        return (self.past() if past else self._bm25).top(tokens, k, require=require)
+
+    def past(self) -> BM25Index:
+        """The keyword index of the archived items, built on first use."""
+        if self._past is None:
+            self._past = BM25Index(*self._bm25_params())
+            slots = [s for s, item in enumerate(self.items) if item.state == "archived"]
+            self._past.add_many(slots, [terms(self.items[s].text) for s in slots])
+        return self._past
+
+    def dense_top(
+        self,
+        qvec: npt.NDArray[np.float32] | None,
+        depth: int,
+        floor: float,
+        cfg: SearchConfig,
+        mask: npt.NDArray[np.bool_] | None = None,
+    ) -> Ranking:
+        """The best `depth` items by cosine among `mask` (default: the active ones), if at
+        least `floor`, best first."""
+        vectors = self.vectors
+        if qvec is None or vectors is None or len(qvec) != vectors.dim:
+            return []
+        norm = float(np.linalg.norm(qvec))
+        if not math.isfinite(norm) or norm == 0:
+            return []
+        candidates = max(
+            depth, cfg.rescore_factor * depth, int(cfg.rescore_fraction * vectors.count)
+        )
+        slots, sims = vectors.nearest(
+            qvec / norm,
+            self._active[: self.size] if mask is None else mask,
+            depth,
+            exact_up_to=cfg.exact_up_to,
+            candidates=candidates,
+        )
+        keep = sims >= np.float64(floor)  # in float64: the floor in float32 may be a bit lower
+        return list(zip(slots[keep].tolist(), sims[keep].tolist(), strict=True))
+
+    # -- vectors -------------------------------------------------------------------------------
+
+    def has_vectors(self, name: str) -> bool:
+        """Whether there are vectors of the embedder `name`."""
+        return self.vectors is not None and self.vectors.name == name
+
+    def has_vector(self, slot: int) -> bool:
+        """Whether the item in `slot` has a vector."""
+        return self.vectors is not None and self.vectors.has(slot)
+
+    def embedded_count(self) -> int:
+        """How many active items have a vector."""
+        if self.vectors is None:
+            return 0
+        n = self.size
+        return int((self._active[:n] & self.vectors.present(n)).sum())
+
+    def missing_vectors(self, name: str) -> list[tuple[int, str]]:
+        """(slot, text) of the active items without a vector of the embedder `name`."""
+        n = self.size
+        missing = self._active[:n].copy()
+        if self.has_vectors(name) and self.vectors is not None:
+            missing &= ~self.vectors.present(n)
+        return [(int(s), self.items[s].text) for s in np.flatnonzero(missing)]
+
+    def set_vectors(
+        self, name: str, vectors: npt.NDArray[np.float32], slots: Sequence[int]
+    ) -> bool:
+        """Store vectors of the embedder `name`; True if they replaced vectors of another
+        dimension or embedder."""
+        dim = vectors.shape[1]
+        replaced = False
+        if self.vectors is None or self.vectors.name != name or self.vectors.dim != dim:
+            replaced = self.vectors is not None
+            self.vectors = VectorMatrix(name, dim, capacity=with_headroom(self.size))
+        try:
+            self.vectors.set_many(slots, vectors)
+        except ValueError as exc:
+            log.warning("Ignoring unusable vectors from %s: %s", name, exc)
+            return replaced
+        self.vectors_dirty = True
+        return replaced
+
+    def load_vectors(self, name: str) -> None:
+        """Take the cached vectors of the embedder `name`, if any."""
+        self.vectors = VectorMatrix.from_cache(self.directory, name, self._slot_of)
+        self.vectors_dirty = self.vectors is not None and self.vectors.restamp
+
+    def save_vectors(self) -> None:
+        """Write the vector cache if it changed (a failure is logged: it is derived data)."""
+        if self.vectors is None or not self.vectors_dirty:
+            return
+        try:
+            self.vectors.save(self.directory, [i.id for i in self.items])
+        except (OSError, StorageError) as exc:
+            log.warning("Could not save the vector cache: %s", exc)
+            return
+        self.vectors_dirty = False
+
+    def drop_forgotten_vectors(self) -> None:
+        """Clear the vectors of the forgotten items (they must not reach the cache)."""
+        if self.vectors is None:
+            return
+        for slot, item in enumerate(self.items):
+            if item.state == "forgotten" and self.vectors.has(slot):
+                self.vectors.clear(slot)
+                self.vectors_dirty = True
