@@ -270,13 +270,17 @@ def test_a_record_of_a_newer_version_is_refused_and_the_file_kept(mem_dir: Path)
     assert (mem_dir / LOG_NAME).read_text() == newer
 
 
-def test_a_bad_event_record_is_set_aside_like_any_bad_record(mem_dir: Path) -> None:
+def test_a_bad_event_record_is_kept_verbatim_like_any_record_not_understood(
+    mem_dir: Path,
+) -> None:
     mem_dir.mkdir()
     bad = '{"version":2,"op":"event","event":{"memory_id":"old1","type":"exploded","at":"x"}}\n'
     (mem_dir / LOG_NAME).write_text(_V1_LOG + bad)
     mem = SemanticMemory.open(mem_dir)
-    assert any("skipped 1 unreadable" in w for w in mem.warnings)
+    assert any("1 record(s) this version cannot read were kept" in w for w in mem.warnings)
     assert types(mem.history("old1")) == ["created", "used"]
+    mem.compact()
+    assert bad in (mem_dir / LOG_NAME).read_text()
 
 
 def test_events_round_trip_and_name_bad_fields() -> None:

@@ -13,6 +13,7 @@ import threading
 import time
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -583,7 +584,7 @@ def test_index_cache_opens_without_replaying_the_log(
     mem.close()
     expected = mem.all(state="active")
 
-    def no_replay(path: Path) -> object:
+    def no_replay(path: Path, **options: Any) -> object:
         raise AssertionError("the log was replayed")
 
     monkeypatch.setattr("assistant.memory.jsonl.read", no_replay)
@@ -613,9 +614,9 @@ def test_index_cache_of_a_copied_log_is_used_if_the_bytes_match(
     replays: list[Path] = []
     read = jsonl.read
 
-    def counted(path: Path) -> jsonl.Loaded:
+    def counted(path: Path, **options: Any) -> jsonl.Loaded:
         replays.append(path)
-        return read(path)
+        return read(path, **options)
 
     monkeypatch.setattr("assistant.memory.jsonl.read", counted)
     again = SemanticMemory.open(copy)
@@ -651,7 +652,7 @@ def test_torn_last_line_is_dropped(mem_dir: Path) -> None:
     assert list(mem_dir.glob("*.corrupt-*")) == []
 
 
-def test_corrupt_lines_are_moved_aside_and_the_rest_loads(mem_dir: Path) -> None:
+def test_corrupt_lines_are_moved_aside_records_not_understood_kept(mem_dir: Path) -> None:
     mem = SemanticMemory.open(mem_dir)
     a = mem.add("first memory")
     mem.close()
@@ -662,12 +663,14 @@ def test_corrupt_lines_are_moved_aside_and_the_rest_loads(mem_dir: Path) -> None
     again = SemanticMemory.open(mem_dir)
     assert [i.id for i in again.all()] == [a.id]
     assert len(again.warnings) == 2
-    aside = sorted(mem_dir.glob(f"{LOG_NAME}.corrupt-*"))
-    assert len(aside) == 2
-    assert any("not json at all" in p.read_text() for p in aside)
+    [aside] = sorted(mem_dir.glob(f"{LOG_NAME}.corrupt-*"))
+    assert "not json at all" in aside.read_text()
     again.close()
+    assert "not json at all" not in log.read_text()
+    kept = [json.loads(line) for line in log.read_text().splitlines()]
+    assert json.loads(bad_record) in kept  # as it was, for a version that reads it
     reopened = SemanticMemory.open(mem_dir)
-    assert reopened.warnings == []
+    assert len(reopened.warnings) == 1 and "cannot read" in reopened.warnings[0]
 
 
 def test_log_is_compacted_when_mostly_dead(mem_dir: Path) -> None:
@@ -684,6 +687,7 @@ def test_log_is_compacted_when_mostly_dead(mem_dir: Path) -> None:
 _WRITER = """
 import sys
 from pathlib import Path
+from typing import Any
 from assistant.memory.semantic import SemanticMemory
 mem = SemanticMemory.open(Path(sys.argv[1]))
 i = 0

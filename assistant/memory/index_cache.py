@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import json
 import logging
-import zipfile
 import uuid
+import zipfile
 import zlib
 from dataclasses import dataclass
 from datetime import datetime
@@ -49,6 +49,7 @@ class Cached:
     items: list[MemoryItem]
     index: Snapshot
     tombstones: list[Tombstone]
+    unread: list[dict[str, Any]]  # the log's records this version cannot read, verbatim
     records: int  # records in the log's first `offset` bytes
     dead: int  # of those, records a compaction would drop
     offset: int
@@ -129,6 +130,7 @@ def save(
     index: Snapshot,
     *,
     tombstones: list[Tombstone],
+    unread: list[dict[str, Any]],
     records: int,
     dead: int,
     offset: int,
@@ -152,6 +154,7 @@ def save(
         "decayed_at": [None if i.decayed_at is None else stamp(i.decayed_at) for i in items],
         "links": {str(slot): _links(i) for slot, i in enumerate(items) if _has_links(i)},
         "tombstones": [t.to_json() for t in tombstones],
+        "unread": unread,
         "terms": index.terms,
     }
     meta = {
@@ -231,7 +234,11 @@ def load(directory: Path, log_path: Path, problems: list[str] | None = None) -> 
         if problems is not None:
             problems.append(problem)
         return None
-    return Cached(items, index, tombstones, int(meta["records"]), int(meta["dead"]), offset, size)
+    unread = strings.get("unread", [])
+    if not isinstance(unread, list) or not all(isinstance(r, dict) for r in unread):
+        return None
+    records, dead = int(meta["records"]), int(meta["dead"])
+    return Cached(items, index, tombstones, unread, records, dead, offset, size)
 
 
 def _items(strings: dict[str, Any], columns: dict[str, Any], count: int) -> list[MemoryItem]:

@@ -34,6 +34,8 @@ STATES: tuple[str, ...] = get_args(MemoryState)
 ORIGINS: tuple[str, ...] = get_args(Origin)
 EVENT_TYPES: tuple[str, ...] = get_args(EventType)
 
+MAX_TEXT_CHARS = 2000  # a memory is a fact, not a document; bounds every prompt it enters
+
 
 @dataclass(frozen=True)
 class Source:

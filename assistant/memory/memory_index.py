@@ -22,7 +22,7 @@ from assistant.memory.bm25 import BM25Index, Snapshot
 from assistant.memory.items import MemoryItem, SearchHit
 from assistant.memory.ranking import Ranking, SearchConfig, fuse
 from assistant.memory.text import terms
-from assistant.memory.vectors import VectorMatrix
+from assistant.memory.vectors import VectorMatrix, vector_key
 
 log = logging.getLogger(__name__)
 
@@ -279,7 +279,8 @@ class MemoryIndex:
 
     def load_vectors(self, name: str) -> None:
         """Take the cached vectors of the embedder `name`, if any."""
-        self.vectors = VectorMatrix.from_cache(self.directory, name, self._slot_of)
+        keys = {vector_key(item.id, item.text): slot for slot, item in enumerate(self.items)}
+        self.vectors = VectorMatrix.from_cache(self.directory, name, keys)
         self.vectors_dirty = self.vectors is not None and self.vectors.restamp
 
     def save_vectors(self) -> None:
@@ -287,7 +288,7 @@ class MemoryIndex:
         if self.vectors is None or not self.vectors_dirty:
             return
         try:
-            self.vectors.save(self.directory, [i.id for i in self.items])
+            self.vectors.save(self.directory, [vector_key(i.id, i.text) for i in self.items])
         except (OSError, StorageError) as exc:
             log.warning("Could not save the vector cache: %s", exc)
             return

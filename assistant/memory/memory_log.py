@@ -3,8 +3,12 @@
 An append-only log of records: `put` (the whole item after each change), `used` (access
 statistics, and "used" events), `event` (the history: created, edited, merged, ...),
 `tombstone` (a forgotten text's fingerprint) and `lift` (a tombstone taken back by a restore).
-It is compacted (rewritten atomically, one `put` per item plus the events kept and the
-tombstones) when dead records outnumber live ones. Opening replays it on top of the index
+It is compacted (rewritten atomically: a header with a new id, one `put` per item, the events
+kept, the tombstones and, verbatim, the records this version cannot read) when dead records
+outnumber live ones. The index cache records the log's id, so a log compacted after the cache
+was written is replayed, never taken for one cut short. A record longer than
+`MAX_RECORD_BYTES`, or a memory longer than `MAX_TEXT_CHARS`, is not loaded: the file is
+copied aside and the user told. Opening replays it on top of the index
 cache (`index_cache`) when the cache still matches, in full otherwise, and hands the store what
 it replayed (`Replayed`).
 
@@ -31,7 +35,7 @@ from assistant.fileio import atomic_write_bytes, copy_aside, refuse_link
 from assistant.memory import index_cache, jsonl
 from assistant.memory.bm25 import Snapshot
 from assistant.memory.history import History, events_of
-from assistant.memory.items import MemoryEvent, MemoryItem, Source
+from assistant.memory.items import MAX_TEXT_CHARS, MemoryEvent, MemoryItem, Source
 from assistant.memory.tombstones import Fingerprint, Tombstone
 from assistant.timestamps import stamp
 
@@ -40,6 +44,13 @@ log = logging.getLogger(__name__)
 LOG_VERSION = 2  # 2: origins, links and validity in items; `event` records; `used` replies
 LOG_NAME = "semantic.jsonl"
 _MIN_COMPACT_DEAD = 500
+# A record holds one memory (MAX_TEXT_CHARS, escaped) and its links, or an edit's two texts, or
+# the ids used by one reply: far below this. A longer line is not even parsed.
+MAX_RECORD_BYTES = 1 << 20
+
+
+class TooLongError(ValueError):
+    """A memory over `MAX_TEXT_CHARS` in the log: set aside, not loaded."""
 
 
 class Contents(Protocol):
@@ -88,13 +99,14 @@ class MemoryLog:
         self._offset = 0  # the log's bytes the items reflect
         self._foreign = False  # someone else wrote to the log: never rewrite it or cache it
         self._appender: jsonl.Appender | None = None
+        self._unread: list[dict[str, Any]] = []  # records of a later version: kept verbatim
 
     # -- opening -------------------------------------------------------------------------------
 
     def load(self) -> Replayed:
         """Read the log (on top of the index cache when it matches) and open it for appending."""
         refuse_link(self.path)
-        cached = index_cache.load(self.directory, self.path)
+        cached = index_cache.load(self.directory, self.path, self.warnings)
         replayed = None
         if cached is not None and not cached.truncated:
             replayed = self._load_cached(cached)
@@ -106,7 +118,7 @@ class MemoryLog:
 
     def _load_cached(self, cached: index_cache.Cached) -> Replayed | None:
         """The cache's items and the records after it, replayed; None if it cannot."""
-        tail = jsonl.read_tail(self.path, cached.offset)
+        tail = jsonl.read_tail(self.path, cached.offset, MAX_RECORD_BYTES)
         if tail is None:
             return None
         changed: dict[str, MemoryItem] = {}
@@ -126,6 +138,7 @@ class MemoryLog:
             log.warning("%s: replaying the whole log (%s)", LOG_NAME, exc)
             return None
         self.tombstones = tombstones
+        self._unread = list(cached.unread)
         self._records = cached.records + len(tail)
         self._dead = cached.dead + dead
         return Replayed(cached.items, cached.index, list(changed.values()))
@@ -137,23 +150,31 @@ class MemoryLog:
         copied aside first, the memories only the cache has are put back, and the user is told.
         """
         kept = copy_aside(self.path) if lost is not None and self.path.exists() else None
-        loaded = jsonl.read(self.path)
+        loaded = jsonl.read(self.path, vet=_refuse_newer, max_line=MAX_RECORD_BYTES)
         self.warnings.extend(loaded.warnings)
         items: dict[str, MemoryItem] = {}
         events: list[MemoryEvent] = []
-        bad = 0
+        too_long = 0
         for record in loaded.records:
-            _refuse_newer(record)
             try:
                 events.extend(_replay(record, items, self.tombstones))
+            except TooLongError as exc:
+                too_long += 1
+                log.warning("%s: set aside %s", LOG_NAME, exc)
             except (ValueError, KeyError, TypeError) as exc:
-                bad += 1
-                log.warning("%s: skipped a bad record: %s", LOG_NAME, exc)
-        if bad:
+                self._unread.append(record)
+                log.warning("%s: kept a record this version cannot read: %s", LOG_NAME, exc)
+        if too_long:
             kept = kept or copy_aside(self.path)
             self.warnings.append(
-                f"{LOG_NAME}: skipped {bad} unreadable memory record(s); "
-                f"the original file was kept as {kept.name}."
+                f"{LOG_NAME}: {too_long} memor{'y was' if too_long == 1 else 'ies were'} longer "
+                f"than {MAX_TEXT_CHARS:,} characters and not loaded; the file as found was kept "
+                f"as {kept.name}."
+            )
+        if self._unread:
+            self.warnings.append(
+                f"{LOG_NAME}: {len(self._unread)} record(s) this version cannot read were kept "
+                "in the file, unchanged."
             )
         restored = 0
         if lost is not None:
@@ -169,7 +190,7 @@ class MemoryLog:
         live_records = len(live) + len(self.history.kept([i.id for i in live]))
         self._dead = max(0, self._records - live_records)
         self._offset = index_cache.log_size(self.path)
-        if bad or restored or len(live) < len(items) or self._needs_compaction():
+        if too_long or restored or len(live) < len(items) or self._needs_compaction():
             self._rewrite(live)
         return Replayed(live, None, [])
 
@@ -300,8 +321,10 @@ class MemoryLog:
         self._load_history()
         keep = [i for i in items if not (drop_forgotten and i.state == "forgotten")]
         events = self.history.kept([i.id for i in keep])
-        records = [_put(i) for i in keep] + [_event(e) for e in events]
+        records = [index_cache.log_header(LOG_VERSION)]
+        records += [_put(i) for i in keep] + [_event(e) for e in events]
         records += [_tombstone(t) for ts in self.tombstones.values() for t in ts]
+        records += self._unread
         data = b"".join(jsonl.encode(r) for r in records)
         atomic_write_bytes(self.path, data)
         self.history.load(events, lambda _id: True)  # what the log now holds
@@ -345,6 +368,7 @@ class MemoryLog:
                 items,
                 snapshot,
                 tombstones=[t for ts in self.tombstones.values() for t in ts],
+                unread=self._unread,
                 records=self._records,
                 dead=self._dead,
                 offset=self._offset,
@@ -371,6 +395,8 @@ def _replay(
         tombstones.pop(_field(record, "memory_id"), None)
     elif op == "put":
         item = MemoryItem.from_json(record["item"])
+        if len(item.text) > MAX_TEXT_CHARS:
+            raise TooLongError(f"memory {item.id}: {len(item.text):,} characters")
         items[item.id] = item
     elif op == "used":
         at = datetime.fromisoformat(record["at"])
@@ -378,7 +404,7 @@ def _replay(
             if item_id in items:
                 old = items[item_id]
                 items[item_id] = old._replace(access_count=old.access_count + 1, last_accessed=at)
-    elif op != "event":
+    elif op not in ("event", index_cache.LOG_HEADER_OP):
         raise ValueError(f"unknown operation {op!r}")
     return events
 

@@ -20,6 +20,7 @@ from assistant.memory.history import creation
 from assistant.memory.insertion import Inserted, reassigned, relinked, sort_imports
 from assistant.memory.items import (
     KINDS,
+    MAX_TEXT_CHARS,
     EventType,
     MemoryEvent,
     MemoryItem,
@@ -32,8 +33,6 @@ from assistant.memory.same_memory import MERGE_THRESHOLD, unit_rows
 from assistant.timestamps import now_utc
 
 __all__ = ["MAX_TEXT_CHARS", "ForgottenFactError", "SemanticMemory"]
-
-MAX_TEXT_CHARS = 2000  # a memory is a fact, not a document; bounds every prompt it enters
 
 LEARNED: tuple[Origin, ...] = ("curator", "reflection")  # never learn a forgotten fact again
 
