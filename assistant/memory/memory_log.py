@@ -112,6 +112,11 @@ class MemoryLog:
             replayed = self._load_cached(cached)
         if replayed is None:
             replayed = self._load_log(cached if cached is not None and cached.truncated else None)
+        if self._unread:
+            self.warnings.append(
+                f"{LOG_NAME}: {len(self._unread)} record(s) this version cannot read were kept "
+                "in the file, unchanged."
+            )
         self._appender = jsonl.Appender(self.path)
         self._offset = self._appender.size
         return replayed
@@ -170,11 +175,6 @@ class MemoryLog:
                 f"{LOG_NAME}: {too_long} memor{'y was' if too_long == 1 else 'ies were'} longer "
                 f"than {MAX_TEXT_CHARS:,} characters and not loaded; the file as found was kept "
                 f"as {kept.name}."
-            )
-        if self._unread:
-            self.warnings.append(
-                f"{LOG_NAME}: {len(self._unread)} record(s) this version cannot read were kept "
-                "in the file, unchanged."
             )
         restored = 0
         if lost is not None:
