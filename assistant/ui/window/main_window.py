@@ -403,6 +403,8 @@ class MainWindow(QMainWindow):
         menu.import_.triggered.connect(self._import)
         menu.import_folder.triggered.connect(self._import_folder)
         menu.export.triggered.connect(self._export)
+        menu.export_conversation.triggered.connect(self._export_conversation)
+        menu.copy_conversation.triggered.connect(self._copy_conversation)
         menu.settings.triggered.connect(self.open_settings)
         menu.find.triggered.connect(self.find_bar.open_bar)
         menu.search.triggered.connect(self.search_conversations)
@@ -761,6 +763,22 @@ class MainWindow(QMainWindow):
         from assistant.ui.transfer.dialogs import export_conversations
 
         export_conversations(self, self.workspace, self._current)
+
+    def _export_conversation(self) -> None:
+        from assistant.ui.transfer.conversation_export import export_conversation
+
+        if self._current is not None:
+            export_conversation(self, self.workspace.conversations, self._current, self._show_saved)
+
+    def _show_saved(self, path: str) -> None:
+        self.statusBar().showMessage(f"Saved to {path}", NOTICE_MS)
+
+    def _copy_conversation(self) -> None:
+        from assistant.ui.transfer.conversation_export import copy_conversation
+
+        if self._current is not None:
+            copy_conversation(self.workspace.conversations, self._current)
+            self.statusBar().showMessage("Conversation copied as Markdown", 3000)
 
     def _about(self) -> None:
         QMessageBox.about(
