@@ -437,10 +437,11 @@ class MainWindow(QMainWindow):
         return listing[0].id if listing else None
 
     def _drop_leftovers(self) -> None:
-        """Delete the empty and temporary conversations an earlier run left behind."""
+        """Delete the empty and temporary conversations an earlier run left behind (one with
+        records this version cannot read is not empty: it is kept)."""
         store = self.workspace.conversations
         for info in store.all():
-            if info.temporary or info.message_count == 0:
+            if info.temporary or info.empty:
                 self._delete_quietly(info.id)
 
     def new_conversation(self, temporary: bool = False) -> str:
@@ -485,7 +486,7 @@ class MainWindow(QMainWindow):
         if not store.exists(conversation_id):
             return
         conversation = store.load(conversation_id)
-        if not (conversation.temporary or not conversation.messages):
+        if not (conversation.temporary or store.is_empty(conversation_id)):
             return
         if self._is_answering(conversation_id):
             self._leave_later.add(conversation_id)
