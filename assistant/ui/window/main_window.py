@@ -403,6 +403,8 @@ class MainWindow(QMainWindow):
         menu.import_.triggered.connect(self._import)
         menu.import_folder.triggered.connect(self._import_folder)
         menu.export.triggered.connect(self._export)
+        menu.export_conversation.triggered.connect(self._export_conversation)
+        menu.copy_conversation.triggered.connect(self._copy_conversation)
         menu.settings.triggered.connect(self.open_settings)
         menu.find.triggered.connect(self.find_bar.open_bar)
         menu.search.triggered.connect(self.search_conversations)
@@ -431,8 +433,8 @@ class MainWindow(QMainWindow):
     # -- conversations ---------------------------------------------------------------------------
 
     def _first_conversation(self) -> str | None:
-        listing = self.workspace.conversations.all()
-        return listing[0].id if listing else None
+        """The first conversation of the list as shown (pinned first, archived left out)."""
+        return self.conversations.first_id()
 
     def _drop_leftovers(self) -> None:
         """Delete the empty and temporary conversations an earlier run left behind (one with
@@ -762,6 +764,22 @@ class MainWindow(QMainWindow):
         from assistant.ui.transfer.dialogs import export_conversations
 
         export_conversations(self, self.workspace, self._current)
+
+    def _export_conversation(self) -> None:
+        from assistant.ui.transfer.conversation_export import export_conversation
+
+        if self._current is not None:
+            export_conversation(self, self.workspace.conversations, self._current, self._show_saved)
+
+    def _show_saved(self, path: str) -> None:
+        self.statusBar().showMessage(f"Saved to {path}", NOTICE_MS)
+
+    def _copy_conversation(self) -> None:
+        from assistant.ui.transfer.conversation_export import copy_conversation
+
+        if self._current is not None:
+            copy_conversation(self.workspace.conversations, self._current)
+            self.statusBar().showMessage("Conversation copied as Markdown", 3000)
 
     def _about(self) -> None:
         QMessageBox.about(
