@@ -43,11 +43,13 @@ test: lint pytest
 test-stress:
 	tests/stress.sh 10
 
-# The long reliability suite: 200 SIGKILLs over every writer, hostile imports, and the reliability
-# cases that `make test` also runs (KILLS_PER_WRITER=40 by default).
+# The long reliability suite: a crash at every failpoint of every store (tests/reliability/crashes.py),
+# 200 SIGKILLs over every writer, hostile imports, and the reliability cases that `make test` also
+# runs (KILLS_PER_WRITER=40 by default).
 test-reliability: $(DEV_STAMP)
 	ASSISTANT_RELIABILITY=1 $(BIN)/pytest -q -s tests/reliability tests/test_reliability.py \
-		tests/test_memory_is_data.py tests/test_memory_edit_lines.py
+		tests/test_memory_is_data.py tests/test_memory_edit_lines.py tests/test_failpoints.py \
+		tests/test_crash_consistency.py tests/test_unreadable_kept.py tests/test_load_bounds.py
 
 bench: $(DEV_STAMP)
 	$(BIN)/python -m tests.bench.memory_bench
