@@ -11,15 +11,17 @@ import pytest
 from assistant import failpoints
 from tests.reliability.crashes import crash_and_check, workload
 
-# A few crash points of each kind of step: a torn append, a snapshot before and after its
-# rename, a new file before its link, a cache, a removal.
+# A few crash points of each kind of step: a torn append, a snapshot before its rename, a cache,
+# a removal; a compacted log with the cache of the log before it, an edit the vector cache
+# does not know of (these two brought forgotten memories back and kept a stale vector).
 SAMPLE = [
     ("conversation.append.write", 3),
     ("settings.snapshot.rename", 2),
-    ("working.snapshot.dirsync", 1),
     ("conversation-index.snapshot.fsync", 1),
     ("memory-log.append.write", 4),
     ("conversation.delete", 1),
+    ("memory-index.snapshot.write", 2),
+    ("memory-log.append.fsync", 14),
 ]
 
 
