@@ -211,7 +211,9 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
         pinned=flags["pinned"],
         archived=flags["archived"],
     )
-    return conversation, loaded.warnings + problems
+    named = f"Conversation {conversation.title!r} ({path.name}):"  # what the user knows it by
+    found = [named + w.removeprefix(f"{path.name}:") for w in loaded.warnings]
+    return conversation, found + problems
 
 
 def file_record(kind: str, body: Mapping[str, Any]) -> dict[str, Any]:
