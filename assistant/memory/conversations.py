@@ -16,6 +16,7 @@ import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -303,14 +304,21 @@ class ConversationStore:
             self._forget(conversation_id)
         self._subscribers.notify(conversation_id)
 
-    def search(self, query: str, k: int = 10) -> list[ConversationHit]:
+    def search(
+        self, query: str, k: int = 10, *, now: datetime | None = None
+    ) -> list[ConversationHit]:
         """The `k` best-matching user and assistant messages of non-temporary conversations
-        (see `MessageIndex.search`)."""
-        return self._index.search(query, k)
+        (see `MessageIndex.search`; `now` resolves "last May" and the like)."""
+        return self._index.search(query, k, now=now)
 
     def set_embedder(self, embedder: Embedder | None) -> None:
         """Search by meaning with this embedder's vectors from now on (None: keywords only)."""
         self._index.set_embedder(embedder)
+
+    def set_message_keys(self, changes: Mapping[tuple[str, str], Sequence[str]]) -> None:
+        """Find these messages, by (conversation id, message id), also by these texts (the
+        memories extracted from them), instead of the texts they had (see `message_keys`)."""
+        self._index.set_keys(changes)
 
     def pending_embeddings(self) -> int:
         """How many searched messages have no vector of the current embedder."""
