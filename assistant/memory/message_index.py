@@ -27,6 +27,7 @@ from assistant.errors import AssistantError
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.embedding import Embedder, embedding_batches
 from assistant.memory.entities import mentions, names
+from assistant.memory.message_index_cache import IndexState
 from assistant.memory.message_keys import MessageKeys
 from assistant.memory.message_vectors import MessageKey, MessageVectors
 from assistant.memory.messages import Message
@@ -138,6 +139,7 @@ class MessageIndex:
         self._arrays: _SearchArrays | None = None
         self._pending: set[int] | None = None  # keys without a vector; None: not known yet
         self._pending_keys: list[str] | None = None  # key texts without a vector
+        self.dirty = False  # changed since it was read from or written to the cache
 
     @property
     def built(self) -> bool:
@@ -159,18 +161,75 @@ class MessageIndex:
             return
         self.remove(conversation_id)
         self._doc_keys[conversation_id] = []
+        if len(messages) > 1:
+            self._arrays = None  # rebuilt once, not copied for each message (an import)
         for message in messages:
             self.add(conversation_id, message)
+        self.dirty = True
+
+    def snapshot(self, files: Mapping[str, tuple[int, int]]) -> IndexState:
+        """What the index holds, for the cache; `files` has the (size, mtime_ns) of the file
+        of each conversation as the index holds it."""
+        keys = sorted(self._docs)
+        docs = [self._docs[key] for key in keys]
+        return IndexState(
+            files={cid: files[cid] for cid in self._doc_keys if cid in files},
+            order={cid: list(keys) for cid, keys in self._doc_keys.items()},
+            keys=np.array(keys, dtype=np.int64),
+            conversations=[d[0] for d in docs],
+            messages=[d[1] for d in docs],
+            texts=[d[2] for d in docs],
+            times=[self._times[key] for key in keys],
+            prev=np.array([self._prev.get(key, -1) for key in keys], dtype=np.int64),
+            key_texts={m: t for m, t in self._keys.texts.items() if m in self._key_of},
+            bm25=self._bm25.snapshot(),
+            next_key=self._next_key,
+            flavour=self._flavour(),
+        )
+
+    def restore(self, state: IndexState) -> bool:
+        """Hold what a cache holds (before any conversation is indexed); False if it was made
+        with other settings. The store then drops the conversations changed since."""
+        if state.flavour != self._flavour():
+            return False
+        cfg = self.config
+        self._bm25 = BM25Index.from_snapshot(state.bm25, cfg.bm25_k1, cfg.bm25_b)
+        keys = state.keys.tolist()
+        docs = zip(state.conversations, state.messages, state.texts, strict=True)
+        self._docs = dict(zip(keys, docs, strict=True))
+        pairs = zip(state.conversations, state.messages, strict=True)
+        self._key_of = dict(zip(pairs, keys, strict=True))
+        self._times = dict(zip(keys, state.times, strict=True))
+        self._prev = {k: p for k, p in zip(keys, state.prev.tolist(), strict=True) if p >= 0}
+        self._doc_keys = {cid: list(ks) for cid, ks in state.order.items()}
+        self._next_key = state.next_key
+        self._arrays, self._pending = None, None
+        # Documents indexed with keys that have changed since (memories edited or forgotten)
+        were, now = state.key_texts, self._keys.texts
+        stale = [m for m in set(were) | set(now) if were.get(m, ()) != now.get(m, ())]
+        for message in stale:
+            self._reindex(message)
+        self.dirty = bool(stale)
+        return True
+
+    def _flavour(self) -> str:
+        """What the keyword documents hold (a cache made otherwise is not used)."""
+        return f"context={self.config.keyword_context};keys={self.config.message_keys}"
+
+    def _reindex(self, message: MessageKey) -> None:
+        """Index a message's keyword document again (its keys changed)."""
+        key = self._key_of.get(message)
+        if key is not None:
+            self._bm25.remove(key)
+            self._bm25.add(key, self._terms(key))
+            self.dirty = True
 
     def set_keys(self, changes: Mapping[MessageKey, Sequence[str]]) -> None:
         """Index these messages also under these texts (the memories extracted from them),
         instead of the keys they had; no texts: no keys (see `message_keys`)."""
         with self._lock:
             for message in self._keys.set(changes):
-                key = self._key_of.get(message)
-                if key is not None:
-                    self._bm25.remove(key)
-                    self._bm25.add(key, self._terms(key))
+                self._reindex(message)
             self._pending_keys = None
 
     def search(
@@ -449,6 +508,7 @@ class MessageIndex:
         self._docs[key] = (conversation_id, message.id, message.content)
         self._key_of[(conversation_id, message.id)] = key
         self._bm25.add(key, self._terms(key, own))
+        self.dirty = True
         self._times[key] = stamp(parse_time(message.created_at))
         keys.append(key)
         row = -1 if self._vectors is None else self._vectors.row((conversation_id, message.id))
@@ -471,6 +531,7 @@ class MessageIndex:
 
     def remove(self, conversation_id: str) -> None:
         """Drop the messages of a conversation from the index."""
+        self.dirty |= conversation_id in self._doc_keys
         for key in self._doc_keys.pop(conversation_id, []):
             self._bm25.remove(key)
             del self._key_of[self._docs[key][:2]]
