@@ -396,6 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             embedder.prime([t.text for d in dialogs for t in d.turns])
             embedder.prime([q.text for d in dialogs for q in d.questions])
             embedder.prime([m.text for d in dialogs for m in d.memories])
+            embedder.prime([text for d in dialogs for text in d.summaries.values()])
             if args.vectors:
                 embedder.save(args.vectors)
             if embedder.embedded:
