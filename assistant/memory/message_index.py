@@ -360,8 +360,9 @@ class MessageIndex:
     ) -> int:
         """Embed the searched messages that have no vector, in batches; returns how many.
 
-        Resumable: vectors are cached as they come (every `SAVE_EVERY` messages, and at the end
-        if they are a twentieth of all), so a run that is stopped goes on from there next time.
+        Resumable: vectors are cached as they come (every `SAVE_EVERY` messages or a tenth of
+        those with vectors, and at the end if they are a twentieth of all), so a run that is
+        stopped goes on from there next time.
         `progress(done, total)` follows each batch; `cancel()` is checked between batches.
         Raises the embedder's error (a ProviderError) if a batch fails.
         """
@@ -390,7 +391,9 @@ class MessageIndex:
                         self._keys.store(embedder.name, texts, vectors[len(own) :])
                         self._pending_keys = None
                     unsaved = [v.unsaved for v in (self._vectors, self._keys.vectors) if v]
-                    if max(unsaved, default=0) >= SAVE_EVERY:
+                    # Every SAVE_EVERY rows, or a tenth of all: each save rewrites the file.
+                    total = len(self._vectors or ()) + len(self._keys.vectors or ())
+                    if max(unsaved, default=0) >= max(SAVE_EVERY, total // 10):
                         self._save_vectors()
                 done += len(batch)
         finally:

@@ -9,7 +9,6 @@ another model, and saved as embedding goes on, so a stopped run resumes where it
 
 from __future__ import annotations
 
-import io
 import logging
 import re
 import zipfile
@@ -18,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from assistant.fileio import atomic_write_bytes
+from assistant.fileio import atomic_write_with
 from assistant.memory.arrays import ensure_capacity
 from assistant.memory.blas import one_thread
 from assistant.memory.projection import Projection
@@ -136,20 +135,19 @@ class MessageVectors:
         return len(self._row) - self._saved
 
     def save(self, directory: Path) -> None:
-        """Write the cache atomically; a failure is logged, nothing is lost."""
+        """Write the cache atomically, straight to the file (no copy of it in memory); a
+        failure is logged, nothing is lost."""
         keys = list(self._row)
-        buffer = io.BytesIO()
-        np.savez(
-            buffer,
-            version=np.array(CACHE_VERSION),
-            model=np.array(self.model),
-            conversations=np.array([c for c, _ in keys], dtype=str),
-            messages=np.array([m for _, m in keys], dtype=str),
-            vectors=pack(self.matrix[: len(keys)]),
-        )
+        arrays = {
+            "version": np.array(CACHE_VERSION),
+            "model": np.array(self.model),
+            "conversations": np.array([c for c, _ in keys], dtype=str),
+            "messages": np.array([m for _, m in keys], dtype=str),
+            "vectors": pack(self.matrix[: len(keys)]),
+        }
         try:
             path = cache_path(directory, self.model, self.prefix)
-            atomic_write_bytes(path, buffer.getvalue())
+            atomic_write_with(path, lambda f: np.savez(f, **arrays))  # type: ignore[arg-type]
         except OSError as exc:
             log.warning("Could not save the message vectors: %s", exc)
             return
