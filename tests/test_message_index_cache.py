@@ -31,9 +31,9 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     seen: list[Path] = []
     real = conversation_file.read_conversation
 
-    def counting(path: Path):  # type: ignore[no-untyped-def]
+    def counting(path: Path, *args, **kwargs):  # type: ignore[no-untyped-def]
         seen.append(path)
-        return real(path)
+        return real(path, *args, **kwargs)
 
     monkeypatch.setattr(conversation_file, "read_conversation", counting)
     return seen
