@@ -31,10 +31,7 @@ class SettingsForm(QFormLayout):
         `help_text`; an empty label leaves the label column blank."""
         if help_text and isinstance(field, QWidget):
             field.setToolTip(help_text)
-        if isinstance(field, QWidget):
-            self.addRow(label, field)
-        else:
-            self.addRow(label, field)
+        self.addRow(label, field)
 
     def add_note(self, text: str = "", color: str | None = None, *, name: str = "") -> QLabel:
         """A note under the fields (muted, or in `color`), its row shown while it has text."""
