@@ -211,7 +211,7 @@ def test_a_memory_added_while_quitting_is_saved(
     entered = blocking(
         monkeypatch, SemanticMemory, "add", release, lambda text, *a, **k: "slow" in text
     )
-    win.sidebar.memories.add_memory(MemoryValues("A slow memory to save", "fact", 0.5))
+    win.sidebar.memories.controller.add_memory(MemoryValues("A slow memory to save", "fact", 0.5))
     qtbot.waitUntil(entered.is_set, timeout=10000)
     delete(win)
     assert closed_workspaces == []  # the job still writes to them
