@@ -128,30 +128,6 @@ class Workspace:
         client = self.clients.get(self.settings, self.credentials)
         return OpenAIProvider(client, self.settings.chat_model, capabilities=self.capabilities)
 
-    @staticmethod
-    def list_models(settings: Settings, credentials: Credentials) -> tuple[str, list[str]]:
-        """The URL and model names of the server `settings` describe (blocks: not on the GUI).
-
-        For Settings' "Refresh models" and "Test connection", before the values are saved.
-        """
-        from assistant.agent.provider import OpenAIProvider  # the openai package loads slowly
-
-        provider = OpenAIProvider.from_settings(settings, credentials)
-        try:
-            return provider.server_url, provider.list_models()
-        finally:
-            provider.close()
-
-    def pinned_overflow(self) -> tuple[int, int] | None:
-        """(tokens the pinned memories need, tokens a prompt keeps for memories) if over."""
-        from assistant.agent.budget import prompt_budget
-        from assistant.agent.prompt import MEMORY_SHARE, pinned_tokens
-
-        # The window the server states is learned in a turn; before one, the default budget.
-        allowed = int(prompt_budget(self.settings.prompt_budget_tokens, None) * MEMORY_SHARE)
-        used = pinned_tokens(self.memory.pinned())
-        return (used, allowed) if used > allowed else None
-
     def agent(self, upkeep: UpkeepRunner | None = None) -> Agent:
         """An agent on this workspace, with a provider built from the current settings.
 

@@ -28,6 +28,7 @@ from assistant.ui.memory.list_view import EMPTY_MEMORIES
 from assistant.ui.memory.model import HitRole, ItemRole, MemoryListModel, caption
 from assistant.ui.memory.sidebar import MemorySidebar
 from assistant.ui.times import relative_time
+from assistant.ui.worker import pinned_overflow
 from assistant.workspace import Workspace
 from tests.embedders import HashEmbedder, hashed_vector
 from tests.sidebars import DIM, remember, shown_sidebar
@@ -637,7 +638,7 @@ def test_an_automatic_budget_does_not_warn_about_a_short_pinned_memory(
     remember(workspace, "A short pinned fact", pinned=True)
     sidebar.memories.controller.check_pinned_budget()
     assert "Too much pinned" not in sidebar.memories.notice.label.text()
-    assert workspace.pinned_overflow() is None
+    assert pinned_overflow(workspace) is None
 
 
 def test_clicking_a_memory_enables_edit_and_forget(

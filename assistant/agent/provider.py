@@ -30,9 +30,8 @@ from assistant.agent.context_window import probe_context_window
 from assistant.credentials import Credentials
 from assistant.errors import ContextOverflowError, ProviderError
 from assistant.memory import estimate_tokens
-from assistant.openai_client import openai_client
+from assistant.openai_client import list_models, openai_client
 from assistant.openai_errors import (
-    CLIENT_ERRORS,
     MALFORMED_ERRORS,
     RetryPolicy,
     error_text,
@@ -136,12 +135,7 @@ class OpenAIProvider:
 
     def list_models(self) -> list[str]:
         """The names of the models the server offers, sorted; checks URL and key."""
-        try:
-            page = self._client.models.list()
-            names = [getattr(model, "id", None) for model in page.data]
-        except CLIENT_ERRORS as err:
-            raise provider_error(err, self._client, model=self.model, purpose="models") from err
-        return sorted(name for name in names if isinstance(name, str))
+        return list_models(self._client, self.model)
 
     def context_window(self) -> int | None:
         """The model's context window in estimated tokens (see `estimate_tokens`), if known.

@@ -1,7 +1,9 @@
 """The one bridge between the GUI and the agent: a QObject living on its own QThread.
 
-The rest of the UI reaches the agent only through this module: the worker, and the event
-types it reports (`events`). Ruff's banned-api rule (TID251) enforces it.
+The rest of the UI reaches the agent only through this module: the worker, the event types it
+reports (`events`), and the few calls below that the memories page makes of the agent (Reflect
+now, the pinned budget). Ruff's banned-api rule (TID251) enforces it for imports; the UI calls
+no agent-building method of the Workspace either.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from assistant.workspace import Workspace
 
 if TYPE_CHECKING:
     from assistant.agent.loop import Upkeep
+    from assistant.agent.reflection import Reflection
 
-__all__ = ["AgentEvent", "AgentWorker", "events"]
+__all__ = ["AgentEvent", "AgentWorker", "Reflection", "events", "pinned_overflow", "reflect"]
 
 log = logging.getLogger(__name__)
 
@@ -183,3 +186,20 @@ class AgentWorker(QObject):
             log.warning("Embedding messages failed: %s", exc)
         finally:
             self.progress.emit("Embedding messages", 0, 0)
+
+
+def reflect(workspace: Workspace) -> Reflection:
+    """Write insights from recent related memories now, within the daily cap (the memories
+    page's "Reflect now"); blocks: run it as a job. ProviderError if no model is set up."""
+    return workspace.reflect()
+
+
+def pinned_overflow(workspace: Workspace) -> tuple[int, int] | None:
+    """(tokens the pinned memories need, tokens a prompt keeps for memories) if over."""
+    from assistant.agent.budget import prompt_budget
+    from assistant.agent.prompt import MEMORY_SHARE, pinned_tokens
+
+    # The window the server states is learned in a turn; before one, the default budget.
+    allowed = int(prompt_budget(workspace.settings.prompt_budget_tokens, None) * MEMORY_SHARE)
+    used = pinned_tokens(workspace.memory.pinned())
+    return (used, allowed) if used > allowed else None

@@ -8,8 +8,8 @@ jobs; what they change arrives through the bridge like any other change.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence, QPalette
@@ -23,7 +23,11 @@ from assistant.ui.memory.look import draw_plus, drawn_icon
 from assistant.ui.memory.wording import no_source_reason
 from assistant.ui.notice_bar import NoticeBar
 from assistant.ui.wording import count
+from assistant.ui.worker import pinned_overflow, reflect
 from assistant.workspace import Workspace
+
+if TYPE_CHECKING:
+    from assistant.ui.worker import Reflection
 
 
 class MemoryView(Protocol):
@@ -105,11 +109,6 @@ class MemoryController(QObject):
         self.add.setIcon(
             drawn_icon("list-add", draw_plus, parent.palette().color(QPalette.ColorRole.ButtonText))
         )
-
-    @property
-    def forgotten(self) -> Sequence[str]:
-        """The memories Undo can bring back, the last forgotten last."""
-        return self._forgotten
 
     def update(self, item: MemoryItem | None, *, source_exists: bool, searching: bool) -> None:
         """Enable the actions that apply to the selected `item`."""
@@ -281,12 +280,12 @@ class MemoryController(QObject):
         self._view.notice.show_notice("Reflecting on recent memories…", timeout_ms=0)
         workspace = self._workspace
         run_job(
-            lambda _p: workspace.reflect(),
+            lambda _p: reflect(workspace),
             on_done=self._on_reflected,
             on_error=self._on_reflect_failed,
         )
 
-    def _on_reflected(self, reflection: Reflected) -> None:
+    def _on_reflected(self, reflection: Reflection) -> None:
         self.reflect.setEnabled(True)
         insights = list(reflection.insights)
         if not insights:
@@ -305,7 +304,7 @@ class MemoryController(QObject):
 
     def check_pinned_budget(self) -> None:
         """Warn when the pinned memories alone no longer fit in their share of a prompt."""
-        overflow = self._workspace.pinned_overflow()
+        overflow = pinned_overflow(self._workspace)
         if overflow is not None:
             used, allowed = overflow
             self._view.notice.show_notice(
@@ -318,17 +317,3 @@ class MemoryController(QObject):
 
     def _say(self, message: str) -> None:
         self._view.notice.show_notice(message)
-
-
-class Reflected(Protocol):
-    """What `Workspace.reflect` returns: the insights written, or why there are none."""
-
-    @property
-    def insights(self) -> Sequence[MemoryItem]:
-        """The insights written."""
-        ...
-
-    @property
-    def note(self) -> str:
-        """Why nothing was written, in words."""
-        ...

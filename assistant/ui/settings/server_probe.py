@@ -22,7 +22,6 @@ from assistant.credentials import API_KEY_ENV, Credentials
 from assistant.settings import Settings
 from assistant.ui import theme
 from assistant.ui.jobs import Progress, run_job
-from assistant.workspace import Workspace
 
 # A connection test should not hang for the full chat timeout on an unreachable host.
 PROBE_TIMEOUT = 15.0
@@ -129,7 +128,9 @@ class ServerProbe(QWidget):
         self.show_result(None, "Contacting the server…")
 
         def work(_progress: Progress) -> tuple[str, list[str]]:
-            return Workspace.list_models(settings, credentials)
+            from assistant.openai_client import probe_server  # the openai package loads slowly
+
+            return probe_server(settings, credentials)
 
         run_job(work, on_done=self._on_done, on_error=self._on_failed)
 
