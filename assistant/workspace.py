@@ -57,13 +57,19 @@ class Workspace:
         self.capabilities = CapabilityMemory(self.notices.say)
 
     @classmethod
-    def open(cls, root: Path, credentials: Credentials | None = None) -> Workspace:
-        """Open (or create) every store in `root`; problems found on disk become warnings."""
+    def open(
+        cls, root: Path, credentials: Credentials | None = None, *, embed: bool = True
+    ) -> Workspace:
+        """Open (or create) every store in `root`; problems found on disk become warnings.
+
+        Without `embed` the stores search by keywords only and the keyring is not read (an
+        export, say): vectors are filled in when the app next opens the data dir.
+        """
         settings, warnings = Settings.load(settings_file(root))
         credentials = credentials or Credentials()
         notices = Notices()
         clients = OpenAIClients()
-        embedder = _embedder(settings, credentials, notices, clients)
+        embedder = _embedder(settings, credentials, notices, clients) if embed else None
         memory = SemanticMemory.open(memory_dir(root), embedder)
         workspace = cls(
             root=root,

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
-from assistant.transfer import ImportCancelledError, StoreSet, export_data, write_export
+from assistant.transfer import ImportCancelledError, export_data, write_export
 from assistant.ui.transfer import dialogs as transfer_dialogs
 from assistant.ui.transfer.dialogs import (
     ExportDialog,
@@ -40,6 +40,7 @@ from assistant.ui.transfer.dialogs import (
 from assistant.ui.transfer.drop import ImportDropFilter, dropped_export
 from assistant.workspace import Workspace
 from tests.data.exports import HERE as EXPORTS
+from tests.store_set import StoreSet
 from tests.test_transfer import fill, offline_settings, snapshot
 
 pytestmark = [

@@ -211,9 +211,9 @@ class Curator:
         return parse_decisions(response.content, shown, today)
 
     def _fallback(self, candidate: Candidate) -> Decision:
-        similar = self.memory.find_similar(candidate.text, k=1)
-        if similar:
-            return Decision(0, "NOTHING", similar[0][0].id, "a near-duplicate is remembered")
+        same = self.memory.same_as(candidate.text)
+        if same is not None:
+            return Decision(0, "NOTHING", same.id, "a near-duplicate is remembered")
         return Decision(0, "ADD", None, "no decision from the model")
 
     def _apply(

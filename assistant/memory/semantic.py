@@ -28,7 +28,7 @@ from assistant.memory.items import (
     Source,
 )
 from assistant.memory.memory_store import MemoryStore
-from assistant.memory.same_memory import MERGE_THRESHOLD, unit_rows
+from assistant.memory.same_memory import unit_rows
 from assistant.timestamps import now_utc
 
 __all__ = ["MAX_TEXT_CHARS", "ForgottenFactError", "SemanticMemory"]
@@ -179,17 +179,16 @@ class SemanticMemory(MemoryStore):
         may_change: Callable[[MemoryItem], bool] = lambda _old: True,
         origin: Origin,
     ) -> tuple[MemoryItem, MemoryItem | None]:
-        """Add `text`, or merge it into the active memory that says nearly the same.
+        """Add `text`, or merge it into the active memory that says the same (`same_as`).
 
         Merging replaces that memory's text and kind and keeps the higher importance (with a
         "merged" event), but only if `may_change(old)` agrees (pinned memories change only
         when the user confirms). Returns (the memory now, the merged memory as it was before:
         None when added).
         """
-        found = self.find_similar(text, MERGE_THRESHOLD, k=1)
-        if not found:
+        old = self.same_as(text)
+        if old is None:
             return self.add(text, kind, importance, source=source, tags=tags, origin=origin), None
-        old = found[0][0]
         if (old.text, old.kind) == (_clean_text(text), kind) or not may_change(old):
             return old, old
         item = self.merge_into(

@@ -42,19 +42,6 @@ class Stores(Protocol):
     def memory(self) -> SemanticMemory: ...
 
 
-@dataclass(frozen=True)
-class StoreSet:
-    """The two stores without a whole workspace (tests, tools)."""
-
-    conversations: ConversationStore
-    memory: SemanticMemory
-
-    def close(self) -> None:
-        """Close both stores, as `Workspace.close` does."""
-        self.memory.close()
-        self.conversations.close()
-
-
 Turn = tuple[Literal["user", "assistant"], str, str | None, str]  # role, text, time, id
 
 
