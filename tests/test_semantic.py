@@ -51,7 +51,7 @@ def test_add_and_search_keyword_only(mem_dir: Path) -> None:
     mem.add("The project deadline is Friday", kind="task", importance=0.9)
     hits = mem.search("what does Alice drink", k=5)
     assert [h.item.id for h in hits] == [tea.id]
-    assert "keyword rank 1" in hits[0].why
+    assert hits[0].keyword_rank == 1
     assert hits[0].vector_rank is None
     assert mem.search("weather in Tokyo") == []
     assert mem.search("what is the") == []  # stop words alone find nothing

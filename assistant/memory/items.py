@@ -308,18 +308,6 @@ class SearchHit:
     recency_boost: float = 0.0
     matched: tuple[str, ...] = ()  # the query's words found in the item, as typed
 
-    @property
-    def why(self) -> str:
-        """The ranking in words, for the UI's "why" and for debugging."""
-        parts = []
-        if self.keyword_rank is not None:
-            parts.append(f"keyword rank {self.keyword_rank} (BM25 {self.keyword_score:.2f})")
-        if self.vector_rank is not None:
-            parts.append(f"meaning rank {self.vector_rank} (similarity {self.similarity:.2f})")
-        parts.append(f"importance +{self.importance_boost:.3f}")
-        parts.append(f"recency +{self.recency_boost:.3f}")
-        return f"score {self.score:.3f}: " + ", ".join(parts)
-
 
 # "history": the histories were read from the log (views that waited for them can show them)
 ChangeKind = Literal["added", "updated", "used", "embeddings", "history"]
