@@ -17,6 +17,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 from shiboken6 import Shiboken
 
+from assistant.memory.embedding_upkeep import EmbeddingUpkeep
 from assistant.memory.semantic import SemanticMemory
 from assistant.ui import shutdown
 from assistant.ui.memory.dialogs import MemoryValues
@@ -239,13 +240,13 @@ def test_closing_during_the_start_up_embedding_stops_it_between_batches(
     closed_workspaces.clear()
     configure(data_dir, fake_openai)
     batches: list[int] = []
-    embed = SemanticMemory._embed
+    embed = EmbeddingUpkeep.embed
 
-    def counting(self: SemanticMemory, texts: list[str], **kwargs: Any) -> Any:
+    def counting(self: EmbeddingUpkeep, texts: list[str], **kwargs: Any) -> Any:
         batches.append(len(texts))
         return embed(self, texts, **kwargs)
 
-    monkeypatch.setattr(SemanticMemory, "_embed", counting)
+    monkeypatch.setattr(EmbeddingUpkeep, "embed", counting)
     for _ in range(3):
         fake_openai.enqueue_embeddings(Reply.text("", delay=0.3))
     win = open_window(qtbot, windows, data_dir)

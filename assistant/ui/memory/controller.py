@@ -17,9 +17,9 @@ from PySide6.QtWidgets import QMenu, QWidget
 
 from assistant.errors import AssistantError
 from assistant.memory import MemoryItem
+from assistant.ui.icons import draw_plus, drawn_icon
 from assistant.ui.jobs import run_job
 from assistant.ui.memory.dialogs import MemoryDialog, MemoryValues
-from assistant.ui.memory.look import draw_plus, drawn_icon
 from assistant.ui.memory.wording import no_source_reason
 from assistant.ui.notice_bar import NoticeBar
 from assistant.ui.wording import count
