@@ -20,7 +20,7 @@ if TYPE_CHECKING:
         ConversationNotFoundError,
         ConversationStore,
     )
-    from assistant.memory.edits import MemoryEdit, undo
+    from assistant.memory.edits import ChangedSinceError, MemoryEdit, can_redo, redo, undo
     from assistant.memory.embedding import Embedder, LazyEmbedder, embedding_batches
     from assistant.memory.embedding_upkeep import EmbeddingStatus
     from assistant.memory.items import (
@@ -51,11 +51,12 @@ _MODULES = {
     "conversations": (
         "DEFAULT_TITLE",
         "ConversationExistsError",
+        "ChangedSinceError",
         "ConversationNotFoundError",
         "ConversationStore",
     ),
     "messages": ("Message", "check_messages", "estimate_tokens"),
-    "edits": ("MemoryEdit", "undo"),
+    "edits": ("ChangedSinceError", "MemoryEdit", "can_redo", "redo", "undo"),
     "embedding": ("Embedder", "LazyEmbedder", "embedding_batches"),
     "embedding_upkeep": ("EmbeddingStatus",),
     "items": (
@@ -85,6 +86,7 @@ __all__ = [
     "DEFAULT_TITLE",
     "KINDS",
     "MAX_TEXT_CHARS",
+    "ChangedSinceError",
     "Conversation",
     "ConversationExistsError",
     "ConversationHit",
@@ -114,11 +116,13 @@ __all__ = [
     "TopicStore",
     "WorkingMemory",
     "WorkingMemoryStore",
+    "can_redo",
     "check_messages",
     "embedding_batches",
     "estimate_tokens",
     "is_valid_id",
     "listing_order",
+    "redo",
     "undo",
 ]
 

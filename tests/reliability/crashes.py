@@ -171,12 +171,12 @@ def _open(root: Path, problems: list[str], *, with_vectors: bool) -> State:
 
 
 def _stale_memory_vectors(memory: SemanticMemory) -> list[str]:
-    vectors = memory._vectors
+    vectors = memory._index.vectors
     if vectors is None:
         return []
     stale = []
     for item in memory.all():
-        slot = memory._slot_of[item.id]
+        slot = memory._index.slot(item.id)
         if vectors.has(slot):
             cosine = float(vectors._m[slot] @ hashed_vector(item.text, vectors.dim))
             if cosine < SAME_VECTOR:
