@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import socket
 import stat
 from pathlib import Path
@@ -209,6 +210,21 @@ def test_core_never_imports_qt() -> None:
     )
     result = child.python("-c", code)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_ui_calls_the_agent_only_through_the_worker() -> None:
+    """Ruff keeps `assistant.agent` imports out of the UI; this keeps out the calls that reach
+    the agent through the Workspace (building an agent or a provider, reflecting)."""
+    ui = Path(__file__).resolve().parent.parent / "assistant" / "ui"
+    agent_calls = re.compile(r"\.(agent|provider|reflect)\(")
+    found = [
+        f"{path.relative_to(ui)}:{number}: {line.strip()}"
+        for path in sorted(ui.rglob("*.py"))
+        if path.name != "worker.py"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if agent_calls.search(line)
+    ]
+    assert found == []
 
 
 def test_network_guard_blocks_non_loopback() -> None:
