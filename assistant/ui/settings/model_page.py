@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 from collections.abc import Callable
 
@@ -46,6 +47,18 @@ class ModelPage(SettingsPage):
         layout.addWidget(self._build_connection())
         layout.addWidget(self.key)
         layout.addStretch(1)
+        chain: list[QWidget] = [
+            self.provider,
+            self.base_url,
+            self.chat_model,
+            self.embedding_model,
+            self.probe.refresh,
+            self.probe.test,
+            self.key.edit,
+            self.key.remove,
+        ]
+        for first, second in itertools.pairwise(chain):
+            QWidget.setTabOrder(first, second)
 
     def _build_connection(self) -> QGroupBox:
         box = QGroupBox("Connection", self)
