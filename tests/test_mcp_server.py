@@ -64,6 +64,13 @@ def open_memory(root: Path) -> SemanticMemory:
     return SemanticMemory.open(memory_dir(root))
 
 
+def use_model(root: Path, fake: FakeOpenAI) -> None:
+    """Settings for the fake server's chat model (keyword search only: no embeddings)."""
+    settings = Settings(provider="custom", base_url=fake.base_url, chat_model="chat")
+    settings.embedding_model = ""
+    settings.save(settings_file(root))
+
+
 def processes_on(root: Path) -> list[str]:
     """The command lines of live processes that name `root` (Linux: /proc)."""
     found = []
@@ -176,9 +183,7 @@ def test_a_forgotten_fact_and_a_pinned_memory_hold(
     data_dir: Path, seeded: dict[str, str], fake_openai: FakeOpenAI
 ) -> None:
     """With a model: it would supersede the pinned memory; the rules keep it as it is."""
-    Settings(
-        provider="custom", base_url=fake_openai.base_url, chat_model="chat", embedding_model=""
-    ).save(settings_file(data_dir))
+    use_model(data_dir, fake_openai)
     decision = {
         "candidate": 0,
         "action": "SUPERSEDE",
@@ -210,9 +215,7 @@ def test_a_forgotten_fact_and_a_pinned_memory_hold(
 def test_a_contradiction_supersedes_with_history(
     data_dir: Path, seeded: dict[str, str], fake_openai: FakeOpenAI
 ) -> None:
-    Settings(
-        provider="custom", base_url=fake_openai.base_url, chat_model="chat", embedding_model=""
-    ).save(settings_file(data_dir))
+    use_model(data_dir, fake_openai)
     old = seeded["plain"]
     decision = {"candidate": 0, "action": "SUPERSEDE", "target": old, "reason": "took up piano"}
     fake_openai.enqueue(Reply.text(json.dumps({"decisions": [decision]})))

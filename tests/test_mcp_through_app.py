@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,18 +21,17 @@ from assistant.datalock import DataDirLock, DataDirLockedError
 from assistant.errors import AssistantError
 from assistant.mcp_server.backend import Backend
 from assistant.memory import SemanticMemory
-from assistant.paths import memory_dir, settings_file
-from assistant.settings import Settings
+from assistant.paths import memory_dir
 from assistant.ui.app import instance_server
 from assistant.ui.single_instance import InstanceServer, MemoryRequest
 from assistant.ui.window.main_window import MainWindow
-from tests import child
 from tests.desktop import shown_window
 from tests.fake_openai import FakeOpenAI, Reply
-from tests.test_mcp_server import no_process_left, text_of, with_client
+from tests.test_mcp_server import no_process_left, text_of, use_model, with_client
+from tests.test_reliability import holder
 
 pytestmark = pytest.mark.gui
-__all__ = ["no_process_left"]  # the fixture, used here too
+__all__ = ["holder", "no_process_left"]  # fixtures, used here too
 
 WAIT_MS = 120_000  # a guard against a hang: starting `assistant mcp` takes seconds
 
@@ -124,9 +122,7 @@ def test_an_app_started_during_a_request_waits_for_it_then_takes_over(
 ) -> None:
     """`assistant mcp` holds the lock while the model decides (slowly); the app waits for the
     lock, opens with the memory in it, and the client's next call goes through the app."""
-    Settings(
-        provider="custom", base_url=fake_openai.base_url, chat_model="chat", embedding_model=""
-    ).save(settings_file(data_dir))
+    use_model(data_dir, fake_openai)
     memory = SemanticMemory.open(memory_dir(data_dir))
     porto = memory.add("The user lives in Porto.")
     memory.close()
@@ -164,23 +160,6 @@ def test_an_app_started_during_a_request_waits_for_it_then_takes_over(
         win.close()
     finally:
         lock.release()
-
-
-@pytest.fixture
-def holder(data_dir: Path) -> Iterator[subprocess.Popen[str]]:
-    """Another process holding the data dir's lock and answering nobody (a CLI export, say)."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.procs", "hold-lock", str(data_dir)],
-        cwd=child.REPO,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    assert proc.stdout.readline().strip() == "locked"
-    yield proc
-    proc.kill()
-    proc.wait()
 
 
 def test_a_holder_that_never_answers_is_not_waited_for_forever(
