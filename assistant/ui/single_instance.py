@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
@@ -38,7 +39,7 @@ class MemoryRequest:
     def reply(self, answer: dict[str, Any]) -> None:
         """Send the answer (a JSON object) and close the connection."""
         socket, self._socket = self._socket, None
-        if socket is None:
+        if socket is None or not shiboken6.isValid(socket):  # gone, or closed with the app
             return
         socket.write(json.dumps(answer, ensure_ascii=False).encode() + b"\n")
         socket.flush()
