@@ -2,7 +2,8 @@
 and the `Conversation` read from it.
 
 Records carry a `version` and a `type`: "meta" (the header: title, created_at, temporary,
-do_not_remember), "message", or "update" (a new title, summary or chosen branch). A torn or
+do_not_remember), "message", or "update" (a new title, summary, chosen branch, or whether it is
+pinned or archived in the list). A torn or
 malformed record is skipped with a warning; a file without its header is recovered with a
 placeholder title; records of a newer version make the file unreadable (it is left as it is).
 """
@@ -92,6 +93,8 @@ class Conversation:
 
     do_not_remember: bool = False  # imported so: the curator never learns from it
     unread: int = 0  # records this version cannot read (kept in the file as they are)
+    pinned: bool = False  # kept at the top of the list
+    archived: bool = False  # out of the list until the user shows archived ones
 
     def prompt_messages(self, budget_tokens: int) -> PromptWindow:
         """The summary and the newest messages after `summary_upto` that fit the budget.
@@ -142,6 +145,7 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
     summary_upto: str | None = None
     messages: list[Message] = []
     leaf: str | None = None
+    flags = {"pinned": False, "archived": False}
     bad = 0
     for record in loaded.records:
         kind = record.get("type")
@@ -164,6 +168,10 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
                     summary_upto = optional_str(record, "summary_upto")
                 if "leaf" in record:
                     leaf = optional_str(record, "leaf")
+                for flag in flags.keys() & record.keys():
+                    if not isinstance(record[flag], bool):
+                        raise ValueError(f"{flag!r} must be true or false")
+                    flags[flag] = record[flag]
             elif kind != "meta":  # a kind of record of a later version
                 raise ValueError(f"unknown type {kind!r}")
         except ValueError:
@@ -200,6 +208,8 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
         do_not_remember=meta.get("do_not_remember", False),
         leaf_id=leaf,
         unread=bad,
+        pinned=flags["pinned"],
+        archived=flags["archived"],
     )
     return conversation, loaded.warnings + problems
 
