@@ -116,6 +116,15 @@ class MessageVectors:
         out: FloatMatrix = self.matrix[rows] @ query
         return out
 
+    def kept(self, keys: set[MessageKey]) -> MessageVectors:
+        """A copy with only the rows of `keys` (to drop the vectors nothing uses any more)."""
+        out = MessageVectors(self.model, self.dim)
+        live = [(key, row) for key, row in self._row.items() if key in keys]
+        out.matrix = self.matrix[[row for _, row in live]].copy()
+        out._row = {key: i for i, (key, _) in enumerate(live)}
+        out._update_projection(0, len(out._row))
+        return out
+
     @property
     def unsaved(self) -> int:
         """Rows added since the cache was last written or read."""
