@@ -20,6 +20,7 @@ from pytestqt.qtbot import QtBot
 
 from assistant.memory import ConversationStore
 from assistant.ui.chat.find_bar import FindBar
+from assistant.ui.chat.markdown import plain_text
 from assistant.ui.chat.stream import settled_end
 from assistant.ui.chat.tool_summary import summarize
 from assistant.ui.chat.view import ChatView
@@ -38,6 +39,12 @@ def blocks(view: ChatView) -> list[QTextBlock]:
         found.append(block)
         block = block.next()
     return found
+
+
+def test_copy_as_text_keeps_list_numbers_bullets_and_line_breaks(qapp: object) -> None:
+    markdown = "Steps:\n\n1. one\n2. **two**\n   - a\n   - b\n3. three\n\n- x\n\nline  \nbreak"
+    expected = "Steps:\n1. one\n2. two\n  • a\n  • b\n3. three\n• x\nline\nbreak"
+    assert plain_text(markdown) == expected
 
 
 @pytest.fixture
@@ -276,9 +283,8 @@ def test_tool_lines_read_as_words_and_never_show_a_bare_id() -> None:
     )
     assert (remembered.action, remembered.memory_id) == ("Remembered", memory_id)
     assert remembered.memory_text == "The user's sister Ana lives in Porto"
-    recall = summarize(
-        "recall", '{"query": "sister"}', "[a] (fact) x\n[b] (fact) y\n[c] (fact) z", True, texts.get
-    )
+    lines = "\n".join(f'- [{c * 32}] (fact) "x"' for c in "abc")
+    recall = summarize("recall", '{"query": "sister"}', lines, True, texts.get)
     assert recall.action == "Searched memory for 'sister' · 3 found"
     assert summarize("update_working_memory", "{}", "ok", True, texts.get).action == (
         "Updated the plan"

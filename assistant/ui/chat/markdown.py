@@ -21,6 +21,7 @@ from PySide6.QtGui import (
     QTextDocument,
     QTextDocumentFragment,
     QTextFormat,
+    QTextListFormat,
     QTextTable,
 )
 
@@ -41,11 +42,32 @@ def _same_cell(table: QTextTable, block: QTextBlock, other: QTextBlock) -> bool:
     return b.isValid() and (a.row(), a.column()) == (b.row(), b.column())
 
 
+_NUMBERED = {
+    QTextListFormat.Style.ListDecimal,
+    QTextListFormat.Style.ListLowerAlpha,
+    QTextListFormat.Style.ListUpperAlpha,
+    QTextListFormat.Style.ListLowerRoman,
+    QTextListFormat.Style.ListUpperRoman,
+}
+
+
 def plain_text(markdown: str) -> str:
-    """What a Markdown text reads as without its markup."""
+    """What a Markdown text reads as without its markup: list items keep their numbers or
+    bullets (indented by level), line breaks stay."""
     document = QTextDocument()
     document.setMarkdown(markdown)
-    return document.toPlainText()
+    lines = []
+    block = document.begin()
+    while block.isValid():
+        text = block.text().replace("\u2028", "\n").replace("\xa0", " ")
+        listed = block.textList()
+        if listed is not None:
+            style = listed.format().style()
+            marker = listed.itemText(block) if style in _NUMBERED else "•"
+            text = "  " * max(0, listed.format().indent() - 1) + f"{marker} {text}"
+        lines.append(text)
+        block = block.next()
+    return "\n".join(lines)
 
 
 class MarkdownRenderer:
