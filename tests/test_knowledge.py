@@ -123,16 +123,29 @@ def test_a_folder_that_disappears_keeps_its_files_and_says_so(data_dir: Path, do
     assert knowledge.states()[0].problem == ""
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root lists any folder")
-def test_a_folder_that_loses_its_permissions_says_so(data_dir: Path, docs: Path) -> None:
+def test_a_folder_that_loses_its_permissions_says_so(
+    data_dir: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     knowledge = open_knowledge(data_dir, docs)
-    (docs / "src").chmod(0)
-    try:
-        knowledge.sync()
-    finally:
-        (docs / "src").chmod(0o700)
+    knowledge.sync()
+    real = os.scandir
+    denied = {str(docs / "src"), str(docs)}
+
+    def scandir(path: str) -> object:  # as chmod 0 would, also for root (who ignores modes)
+        if str(path) in denied:
+            raise PermissionError(13, "Permission denied", path)
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    denied.remove(str(docs))
+    knowledge.sync()
     [state] = knowledge.states()
     assert dict(state.problems)[str(docs / "src")] == "folder not read: permission denied"
+    denied.add(str(docs))
+    knowledge.sync()
+    [state] = knowledge.states()
+    assert state.problem == "permission denied"
+    assert state.indexed == 2  # kept: the folder may be readable again
 
 
 def test_exclusions_and_the_size_limit_are_the_users(data_dir: Path, docs: Path) -> None:
@@ -234,6 +247,9 @@ def test_a_rescan_applies_new_folders_and_reports_progress(
     running.knowledge.set_sources(running.knowledge.sources.with_folder(str(other)))
     running.rescan()
     events.wait_for(lambda: len(found(running, "platypus")) == 5)
+    events.wait_for(
+        lambda: any(e.phase == "reading" and e.done == e.total == 5 for e in events.seen)
+    )
     reading = [e for e in events.seen if e.phase == "reading" and e.total == 5]
     assert [e.done for e in reading] == [0, 1, 2, 3, 4, 5]
     events.wait_for(lambda: running.knowledge.index.pending_embeddings() == 0)

@@ -62,6 +62,7 @@ class Knowledge:
         self.index = FileIndex(self.directory, embedder)
         self._store = RecordStore(self.directory / "files")
         self._lock = threading.RLock()
+        self._load_lock = threading.Lock()
         self._records: dict[str, FileRecord] = {}
         self._problems: dict[str, str] = {}  # path -> status, of the last walks
         self._unavailable: dict[str, str] = {}  # folder -> why it could not be listed
@@ -69,14 +70,15 @@ class Knowledge:
 
     def load(self) -> None:
         """Put the recorded chunks in the index (once; the files are not read)."""
-        with self._lock:
+        with self._load_lock:  # one loader; the others wait for it, the lock stays free
             if self._loaded:
                 return
-            self._loaded = True
             for record, chunks in self._store.read_all():
-                self._records[record.path] = record
                 if chunks:
                     self.index.put(record.path, chunks)
+                with self._lock:
+                    self._records.setdefault(record.path, record)
+            self._loaded = True
 
     def set_sources(self, sources: Sources) -> None:
         """Save new folders and rules (StorageError if they cannot be saved); `sync` applies
