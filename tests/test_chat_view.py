@@ -12,6 +12,7 @@ from PySide6.QtGui import (
     QGuiApplication,
     QTextBlock,
     QTextCursor,
+    QTextDocument,
     QTextFormat,
     QWheelEvent,
 )
@@ -19,8 +20,9 @@ from PySide6.QtWidgets import QApplication, QScrollBar
 from pytestqt.qtbot import QtBot
 
 from assistant.memory import ConversationStore
+from assistant.ui import theme
 from assistant.ui.chat.find_bar import FindBar
-from assistant.ui.chat.markdown import plain_text
+from assistant.ui.chat.markdown import MarkdownRenderer, plain_text
 from assistant.ui.chat.stream import settled_end
 from assistant.ui.chat.tool_summary import summarize
 from assistant.ui.chat.view import ChatView
@@ -45,6 +47,29 @@ def test_copy_as_text_keeps_list_numbers_bullets_and_line_breaks(qapp: object) -
     markdown = "Steps:\n\n1. one\n2. **two**\n   - a\n   - b\n3. three\n\n- x\n\nline  \nbreak"
     expected = "Steps:\n1. one\n2. two\n  • a\n  • b\n3. three\n• x\nline\nbreak"
     assert plain_text(markdown) == expected
+
+
+def test_a_blockquote_is_set_apart_and_readable(qapp: object) -> None:
+    document = QTextDocument()
+    palette = theme.palette_for("dark")
+    renderer = MarkdownRenderer(document, lambda: palette)
+    renderer.insert(QTextCursor(document), "Said:\n\n> to be or not\n\nafter")
+    blocks = {b.text(): b for b in iter_blocks(document)}
+    quote, plain = blocks["to be or not"], blocks["after"]
+    assert quote.blockFormat().background().style() != Qt.BrushStyle.NoBrush
+    assert plain.blockFormat().background().style() == Qt.BrushStyle.NoBrush
+    assert quote.blockFormat().leftMargin() > plain.blockFormat().leftMargin()
+    colour = quote.begin().fragment().charFormat().foreground().color()
+    background = quote.blockFormat().background().color()
+    assert theme.contrast(colour, background) >= theme.AA_TEXT
+
+
+def iter_blocks(document: QTextDocument) -> list[QTextBlock]:
+    found, block = [], document.begin()
+    while block.isValid():
+        found.append(block)
+        block = block.next()
+    return found
 
 
 @pytest.fixture

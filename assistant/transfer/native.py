@@ -10,6 +10,7 @@ from assistant.json_fields import (
     FieldError,
     as_list,
     as_object,
+    check_texts,
     fail,
     flag,
     inside,
@@ -29,9 +30,11 @@ def read_assistant(
     """Validate an Assistant export document: its conversations, memories and their histories;
     InvalidImportError names the bad field."""
     try:
-        return _assistant_document(doc)
+        read = _assistant_document(doc)
+        check_texts(doc)  # every text, before anything is written
     except FieldError as exc:
         raise InvalidImportError(str(exc)) from None
+    return read
 
 
 def _assistant_document(
@@ -111,9 +114,16 @@ def _conversation(raw: dict[str, Any], path: str) -> ImportedConversation:
         check_messages(messages)
     except ValueError as exc:  # "messages[i].field: problem"
         raise inside(path, exc) from None
-    do_not_remember = flag(raw, "do_not_remember", path)
     return ImportedConversation(
-        cid, title, created_at, updated_at, summary, messages, do_not_remember
+        cid,
+        title,
+        created_at,
+        updated_at,
+        summary,
+        messages,
+        flag(raw, "do_not_remember", path),
+        flag(raw, "pinned", path),
+        flag(raw, "archived", path),
     )
 
 

@@ -97,6 +97,7 @@ class MarkdownRenderer:
 
     def _style_blocks(self, palette: QPalette) -> None:
         code_bg = palette.color(QPalette.ColorRole.AlternateBase)
+        quote_bg = theme.mix(palette.color(QPalette.ColorRole.Base), theme.muted(palette), 0.08)
         block = self._scratch.begin()
         while block.isValid():
             here = QTextCursor(block)
@@ -108,6 +109,17 @@ class MarkdownRenderer:
             elif fmt.headingLevel():
                 fmt.setTopMargin(10)
                 fmt.setBottomMargin(4)
+            elif level := fmt.intProperty(QTextFormat.Property.BlockQuoteLevel):
+                # Set apart as quoted: a tint, inset by level, the text in the muted colour.
+                fmt.setBackground(quote_bg)
+                fmt.setLeftMargin(12 * level)
+                fmt.setIndent(0)
+                here.movePosition(
+                    QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor
+                )
+                quoted = QTextCharFormat()
+                quoted.setForeground(theme.muted(palette))
+                here.mergeCharFormat(quoted)
             elif (table := here.currentTable()) is not None:
                 if not block.text() and _same_cell(table, block, block.next()):
                     here.deleteChar()  # Qt starts the first cell with an empty line after code
