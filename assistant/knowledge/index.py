@@ -235,7 +235,7 @@ class FileIndex:
             if not vectors.unsaved and len(live) == len(vectors):
                 return
             if len(live) < len(vectors):
-                vectors = self._vectors = vectors.kept(live)
+                vectors = self._vectors = vectors.subset(list(live))
                 self._key_of_row = None
             vectors.save(self.directory)
 
