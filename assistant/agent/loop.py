@@ -446,8 +446,10 @@ class Agent:
         raise AssertionError("unreachable")  # the loop returns or raises
 
     def _save_partial(self, turn: _Turn, shown: list[str], stop_reason: str) -> None:
-        """Keep what was shown of a reply that ended early, marked with why."""
-        if shown:
+        """Keep what was shown of a reply that ended early, marked with why; a reply stopped
+        by the user before its first word is kept empty, so the chat says "Stopped" (and not
+        that it did not finish) after its tool calls, also after a restart."""
+        if shown or stop_reason == "stopped":
             self.conversations.append(
                 turn.cid,
                 "assistant",
