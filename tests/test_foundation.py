@@ -199,9 +199,10 @@ def test_core_never_imports_qt() -> None:
     code = (
         "import sys, assistant.memory, assistant.agent, assistant.transfer, assistant.settings, "
         "assistant.credentials, assistant.paths, assistant.errors, assistant.fileio, "
-        "assistant.workspace, assistant.cli\n"
+        "assistant.workspace, assistant.cli, assistant.app_link, assistant.mcp_server\n"
         "import pkgutil, importlib\n"
-        "for pkg in (assistant.memory, assistant.agent, assistant.transfer):\n"
+        "packages = (assistant.memory, assistant.agent, assistant.transfer, assistant.mcp_server)\n"
+        "for pkg in packages:\n"
         "    for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.'):\n"
         "        importlib.import_module(m.name)\n"
         "qt = sorted(m for m in sys.modules if m.startswith('PySide6'))\n"

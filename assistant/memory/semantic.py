@@ -27,15 +27,23 @@ from assistant.memory.items import (
     Origin,
     Source,
 )
+from assistant.memory.memory_log import LOG_NAME, LOG_VERSION
 from assistant.memory.memory_store import MemoryStore
 from assistant.memory.same_memory import unit_rows
 from assistant.timestamps import now_utc
 
-__all__ = ["MAX_TEXT_CHARS", "ForgottenFactError", "SemanticMemory"]
+__all__ = [
+    "LOG_NAME",
+    "LOG_VERSION",
+    "MAX_TEXT_CHARS",
+    "ForgottenFactError",
+    "SemanticMemory",
+]
 
 MAX_TEXT_CHARS = 2000  # a memory is a fact, not a document; bounds every prompt it enters
 
-LEARNED: tuple[Origin, ...] = ("curator", "reflection")  # never learn a forgotten fact again
+# Never learn a forgotten fact again from these (the user's own adding lifts the tombstone).
+LEARNED: tuple[Origin, ...] = ("curator", "reflection", "mcp")
 
 
 class ForgottenFactError(AssistantError):
@@ -60,9 +68,10 @@ class SemanticMemory(MemoryStore):
         origin: Origin = "user",
         valid_from: datetime | None = None,
         rests_on: Sequence[str] = (),
+        client: str | None = None,
     ) -> MemoryItem:
         """Remember `text` (a "created" event says who and from where); durable when this
-        returns. `vector` skips the embedder.
+        returns. `vector` skips the embedder; `client` names the MCP client (origin "mcp").
 
         A fact that was forgotten is refused (ForgottenFactError) if the curator or a
         reflection learns it; the user adding it lifts its tombstone.
@@ -81,6 +90,7 @@ class SemanticMemory(MemoryStore):
             origin=origin,
             valid_from=valid_from,
             rests_on=tuple(rests_on),
+            client=client,
         )
         with self._lock:
             lifted = self._log.buried_as(text) if origin == "user" else []
@@ -236,16 +246,20 @@ class SemanticMemory(MemoryStore):
         kind: MemoryKind | None = None,
         importance: float | None = None,
         related_id: str | None = None,
+        client: str | None = None,
     ) -> MemoryItem:
         """Refine a memory with a new statement of the same fact (a "merged" event keeps the
-        text before); `related_id` names a memory merged in, if it was one (an import)."""
+        text before); `related_id` names a memory merged in, if it was one (an import);
+        `client`, the MCP client that did it."""
         changes: dict[str, Any] = {"text": _clean_text(text)}
         self._refuse_forgotten(changes["text"], by)
         if kind is not None:
             changes["kind"] = kind
         if importance is not None:
             changes["importance"] = float(importance)
-        return self._edit(item_id, changes, "merged", by=by, source=source, related_id=related_id)
+        return self._edit(
+            item_id, changes, "merged", by=by, source=source, related_id=related_id, client=client
+        )
 
     def _edit(
         self,
@@ -256,6 +270,7 @@ class SemanticMemory(MemoryStore):
         by: Origin,
         source: Source | None,
         related_id: str | None = None,
+        client: str | None = None,
     ) -> MemoryItem:
         """Apply changes of content with an "edited" or "merged" event and new vectors."""
         with self._lock:
@@ -276,6 +291,7 @@ class SemanticMemory(MemoryStore):
                 text_after=text if text != old.text else None,
                 related_id=related_id,
                 reason=_what_changed(old, item),
+                client=client,
             )
             [slot] = self._commit([item], [event])
             if embedded is not None and self._index.items[slot].text == text:
@@ -297,6 +313,7 @@ class SemanticMemory(MemoryStore):
         reason: str,
         valid_from: datetime | None = None,
         tags: Sequence[str] = (),
+        client: str | None = None,
     ) -> MemoryItem:
         """Replace a memory by a new fact: the new memory is created (`supersedes` names the
         old one); the old one is archived, stops holding at `valid_from` (default now), links
@@ -316,6 +333,7 @@ class SemanticMemory(MemoryStore):
                 origin=by,
                 valid_from=valid_from,
                 supersedes=(old_id,),
+                client=client,
             )
             ended = old._replace(
                 state="archived",
@@ -331,6 +349,7 @@ class SemanticMemory(MemoryStore):
                 source=source,
                 related_id=new.id,
                 reason=reason,
+                client=client,
             )
             _, slot = self._commit([ended, new], [event, creation(new)])
             if embedded is not None:
