@@ -81,3 +81,12 @@ def test_a_request_without_the_token_is_refused(served: str, header: str | None)
     response = httpx2.post(served, json=body, headers=headers)
     assert response.status_code == 401
     assert TOKEN_FILE in response.json()["error"]
+
+
+def test_a_request_naming_another_host_is_refused(data_dir: Path, served: str) -> None:
+    """A web page that rebinds its own name to 127.0.0.1 sends its name as the Host."""
+    token = (data_dir / TOKEN_FILE).read_text().strip()
+    headers = {"Authorization": f"Bearer {token}", "Host": "attacker.example:80"}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    response = httpx2.post(served, json=body, headers=headers)
+    assert response.status_code in (403, 421)
