@@ -79,7 +79,8 @@ def test_the_client_in_words() -> None:
 
 def test_the_client_survives_export_and_import(tmp_path: Path) -> None:
     from assistant.memory import ConversationStore
-    from assistant.transfer import StoreSet, apply_import, export_data, parse_import
+    from assistant.transfer import apply_import, export_data, parse_import
+    from tests.store_set import StoreSet
 
     source = StoreSet(ConversationStore(tmp_path / "a"), SemanticMemory.open(tmp_path / "a" / "m"))
     item = source.memory.add("The user's cat is Miso.", origin="mcp", client="Claude Desktop")
