@@ -140,6 +140,7 @@ def test_a_reply_that_read_files_shows_citations_that_open_them(
     qtbot.keyClick(win.input, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: "Files read:" in win.chat.toPlainText(), timeout=20000)
     text = win.chat.toPlainText()
+    assert "Searched your files for 'board March' · 2 found" in text
     assert "▤ report.pdf p. 2" in text
     assert "▤ plan.md Plan > Budget, lines 5-7" in text
     opened: list[str] = []
