@@ -1,4 +1,5 @@
-"""Command line: open the window, `export` / `import`, `--self-test`, `--data-dir`, `--version`."""
+"""Command line: open the window, `export` / `import`, `mcp`, `--self-test`, `--data-dir`,
+`--version`."""
 
 from __future__ import annotations
 
@@ -76,6 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="what to do with a conversation that is already here (default: skip); memories "
         "already here are never imported twice",
     )
+    commands.add_parser(
+        "mcp",
+        parents=[common],
+        help="serve your memory to other AI apps over MCP (stdio), through the app if it runs",
+    )
     return parser
 
 
@@ -124,6 +130,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return export_command(root, Path(args.out), args.conversations, args.memories)
     if args.command == "import":
         return import_command(root, Path(args.source), args.on_conflict)
+    if args.command == "mcp":
+        from assistant.mcp_server import serve
+
+        serve(root)
+        return 0
     if args.self_test:
         return self_test(root, started, timing=args.timing)
     from assistant.ui.app import run_app
