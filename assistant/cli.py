@@ -77,12 +77,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="what to do with a conversation that is already here (default: skip); memories "
         "already here are never imported twice",
     )
-    commands.add_parser(
+    mcp = commands.add_parser(
         "mcp",
         parents=[common],
         help="serve your memory to other AI apps over MCP (stdio), through the app if it runs",
     )
+    mcp.add_argument(
+        "--http",
+        metavar="PORT",
+        type=_port,
+        help="serve over Streamable HTTP on 127.0.0.1:PORT instead (0: any free port), with "
+        "the token kept in the data dir's mcp-token",
+    )
     return parser
+
+
+def _port(text: str) -> int:
+    """A TCP port number (0: any free one), for argparse."""
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}")
+    return int(text)
 
 
 # Qt's own command-line options (QGuiApplication, QApplication): passed on to Qt.
@@ -133,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "mcp":
         from assistant.mcp_server import serve
 
-        serve(root)
+        serve(root, args.http)
         return 0
     if args.self_test:
         return self_test(root, started, timing=args.timing)

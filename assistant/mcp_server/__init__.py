@@ -10,9 +10,16 @@ from pathlib import Path
 __all__ = ["serve"]
 
 
-def serve(root: Path) -> None:
-    """Serve MCP over stdin/stdout on the data dir `root` until the client closes them."""
+def serve(root: Path, http_port: int | None = None) -> None:
+    """Serve MCP on the data dir `root`: over stdin/stdout until the client closes them, or
+    with `http_port` over Streamable HTTP on 127.0.0.1 until interrupted."""
     from assistant.mcp_server.backend import Backend
     from assistant.mcp_server.server import build_server
 
-    build_server(Backend(root)).run("stdio")
+    server = build_server(Backend(root))
+    if http_port is None:
+        server.run("stdio")
+    else:
+        from assistant.mcp_server.http import serve_http
+
+        serve_http(server, root, http_port)
