@@ -75,3 +75,20 @@ def test_the_client_in_words() -> None:
     assert by_text("mcp", None) == "an MCP client"
     unnamed = item._replace(client=None)
     assert origin_short(unnamed) == "Remembered by an MCP client"
+
+
+def test_the_client_survives_export_and_import(tmp_path: Path) -> None:
+    from assistant.memory import ConversationStore
+    from assistant.transfer import StoreSet, apply_import, export_data, parse_import
+
+    source = StoreSet(ConversationStore(tmp_path / "a"), SemanticMemory.open(tmp_path / "a" / "m"))
+    item = source.memory.add("The user's cat is Miso.", origin="mcp", client="Claude Desktop")
+    text = json.dumps(export_data(source, include_memories=True))
+    target = StoreSet(ConversationStore(tmp_path / "b"), SemanticMemory.open(tmp_path / "b" / "m"))
+    apply_import(parse_import(text), target, "skip")
+    there = target.memory.get(item.id)
+    assert there is not None and (there.origin, there.client) == ("mcp", "Claude Desktop")
+    [created] = target.memory.history(item.id)
+    assert (created.by, created.client) == ("mcp", "Claude Desktop")
+    source.memory.close()
+    target.memory.close()
