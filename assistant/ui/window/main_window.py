@@ -45,7 +45,7 @@ from assistant.ui.window.status_bar import StatusBar
 from assistant.ui.wording import count
 
 if TYPE_CHECKING:
-    from assistant.knowledge import KnowledgeEvent
+    from assistant.knowledge import Citation, KnowledgeEvent
     from assistant.memory import Conversation
     from assistant.ui.worker import AgentEvent
     from assistant.workspace import Workspace
@@ -434,6 +434,7 @@ class MainWindow(QMainWindow):
         self.chat.branch_requested.connect(self._show_branch)
         self.chat.copied.connect(lambda what: self.statusBar().showMessage(what, 3000))
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
+        self.chat.citation_clicked.connect(self._open_citation)
         self.sidebar.source_requested.connect(self.show_message)
         # Coalesce: a turn saves several messages, the list needs one refresh.
         self._refresh_list = Debounced(LIST_REFRESH_MS, self.conversations.refresh, self)
@@ -705,6 +706,11 @@ class MainWindow(QMainWindow):
         from assistant.ui.knowledge.page import KnowledgeDialog
 
         KnowledgeDialog(self.knowledge, self).exec()
+
+    def _open_citation(self, citation: Citation) -> None:
+        from assistant.ui.knowledge.opening import open_citation
+
+        open_citation(citation, self)
 
     def _on_knowledge(self, event: KnowledgeEvent) -> None:
         what = "Reading files" if event.phase == "reading" else "Preparing file search"
