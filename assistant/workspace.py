@@ -61,13 +61,23 @@ class Workspace:
         self.capabilities = CapabilityMemory(self.notices.say)
 
     @classmethod
-    def open(cls, root: Path, credentials: Credentials | None = None) -> Workspace:
-        """Open (or create) every store in `root`; problems found on disk become warnings."""
+    def open(
+        cls,
+        root: Path,
+        credentials: Credentials | None = None,
+        *,
+        embedder_before: Embedder | None = None,
+    ) -> Workspace:
+        """Open (or create) every store in `root`; problems found on disk become warnings.
+
+        `embedder_before`: the embedder of a workspace opened on `root` before, kept if the
+        settings still name it (the built-in model is not loaded again).
+        """
         settings, warnings = Settings.load(settings_file(root))
         credentials = credentials or Credentials()
         notices = Notices()
         clients = OpenAIClients()
-        embedder = _embedder(settings, credentials, notices, clients)
+        embedder = _embedder(settings, credentials, notices, clients, embedder_before)
         memory = SemanticMemory.open(memory_dir(root), embedder)
         workspace = cls(
             root=root,
