@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         ConversationExistsError,
         ConversationNotFoundError,
         ConversationStore,
+        ConversationWrite,
     )
     from assistant.memory.edits import MemoryEdit, undo
     from assistant.memory.embedding import Embedder, LazyEmbedder, embedding_batches
@@ -57,6 +58,7 @@ _MODULES = {
         "ConversationExistsError",
         "ConversationNotFoundError",
         "ConversationStore",
+        "ConversationWrite",
     ),
     "messages": ("Message", "check_messages", "estimate_tokens"),
     "edits": ("MemoryEdit", "undo"),
@@ -94,6 +96,7 @@ __all__ = [
     "ConversationInfo",
     "ConversationNotFoundError",
     "ConversationStore",
+    "ConversationWrite",
     "Embedder",
     "EmbeddingStatus",
     "EventType",

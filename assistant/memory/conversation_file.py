@@ -15,7 +15,7 @@ import os
 import re
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -95,6 +95,24 @@ class Conversation:
 
     do_not_remember: bool = False  # imported so: the curator never learns from it
 
+    def with_record(self, record: Mapping[str, Any]) -> Conversation:
+        """This conversation once `record` (a message or an update) is appended to its file.
+
+        ValueError if the record is malformed; a record of another type changes nothing.
+        """
+        kind = record.get("type")
+        if kind == "message":
+            message = Message.from_json(record)
+            return replace(
+                self,
+                messages=[*self.messages, message],
+                leaf_id=message.id,
+                updated_at=message.created_at,
+            )
+        if kind == "update":
+            return replace(self, **update_fields(record))
+        return self
+
     def prompt_messages(self, budget_tokens: int) -> PromptWindow:
         """The summary and the newest messages after `summary_upto` that fit the budget.
 
@@ -137,9 +155,7 @@ def read_conversation(path: Path) -> tuple[Conversation, list[str]]:
         refuse_newer(path, record, RECORD_VERSION)
     problems: list[str] = []
     meta: dict[str, Any] | None = None
-    title: str | None = None
-    summary = ""
-    summary_upto: str | None = None
+    updates: dict[str, Any] = {}  # the latest title and summary
     messages: list[Message] = []
     leaf: str | None = None
     bad = 0
@@ -157,13 +173,9 @@ def read_conversation(path: Path) -> tuple[Conversation, list[str]]:
                         raise ValueError(f"{flag!r} must be true or false")
                 meta = record
             elif kind == "update":
-                if "title" in record:
-                    title = string(record, "title")
-                if "summary" in record:
-                    summary = string(record, "summary")
-                    summary_upto = optional_str(record, "summary_upto")
-                if "leaf" in record:
-                    leaf = optional_str(record, "leaf")
+                fields = update_fields(record)
+                leaf = fields.pop("leaf_id", leaf)
+                updates.update(fields)
         except ValueError:
             bad += 1
     if bad:
@@ -184,17 +196,30 @@ def read_conversation(path: Path) -> tuple[Conversation, list[str]]:
         leaf = messages[-1].id if messages else None
     conversation = Conversation(
         id=path.stem,
-        title=title or meta["title"],
+        title=updates.get("title") or meta["title"],
         created_at=meta["created_at"],
         updated_at=messages[-1].created_at if messages else meta["created_at"],
         temporary=meta.get("temporary", False),
-        summary=summary,
-        summary_upto=summary_upto,
+        summary=updates.get("summary", ""),
+        summary_upto=updates.get("summary_upto"),
         messages=messages,
         do_not_remember=meta.get("do_not_remember", False),
         leaf_id=leaf,
     )
     return conversation, loaded.warnings + problems
+
+
+def update_fields(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What an "update" record changes, by `Conversation` field; ValueError if malformed."""
+    fields: dict[str, Any] = {}
+    if "title" in record:
+        fields["title"] = string(record, "title")
+    if "summary" in record:
+        fields["summary"] = string(record, "summary")
+        fields["summary_upto"] = optional_str(record, "summary_upto")
+    if "leaf" in record:
+        fields["leaf_id"] = optional_str(record, "leaf")
+    return fields
 
 
 def create_file(path: Path, data: bytes) -> None:

@@ -13,7 +13,6 @@ sit under it, and a reply streams in above them.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
 from PySide6.QtGui import (
@@ -22,6 +21,7 @@ from PySide6.QtGui import (
     QGuiApplication,
     QPalette,
     QShowEvent,
+    QTextBlock,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
@@ -38,7 +38,6 @@ from assistant.ui.chat.stream import StreamingMarkdown
 from assistant.ui.chat.tool_summary import MemoryLookup, summarize
 from assistant.ui.wording import shorten
 
-Loader = Callable[[str], Conversation]  # conversation id -> the saved conversation
 Versions = dict[str, list[Message]]  # message id -> it and its siblings (`Conversation.versions`)
 CHIP_CHARS = 40
 TAIL_GROUPS = 40  # the turns (a message, or a reply with its tools) a conversation opens with
@@ -70,9 +69,7 @@ class ChatView(QTextBrowser):
     copied = Signal(str)  # what was copied, for the status bar
     rendered = Signal(str)  # a conversation was drawn anew from its saved messages
 
-    def __init__(
-        self, memory_text: MemoryLookup, load: Loader, parent: QWidget | None = None
-    ) -> None:
+    def __init__(self, memory_text: MemoryLookup, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("chatView")
         self.setAccessibleName("Conversation")
@@ -87,7 +84,6 @@ class ChatView(QTextBrowser):
         self.document().setDocumentMargin(16)
         self._code_scroll = CodeScroll(self)
         self._memory_text = memory_text
-        self._load = load
         self._renderer = MarkdownRenderer(self, self.palette)
         self._conversation: Conversation | None = None
         self._shown_groups = 0  # the conversation's turns rendered (the newest ones)
@@ -576,7 +572,8 @@ class ChatView(QTextBrowser):
             if result is not None:
                 detail += f"\nresult: {result}"
             self._new_block(cursor)
-            cursor.insertText(detail, mono)
+            # Line breaks, not new blocks: the details are one block, folded away whole.
+            cursor.insertText(detail.replace("\n", "\u2028"), mono)
 
     def _chips(self, cursor: QTextCursor, memory_ids: tuple[str, ...]) -> None:
         fmt = QTextBlockFormat()
@@ -683,11 +680,63 @@ class ChatView(QTextBrowser):
                 self.edit_requested.emit(message_id, self._texts[message_id])
         elif kind == "branch":
             self.branch_requested.emit(value)
-        elif kind == "tool" and self._conversation is not None:
-            self._expanded.symmetric_difference_update({value})
-            position = self.verticalScrollBar().value()
-            self.show_conversation(self._load(self._conversation.id))
-            self.verticalScrollBar().setValue(position)
+        elif kind == "tool":
+            self._toggle_tool_line(value)
+
+    def _toggle_tool_line(self, call_id: str) -> None:
+        """Expand a tool line to its arguments and result, or fold it again, in place."""
+        found = self._saved_tool_call(call_id)
+        line = self._tool_block(call_id)
+        if found is None or line is None:
+            return
+        self._expanded.symmetric_difference_update({call_id})
+        end = line.next() if line.next().isValid() and call_id not in self._expanded else line
+        start = line.position()  # the expanded line's details are the block after it
+        size = self.document().characterCount()
+        position = self.verticalScrollBar().value()
+        cursor = QTextCursor(self.document())
+        cursor.beginEditBlock()
+        cursor.setPosition(start)
+        cursor.setPosition(end.position() + end.length() - 1, _KEEP)
+        cursor.removeSelectedText()
+        name, arguments, result, ok = found
+        self._tool_line(cursor, call_id, name, arguments, result, ok=ok)
+        cursor.endEditBlock()
+        delta = self.document().characterCount() - size
+        self._positions = {k: at + delta if at > start else at for k, at in self._positions.items()}
+        self.verticalScrollBar().setValue(position)
+
+    def _saved_tool_call(self, call_id: str) -> tuple[str, str, str | None, bool] | None:
+        """A saved tool call's name, arguments, result (None: none yet) and whether it ran."""
+        if self._conversation is None:
+            return None
+        result = None
+        for message in reversed(self._conversation.messages):
+            if message.role == "tool" and message.tool_call_id == call_id:
+                result = message
+            for call in message.tool_calls:
+                if call.get("id") == call_id:
+                    function = call.get("function", {})
+                    name, arguments = (
+                        str(function.get("name", "")),
+                        str(function.get("arguments", "")),
+                    )
+                    ok = result is None or result.ok
+                    return name, arguments, None if result is None else result.content, ok
+        return None
+
+    def _tool_block(self, call_id: str) -> QTextBlock | None:
+        """The block of the tool line of `call_id` (its link opens the details)."""
+        href = f"tool:{call_id}"
+        block = self.document().begin()
+        while block.isValid():
+            it = block.begin()
+            while not it.atEnd():
+                if it.fragment().charFormat().anchorHref() == href:
+                    return block
+                it += 1
+            block = block.next()
+        return None
 
 
 def _pretty_json(arguments: str) -> str:

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from assistant.memory import ConversationHit, ConversationInfo, ConversationStore
 from assistant.ui.debounce import Debounced
-from assistant.ui.jobs import LatestJob, Progress
+from assistant.ui.jobs import LatestJob, Progress, run_job
 from assistant.ui.theme import set_muted
 from assistant.ui.times import listing_time
 from assistant.ui.wording import count
@@ -56,7 +56,10 @@ class ConversationListModel(QAbstractListModel):
 
     def refresh(self) -> None:
         """Re-read the listing (cheap: the store caches it) and update the rows."""
-        rows = self._store.all()
+        self.set_rows(self._store.all())
+
+    def set_rows(self, rows: list[ConversationInfo]) -> None:
+        """Show these rows (the listing as read)."""
         if [r.id for r in rows] == [r.id for r in self._rows]:
             self._rows = rows
             if rows:
@@ -169,6 +172,10 @@ class ConversationPane(QWidget):
         )
         self._slow_search = Debounced(SLOW_SEARCH_MS, self._on_slow_search, self)
         self._hidden_current: str | None = None  # the open conversation, hidden by the filter
+        # The listing is read again off the GUI thread: it may stat every file and save itself.
+        self._listing: LatestJob[list[ConversationInfo]] = LatestJob(
+            self._show_rows, self._on_listing_failed, self
+        )
         self.view = self._build_view()
 
         top = QHBoxLayout()
@@ -242,10 +249,26 @@ class ConversationPane(QWidget):
         self.view.setCurrentIndex(proxy_index)
 
     def refresh(self) -> None:
-        """Re-read the list, keeping the selection."""
+        """Re-read the list now, keeping the selection."""
+        self._show_rows(self._store.all())
+
+    def refresh_later(self) -> None:
+        """Re-read the list in the background, then show it (keeping the selection)."""
+        store = self._store
+        self._listing.run(lambda _progress: store.all())
+
+    @property
+    def refreshing(self) -> bool:
+        """Whether the list is being read again in the background."""
+        return self._listing.running
+
+    def _on_listing_failed(self, message: str) -> None:
+        self._show_note(f"Could not list the conversations: {message}")
+
+    def _show_rows(self, rows: list[ConversationInfo]) -> None:
         current = self.current_id()
         with QSignalBlocker(self.view.selectionModel()):
-            self.model.refresh()
+            self.model.set_rows(rows)
             if current is not None:
                 row = self.model.row_of(current)
                 if row >= 0:
@@ -348,8 +371,12 @@ class ConversationPane(QWidget):
             self, "Rename conversation", "Title:", text=self.view.currentIndex().data()
         )
         if ok and title.strip():
-            self._store.rename(cid, title)
-            self.refresh()
+            store = self._store
+            run_job(
+                lambda _progress: store.rename(cid, title),
+                on_done=lambda _none: self.refresh_later(),
+                on_error=self._show_note,
+            )
 
     def delete_current(self) -> None:
         """Delete the selected conversation after confirmation."""
@@ -357,7 +384,15 @@ class ConversationPane(QWidget):
         if cid is None or not self.confirm_delete(self.view.currentIndex().data()):
             return
         row = self.view.currentIndex().row()
-        self._store.delete(cid)
+        store = self._store
+        run_job(
+            lambda _progress: store.delete(cid),
+            on_done=lambda _none: self._deleted(row),
+            on_error=self._show_note,
+        )
+
+    def _deleted(self, row: int) -> None:
+        """The conversation in `row` is deleted: select the one now there (or above)."""
         self.model.refresh()
         next_row = min(row, self._proxy.rowCount() - 1)
         if next_row >= 0:

@@ -9,7 +9,6 @@ the input box are modules of their own; this one wires them to the panes and the
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,15 +44,11 @@ from assistant.ui.window.status_bar import StatusBar
 from assistant.ui.wording import count
 
 if TYPE_CHECKING:
-    from assistant.memory import Conversation
-    from assistant.ui.worker import AgentEvent
     from assistant.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
-TITLE_WORDS = 7
 LIST_REFRESH_MS = 250
-TEXT_FLUSH_MS = 30
 NOTICE_MS = 15000  # how long a notice stays in the status bar
 PAINT_FIRST_MS = 15  # the frame paints before the loader thread competes for the interpreter
 LIST_MIN_WIDTH = 200  # fits the "New chat" and "Temporary chat" buttons
@@ -133,9 +128,6 @@ class MainWindow(QMainWindow):
     ready = Signal()
     open_failed = Signal(str)
     workspace: Workspace  # set by `attach`; nothing that uses it can be reached before
-    _submit = Signal(str, str)
-    _edit = Signal(str, str, str)
-    _retry = Signal(str)
     _embed = Signal()
     _maintain = Signal()
 
@@ -143,17 +135,11 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.setWindowTitle(APP_NAME)
         self.setMinimumSize(MIN_WIDTH, MIN_HEIGHT)
-        self._busy = False
-        self._busy_with: str | None = None  # the conversation being answered
         self._attached = False  # the workspace is ours to close
         self._ready = False  # and every pane is built on it
         self._closed = False
         self._loader: WorkspaceLoader | None = None
-        self._current: str | None = None
-        self._leave_later: set[str] = set()  # to delete once its reply has ended
         self._placed = False  # kept on the screen once shown (the frame's size is known then)
-        self._pending_text: list[str] = []
-        self._flush_text = Debounced(TEXT_FLUSH_MS, self._show_pending_text, self, throttled=True)
 
         self.splitter = QSplitter()  # horizontal; the Qt namespace (40 ms) is not needed yet
         self.splitter.setObjectName("paneSplitter")
@@ -220,7 +206,7 @@ class MainWindow(QMainWindow):
         from assistant.ui.chat.code_highlight import warm_up as warm_up_highlighting
         from assistant.ui.chat.find_bar import FindBar
         from assistant.ui.chat.memory_edit_lines import MemoryEditLines
-        from assistant.ui.chat.reply_log import ReplyLog
+        from assistant.ui.chat.session import ChatSession
         from assistant.ui.chat.view import ChatView
         from assistant.ui.conversations.pane import ConversationPane
         from assistant.ui.memory.sidebar import MemorySidebar
@@ -233,9 +219,8 @@ class MainWindow(QMainWindow):
         self.conversations.setMinimumWidth(LIST_MIN_WIDTH)
         self.sidebar = MemorySidebar(workspace, self.bridge, self)
         self.sidebar.setMinimumWidth(SIDEBAR_MIN_WIDTH)
-        self.chat = ChatView(self._memory_text, workspace.conversations.load, self.stack)
+        self.chat = ChatView(self._memory_text, self.stack)
         self.memory_edits = MemoryEditLines(self.chat, workspace.memory, self)
-        self.reply_log = ReplyLog()
         self.find_bar = FindBar(self.chat, self._chat_pane, before_find=self.chat.load_all)
         self._chat_layout.insertWidget(1, self.find_bar)  # above the chat
         self.stack.addWidget(self.chat)
@@ -250,6 +235,9 @@ class MainWindow(QMainWindow):
         self.splitter.restoreState(layout)
         self.side_panes.apply(self.width())
         self._start_worker(workspace)
+        self.session = ChatSession(
+            self.worker, workspace.conversations, self.chat, self.memory_edits, self
+        )
         QThreadPool.globalInstance().start(warm_up_highlighting)
         self._connect()
         for action in self.menu.workspace_actions:
@@ -384,13 +372,8 @@ class MainWindow(QMainWindow):
         self.thread_.setObjectName("agentThread")
         self.worker = AgentWorker(workspace)
         self.worker.moveToThread(self.thread_)
-        self._submit.connect(self.worker.submit)
-        self._edit.connect(self.worker.edit)
-        self._retry.connect(self.worker.retry)
         self._embed.connect(self.worker.embed_missing)
         self._maintain.connect(self.worker.maintain)
-        self.worker.agent_event.connect(self._on_agent_event)
-        self.worker.busy_changed.connect(self._set_busy)
         self.worker.upkeep_changed.connect(self.status.set_upkeep)
         self.worker.progress.connect(self._on_progress)
         self.thread_.start()
@@ -415,16 +398,19 @@ class MainWindow(QMainWindow):
         self.input.send.connect(self.send)
         self.stop_button.clicked.connect(self.stop)
         self.input.stop.connect(self._on_escape)
-        self.chat.retry_requested.connect(self.retry)
-        self.chat.regenerate_requested.connect(self.regenerate)
         self.chat.edit_requested.connect(self._begin_edit)
-        self.chat.branch_requested.connect(self._show_branch)
         self.chat.copied.connect(lambda what: self.statusBar().showMessage(what, 3000))
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
         self.sidebar.source_requested.connect(self.show_message)
+        session = self.session
+        session.busy_changed.connect(self._set_busy)
+        session.connection.connect(self._on_connection)
+        session.notice.connect(self._show_notice)
+        session.conversation_changed.connect(self.sidebar.set_conversation)
+        self.bridge.conversation_written.connect(session.on_written)
         # Coalesce: a turn saves several messages, the list needs one refresh.
-        self._refresh_list = Debounced(LIST_REFRESH_MS, self.conversations.refresh, self)
-        self.bridge.conversation_changed.connect(self._refresh_list.trigger)
+        self._refresh_list = Debounced(LIST_REFRESH_MS, self.conversations.refresh_later, self)
+        session.listing_changed.connect(self._refresh_list.trigger)
         self.bridge.memory_changed.connect(lambda _change: self._update_status())
         self.bridge.notice.connect(self._show_notice)
 
@@ -454,42 +440,13 @@ class MainWindow(QMainWindow):
         self.new_conversation(temporary=True)
 
     def _show_conversation(self, conversation_id: str | None) -> None:
-        previous = self._current
-        self._current = conversation_id
-        self._pending_text.clear()
         self.composer.end_edit()
-        if previous is not None and previous != conversation_id:
-            self._leave(previous)
-        conversation = (
-            None if conversation_id is None else self.workspace.conversations.load(conversation_id)
-        )
-        if conversation is not None and self._is_answering(conversation_id):
-            self.reply_log.show(self.chat, conversation)  # the reply so far; the rest streams in
-        else:
-            self.chat.show_conversation(conversation)
+        conversation = self.session.open(conversation_id)
         self.temporary_banner.setVisible(conversation is not None and conversation.temporary)
-        self.sidebar.set_conversation(conversation_id)
         self._show_welcome_if_needed()
         hit = None if conversation_id is None else self.conversations.content_hit(conversation_id)
         if hit is not None:  # found by what was said in it: open it there
             self.chat.scroll_to_message(hit)
-
-    def _is_answering(self, conversation_id: str | None) -> bool:
-        return self._busy and conversation_id is not None and conversation_id == self._busy_with
-
-    def _leave(self, conversation_id: str) -> None:
-        """Leaving a conversation: a temporary or empty one is deleted (after its reply)."""
-        store = self.workspace.conversations
-        if not store.exists(conversation_id):
-            return
-        conversation = store.load(conversation_id)
-        if not (conversation.temporary or not conversation.messages):
-            return
-        if self._is_answering(conversation_id):
-            self._leave_later.add(conversation_id)
-            return
-        self._delete_quietly(conversation_id)
-        self._refresh_list.trigger()
 
     def _delete_quietly(self, conversation_id: str) -> None:
         try:
@@ -500,14 +457,8 @@ class MainWindow(QMainWindow):
     def show_message(self, conversation_id: str, message_id: str) -> None:
         """Open a conversation at a message (on the branch that holds it)."""
         self.conversations.select(conversation_id)
-        if self._current != conversation_id or self.chat.scroll_to_message(message_id):
-            return
-        conversation = self.workspace.conversations.load(conversation_id)
-        if any(m.id == message_id for m in conversation.messages) and not self._busy:
-            leaf = conversation.newest_leaf_under(message_id)
-            self.workspace.conversations.set_leaf(conversation_id, leaf)
-            self.chat.show_conversation(self.workspace.conversations.load(conversation_id))
-            self.chat.scroll_to_message(message_id)
+        if self.session.conversation_id == conversation_id:
+            self.session.show_message(message_id)
 
     def search_conversations(self) -> None:
         """Ctrl+K: find a message in any conversation and open it there."""
@@ -518,16 +469,6 @@ class MainWindow(QMainWindow):
         dialog.exec()
         dialog.deleteLater()
 
-    def _show_branch(self, message_id: str) -> None:
-        """Show the branch through a sibling message (its newest continuation)."""
-        if self._current is None or self._busy:
-            return
-        store = self.workspace.conversations
-        store.set_leaf(self._current, store.load(self._current).newest_leaf_under(message_id))
-        position = self.chat.verticalScrollBar().value()
-        self.chat.show_conversation(store.load(self._current))
-        self.chat.verticalScrollBar().setValue(position)
-
     def _memory_text(self, memory_id: str) -> str | None:
         item = self.workspace.memory.get(memory_id)
         return None if item is None or item.state == "forgotten" else item.text
@@ -537,142 +478,49 @@ class MainWindow(QMainWindow):
     def send(self) -> None:
         """Send the input's text (a new version of a message while editing one)."""
         text = self.input.toPlainText().strip()
-        if not text or self._busy:
+        if not text or self.session.busy:
             return
         if not self.workspace.is_configured():
             self._show_welcome_if_needed()
             self.open_settings()
             return
-        from assistant.memory import DEFAULT_TITLE
-
-        cid = self._current or self.new_conversation()
-        conversation = self.workspace.conversations.load(cid)
+        if self.session.conversation is None:
+            self.new_conversation()
         edited = self.composer.editing
-        if edited is not None and any(m.id == edited for m in conversation.messages):
-            parent = next(m.parent_id for m in conversation.messages if m.id == edited)
-            self._start_reply(cid, dataclasses.replace(conversation, leaf_id=parent), text)
-            self._edit.emit(cid, edited, text)
-        else:
-            if conversation.title == DEFAULT_TITLE and not conversation.messages:
-                self.workspace.conversations.rename(cid, _title_from(text))
-            self._start_reply(cid, None, text)
-            self._submit.emit(cid, text)
+        if (edited is None or not self.session.edit(edited, text)) and not self.session.send(text):
+            return
         self.composer.end_edit()
         self.input.clear()
 
-    def retry(self) -> None:
-        """Answer the last message of the current branch again."""
-        if self._busy or self._current is None:
-            return
-        branch = self.workspace.conversations.load(self._current).branch()
-        last_user = next((m for m in reversed(branch) if m.role == "user"), None)
-        if last_user is not None:
-            self.regenerate(last_user.id)
-
-    def regenerate(self, user_message_id: str) -> None:
-        """Write a new reply to a user message; the earlier reply stays as a branch."""
-        if self._busy or self._current is None:
-            return
-        conversation = self.workspace.conversations.load(self._current)
-        if all(m.id != user_message_id for m in conversation.messages):
-            return
-        self.workspace.conversations.set_leaf(self._current, user_message_id)
-        self._start_reply(self._current, dataclasses.replace(conversation, leaf_id=user_message_id))
-        self._retry.emit(self._current)
-
-    def _start_reply(
-        self, cid: str, shown: Conversation | None, user_text: str | None = None
-    ) -> None:
-        """Show the conversation as it will be answered, then wait for the reply."""
-        self.stack.setCurrentWidget(self.chat)
-        if shown is not None:
-            self.chat.show_conversation(shown, replying=user_text is None)
-        if user_text is not None:
-            self.chat.add_user_message(user_text)
-        else:
-            self.chat.start_reply()
-        self._busy_with = cid
-        self.reply_log.start(cid)
-        self._set_busy(True)
-
     def _begin_edit(self, message_id: str, text: str) -> None:
-        if not self._busy:
+        if not self.session.busy:
             self.composer.begin_edit(message_id, text)
 
     def stop(self) -> None:
         """Cancel the reply being written (memory upkeep goes on)."""
-        if self._busy:
-            self.worker.cancel()
+        self.session.stop()
 
     def _on_escape(self) -> None:
-        if self._busy:
+        if self.session.busy:
             self.stop()
         elif self.composer.editing is not None:
             self.composer.end_edit()
 
-    def _show_pending_text(self) -> None:
-        self._flush_text.cancel()
-        if self._pending_text:
-            self.chat.append_delta("".join(self._pending_text))
-            self._pending_text.clear()
-
     def _set_busy(self, busy: bool) -> None:
-        self._busy = busy
         self.send_button.setEnabled(not busy)
         self.stop_button.setEnabled(busy)
         if busy:
-            self.connection_label.setText("Thinking…")
-            return
-        self._busy_with = None
-        for cid in list(self._leave_later):
-            self._leave_later.discard(cid)
-            if cid != self._current:
-                self._delete_quietly(cid)
-                self._refresh_list.trigger()
+            self.stack.setCurrentWidget(self.chat)
+
+    def _on_connection(self, text: str, tip: str) -> None:
+        self.connection_label.setText(text)
+        if tip:
+            self.connection_label.setToolTip(tip)
 
     def _show_notice(self, text: str) -> None:
         # Notices often come in twos (a server's first turn): keep the one still showing.
         shown = self.statusBar().currentMessage()
         self.statusBar().showMessage(f"{shown}  ·  {text}" if shown else text, NOTICE_MS)
-
-    def _on_agent_event(self, event: AgentEvent) -> None:
-        from assistant.ui.worker import events  # loaded by then; the frame shows without it
-
-        if isinstance(event, events.Notice):
-            self._show_notice(event.text)
-            return
-        self.reply_log.record(event)
-        if event.conversation_id != self._current:
-            if isinstance(event, events.MemoryEdited):  # its line shows with the conversation
-                self.memory_edits.record(event.conversation_id, event.edit)
-            return
-        if isinstance(event, events.Waiting):
-            self.connection_label.setText(f"Waiting for the model… {event.seconds:.0f} s")
-            return
-        if isinstance(event, events.TextDelta):
-            self.connection_label.setText("Thinking…")
-            # Chunks can arrive faster than the screen refreshes: show them in batches.
-            self._pending_text.append(event.text)
-            self._flush_text.trigger()
-            return
-        self._show_pending_text()
-        if isinstance(event, events.ToolCallStarted):
-            self.chat.start_tool_call(event.call_id, event.name, event.arguments)
-        elif isinstance(event, events.ToolCallFinished):
-            self.chat.finish_tool_call(event.call_id, event.result, event.ok)
-        elif isinstance(event, events.MemoryEdited):
-            self.memory_edits.show(event.conversation_id, event.edit)
-        elif isinstance(event, events.Finished | events.Failed | events.Cancelled):
-            saved = self.workspace.conversations.load(event.conversation_id)
-            error = event.error if isinstance(event, events.Failed) else None
-            self.chat.finish_reply(saved, error)
-            if isinstance(event, events.Finished):
-                self.connection_label.setText("Connected")
-            elif isinstance(event, events.Failed):
-                self.connection_label.setText("Connection problem")
-                self.connection_label.setToolTip(event.error)
-            else:
-                self.connection_label.setText("Stopped")
 
     # -- settings, status ------------------------------------------------------------------------
 
@@ -696,9 +544,8 @@ class MainWindow(QMainWindow):
             self.workspace.settings.ui_state["theme"] = name
 
     def _show_welcome_if_needed(self) -> None:
-        empty = (
-            self._current is None or not self.workspace.conversations.load(self._current).messages
-        )
+        shown = self.session.conversation
+        empty = shown is None or not shown.messages
         show = not self.workspace.is_configured() and empty
         self.stack.setCurrentWidget(self.welcome if show else self.chat)
 
@@ -760,7 +607,7 @@ class MainWindow(QMainWindow):
     def _export(self) -> None:
         from assistant.ui.transfer.dialogs import export_conversations
 
-        export_conversations(self, self.workspace, self._current)
+        export_conversations(self, self.workspace, self.session.conversation_id)
 
     def _about(self) -> None:
         QMessageBox.about(
@@ -835,12 +682,8 @@ class MainWindow(QMainWindow):
         self.workspace.settings.save(settings_file(self.workspace.root))
 
     def _end_session(self) -> None:
-        """On quit, once the reply has stopped: delete a temporary or empty chat."""
-        if self._current is not None:
-            self._leave_later.discard(self._current)
-            self._busy = False
-            self._leave(self._current)
-        for cid in self._leave_later:
+        """On quit, once the worker has stopped: delete a temporary or empty chat."""
+        for cid in self.session.leftovers():
             self._delete_quietly(cid)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
@@ -896,9 +739,3 @@ def _pane_button(text: str, tip: str, parent: QWidget) -> QPushButton:
     button.setFlat(True)
     button.setMaximumWidth(button.fontMetrics().horizontalAdvance(text) + 24)
     return button
-
-
-def _title_from(text: str) -> str:
-    words = text.split()
-    title = " ".join(words[:TITLE_WORDS])
-    return title + ("…" if len(words) > TITLE_WORDS else "")
