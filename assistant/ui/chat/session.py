@@ -279,7 +279,7 @@ class ChatSession(QObject):
     def leave(self, conversation_id: str) -> None:
         """Leaving a conversation: a temporary or empty one is deleted (after its reply)."""
         conversation = self._held.get(conversation_id)
-        if conversation is None or not (conversation.temporary or not conversation.messages):
+        if conversation is None or not (conversation.temporary or _is_empty(conversation)):
             return
         if self.is_answering(conversation_id):
             self._leave_later.add(conversation_id)
@@ -291,7 +291,7 @@ class ChatSession(QObject):
         shown if it is temporary or empty, and those left during their reply)."""
         shown = self.conversation
         leftovers = set(self._leave_later)
-        if shown is not None and (shown.temporary or not shown.messages):
+        if shown is not None and (shown.temporary or _is_empty(shown)):
             leftovers.add(shown.id)
         return sorted(leftovers)
 
@@ -394,6 +394,11 @@ class ChatSession(QObject):
                 self._chat.finish_tool_call(event.call_id, event.result, event.ok)
         if text:
             self._chat.append_delta("".join(text))
+
+
+def _is_empty(conversation: Conversation) -> bool:
+    """Nothing in it: no message, nor records this version cannot read (those are kept)."""
+    return not conversation.messages and not conversation.unread
 
 
 def title_from(text: str) -> str:
