@@ -615,8 +615,9 @@ class MainWindow(QMainWindow):
     def _export_conversation(self) -> None:
         from assistant.ui.transfer.conversation_export import export_conversation
 
-        if self._current is not None:
-            export_conversation(self, self.workspace.conversations, self._current, self._show_saved)
+        cid = self.session.conversation_id
+        if cid is not None:
+            export_conversation(self, self.workspace.conversations, cid, self._show_saved)
 
     def _show_saved(self, path: str) -> None:
         self.statusBar().showMessage(f"Saved to {path}", NOTICE_MS)
@@ -624,8 +625,9 @@ class MainWindow(QMainWindow):
     def _copy_conversation(self) -> None:
         from assistant.ui.transfer.conversation_export import copy_conversation
 
-        if self._current is not None:
-            copy_conversation(self.workspace.conversations, self._current)
+        cid = self.session.conversation_id
+        if cid is not None:
+            copy_conversation(self.workspace.conversations, cid)
             self.statusBar().showMessage("Conversation copied as Markdown", 3000)
 
     def _about(self) -> None:
