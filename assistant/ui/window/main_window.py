@@ -14,33 +14,31 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QRect, QThread, QThreadPool, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QPalette, QResizeEvent, QShowEvent
+from PySide6.QtGui import QCloseEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
-    QFrame,
-    QHBoxLayout,
     QLabel,
     QMainWindow,
-    QMessageBox,
-    QPushButton,
     QSplitter,
-    QStackedWidget,
-    QVBoxLayout,
     QWidget,
 )
 
-from assistant import APP_NAME, __version__
+from assistant import APP_NAME
 from assistant.errors import AssistantError
 from assistant.paths import settings_file
 from assistant.settings import PROVIDERS, read_ui_state
 from assistant.ui import theme
-from assistant.ui.chat.composer import Composer
+from assistant.ui.chat.pane import ChatPane
 from assistant.ui.debounce import Debounced
 from assistant.ui.shutdown import release_when_finished, stop_thread
 from assistant.ui.transfer.drop import ImportDropFilter
 from assistant.ui.window import geometry as window_geometry
+from assistant.ui.window.help import show_about, show_shortcuts
+from assistant.ui.window.loader import WorkspaceLoader
 from assistant.ui.window.menu import MainMenu
 from assistant.ui.window.side_panes import SidePane, SidePanes
 from assistant.ui.window.status_bar import StatusBar
+from assistant.ui.window.transfer_actions import connect_transfers
+from assistant.ui.window.welcome import welcome_panel
 from assistant.ui.wording import count
 
 if TYPE_CHECKING:
@@ -53,68 +51,11 @@ NOTICE_MS = 15000  # how long a notice stays in the status bar
 PAINT_FIRST_MS = 15  # the frame paints before the loader thread competes for the interpreter
 LIST_MIN_WIDTH = 200  # fits the "New chat" and "Temporary chat" buttons
 SIDEBAR_MIN_WIDTH = 260
-CHAT_MIN_WIDTH = 320
 MIN_WIDTH = 640
 MIN_HEIGHT = 420
 # Below these window widths a pane folds away by itself (and comes back when there is room).
 MEMORY_PANE_FOLDS_BELOW = 1000
 LIST_PANE_FOLDS_BELOW = 760
-TEMPORARY_NOTICE = (
-    "Temporary chat: it does not use or add to your long-term memory, and it is deleted "
-    "when you leave it or quit."
-)
-
-WELCOME = f"""
-<h2>Welcome to {APP_NAME}</h2>
-<p>{APP_NAME} is a personal assistant that <b>remembers</b>: what you tell it becomes
-long-term memory you can browse, search, pin, edit and forget in the panel on the right.</p>
-<p>To start chatting, connect a model:</p>
-<ul>
-<li><b>OpenAI</b>: paste your API key. It is kept in your system keyring, never in a file.</li>
-<li><b>Ollama</b> or <b>LM Studio</b> on this computer: choose the preset; no key needed.</li>
-<li>Any other <b>OpenAI-compatible server</b>: enter its URL.</li>
-</ul>
-<p>Your memories can be browsed without a connection.</p>
-"""
-
-
-class WorkspaceLoader(QThread):
-    """Opens a data directory off the GUI thread; emits `opened` or `failed` once.
-
-    It owns the workspace it opened until a window takes it (sets `workspace` to None);
-    `close_unclaimed` closes it if none did. Parentless, so that no window can destroy it
-    while it runs (see `shutdown`).
-    """
-
-    opened = Signal(object)  # Workspace
-    failed = Signal(str)
-
-    def __init__(self, root: Path) -> None:
-        super().__init__()
-        self.root = root
-        self.workspace: Workspace | None = None
-
-    def close_unclaimed(self) -> None:
-        """Close the opened workspace if no window took it (it was closed meanwhile)."""
-        if self.workspace is not None:
-            self.workspace.close()
-            self.workspace = None
-
-    def run(self) -> None:
-        """Import the stores and open them (the slow part of a start)."""
-        try:
-            from assistant.workspace import Workspace
-
-            self.workspace = Workspace.open(self.root)
-        except OSError as exc:
-            self.failed.emit(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
-        except AssistantError as exc:
-            self.failed.emit(str(exc))
-        except Exception as exc:  # shown to the user: the window has nothing else to show
-            log.exception("Could not open %s", self.root)
-            self.failed.emit(str(exc) or type(exc).__name__)
-        else:
-            self.opened.emit(self.workspace)
 
 
 class MainWindow(QMainWindow):
@@ -221,12 +162,9 @@ class MainWindow(QMainWindow):
         self.sidebar.setMinimumWidth(SIDEBAR_MIN_WIDTH)
         self.chat = ChatView(self._memory_text, self.stack)
         self.memory_edits = MemoryEditLines(self.chat, workspace.memory, self)
-        self.find_bar = FindBar(self.chat, self._chat_pane, before_find=self.chat.load_all)
-        self._chat_layout.insertWidget(1, self.find_bar)  # above the chat
-        self.stack.addWidget(self.chat)
-        self.stack.addWidget(self._build_welcome())
-        self.stack.removeWidget(self._blank)
-        self._blank.deleteLater()
+        self.find_bar = FindBar(self.chat, self.chat_pane, before_find=self.chat.load_all)
+        self.welcome = welcome_panel(self.open_settings, self.stack)
+        self.chat_pane.fill(self.chat, self.welcome, above_chat=self.find_bar)
         layout = self.splitter.saveState()  # as restored, or as the user has just dragged it
         for index, pane in ((0, self.conversations), (2, self.sidebar)):
             placeholder = self.splitter.replaceWidget(index, pane)
@@ -277,75 +215,26 @@ class MainWindow(QMainWindow):
 
     # -- building --------------------------------------------------------------------------------
 
-    def _build_chat(self) -> QWidget:
-        pane = QWidget(self)
-        self._chat_pane = pane
-        pane.setMinimumWidth(CHAT_MIN_WIDTH)
-        self.stack = QStackedWidget(pane)
-        self._blank = QFrame(pane)  # framed like the chat view, until that is there
-        self._blank.setFrameShape(QFrame.Shape.StyledPanel)
-        self.stack.addWidget(self._blank)
-        self.stack.setCurrentWidget(self._blank)
-        self.temporary_banner = QLabel(TEMPORARY_NOTICE, pane)
-        self.temporary_banner.setObjectName("temporaryBanner")
-        self.temporary_banner.setWordWrap(True)
-        self.temporary_banner.setAccessibleName("Temporary chat")
-        self.temporary_banner.setContentsMargins(8, 4, 8, 4)
-        self.temporary_banner.setAutoFillBackground(True)
-        self.temporary_banner.setBackgroundRole(QPalette.ColorRole.ToolTipBase)
-        self.temporary_banner.setForegroundRole(QPalette.ColorRole.ToolTipText)
-        self.temporary_banner.hide()
-        self.composer = Composer(pane)
+    def _build_chat(self) -> ChatPane:
+        self.chat_pane = pane = ChatPane(self)
+        self.stack = pane.stack
+        self.temporary_banner = pane.temporary_banner
+        self.composer = pane.composer
         self.input = self.composer.input
         self.send_button = self.composer.send_button
         self.stop_button = self.composer.stop_button
-        pane_buttons = QHBoxLayout()
-        pane_buttons.setContentsMargins(0, 0, 0, 0)
-        self.list_toggle = _pane_button("☰", "Show or hide the conversations (Ctrl+Shift+L)", pane)
-        self.list_toggle.setObjectName("conversationsPaneButton")
-        self.list_toggle.setAccessibleName("Conversations pane")
-        self.memory_toggle = _pane_button("◆", "Show or hide the memory (Ctrl+Shift+M)", pane)
-        self.memory_toggle.setObjectName("memoryPaneButton")
-        self.memory_toggle.setAccessibleName("Memory pane")
-        pane_buttons.addWidget(self.list_toggle)
-        pane_buttons.addWidget(self.temporary_banner, 1)
-        pane_buttons.addStretch(0)  # takes the room while there is no banner
-        pane_buttons.addWidget(self.memory_toggle)
-        layout = QVBoxLayout(pane)
-        layout.setContentsMargins(4, 4, 4, 8)
-        layout.addLayout(pane_buttons)
-        layout.addWidget(self.stack, 1)
-        layout.addWidget(self.composer)
-        self._chat_layout = layout
+        self.list_toggle = pane.list_toggle
+        self.memory_toggle = pane.memory_toggle
         return pane
-
-    def _build_welcome(self) -> QWidget:
-        self.welcome = QWidget(self.stack)
-        self.welcome.setObjectName("welcomePanel")
-        text = QLabel(WELCOME, self.welcome)  # rich text, recognized by its tags
-        text.setWordWrap(True)
-        open_settings = QPushButton("Connect a model…", self.welcome)
-        open_settings.setObjectName("welcomeSettingsButton")
-        open_settings.setAccessibleDescription(
-            "Opens Settings to connect to OpenAI, Ollama, LM Studio or another server"
-        )
-        open_settings.clicked.connect(self.open_settings)
-        button_row = QHBoxLayout()
-        button_row.addWidget(open_settings)
-        button_row.addStretch(1)
-        layout = QVBoxLayout(self.welcome)
-        layout.setContentsMargins(40, 30, 40, 30)
-        layout.addWidget(text)
-        layout.addLayout(button_row)
-        layout.addStretch(1)
-        return self.welcome
 
     def _connect_frame(self) -> None:
         """What works before the workspace is open: quitting, panes, themes, help."""
         menu = self.menu
         menu.quit.triggered.connect(self.close)
-        menu.about.triggered.connect(self._about)
-        menu.shortcuts.triggered.connect(self._show_shortcuts)
+        menu.about.triggered.connect(
+            lambda: show_about(self, self.workspace.root if self._attached else None)
+        )
+        menu.shortcuts.triggered.connect(lambda: show_shortcuts(self, menu.shortcut_rows()))
         menu.focus_input.triggered.connect(self.input.setFocus)
         self.side_panes = SidePanes(
             self.splitter,
@@ -383,11 +272,13 @@ class MainWindow(QMainWindow):
         menu = self.menu
         menu.new.triggered.connect(self._on_new)
         menu.new_temporary.triggered.connect(self._on_new_temporary)
-        menu.import_.triggered.connect(self._import)
-        menu.import_folder.triggered.connect(self._import_folder)
-        menu.export.triggered.connect(self._export)
-        menu.export_conversation.triggered.connect(self._export_conversation)
-        menu.copy_conversation.triggered.connect(self._copy_conversation)
+        connect_transfers(
+            self,
+            menu,
+            self.workspace,
+            lambda: self.session.conversation_id,
+            lambda text, ms: self.statusBar().showMessage(text, ms or NOTICE_MS),
+        )
         menu.settings.triggered.connect(self.open_settings)
         menu.find.triggered.connect(self.find_bar.open_bar)
         menu.search.triggered.connect(self.search_conversations)
@@ -580,16 +471,6 @@ class MainWindow(QMainWindow):
         if total <= 0:
             self._update_status()
 
-    def _import(self) -> None:
-        from assistant.ui.transfer.dialogs import import_file
-
-        import_file(self, self.workspace)
-
-    def _import_folder(self) -> None:
-        from assistant.ui.transfer.dialogs import import_folder
-
-        import_folder(self, self.workspace)
-
     def _import_dropped(self, path: Path) -> None:
         """An export dropped on the window: import it once the data is open."""
         if self.workspace is None or not self.action_import.isEnabled():
@@ -606,48 +487,6 @@ class MainWindow(QMainWindow):
             import_file(self, self.workspace, path)
         else:
             self.ready.connect(lambda: import_file(self, self.workspace, path))
-
-    def _export(self) -> None:
-        from assistant.ui.transfer.dialogs import export_conversations
-
-        export_conversations(self, self.workspace, self.session.conversation_id)
-
-    def _export_conversation(self) -> None:
-        from assistant.ui.transfer.conversation_export import export_conversation
-
-        cid = self.session.conversation_id
-        if cid is not None:
-            export_conversation(self, self.workspace.conversations, cid, self._show_saved)
-
-    def _show_saved(self, path: str) -> None:
-        self.statusBar().showMessage(f"Saved to {path}", NOTICE_MS)
-
-    def _copy_conversation(self) -> None:
-        from assistant.ui.transfer.conversation_export import copy_conversation
-
-        cid = self.session.conversation_id
-        if cid is not None:
-            copy_conversation(self.workspace.conversations, cid)
-            self.statusBar().showMessage("Conversation copied as Markdown", 3000)
-
-    def _about(self) -> None:
-        QMessageBox.about(
-            self,
-            f"About {APP_NAME}",
-            f"<b>{APP_NAME} {__version__}</b><p>A desktop personal assistant that remembers.</p>"
-            + (f"<p>Your data: {self.workspace.root}</p>" if self._attached else ""),
-        )
-
-    def _show_shortcuts(self) -> None:
-        rows = "".join(
-            f"<tr><td>{what}</td><td>&nbsp;&nbsp;<b>{keys}</b></td></tr>"
-            for what, keys in self.menu.shortcut_rows()
-        )
-        box = QMessageBox(self)
-        box.setObjectName("shortcutsDialog")
-        box.setWindowTitle("Keyboard shortcuts")
-        box.setText(f"<table>{rows}</table>")
-        box.exec()
 
     # -- layout and closing ----------------------------------------------------------------------
 
@@ -748,15 +587,3 @@ def _placeholder(text: str, min_width: int, parent: QWidget) -> QLabel:
     theme.set_muted(label)
     label.setMinimumWidth(min_width)
     return label
-
-
-def _pane_button(text: str, tip: str, parent: QWidget) -> QPushButton:
-    """A small checkable button that shows or hides a side pane."""
-    button = QPushButton(text, parent)
-    button.setCheckable(True)
-    button.setChecked(True)
-    button.setToolTip(tip)
-    button.setAccessibleDescription(tip)
-    button.setFlat(True)
-    button.setMaximumWidth(button.fontMetrics().horizontalAdvance(text) + 24)
-    return button
