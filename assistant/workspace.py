@@ -20,6 +20,7 @@ from assistant.memory import (
     TopicStore,
     WorkingMemoryStore,
 )
+from assistant.memory.memory_keys import tie_memories_to_messages
 from assistant.notices import Notices
 from assistant.openai_client import OpenAIClients
 from assistant.paths import memory_dir, settings_file
@@ -80,6 +81,7 @@ class Workspace:
         )
         workspace.conversations.all()  # scans changed files: their problems are reported now
         workspace._tie_working_memory_to_conversations()
+        tie_memories_to_messages(memory, workspace.conversations)
         workspace.warnings = [
             *warnings,
             *memory.warnings,

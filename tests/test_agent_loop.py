@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from assistant.agent.cancel import CancelToken
+from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.chat import ChatResponse
 from assistant.agent.curator import EXTRACT_MAX_TOKENS, TOPIC_MAX_TOKENS, Curator
 from assistant.agent.events import (
@@ -26,7 +26,9 @@ from assistant.agent.events import (
 from assistant.agent.loop import (
     CANCELLED_TOOL_RESULT,
     EMPTY_REPLY,
+    LOOPING_NOTICE,
     NO_TOOLS_NOTICE,
+    REPEATED_RESULT,
     SUMMARY_MAX_TOKENS,
     SUMMARY_PROMPT,
     Agent,
@@ -174,7 +176,8 @@ def test_several_tool_calls_in_one_response(h: Harness) -> None:
 def test_step_limit_then_answer_without_tools(data_dir: Path, provider: ScriptedProvider) -> None:
     h = Harness(data_dir, provider, max_steps=3, auto_memories=False)
     cid = h.conversations.create().id
-    h.provider.enqueue(*[calls(("current_datetime", {})) for _ in range(3)], "Here is what I have.")
+    steps = [calls(("calculator", {"expression": f"{n}+{n}"})) for n in range(3)]
+    h.provider.enqueue(*steps, "Here is what I have.")
     h.turn(cid, "loop forever")
     assert len(h.of(ToolCallFinished)) == 3
     (finished,) = h.of(Finished)
@@ -182,6 +185,27 @@ def test_step_limit_then_answer_without_tools(data_dir: Path, provider: Scripted
     last = h.provider.requests[-1]
     assert last["tools"] is None
     assert "used all your tool steps" in last["messages"][-1]["content"]
+
+
+def test_the_same_tool_call_runs_twice_at_most_then_tools_stop(h: Harness) -> None:
+    """A small model that calls the date tool again and again: the third identical call (the
+    same arguments in any order) is refused, and the model answers without tools."""
+    cid = h.conversations.create().id
+    h.provider.enqueue(
+        calls(("calculator", {"expression": "1+1"})),
+        calls(("calculator", '{"expression":  "1+1"}'), ("current_datetime", {})),
+        calls(("calculator", {"expression": "1+1"})),
+        "It is 2.",
+    )
+    h.turn(cid, "what is 1+1?")
+    finished = h.of(ToolCallFinished)
+    assert [e.ok for e in finished] == [True, True, True, False]
+    assert finished[-1].result == REPEATED_RESULT.format(times=2)
+    assert [n.text for n in h.of(Notice)].count(LOOPING_NOTICE) == 1
+    assert h.provider.requests[-1]["tools"] is None
+    assert h.provider.requests[2]["tools"] is not None
+    (done,) = h.of(Finished)
+    assert done.text == "It is 2."
 
 
 def test_relevant_and_pinned_memories_are_in_the_prompt(h: Harness) -> None:
@@ -286,6 +310,29 @@ def test_cancel_between_tools_closes_every_call(h: Harness) -> None:
     assert [m.role for m in messages] == ["user", "assistant", "tool", "tool"]
     assert all(m.content == CANCELLED_TOOL_RESULT for m in messages[2:])
     assert all(m.stop_reason == "stopped" for m in messages[2:])  # the chat shows "Stopped."
+
+
+def test_stopped_before_the_first_word_after_tools_is_kept_as_stopped(h: Harness) -> None:
+    """Stop while the model thinks about a tool's result (a local server's only slot): the chat
+    says Stopped, not that the reply did not finish; the mark is not sent to the model."""
+    cid = h.conversations.create().id
+    cancel = CancelToken()
+
+    def stopped_while_waiting(messages: list[dict[str, object]]) -> object:
+        cancel.cancel()
+        raise OperationCancelledError
+
+    h.provider.enqueue(calls(("calculator", {"expression": "1+1"})), stopped_while_waiting)  # type: ignore[arg-type]
+    h.turn(cid, "go", cancel)
+    assert h.of(Cancelled)
+    last = h.conversations.load(cid).messages[-1]
+    assert (last.role, last.content, last.stop_reason) == ("assistant", "", "stopped")
+    h.provider.enqueue("Hello again.")
+    h.turn(cid, "hello")
+    sent = h.provider.requests[-1]["messages"]
+    assert all(
+        m.get("content") != "" or m.get("tool_calls") for m in sent if m["role"] == "assistant"
+    )
 
 
 def test_old_messages_are_summarized_when_over_budget(

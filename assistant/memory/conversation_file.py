@@ -2,7 +2,8 @@
 and the `Conversation` read from it.
 
 Records carry a `version` and a `type`: "meta" (the header: title, created_at, temporary,
-do_not_remember), "message", or "update" (a new title, summary or chosen branch). A torn or
+do_not_remember), "message", or "update" (a new title, summary, chosen branch, or whether it is
+pinned or archived in the list). A torn or
 malformed record is skipped with a warning; a file without its header is recovered with a
 placeholder title; records of a newer version make the file unreadable (it is left as it is).
 """
@@ -92,6 +93,8 @@ class Conversation:
 
     do_not_remember: bool = False  # imported so: the curator never learns from it
     unread: int = 0  # records this version cannot read (kept in the file as they are)
+    pinned: bool = False  # kept at the top of the list
+    archived: bool = False  # out of the list until the user shows archived ones
 
     def with_record(self, record: Mapping[str, Any]) -> Conversation:
         """This conversation once `record` (a message or an update) is appended to its file.
@@ -155,7 +158,7 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
     )
     problems: list[str] = []
     meta: dict[str, Any] | None = None
-    updates: dict[str, Any] = {}  # the latest title and summary
+    updates: dict[str, Any] = {}  # the latest title, summary and flags
     messages: list[Message] = []
     leaf: str | None = None
     bad = 0
@@ -213,6 +216,8 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
         do_not_remember=meta.get("do_not_remember", False),
         leaf_id=leaf,
         unread=bad,
+        pinned=updates.get("pinned", False),
+        archived=updates.get("archived", False),
     )
     return conversation, loaded.warnings + problems
 
@@ -227,6 +232,11 @@ def update_fields(record: Mapping[str, Any]) -> dict[str, Any]:
         fields["summary_upto"] = optional_str(record, "summary_upto")
     if "leaf" in record:
         fields["leaf_id"] = optional_str(record, "leaf")
+    for flag in ("pinned", "archived"):
+        if flag in record:
+            if not isinstance(record[flag], bool):
+                raise ValueError(f"{flag!r} must be true or false")
+            fields[flag] = record[flag]
     return fields
 
 
