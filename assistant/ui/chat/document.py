@@ -2,7 +2,8 @@
 
 Each message shows with its actions as links under it (copy, copy as text, edit, regenerate)
 and "< 2/3 >" when it has siblings; tool calls show as one line in words that a click expands
-(in place); the memories a reply saw show as chips under it; errors offer Retry. The writer
+(in place); the memories a reply saw, and the places in files it read, show as chips under it;
+errors offer Retry. The writer
 remembers where each message is and its Markdown (for the copy links); the view scrolls, the
 reply in progress (`reply.py`) streams.
 """
@@ -23,6 +24,7 @@ from PySide6.QtGui import (
     QTextFrameFormat,
 )
 
+from assistant.knowledge import Citation, citations_in
 from assistant.memory import Conversation, Message
 from assistant.ui import theme
 from assistant.ui.chat.markdown import MarkdownRenderer
@@ -70,6 +72,7 @@ class ChatDocument:
         self.texts: dict[str, str] = {}  # message id -> its Markdown, for the copy links
         self.aliases: dict[str, str] = {}  # key of a message shown before it was saved -> id
         self.expanded: set[str] = set()  # the tool calls shown with their details
+        self.citations: list[Citation] = []  # the file chips' places, by their link's number
         self.lines_chars = 0  # how much of the document's end the lines about it take
 
     def clear(self) -> None:
@@ -78,6 +81,7 @@ class ChatDocument:
         self.positions = {}
         self.texts = {}
         self.aliases = {}
+        self.citations = []
         self.lines_chars = 0
 
     def end(self) -> QTextCursor:
@@ -146,6 +150,7 @@ class ChatDocument:
             self.marker(cursor, f"{ERROR_MARK} The reply did not finish.", retry=True)
         if last.role == "assistant" and not last.tool_calls and last.memory_ids:
             self._chips(cursor, last.memory_ids)
+        self._file_chips(cursor, group)
         text = "\n\n".join(m.content for m in group if m.role == "assistant" and m.content)
         self.texts[first.id] = text
         actions = [("Copy", f"copy:{first.id}"), ("Copy as text", f"copytext:{first.id}")]
@@ -348,6 +353,28 @@ class ChatDocument:
             if index:
                 cursor.insertText("  ", small)
             cursor.insertText(f" ◆ {label} ", self.link(chip, f"memory:{memory_id}"))
+
+    def _file_chips(self, cursor: QTextCursor, group: list[Message]) -> None:
+        """The places in files that the reply's file searches gave the model."""
+        cited = [
+            citation
+            for m in group
+            if m.role == "tool" and m.name == "search_files" and m.ok
+            for citation in citations_in(m.content)
+        ]
+        if not cited:
+            return
+        self.new_block(cursor)
+        small = self.small()
+        cursor.insertText("Files read: ", small)
+        chip = QTextCharFormat(small)
+        chip.setBackground(self._palette().color(QPalette.ColorRole.AlternateBase))
+        for index, citation in enumerate(dict.fromkeys(cited)):
+            if index:
+                cursor.insertText("  ", small)
+            self.citations.append(citation)
+            href = f"cite:{len(self.citations) - 1}"
+            cursor.insertText(f" ▤ {shorten(citation.label(), CHIP_CHARS)} ", self.link(chip, href))
 
     def add_line(self, text: str, link: tuple[str, str] | None = None) -> None:
         """Append a small muted line of plain `text` under the conversation, with an optional

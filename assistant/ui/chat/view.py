@@ -31,6 +31,7 @@ class ChatView(QTextBrowser):
     """Read-only view of a conversation that can also stream a reply into itself."""
 
     memory_clicked = Signal(str)
+    citation_clicked = Signal(object)  # a Citation: a place in a file a reply read
     retry_requested = Signal()
     regenerate_requested = Signal(str)  # the id of the user message to answer again
     edit_requested = Signal(str, str)  # message id, its text
@@ -298,8 +299,11 @@ class ChatView(QTextBrowser):
     def _on_anchor(self, url: QUrl) -> None:
         kind, _, value = url.toString().partition(":")
         code = self._doc.renderer.code
+        citations = self._doc.citations
         if kind == "memory":
             self.memory_clicked.emit(value)
+        elif kind == "cite" and value.isdigit() and int(value) < len(citations):
+            self.citation_clicked.emit(citations[int(value)])
         elif kind == "copy":
             self.copy_message(value)
         elif kind == "copytext":

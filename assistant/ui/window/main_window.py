@@ -42,6 +42,7 @@ from assistant.ui.window.welcome import welcome_panel
 from assistant.ui.wording import count
 
 if TYPE_CHECKING:
+    from assistant.knowledge import Citation, KnowledgeEvent
     from assistant.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -176,6 +177,7 @@ class MainWindow(QMainWindow):
         self.session = ChatSession(
             self.worker, workspace.conversations, self.chat, self.memory_edits, self
         )
+        self._start_knowledge(workspace)
         QThreadPool.globalInstance().start(warm_up_highlighting)
         self._connect()
         for action in self.menu.workspace_actions:
@@ -268,6 +270,14 @@ class MainWindow(QMainWindow):
         self.thread_.start()
         self._maintain.emit()
 
+    def _start_knowledge(self, workspace: Workspace) -> None:
+        """Keep the knowledge folders' index up to date in the background."""
+        from assistant.ui.knowledge.bridge import KnowledgeBridge
+
+        self.knowledge = KnowledgeBridge(workspace.knowledge, self)
+        self.knowledge.changed.connect(self._on_knowledge)
+        self.knowledge.start()
+
     def _connect(self) -> None:
         menu = self.menu
         menu.new.triggered.connect(self._on_new)
@@ -280,6 +290,7 @@ class MainWindow(QMainWindow):
             lambda text, ms: self.statusBar().showMessage(text, ms or NOTICE_MS),
         )
         menu.settings.triggered.connect(self.open_settings)
+        menu.knowledge.triggered.connect(self.open_knowledge)
         menu.find.triggered.connect(self.find_bar.open_bar)
         menu.search.triggered.connect(self.search_conversations)
         menu.memory_timeline.triggered.connect(self.sidebar.show_timeline)
@@ -294,6 +305,7 @@ class MainWindow(QMainWindow):
         self.chat.edit_requested.connect(self._begin_edit)
         self.chat.copied.connect(lambda what: self.statusBar().showMessage(what, 3000))
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
+        self.chat.citation_clicked.connect(self._open_citation)
         self.sidebar.source_requested.connect(self.show_message)
         session = self.session
         session.busy_changed.connect(self._set_busy)
@@ -427,6 +439,23 @@ class MainWindow(QMainWindow):
             self._update_status()
             self._show_welcome_if_needed()
             self._embed.emit()
+
+    def open_knowledge(self) -> None:
+        """Show the knowledge folders, their rules, progress and files."""
+        from assistant.ui.knowledge.page import KnowledgeDialog
+
+        KnowledgeDialog(self.knowledge, self).exec()
+
+    def _open_citation(self, citation: Citation) -> None:
+        from assistant.ui.knowledge.opening import open_citation
+
+        open_citation(citation, self)
+
+    def _on_knowledge(self, event: KnowledgeEvent) -> None:
+        what = "Reading files" if event.phase == "reading" else "Preparing file search"
+        self.status.set_progress(what, event.done, event.total if event.done < event.total else 0)
+        if event.problem:
+            self._show_notice(event.problem)
 
     def set_theme(self, name: str) -> None:
         """Use theme `name` ("system", "light", "dark") now and from the next start."""
@@ -574,6 +603,8 @@ class MainWindow(QMainWindow):
                 log.warning("Could not save the window layout: %s", exc)
         if hasattr(self, "bridge"):
             self.bridge.disconnect_stores()
+        if hasattr(self, "knowledge"):
+            self.knowledge.stop()
         if stopped:
             self.workspace.close()
         else:
