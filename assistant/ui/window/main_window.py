@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QRect, QThread, QThreadPool, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QResizeEvent, QShowEvent
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QMoveEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
@@ -81,7 +81,7 @@ class MainWindow(QMainWindow):
         self._ready = False  # and every pane is built on it
         self._closed = False
         self._loader: WorkspaceLoader | None = None
-        self._placed = False  # kept on the screen once shown (the frame's size is known then)
+        self._placed = False  # kept on the screen once shown and framed by the window manager
 
         self.splitter = QSplitter()  # horizontal; the Qt namespace (40 ms) is not needed yet
         self.splitter.setObjectName("paneSplitter")
@@ -539,11 +539,22 @@ class MainWindow(QMainWindow):
         self.move(fitted.topLeft())
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
-        """Once the window has its frame, make sure all of it is on the screen."""
+        """Once shown, make sure all of the window is on the screen."""
         super().showEvent(event)
-        if not self._placed:
-            self._placed = True
-            self.keep_on_screen()
+        self._place()
+
+    def moveEvent(self, event: QMoveEvent) -> None:  # noqa: N802
+        """On X11 the window manager adds the frame after the window is shown (and moves it):
+        fit the window again then, title bar included (its status bar was below the screen)."""
+        super().moveEvent(event)
+        self._place()
+
+    def _place(self) -> None:
+        if self._placed or not self.isVisible():
+            return
+        self.keep_on_screen()
+        framed = self.frameGeometry() != self.geometry()
+        self._placed = framed or self.windowHandle() is None or _no_frames()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         """Fold or unfold the side panes for the new width."""
@@ -610,6 +621,11 @@ class MainWindow(QMainWindow):
         else:
             log.warning("Background work is still running; the data closes when it is done")
             release_when_finished(self.thread_, self.workspace.close, jobs=True, keep=self.worker)
+
+
+def _no_frames() -> bool:
+    """Whether windows get no frame here (off-screen, or a platform without decorations)."""
+    return QGuiApplication.platformName() in ("offscreen", "minimal", "minimalegl")
 
 
 def _placeholder(text: str, min_width: int, parent: QWidget) -> QLabel:
