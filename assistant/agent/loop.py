@@ -20,7 +20,6 @@ from assistant.agent.events import (
     EventSink,
     Failed,
     Finished,
-    MemoriesUsed,
     MemoryEdited,
     Notice,
     TextDelta,
@@ -204,19 +203,31 @@ class Agent:
 
         self._guarded(conversation_id, start, on_event, cancel)
 
-    def retry(self, conversation_id: str, on_event: EventSink, cancel: CancelToken) -> None:
-        """Answer the branch's last user message again; an earlier answer stays as a sibling."""
+    def retry(
+        self,
+        conversation_id: str,
+        on_event: EventSink,
+        cancel: CancelToken,
+        message_id: str | None = None,
+    ) -> None:
+        """Answer a user message again (`message_id`, or the branch's last one); an earlier
+        answer stays as a sibling. The agent chooses the branch: nobody else writes it."""
 
-        def last_user() -> Message:
+        def question() -> Message:
             conversation = self.conversations.load(conversation_id)
-            for message in reversed(conversation.branch()):
-                if message.role == "user":
-                    if conversation.leaf_id != message.id:
-                        self.conversations.set_leaf(conversation_id, message.id)
-                    return message
-            raise AssistantError("There is no message to answer.")
+            if message_id is None:
+                asked = [m for m in conversation.branch() if m.role == "user"]
+                missing = "There is no message to answer."
+            else:
+                asked = [m for m in conversation.messages if m.id == message_id]
+                missing = "That message is no longer in the conversation."
+            if not asked or asked[-1].role != "user":
+                raise AssistantError(missing)
+            if conversation.leaf_id != asked[-1].id:
+                self.conversations.set_leaf(conversation_id, asked[-1].id)
+            return asked[-1]
 
-        self._guarded(conversation_id, last_user, on_event, cancel)
+        self._guarded(conversation_id, question, on_event, cancel)
 
     def _guarded(
         self,
@@ -311,7 +322,6 @@ class Agent:
             turn.conversation = self.conversations.load(turn.cid)
             prompt = build()
         turn.memory_ids[:] = dict.fromkeys([*turn.memory_ids, *prompt.memory_ids])
-        turn.on_event(MemoriesUsed(turn.cid, prompt.memory_ids))
         turn.prompt_tokens = estimate_tokens(json.dumps(prompt.messages)) + tools
         return prompt.messages
 
