@@ -8,6 +8,7 @@ key is kept in memory until the app quits.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 
@@ -108,10 +109,8 @@ class Credentials:
     def delete_secret(self, name: str) -> None:
         """Forget a secret kept with `set_secret` (nothing if there is none)."""
         self._session_secrets.pop(name, None)
-        try:
+        with contextlib.suppress(keyring.errors.KeyringError):  # PasswordDeleteError: none
             keyring.delete_password(KEYRING_SERVICE, name)
-        except keyring.errors.KeyringError:  # PasswordDeleteError too: there was none
-            pass
 
     def keyring_available(self) -> bool:
         """Whether a keyring backend that can store secrets is configured."""

@@ -67,6 +67,9 @@ class Settings:
     reply_max_tokens: int = 4096
     max_steps: int = 8
     request_timeout: float = 60.0
+    # MCP tools as `server/tool`: those switched off, and those the user always allows to run.
+    mcp_tools_off: list[str] = field(default_factory=list)
+    mcp_trusted: list[str] = field(default_factory=list)
     ui_state: dict[str, str] = field(default_factory=dict)
 
     def effective_base_url(self) -> str:
@@ -142,6 +145,8 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "max_steps": (int,),
     "request_timeout": (int, float),
     "ui_state": (dict,),
+    "mcp_tools_off": (list,),
+    "mcp_trusted": (list,),
 }
 
 
@@ -161,4 +166,6 @@ def _valid(name: str, value: Any) -> bool:
         return value >= 0 if name in _ZERO_MEANS_AUTOMATIC else value > 0
     if isinstance(value, dict):
         return all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+    if isinstance(value, list):
+        return all(isinstance(item, str) for item in value)
     return True

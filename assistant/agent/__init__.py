@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from assistant.agent.events import (
         AgentEvent,
         Cancelled,
+        ConfirmationRequested,
         Failed,
         Finished,
         MemoriesUsed,
@@ -35,6 +36,7 @@ _MODULES = {
     "events": (
         "AgentEvent",
         "Cancelled",
+        "ConfirmationRequested",
         "Failed",
         "Finished",
         "MemoriesUsed",
@@ -58,6 +60,7 @@ __all__ = [
     "AgentEvent",
     "CancelToken",
     "Cancelled",
+    "ConfirmationRequested",
     "Failed",
     "Finished",
     "MemoriesUsed",

@@ -13,9 +13,11 @@ from assistant.agent.budget import prompt_budget, reply_limit
 from assistant.agent.builtin_tools import ToolContext, builtin_registry
 from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.chat import ChatProvider, ChatResponse, ToolCallRequest
+from assistant.agent.confirm import Confirmations
 from assistant.agent.curator import Curator
 from assistant.agent.events import (
     Cancelled,
+    ConfirmationRequested,
     EventSink,
     Failed,
     Finished,
@@ -29,7 +31,7 @@ from assistant.agent.events import (
 )
 from assistant.agent.prompt import Prompt, build_prompt
 from assistant.agent.reflection import Reflector
-from assistant.agent.tools import ToolRegistry
+from assistant.agent.tools import Tool, ToolRegistry, ToolSource
 from assistant.errors import AssistantError, ContextOverflowError, ProviderError, ToolError
 from assistant.memory import (
     Conversation,
@@ -56,6 +58,8 @@ You keep the running summary of a conversation between a user and their assistan
 previous summary and the new messages into one updated summary of at most 200 words: what was \
 discussed, decided and left open. Answer with the summary only."""
 CANCELLED_TOOL_RESULT = "Not run: the user stopped the turn."
+DENIED_TOOL_RESULT = "Not run: the user did not allow this tool to run this time."
+NOBODY_TO_ASK = "Not run: this tool may change things and nobody is here to allow it."
 EMPTY_REPLY = "The model sent an empty reply."
 # A summary is at most 200 words; this bounds what the model may write.
 SUMMARY_MAX_TOKENS = 400
@@ -131,6 +135,8 @@ class Agent:
         upkeep: UpkeepRunner = run_now,
         clock: Callable[[], datetime] = now_utc,
         notices: Notices | None = None,
+        extra_tools: ToolSource | None = None,
+        confirmations: Confirmations | None = None,
     ) -> None:
         self.provider = provider
         self.memory = memory
@@ -146,6 +152,8 @@ class Agent:
         # answer; not a retry of the same one) may change them.
         self._asked: dict[str, tuple[frozenset[str], str]] = {}
         self.notices = notices  # said once per run of the app; else notices are turn events
+        self.extra_tools = extra_tools  # tools from MCP servers
+        self.confirmations = confirmations  # the user's answers when a tool asks first
 
     def run(
         self, conversation_id: str, user_text: str, on_event: EventSink, cancel: CancelToken
@@ -215,7 +223,10 @@ class Agent:
         conversation = self.conversations.load(conversation_id)
         asked, asked_in = self._asked.pop(conversation_id, (frozenset(), user.id))
         context = ToolContext(
-            conversation_id, user.id, confirmable=asked if asked_in != user.id else frozenset()
+            conversation_id,
+            user.id,
+            confirmable=asked if asked_in != user.id else frozenset(),
+            cancel=cancel,
         )
         turn = _Turn(
             conversation=conversation,
@@ -223,13 +234,26 @@ class Agent:
             on_event=on_event,
             cancel=cancel,
             context=context,
-            registry=builtin_registry(long_term_memory=not conversation.temporary),
+            registry=self._registry(conversation, user.content),
         )
         try:
             self._steps(turn)
         finally:
             if context.asked:
                 self._asked[conversation_id] = (frozenset(context.asked), user.id)
+
+    def _registry(self, conversation: Conversation, query: str) -> ToolRegistry:
+        """The built-in tools, then the extra ones (a name taken by a built-in stays its)."""
+        registry = builtin_registry(long_term_memory=not conversation.temporary)
+        if self.extra_tools is None:
+            return registry
+        tools, hidden = self.extra_tools.tools_for(query)
+        for item in tools:
+            if registry.get(item.name) is None:
+                registry.register(item, hidden=item.name in hidden)
+            else:
+                log.warning("Tool %s is not offered: a tool of that name exists", item.name)
+        return registry
 
     def _steps(self, turn: _Turn) -> None:
         cancel = turn.cancel
@@ -447,15 +471,54 @@ class Agent:
                 raise OperationCancelledError
             turn.on_event(ToolCallStarted(turn.cid, call.id, call.name, call.arguments))
             try:
-                result = turn.registry.call(call.name, call.arguments, self._tool_scope(turn))
-                ok = True
-            except ToolError as exc:
-                result, ok = f"Error: {exc}", False
+                result, ok = self._run_tool(turn, call)
+            except OperationCancelledError:
+                # A tool that waited (for the user, or a server) was stopped: every call of the
+                # reply still needs a result.
+                for skipped in response.tool_calls[index:]:
+                    self._tool_result(
+                        turn, messages, skipped, CANCELLED_TOOL_RESULT, stop_reason="stopped"
+                    )
+                raise
             self._tool_result(turn, messages, call, result, ok=ok)
             turn.on_event(ToolCallFinished(turn.cid, call.id, call.name, result, ok))
             for edit in turn.context.edits:
                 turn.on_event(MemoryEdited(turn.cid, edit))
             turn.context.edits.clear()
+            turn.registry.reveal(turn.context.revealed)
+
+    def _run_tool(self, turn: _Turn, call: ToolCallRequest) -> tuple[str, bool]:
+        """Run one call (once allowed, if it asks first): its result and whether it worked."""
+        refusal = self._ask_first(turn, call)
+        if refusal is not None:
+            return refusal, False
+        try:
+            return turn.registry.call(call.name, call.arguments, self._tool_scope(turn)), True
+        except ToolError as exc:
+            return f"Error: {exc}", False
+
+    def _ask_first(self, turn: _Turn, call: ToolCallRequest) -> str | None:
+        """Ask the user before a tool that may change things; the result if it may not run.
+
+        "Always" is remembered by the tool source (in settings), so the tool asks no more.
+        """
+        found: Tool | None = turn.registry.get(call.name)
+        external = found.external if found is not None else None
+        if found is None or external is None or not external.asks:
+            return None
+        if self.confirmations is None:
+            return NOBODY_TO_ASK
+        turn.on_event(
+            ConfirmationRequested(
+                turn.cid, call.id, call.name, external.server, external.name, call.arguments
+            )
+        )
+        choice = self.confirmations.wait(call.id, turn.cancel)
+        if choice == "deny":
+            return DENIED_TOOL_RESULT
+        if choice == "always" and self.extra_tools is not None:
+            self.extra_tools.trust(found)
+        return None
 
     def _tool_scope(self, turn: _Turn) -> dict[str, Any]:
         return {

@@ -100,7 +100,9 @@ def parse_server(name: str, entry: object) -> ServerConfig:
     if command is not None and url is not None:
         raise ValueError(f"{where}: has both a command and a url; give one.")
     if not command and not url:
-        raise ValueError(f"{where}: has neither a command (a local server) nor a url (a remote one).")
+        raise ValueError(
+            f"{where}: has neither a command (a local server) nor a url (a remote one)."
+        )
     if command is not None and not isinstance(command, str):
         raise ValueError(f"{where}: 'command' must be a string.")
     if url is not None and not (isinstance(url, str) and url.startswith(("http://", "https://"))):

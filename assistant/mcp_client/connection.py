@@ -14,7 +14,7 @@ import os
 import tempfile
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import IO, Any
+from typing import Any, TextIO
 
 import anyio
 import mcp_types
@@ -30,20 +30,14 @@ from mcp.shared.message import SessionMessage
 from assistant import APP_NAME, __version__
 from assistant.mcp_client.config import ServerConfig
 from assistant.mcp_client.results import McpResult, to_result
-from assistant.mcp_client.status import McpTool, ServerStatus
+from assistant.mcp_client.status import McpTool, ServerFailedError, ServerStatus
 
 log = logging.getLogger(__name__)
 
-START_TIMEOUT = 30.0  # seconds for a server to start and list its tools
 CALL_TIMEOUT = 300.0  # seconds for one tool call (a hang is stopped sooner by the reply's Stop)
 MAX_RESTARTS = 5  # restarts in a row after a crash; then the server stays failed
-FIRST_BACKOFF = 1.0  # seconds before the first restart; doubles each time
 STDERR_TAIL_CHARS = 2000
 MAX_TOOL_PAGES = 50
-
-
-class ServerFailedError(Exception):
-    """A server could not be started or its connection ended; the message is for the user."""
 
 
 class Connection:
@@ -55,8 +49,8 @@ class Connection:
         env: dict[str, str],
         on_status: Callable[[ServerStatus], None],
         *,
-        start_timeout: float = START_TIMEOUT,
-        first_backoff: float = FIRST_BACKOFF,
+        start_timeout: float,
+        first_backoff: float,
     ) -> None:
         self.config = config
         self._env = env  # `config.env` with the keyring's secrets filled in
@@ -66,7 +60,8 @@ class Connection:
         self._client: Client | None = None
         self._stop = anyio.Event()
         self._wake = anyio.Event()  # ends a backoff early (a restart asked for)
-        self._stderr: IO[str] | None = None
+        self._stderr: TextIO | None = None
+        self._garbage = ""  # the first line the server wrote that is not MCP
         self.status = ServerStatus(config.name, "starting")
 
     def _set(self, status: ServerStatus) -> None:
@@ -142,7 +137,7 @@ class Connection:
             async with AsyncExitStack() as stack:
                 transport = await self._transport(stack)
                 client = Client(
-                    _watched(transport, closed),
+                    _watched(transport, closed, self._not_mcp),
                     read_timeout_seconds=CALL_TIMEOUT,
                     client_info=mcp_types.Implementation(name=APP_NAME, version=__version__),
                 )
@@ -157,11 +152,20 @@ class Connection:
                     self._client = None
             group.cancel_scope.cancel()
         if timed_out:
+            said = f"; it wrote what is not MCP: {self._garbage}" if self._garbage else ""
             raise ServerFailedError(
-                f"the server did not answer within {self._start_timeout:.0f} seconds"
+                f"the server did not answer within {self._start_timeout:g} seconds{said}"
             )
         if not self._stop.is_set():
             raise ServerFailedError("the server closed the connection (it may have crashed)")
+
+    def _not_mcp(self, error: Exception) -> None:
+        """Keep the first line the server wrote that is not a protocol message."""
+        if not self._garbage:
+            errors = getattr(error, "errors", None)
+            found = errors()[0].get("input") if callable(errors) and errors() else None
+            text = found if isinstance(found, str) else str(error)
+            self._garbage = repr(text[:80] + ("…" if len(text) > 80 else ""))
 
     async def _transport(self, stack: AsyncExitStack) -> Transport:
         config = self.config
@@ -171,7 +175,8 @@ class Connection:
             )
             return streamable_http_client(config.url, http_client=http)
         if self._stderr is None:
-            self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+            # Kept open across restarts (the tail shows every run); closed when `run` ends.
+            self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         params = StdioServerParameters(
             command=config.command,
             args=list(config.args),
@@ -223,9 +228,7 @@ def _explain(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
-async def _list_tools(
-    client: Client, server: str
-) -> tuple[tuple[McpTool, ...], tuple[str, ...]]:
+async def _list_tools(client: Client, server: str) -> tuple[tuple[McpTool, ...], tuple[str, ...]]:
     """Every page of the server's tools; those with an unusable schema are refused (with why)."""
     if client.server_capabilities.tools is None:
         return (), ()
@@ -271,13 +274,16 @@ def schema_problem(schema: Any) -> str:
     try:
         validator_for(schema).check_schema(schema)
     except SchemaError as exc:
-        return exc.message
+        return str(exc.message)
     return ""
 
 
 @asynccontextmanager
-async def _watched(transport: Transport, closed: anyio.Event) -> AsyncIterator[Any]:
-    """`transport`, with `closed` set when the server's side ends (a crash, an exit)."""
+async def _watched(
+    transport: Transport, closed: anyio.Event, not_mcp: Callable[[Exception], None]
+) -> AsyncIterator[Any]:
+    """`transport`, with `closed` set when the server's side ends (a crash, an exit), and
+    `not_mcp` told what the server wrote that is not a protocol message."""
     async with transport as (read, write):
         send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
@@ -285,6 +291,8 @@ async def _watched(transport: Transport, closed: anyio.Event) -> AsyncIterator[A
             try:
                 async with send:
                     async for message in read:
+                        if isinstance(message, Exception):
+                            not_mcp(message)
                         await send.send(message)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 pass
@@ -297,4 +305,3 @@ async def _watched(transport: Transport, closed: anyio.Event) -> AsyncIterator[A
                 yield receive, write
             finally:
                 group.cancel_scope.cancel()
-

@@ -16,26 +16,25 @@ import threading
 from collections.abc import Coroutine
 from concurrent.futures import CancelledError, Future
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.credentials import Credentials
 from assistant.errors import ToolError
 from assistant.mcp_client.config import McpConfig, ServerConfig, config_path
-from assistant.mcp_client.connection import (
-    FIRST_BACKOFF,
-    START_TIMEOUT,
-    Connection,
-    ServerFailedError,
-)
-from assistant.mcp_client.results import McpResult
-from assistant.mcp_client.status import McpTool, ServerStatus
+from assistant.mcp_client.status import McpTool, ServerFailedError, ServerStatus
 from assistant.memory.subscribers import Subscribers
+
+if TYPE_CHECKING:  # the SDK loads in the loop's thread: it takes a while
+    from assistant.mcp_client.connection import Connection
+    from assistant.mcp_client.results import McpResult
 
 log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 STOP_TIMEOUT = 15.0  # seconds for every server to stop (the SDK kills after about 4)
+START_TIMEOUT = 30.0  # seconds for a server to start and list its tools
+FIRST_BACKOFF = 1.0  # seconds before the first restart after a crash; doubles each time
 
 
 class McpManager:
@@ -65,24 +64,26 @@ class McpManager:
     # -- life ------------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the loop and every enabled server (returns at once)."""
-        if self._thread is not None:
-            return
-        ready = threading.Event()
+        """Start every enabled server, in the background (returns at once)."""
+        self.apply(self.config)
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        """The event loop's thread, started on first need."""
+        if self._loop is not None:
+            return self._loop
+        loop = asyncio.new_event_loop()
 
         def run() -> None:
-            loop = asyncio.new_event_loop()
-            self._loop = loop
-            ready.set()
             try:
                 loop.run_forever()
             finally:
                 loop.close()
 
+        # The SDK is imported in the loop's thread (by `_start_one`): it takes a while.
         self._thread = threading.Thread(target=run, name="mcp-client", daemon=True)
+        self._loop = loop
         self._thread.start()
-        ready.wait()
-        self.apply(self.config)
+        return loop
 
     def close(self) -> None:
         """Stop every server (their processes too) and the loop; blocks up to STOP_TIMEOUT."""
@@ -115,8 +116,8 @@ class McpManager:
             }
         for name, problem in config.problems.items():
             self._report(ServerStatus(name, "failed", error=problem))
-        if self._loop is not None:
-            self._run(self._apply(config))
+        if config.servers or self._loop is not None:
+            self._submit(self._apply(config))
 
     async def _apply(self, config: McpConfig) -> None:
         for name, connection in list(self._connections.items()):
@@ -130,6 +131,8 @@ class McpManager:
                 self._start_one(server)
 
     def _start_one(self, server: ServerConfig) -> None:
+        from assistant.mcp_client.connection import Connection
+
         try:
             env = self._environment(server)
         except ServerFailedError as exc:
@@ -154,7 +157,7 @@ class McpManager:
     def restart(self, name: str) -> None:
         """Stop a server if it runs and start it again (a failed one too)."""
         server = self.config.servers.get(name)
-        if self._loop is None or server is None or server.disabled:
+        if server is None or server.disabled:
             return
 
         async def again() -> None:
@@ -162,7 +165,7 @@ class McpManager:
                 await self._stop_one(name)
             self._start_one(server)
 
-        self._run(again())
+        self._submit(again())
 
     def _environment(self, server: ServerConfig) -> dict[str, str]:
         """The server's env with the secrets kept in the keyring filled in."""
@@ -195,8 +198,12 @@ class McpManager:
     def tools(self) -> list[McpTool]:
         """The tools of the servers that are ready."""
         with self._lock:
-            return [tool for status in self._statuses.values() for tool in status.tools
-                    if status.state == "ready"]
+            return [
+                tool
+                for status in self._statuses.values()
+                for tool in status.tools
+                if status.state == "ready"
+            ]
 
     # -- calls -----------------------------------------------------------------------------------
 
@@ -209,7 +216,11 @@ class McpManager:
         if connection is None or self._loop is None:
             raise ToolError(f"MCP server '{server}' is not running.")
         future = asyncio.run_coroutine_threadsafe(connection.call(tool, arguments), self._loop)
-        unregister = cancel.on_cancel(future.cancel)
+
+        def stop() -> None:
+            future.cancel()  # the call's task is cancelled in the loop
+
+        unregister = cancel.on_cancel(stop)
         try:
             return future.result()
         except ServerFailedError as exc:
@@ -221,12 +232,20 @@ class McpManager:
 
     def _run(self, coroutine: Coroutine[Any, Any, _T], timeout: float | None = None) -> _T:
         """Run `coroutine` in the loop and wait for it."""
-        assert self._loop is not None
-        future: Future[_T] = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
-        return future.result(timeout)
+        return self._submit(coroutine).result(timeout)
+
+    def _submit(self, coroutine: Coroutine[Any, Any, _T]) -> Future[_T]:
+        """Run `coroutine` in the loop; its failure is logged (a bug: it reports its own)."""
+        future = asyncio.run_coroutine_threadsafe(coroutine, self._ensure_loop())
+
+        def done(finished: Future[_T]) -> None:
+            if not finished.cancelled() and finished.exception() is not None:
+                log.error("MCP client task failed", exc_info=finished.exception())
+
+        future.add_done_callback(done)
+        return future
 
 
 def mcp_secret_name(server: str, variable: str) -> str:
     """The keyring entry of one server's secret env variable."""
     return f"mcp:{server}:{variable}"
-

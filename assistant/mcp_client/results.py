@@ -30,9 +30,11 @@ def to_result(result: mcp_types.CallToolResult, budget: int = RESULT_BUDGET_CHAR
             parts.append(block.text)
         elif isinstance(block, mcp_types.ImageContent):
             images.append(block.mime_type)
-            parts.append(f"[image ({block.mime_type}, {_size(block.data)}): not shown to the model]")
+            what = f"{block.mime_type}, {_size(block.data)}"
+            parts.append(f"[image ({what}): not shown to the model]")
         elif isinstance(block, mcp_types.AudioContent):
-            parts.append(f"[audio ({block.mime_type}, {_size(block.data)}): not played to the model]")
+            what = f"{block.mime_type}, {_size(block.data)}"
+            parts.append(f"[audio ({what}): not played to the model]")
         elif isinstance(block, mcp_types.ResourceLink):
             described = f" - {block.description}" if block.description else ""
             mime = f" ({block.mime_type})" if block.mime_type else ""

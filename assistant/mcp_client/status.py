@@ -6,6 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+
+class ServerFailedError(Exception):
+    """A server could not be started, or a call to it failed; the message is for the user."""
+
+
 State = Literal["disabled", "starting", "ready", "failed", "stopped"]
 
 

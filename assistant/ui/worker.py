@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
 
 from assistant.agent import events
 from assistant.agent.cancel import CancelToken, OperationCancelledError
+from assistant.agent.confirm import Choice, Confirmations
 from assistant.agent.events import AgentEvent, Failed
 from assistant.errors import AssistantError
 from assistant.workspace import Workspace
@@ -45,6 +46,7 @@ class AgentWorker(QObject):
         super().__init__()
         self._workspace = workspace
         self._cancel = CancelToken()
+        self._confirmations = Confirmations()
         self._stopping = threading.Event()
         self._upkeep_cancel = CancelToken()
         self._upkeep_lock = threading.Lock()
@@ -54,6 +56,10 @@ class AgentWorker(QObject):
     def cancel(self) -> None:
         """Stop the running turn, not memory upkeep (safe to call from any thread)."""
         self._cancel.cancel()
+
+    def answer(self, call_id: str, choice: Choice) -> None:
+        """The user's answer to a tool that asks before it runs (safe from any thread)."""
+        self._confirmations.answer(call_id, choice)
 
     def stop(self) -> None:
         """Stop the running turn and background upkeep for good: the app is closing."""
@@ -83,7 +89,9 @@ class AgentWorker(QObject):
         self.busy_changed.emit(True)
         try:
             try:
-                agent = self._workspace.agent(upkeep=self._schedule_upkeep)
+                agent = self._workspace.agent(
+                    upkeep=self._schedule_upkeep, confirmations=self._confirmations
+                )
             except AssistantError as exc:
                 if text is not None and edited is None:  # keep it; Retry answers it later
                     self._workspace.conversations.append(conversation_id, "user", text)
