@@ -14,7 +14,7 @@ from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.credentials import Credentials
 from assistant.errors import ToolError
 from assistant.mcp_client.config import SECRET_PLACEHOLDER, McpConfig, ServerConfig
-from assistant.mcp_client.manager import mcp_secret_name
+from assistant.mcp_client.manager import McpManager, mcp_secret_name
 from assistant.mcp_client.results import RESULT_BUDGET_CHARS
 from tests.mcp_helpers import (
     http_server,
@@ -30,18 +30,16 @@ from tests.mcp_helpers import (
 pytestmark = pytest.mark.slow
 
 
-def test_a_stdio_server_is_ready_with_its_tools_and_answers(data_dir: Path) -> None:
-    write_config(data_dir, {"shop": stdio("shop")})
-    with running(data_dir) as manager:
-        ready = wait_state(manager, "shop", "ready", "failed")
-        assert ready.state == "ready", ready.error
-        tools = {tool.name: tool for tool in manager.tools()}
-        assert ready.describe() == f"ready · {len(tools)} tools"
-        assert tools["lookup_order"].read_only and not tools["lookup_order"].may_change_things
-        assert tools["refund_order"].destructive and tools["refund_order"].may_change_things
-        assert tools["add_note"].may_change_things  # no annotations: may change things
-        result = manager.call("shop", "lookup_order", {"order_id": "A-17"}, CancelToken())
-        assert result.text.startswith("Order A-17: 2 books") and not result.is_error
+def test_a_stdio_server_is_ready_with_its_tools_and_answers(mcp_shop: McpManager) -> None:
+    manager = mcp_shop
+    ready = status(manager, "shop")
+    tools = {tool.name: tool for tool in manager.tools()}
+    assert ready.describe() == f"ready · {len(tools)} tools"
+    assert tools["lookup_order"].read_only and not tools["lookup_order"].may_change_things
+    assert tools["refund_order"].destructive and tools["refund_order"].may_change_things
+    assert tools["add_note"].may_change_things  # no annotations: may change things
+    result = manager.call("shop", "lookup_order", {"order_id": "A-17"}, CancelToken())
+    assert result.text.startswith("Order A-17: 2 books") and not result.is_error
 
 
 def test_a_streamable_http_server_answers(data_dir: Path) -> None:
@@ -54,35 +52,29 @@ def test_a_streamable_http_server_answers(data_dir: Path) -> None:
             assert "Order B-2" in result.text
 
 
-def test_results_images_links_errors_and_a_10_mb_result(data_dir: Path) -> None:
-    write_config(data_dir, {"shop": stdio("shop")})
-    with running(data_dir) as manager:
-        wait_state(manager, "shop", "ready")
-        photo = manager.call("shop", "product_photo", {"product": "mug"}, CancelToken())
-        assert photo.images == ("image/png",)
-        assert "[image (image/png" in photo.text and "Photo of mug" in photo.text
-        assert "[resource link: product page <https://shop.test/mug>]" in photo.text
-        failed = manager.call("shop", "broken_tool", {}, CancelToken())
-        assert failed.is_error and "the warehouse database is offline" in failed.text
-        big = manager.call("shop", "big_result", {"megabytes": 10}, CancelToken())
-        assert big.cut_from == 10 * 1024 * 1024
-        assert len(big.text) < RESULT_BUDGET_CHARS + 300
-        assert "The result was cut: it had 10,485,760 characters" in big.text
+def test_results_images_links_errors_and_a_10_mb_result(mcp_shop: McpManager) -> None:
+    manager = mcp_shop
+    photo = manager.call("shop", "product_photo", {"product": "mug"}, CancelToken())
+    assert photo.images == ("image/png",)
+    assert "[image (image/png" in photo.text and "Photo of mug" in photo.text
+    assert "[resource link: product page <https://shop.test/mug>]" in photo.text
+    failed = manager.call("shop", "broken_tool", {}, CancelToken())
+    assert failed.is_error and "the warehouse database is offline" in failed.text
+    big = manager.call("shop", "big_result", {"megabytes": 10}, CancelToken())
+    assert big.cut_from == 10 * 1024 * 1024
+    assert len(big.text) < RESULT_BUDGET_CHARS + 300
+    assert "The result was cut: it had 10,485,760 characters" in big.text
 
 
-def test_a_hanging_call_is_stopped_by_cancel(data_dir: Path) -> None:
-    write_config(data_dir, {"shop": stdio("shop")})
-    with running(data_dir) as manager:
-        wait_state(manager, "shop", "ready")
-        cancel = CancelToken()
-        started = threading.Timer(0.5, cancel.cancel)
-        started.start()
-        with pytest.raises(OperationCancelledError):
-            manager.call("shop", "hang", {}, cancel)
-        # The server is still usable after a call was stopped.
-        assert (
-            "Order" in manager.call("shop", "lookup_order", {"order_id": "1"}, CancelToken()).text
-        )
+def test_a_hanging_call_is_stopped_by_cancel(mcp_shop: McpManager) -> None:
+    manager = mcp_shop
+    cancel = CancelToken()
+    started = threading.Timer(0.5, cancel.cancel)
+    started.start()
+    with pytest.raises(OperationCancelledError):
+        manager.call("shop", "hang", {}, cancel)
+    # The server is still usable after a call was stopped.
+    assert "Order" in manager.call("shop", "lookup_order", {"order_id": "1"}, CancelToken()).text
 
 
 def test_bad_servers_fail_with_their_own_words_and_the_others_work(data_dir: Path) -> None:
@@ -184,11 +176,9 @@ def test_secrets_come_from_the_keyring(data_dir: Path) -> None:
     assert "s3cret" not in (data_dir / "mcp.json").read_text()
 
 
-def test_an_unusable_call_is_a_tool_error(data_dir: Path) -> None:
-    write_config(data_dir, {"shop": stdio("shop")})
-    with running(data_dir) as manager:
-        with pytest.raises(ToolError, match="MCP server 'nope' is not running"):
-            manager.call("nope", "x", {}, CancelToken())
-        wait_state(manager, "shop", "ready")
-        result = manager.call("shop", "no_such_tool", {}, CancelToken())
-        assert result.is_error and "no_such_tool" in result.text
+def test_an_unusable_call_is_a_tool_error(mcp_shop: McpManager) -> None:
+    manager = mcp_shop
+    with pytest.raises(ToolError, match="MCP server 'nope' is not running"):
+        manager.call("nope", "x", {}, CancelToken())
+    result = manager.call("shop", "no_such_tool", {}, CancelToken())
+    assert result.is_error and "no_such_tool" in result.text

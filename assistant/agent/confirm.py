@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Literal
 
 from assistant.agent.cancel import CancelToken, OperationCancelledError
@@ -31,8 +32,9 @@ class Confirmations:
         with self._changed:
             return call_id in self._waiting
 
-    def wait(self, call_id: str, cancel: CancelToken) -> Choice:
-        """Block until the user answers for `call_id`; OperationCancelledError on cancel."""
+    def ask(self, call_id: str, announce: Callable[[], None], cancel: CancelToken) -> Choice:
+        """Ask about `call_id` (`announce` tells the user, once an answer can be taken) and
+        block until the user answers; OperationCancelledError on cancel."""
 
         def wake() -> None:
             with self._changed:
@@ -43,6 +45,7 @@ class Confirmations:
             self._answers.pop(call_id, None)
         unregister = cancel.on_cancel(wake)
         try:
+            announce()
             with self._changed:
                 while call_id not in self._answers:
                     if cancel.cancelled:

@@ -508,12 +508,10 @@ class Agent:
             return None
         if self.confirmations is None:
             return NOBODY_TO_ASK
-        turn.on_event(
-            ConfirmationRequested(
-                turn.cid, call.id, call.name, external.server, external.name, call.arguments
-            )
+        request = ConfirmationRequested(
+            turn.cid, call.id, call.name, external.server, external.name, call.arguments
         )
-        choice = self.confirmations.wait(call.id, turn.cancel)
+        choice = self.confirmations.ask(call.id, lambda: turn.on_event(request), turn.cancel)
         if choice == "deny":
             return DENIED_TOOL_RESULT
         if choice == "always" and self.extra_tools is not None:
