@@ -17,6 +17,7 @@ import keyring.errors
 
 from assistant import APP_NAME
 from assistant.errors import CredentialError
+from assistant.redaction import add_secret
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,15 @@ class Credentials:
         self._warned = False
 
     def api_key(self) -> str | None:
-        """The key to use: the environment, else a key kept for this run, else the keyring."""
+        """The key to use: the environment, else a key kept for this run, else the keyring.
+
+        The key read is registered for redaction (`assistant.redaction`).
+        """
+        key = self._read()
+        add_secret(key)
+        return key
+
+    def _read(self) -> str | None:
         env = os.environ.get(API_KEY_ENV)
         if env:
             return env
@@ -55,6 +64,7 @@ class Credentials:
         if not key:
             self.delete_api_key()
             return
+        add_secret(key)
         try:
             keyring.set_password(KEYRING_SERVICE, KEYRING_USERNAME, key)
         except keyring.errors.KeyringError as exc:

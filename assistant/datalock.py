@@ -45,6 +45,19 @@ class DataDirLockedError(StorageError):
         self.holder = holder
 
 
+class LockingUnsupportedError(StorageError):
+    """The file system of the data directory cannot lock files (some network shares)."""
+
+    def __init__(self, root: Path, err: OSError) -> None:
+        reason = err.strerror or type(err).__name__
+        super().__init__(
+            f"{APP_NAME} cannot lock its data directory {root}: its file system does not "
+            f"support file locks ({reason}), as with some network shares; use a data "
+            "directory on a local disk (--data-dir)."
+        )
+        self.root = root
+
+
 class DataDirLock:
     """The data directory's lock; `acquire` takes it or raises DataDirLockedError."""
 
@@ -64,7 +77,12 @@ class DataDirLock:
             return
         for _ in range(5):  # the file may be removed by its holder between open and lock
             fd = _open(self.path)
-            if not _try_lock(fd):
+            try:
+                locked = _try_lock(fd)
+            except OSError as exc:  # ENOLCK, EOPNOTSUPP, ENOSYS...: no locks on this share
+                os.close(fd)
+                raise LockingUnsupportedError(self.root, exc) from exc
+            if not locked:
                 holder = read_holder(self.path)
                 os.close(fd)
                 raise DataDirLockedError(self.root, holder)
@@ -151,6 +169,7 @@ else:
     import fcntl
 
     def _try_lock(fd: int) -> bool:
+        """Whether the lock was taken; OSError when the file system cannot lock."""
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -7,6 +7,7 @@ a reader checks a nested object with the path so far, or checks it alone and put
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -109,3 +110,33 @@ def flag(raw: Mapping[str, Any], key: str, path: str = "", *, default: bool = Fa
 def join(path: str, key: str) -> str:
     """The path of `key` inside `path`."""
     return f"{path}.{key}" if path else key
+
+
+# What no stored text may hold: a lone surrogate (not encodable as UTF-8, so a write would fail
+# half-way) and control characters other than tab, line feed and carriage return.
+_BAD_CHARACTER = re.compile("[\ud800-\udfff\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def check_texts(value: object, path: str = "") -> None:
+    """Raise FieldError for the first string in `value` (keys included, at any depth) that holds
+    a lone surrogate or a control character."""
+    stack: list[tuple[object, str]] = [(value, path)]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, str):
+            _check_text(node, where)
+        elif isinstance(node, dict):
+            for key in reversed(list(node)):
+                _check_text(key, where)
+                stack.append((node[key], join(where, key)))
+        elif isinstance(node, list):
+            stack.extend((item, f"{where}[{i}]") for i, item in reversed(list(enumerate(node))))
+
+
+def _check_text(text: str, path: str) -> None:
+    found = _BAD_CHARACTER.search(text)
+    if found is None:
+        return
+    char = found.group()
+    what = "a lone surrogate" if "\ud800" <= char <= "\udfff" else "a control character"
+    raise fail(path, f"holds {what} (U+{ord(char):04X}) at character {found.start() + 1}")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from assistant.credentials import Credentials
 from assistant.errors import ProviderError
+from assistant.redaction import add_secret
 from assistant.settings import Settings
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ def _build(key: _Key) -> openai.OpenAI:
     import openai
 
     base_url, api_key, timeout = key
+    add_secret(api_key)
     return openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
 
 

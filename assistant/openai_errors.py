@@ -19,6 +19,7 @@ from typing import Literal
 import openai
 
 from assistant.errors import ContextOverflowError, ProviderError
+from assistant.redaction import add_secret, redact
 
 Purpose = Literal["chat", "embeddings", "models"]
 
@@ -78,13 +79,14 @@ def server_url(client: openai.OpenAI) -> str:
 
 
 def server_message(err: openai.APIStatusError) -> str:
-    """The server's own error text, shortened, without the client's "Error code: ..." prefix."""
+    """The server's own error text, redacted and shortened, without the client's "Error code:
+    ..." prefix."""
     return shorten(_body_text(err.body) or err.message)
 
 
 def shorten(text: str, limit: int = MESSAGE_CHARS) -> str:
-    """`text` on one line, cut to about `limit` characters."""
-    text = " ".join(text.split())
+    """`text` on one line, redacted, then cut to about `limit` characters."""
+    text = " ".join(redact(text).split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
@@ -222,12 +224,11 @@ def provider_error(
 
     `attempts` is how often the request was tried; more than one is mentioned in the message.
     """
+    add_secret(client.api_key)  # before any text of the error is shortened
     message = _message(err, client, model=model, purpose=purpose)
     if attempts > 1:
         message += f" Tried {attempts} times."
-    key = client.api_key
-    if len(key) >= 8:
-        message = message.replace(key, "***")
+    message = redact(message)
     if isinstance(err, openai.APIError) and is_overflow(err):
         context, prompt = overflow_numbers(err)
         return ContextOverflowError(message, context_tokens=context, prompt_tokens=prompt)

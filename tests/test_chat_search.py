@@ -38,8 +38,20 @@ def test_find_in_the_conversation_selects_each_match_in_turn(
     assert window.find_bar.isVisible()
     qtbot.keyClicks(window.find_bar.field, "lisbon")
     assert window.chat.textCursor().selectedText().lower() == "lisbon"
+    assert window.find_bar.status.text() == "1 of 1"
     qtbot.keyClick(window.find_bar.field, Qt.Key.Key_Return)  # wraps to the only match again
     assert window.chat.textCursor().selectedText().lower() == "lisbon"
+    window.find_bar.field.setText("answer")  # "Answer: ..." once, and in no other message
+    assert window.find_bar.status.text() == "1 of 1"
+    window.find_bar.field.setText("o")
+    total = window.chat.toPlainText().lower().count("o")
+    shown, _, of = window.find_bar.status.text().partition(" of ")
+    assert of == str(total) and 1 <= int(shown) <= total
+    for step in range(1, total + 1):  # once round, wrapping at the end
+        qtbot.keyClick(window.find_bar.field, Qt.Key.Key_Return)
+        assert window.find_bar.status.text() == f"{(int(shown) + step - 1) % total + 1} of {total}"
+    qtbot.keyClick(window.find_bar.field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert window.find_bar.status.text() == f"{(int(shown) - 2) % total + 1} of {total}"
     window.find_bar.field.setText("nowhere to be found")
     assert window.find_bar.status.text() == "Not found"
     qtbot.keyClick(window.find_bar.field, Qt.Key.Key_Escape)

@@ -12,6 +12,7 @@ from PySide6.QtGui import (
     QGuiApplication,
     QTextBlock,
     QTextCursor,
+    QTextDocument,
     QTextFormat,
     QWheelEvent,
 )
@@ -19,7 +20,9 @@ from PySide6.QtWidgets import QApplication, QScrollBar
 from pytestqt.qtbot import QtBot
 
 from assistant.memory import ConversationStore
+from assistant.ui import theme
 from assistant.ui.chat.find_bar import FindBar
+from assistant.ui.chat.markdown import MarkdownRenderer, plain_text
 from assistant.ui.chat.stream import settled_end
 from assistant.ui.chat.tool_summary import summarize
 from assistant.ui.chat.view import ChatView
@@ -34,6 +37,35 @@ REPLY = (
 
 def blocks(view: ChatView) -> list[QTextBlock]:
     found, block = [], view.document().begin()
+    while block.isValid():
+        found.append(block)
+        block = block.next()
+    return found
+
+
+def test_copy_as_text_keeps_list_numbers_bullets_and_line_breaks(qapp: object) -> None:
+    markdown = "Steps:\n\n1. one\n2. **two**\n   - a\n   - b\n3. three\n\n- x\n\nline  \nbreak"
+    expected = "Steps:\n1. one\n2. two\n  • a\n  • b\n3. three\n• x\nline\nbreak"
+    assert plain_text(markdown) == expected
+
+
+def test_a_blockquote_is_set_apart_and_readable(qapp: object) -> None:
+    document = QTextDocument()
+    palette = theme.palette_for("dark")
+    renderer = MarkdownRenderer(document, lambda: palette)
+    renderer.insert(QTextCursor(document), "Said:\n\n> to be or not\n\nafter")
+    blocks = {b.text(): b for b in iter_blocks(document)}
+    quote, plain = blocks["to be or not"], blocks["after"]
+    assert quote.blockFormat().background().style() != Qt.BrushStyle.NoBrush
+    assert plain.blockFormat().background().style() == Qt.BrushStyle.NoBrush
+    assert quote.blockFormat().leftMargin() > plain.blockFormat().leftMargin()
+    colour = quote.begin().fragment().charFormat().foreground().color()
+    background = quote.blockFormat().background().color()
+    assert theme.contrast(colour, background) >= theme.AA_TEXT
+
+
+def iter_blocks(document: QTextDocument) -> list[QTextBlock]:
+    found, block = [], document.begin()
     while block.isValid():
         found.append(block)
         block = block.next()
@@ -276,9 +308,8 @@ def test_tool_lines_read_as_words_and_never_show_a_bare_id() -> None:
     )
     assert (remembered.action, remembered.memory_id) == ("Remembered", memory_id)
     assert remembered.memory_text == "The user's sister Ana lives in Porto"
-    recall = summarize(
-        "recall", '{"query": "sister"}', "[a] (fact) x\n[b] (fact) y\n[c] (fact) z", True, texts.get
-    )
+    lines = "\n".join(f'- [{c * 32}] (fact) "x"' for c in "abc")
+    recall = summarize("recall", '{"query": "sister"}', lines, True, texts.get)
     assert recall.action == "Searched memory for 'sister' · 3 found"
     assert summarize("update_working_memory", "{}", "ok", True, texts.get).action == (
         "Updated the plan"

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QInputDialog
 from pytestqt.qtbot import QtBot
 
@@ -96,6 +97,24 @@ def test_temporary_chat_is_chosen_per_conversation(
     assert store.load(cid).temporary
     store.append(cid, "user", "secret")
     assert not store.load(pane.new_conversation()).temporary  # never sticky
+
+
+def test_a_temporary_chat_is_marked_by_a_drawn_icon_not_a_glyph(
+    pane: ConversationPane, store: ConversationStore
+) -> None:
+    """A clock glyph in the title was missing from common fonts (a box was shown)."""
+    started(pane, store, "Kept")
+    temporary = pane.new_conversation(temporary=True)
+    store.append(temporary, "user", "secret")
+    store.rename(temporary, "Secret")
+    pane.refresh()
+    model = pane.view.model()
+    rows = {model.index(r, 0).data(): model.index(r, 0) for r in range(model.rowCount())}
+    assert set(rows) == {"Kept", "Secret"}
+    icon = rows["Secret"].data(Qt.ItemDataRole.DecorationRole)
+    assert isinstance(icon, QIcon) and not icon.isNull()
+    assert rows["Kept"].data(Qt.ItemDataRole.DecorationRole) is None
+    assert rows["Secret"].data(Qt.ItemDataRole.AccessibleTextRole) == "Secret (temporary chat)"
 
 
 def test_filter_by_title_and_by_content(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QLocale
+from PySide6.QtCore import QLocale, Qt
 from PySide6.QtGui import QColor, QKeySequence, QPalette
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QScrollBar,
     QTabBar,
+    QTextBrowser,
     QTextEdit,
     QWidget,
 )
@@ -187,6 +189,30 @@ def test_the_memory_notice_follows_a_change_of_theme(qtbot: QtBot, window: MainW
         window.menu.theme_actions["system"].trigger()
 
 
+def test_sidebar_pages_are_drawn_again_in_a_new_theme(qtbot: QtBot, window: MainWindow) -> None:
+    """Pages of HTML coloured from the palette: none keeps the old theme's colours (the memory
+    detail's hint stayed near-black on the dark base, 1.3:1)."""
+    sidebar = window.sidebar
+    pages = [
+        window.findChild(QWidget, name)
+        for name in ("memoryDetail", "workingMemoryView", "conversationSummaryView")
+    ]
+    assert all(isinstance(page, QTextBrowser) for page in pages)
+    try:
+        for name in ("dark", "light"):
+            window.menu.theme_actions[name].trigger()
+            qtbot.waitUntil(lambda n=name: theme.is_dark(sidebar.palette()) == (n == "dark"))
+            for page in pages:
+                assert isinstance(page, QTextBrowser)
+                base = page.palette().color(Role.Base)
+                colours = set(re.findall(r"color:\s*(#[0-9a-fA-F]{6})", page.toHtml()))
+                assert colours, page.objectName()
+                low = {c for c in colours if theme.contrast(QColor(c), base) < theme.AA_TEXT}
+                assert low == set(), (name, page.objectName())
+    finally:
+        window.menu.theme_actions["system"].trigger()
+
+
 def test_counts_follow_the_locale_and_agree_in_number() -> None:
     previous = QLocale()
     QLocale.setDefault(QLocale(QLocale.Language.English, QLocale.Country.UnitedStates))
@@ -210,6 +236,29 @@ def test_shortcuts_follow_the_platform_and_are_listed(window: MainWindow) -> Non
     for command in ("New conversation", "Find in conversation", "Search all conversations"):
         assert command in listed
     assert "Next conversation" in listed and "Stop the reply" in listed
+
+
+@pytest.mark.parametrize("key", [Qt.Key.Key_Backtab, Qt.Key.Key_Tab])
+def test_ctrl_shift_tab_goes_to_the_previous_conversation(
+    qtbot: QtBot, window: MainWindow, key: Qt.Key
+) -> None:
+    """X11 sends Ctrl+Shift+Tab as Backtab (or Tab) with Ctrl and Shift; the list names it
+    as the keys read, not as Qt's "Backtab"."""
+    store = window.workspace.conversations
+    ids = []
+    for title in ("first", "second"):
+        cid = store.create(title).id
+        store.append(cid, "user", title)
+        ids.append(cid)
+    window.conversations.refresh()
+    window.conversations.select(ids[0])
+    qtbot.waitUntil(lambda: window.conversations.current_id() == ids[0])
+    modifiers = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    qtbot.keyClick(window.input, key, modifiers)
+    qtbot.waitUntil(lambda: window.conversations.current_id() == ids[1])
+    listed = dict(window.menu.shortcut_rows())
+    assert "Ctrl+Shift+Tab" in listed["Previous conversation"]
+    assert "Backtab" not in " ".join(listed.values())
 
 
 def test_side_panes_collapse_by_action_and_by_width(window: MainWindow) -> None:

@@ -680,3 +680,22 @@ def test_search_results_refresh_after_an_import(
     qtbot.waitUntil(lambda: sidebar.memories.model.rowCount() == 3, timeout=5000)
     assert "Likes tea" not in texts(sidebar.memories.model)
     assert sidebar.memories.selected_item() == kept  # the selection stays
+
+
+@pytest.mark.parametrize("key", [Qt.Key.Key_Return, Qt.Key.Key_Enter])
+def test_ctrl_enter_saves_the_dialog_and_enter_is_a_new_line(qtbot: QtBot, key: Qt.Key) -> None:
+    dialog = MemoryDialog()
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    dialog.activateWindow()
+    dialog.text_edit.setFocus()
+    ctrl = Qt.KeyboardModifier.ControlModifier
+    qtbot.keyClick(dialog.text_edit, key, ctrl)  # nothing to save yet
+    assert dialog.isVisible()
+    qtbot.keyClicks(dialog.text_edit, "Likes tea")
+    qtbot.keyClick(dialog.text_edit, Qt.Key.Key_Return)
+    qtbot.keyClicks(dialog.text_edit, "and cake")
+    with qtbot.waitSignal(dialog.accepted):
+        qtbot.keyClick(dialog.text_edit, key, ctrl)
+    assert dialog.values().text == "Likes tea\nand cake"

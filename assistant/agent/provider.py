@@ -41,6 +41,7 @@ from assistant.openai_errors import (
     provider_error,
     server_url,
 )
+from assistant.redaction import add_secret
 from assistant.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -102,6 +103,7 @@ class OpenAIProvider:
         capabilities: CapabilityMemory | None = None,
         wait_notice_after: float = WAIT_NOTICE_AFTER,
     ) -> None:
+        add_secret(client.api_key)
         self._client = client
         self.model = model
         self._stream = stream

@@ -14,6 +14,7 @@ from openai.types import CreateEmbeddingResponse
 from assistant.errors import ProviderError
 from assistant.memory.embedding import embedding_batches
 from assistant.openai_errors import CLIENT_ERRORS, RetryPolicy, provider_error, server_url
+from assistant.redaction import add_secret
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,7 @@ class OpenAIEmbedder:
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        add_secret(client.api_key)
         self._client = client
         self.name = model
         self._dim = dim

@@ -10,6 +10,7 @@ from assistant.json_fields import (
     FieldError,
     as_list,
     as_object,
+    check_texts,
     fail,
     flag,
     inside,
@@ -29,9 +30,11 @@ def read_assistant(
     """Validate an Assistant export document: its conversations, memories and their histories;
     InvalidImportError names the bad field."""
     try:
-        return _assistant_document(doc)
+        read = _assistant_document(doc)
+        check_texts(doc)  # every text, before anything is written
     except FieldError as exc:
         raise InvalidImportError(str(exc)) from None
+    return read
 
 
 def _assistant_document(

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.errors import InvalidImportError
-from assistant.json_fields import FieldError, kind
+from assistant.json_fields import FieldError, check_texts, kind
 from assistant.memory import MemoryEvent, MemoryItem, check_messages
 from assistant.transfer.chatgpt import is_chatgpt, read_chatgpt
 from assistant.transfer.claude import is_claude, read_claude
@@ -192,6 +192,7 @@ def _item(raw: Any, state: _State) -> ImportedConversation | Unreadable | None:
     state.recognized += 1
     state.format = state.format or fmt
     try:
+        check_texts(raw)
         conversation = reader(raw, order, state.tally)
     except FieldError as exc:
         return Unreadable(name, str(exc))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -19,6 +20,7 @@ from assistant.fileio import remove_stale_temp_files
 from assistant.resources import app_icon_files
 from assistant.ui.shutdown import join_all
 from assistant.ui.single_instance import InstanceServer, send_request
+from assistant.ui.system_libraries import explain, missing_libraries, uses_xcb
 from assistant.ui.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -52,6 +54,9 @@ def run_app(root: Path, qt_arguments: Sequence[str] = ()) -> int:
     is asked to come to the front instead; if it does not answer, the user is told why.
     `qt_arguments` are Qt's own options from the command line (`-style fusion`...).
     """
+    if uses_xcb(os.environ, qt_arguments) and (missing := missing_libraries()):
+        print(explain(missing), file=sys.stderr)  # Qt would abort with a generic message
+        return 1
     app = _application(qt_arguments)
     lock = DataDirLock(root)
     try:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from PySide6.QtCore import QLocale
 
+from assistant.redaction import redact
+
 
 def shorten(text: str, limit: int) -> str:
-    """`text` on one line, cut with "…" to at most `limit` characters."""
-    flat = " ".join(text.split())
+    """`text` on one line, redacted, then cut with "…" to at most `limit` characters."""
+    flat = " ".join(redact(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

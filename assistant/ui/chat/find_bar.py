@@ -108,14 +108,27 @@ class FindBar(QWidget):
             cursor = self._view.textCursor()
             cursor.setPosition(cursor.selectionStart())
             self._view.setTextCursor(cursor)
-        if self._view.find(text, flags):
-            self.status.clear()
-            return True
-        cursor = self._view.textCursor()
-        cursor.movePosition(
-            QTextCursor.MoveOperation.End if backward else QTextCursor.MoveOperation.Start
-        )
-        self._view.setTextCursor(cursor)
         found = self._view.find(text, flags)
-        self.status.setText("" if found else "Not found")
+        if not found:  # wrap around
+            cursor = self._view.textCursor()
+            cursor.movePosition(
+                QTextCursor.MoveOperation.End if backward else QTextCursor.MoveOperation.Start
+            )
+            self._view.setTextCursor(cursor)
+            found = self._view.find(text, flags)
+        self.status.setText(self._where(text) if found else "Not found")
         return found
+
+    def _where(self, text: str) -> str:
+        """Which match is selected, of how many: "2 of 7"."""
+        document = self._view.document()
+        here = self._view.textCursor().selectionStart()
+        starts = []
+        match = document.find(text, 0)
+        while not match.isNull():
+            starts.append(match.selectionStart())
+            match = document.find(text, match)
+        if not starts:
+            return ""
+        current = sum(1 for start in starts if start <= here)
+        return f"{max(current, 1)} of {len(starts)}"

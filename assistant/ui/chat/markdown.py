@@ -21,6 +21,7 @@ from PySide6.QtGui import (
     QTextDocument,
     QTextDocumentFragment,
     QTextFormat,
+    QTextListFormat,
     QTextTable,
 )
 
@@ -41,11 +42,32 @@ def _same_cell(table: QTextTable, block: QTextBlock, other: QTextBlock) -> bool:
     return b.isValid() and (a.row(), a.column()) == (b.row(), b.column())
 
 
+_NUMBERED = {
+    QTextListFormat.Style.ListDecimal,
+    QTextListFormat.Style.ListLowerAlpha,
+    QTextListFormat.Style.ListUpperAlpha,
+    QTextListFormat.Style.ListLowerRoman,
+    QTextListFormat.Style.ListUpperRoman,
+}
+
+
 def plain_text(markdown: str) -> str:
-    """What a Markdown text reads as without its markup."""
+    """What a Markdown text reads as without its markup: list items keep their numbers or
+    bullets (indented by level), line breaks stay."""
     document = QTextDocument()
     document.setMarkdown(markdown)
-    return document.toPlainText()
+    lines = []
+    block = document.begin()
+    while block.isValid():
+        text = block.text().replace("\u2028", "\n").replace("\xa0", " ")
+        listed = block.textList()
+        if listed is not None:
+            style = listed.format().style()
+            marker = listed.itemText(block) if style in _NUMBERED else "•"
+            text = "  " * max(0, listed.format().indent() - 1) + f"{marker} {text}"
+        lines.append(text)
+        block = block.next()
+    return "\n".join(lines)
 
 
 class MarkdownRenderer:
@@ -75,6 +97,7 @@ class MarkdownRenderer:
 
     def _style_blocks(self, palette: QPalette) -> None:
         code_bg = palette.color(QPalette.ColorRole.AlternateBase)
+        quote_bg = theme.mix(palette.color(QPalette.ColorRole.Base), theme.muted(palette), 0.08)
         block = self._scratch.begin()
         while block.isValid():
             here = QTextCursor(block)
@@ -86,6 +109,17 @@ class MarkdownRenderer:
             elif fmt.headingLevel():
                 fmt.setTopMargin(10)
                 fmt.setBottomMargin(4)
+            elif level := fmt.intProperty(QTextFormat.Property.BlockQuoteLevel):
+                # Set apart as quoted: a tint, inset by level, the text in the muted colour.
+                fmt.setBackground(quote_bg)
+                fmt.setLeftMargin(12 * level)
+                fmt.setIndent(0)
+                here.movePosition(
+                    QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor
+                )
+                quoted = QTextCharFormat()
+                quoted.setForeground(theme.muted(palette))
+                here.mergeCharFormat(quoted)
             elif (table := here.currentTable()) is not None:
                 if not block.text() and _same_cell(table, block, block.next()):
                     here.deleteChar()  # Qt starts the first cell with an empty line after code

@@ -13,6 +13,8 @@ from assistant.ui.wording import shorten
 MemoryLookup = Callable[[str], str | None]  # memory id -> its text, None if gone
 QUOTE_CHARS = 40
 _MEMORY_ID = re.compile(r"\b([0-9a-f]{32})\b")
+# A recalled memory is one line that starts with its id: "- [id] (kind) ..." (prompt.memory_line).
+_RECALLED = re.compile(r"^\W*\[([0-9a-f]{32})\]", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ def _doing(name: str, args: dict[str, Any]) -> str:
 
 def _found(name: str, result: str) -> str:
     if name == "recall":
-        count = sum(1 for line in result.splitlines() if line.startswith("["))
+        count = len(set(_RECALLED.findall(result)))
     else:
         try:
             parsed = json.loads(result)

@@ -14,7 +14,7 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QAction, QFont, QKeySequence
+from PySide6.QtGui import QAction, QFont, QGuiApplication, QIcon, QKeySequence, QPalette
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from assistant.memory import ConversationHit, ConversationInfo, ConversationStore
 from assistant.ui.debounce import Debounced
+from assistant.ui.icons import draw_clock, drawn_icon
 from assistant.ui.jobs import LatestJob, Progress
 from assistant.ui.theme import set_muted
 from assistant.ui.times import listing_time
@@ -53,6 +54,14 @@ class ConversationListModel(QAbstractListModel):
         super().__init__()
         self._store = store
         self._rows: list[ConversationInfo] = store.all()
+        self._icons: dict[str, QIcon] = {}  # the temporary chat's icon, by text colour
+
+    def _temporary_icon(self) -> QIcon:
+        """A drawn clock in the text colour of the palette in use (a glyph may be missing)."""
+        color = QGuiApplication.palette().color(QPalette.ColorRole.Text)
+        if color.name() not in self._icons:
+            self._icons[color.name()] = drawn_icon("", draw_clock, color)
+        return self._icons[color.name()]
 
     def refresh(self) -> None:
         """Re-read the listing (cheap: the store caches it) and update the rows."""
@@ -74,7 +83,9 @@ class ConversationListModel(QAbstractListModel):
             return None
         info = self._rows[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return f"⏱ {info.title}" if info.temporary else info.title
+            return info.title
+        if role == Qt.ItemDataRole.DecorationRole and info.temporary:
+            return self._temporary_icon()
         if role == Qt.ItemDataRole.AccessibleTextRole:
             return f"{info.title} (temporary chat)" if info.temporary else info.title
         if role == Qt.ItemDataRole.ToolTipRole:

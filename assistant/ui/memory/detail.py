@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote, unquote
 
 from PySide6.QtCore import QUrl, Signal
-from PySide6.QtWidgets import QFrame, QTextBrowser, QWidget
+from PySide6.QtWidgets import QWidget
 
 from assistant.memory import MemoryItem, SearchHit, SemanticMemory, Source
 from assistant.memory.items import MemoryEvent
@@ -23,6 +23,7 @@ from assistant.ui.memory.wording import (
     origin_text,
     why_text,
 )
+from assistant.ui.themed_page import ThemedPage
 from assistant.ui.times import day_text
 from assistant.ui.wording import count, shorten
 
@@ -216,7 +217,7 @@ def detail_html(facts: DetailFacts, colors: Mapping[str, str]) -> str:
     return "".join(parts)
 
 
-class MemoryDetailView(QTextBrowser):
+class MemoryDetailView(ThemedPage):
     """The selected memory in full; its links open a message or another memory."""
 
     source_requested = Signal(str, str)  # conversation id, message id ("" if unknown)
@@ -224,30 +225,30 @@ class MemoryDetailView(QTextBrowser):
     numbers_toggled = Signal()  # "Details" / "Hide details" of the ranking
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(parent, margin=10)
         self.setObjectName("memoryDetail")
         self.setAccessibleName("Memory details")
         self.setAccessibleDescription(
             "The selected memory in full: where it came from, why a search found it, its history"
         )
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setOpenLinks(False)
-        self.document().setDocumentMargin(10)
         self.anchorClicked.connect(self._on_anchor)
         self._shown: str | None = None  # the id of the memory shown
         self.show_facts(None)
 
     def show_facts(self, facts: DetailFacts | None) -> None:
         """Show a memory's page, or a hint when none is selected."""
-        colors = css(self.palette())
         if facts is None:
             self._shown = None
-            self.setHtml(f"<p style='color:{colors['muted']}'>{html.escape(EMPTY_DETAIL)}</p>")
+            self.show_page(
+                lambda palette: (
+                    f"<p style='color:{css(palette)['muted']}'>{html.escape(EMPTY_DETAIL)}</p>"
+                )
+            )
             return
         bar = self.verticalScrollBar()
         keep = bar.value() if facts.item.id == self._shown else 0  # a refresh stays in place
         self._shown = facts.item.id
-        self.setHtml(detail_html(facts, colors))
+        self.show_page(lambda palette: detail_html(facts, css(palette)))
         bar.setValue(keep)
 
     def _on_anchor(self, url: QUrl) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -97,6 +98,11 @@ class MemoryDialog(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         self.text_edit.textChanged.connect(self._update_buttons)
+        # Enter is a new line in the text; Ctrl+Enter saves (the text box takes Ctrl+Enter
+        # before any shortcut could, so it is caught on its way there).
+        self.text_edit.installEventFilter(self)
+        save_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        save_button.setToolTip("Save (Ctrl+Enter)")
 
         layout = QVBoxLayout(self)
         layout.addWidget(self.text_edit, 1)
@@ -133,6 +139,20 @@ class MemoryDialog(QDialog):
     def _on_spin(self, value: float) -> None:
         if self.importance_slider.value() != round(value * 100):
             self.importance_slider.setValue(round(value * 100))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        """Ctrl+Enter in the text saves (when there is something to save)."""
+        if (
+            watched is self.text_edit
+            and isinstance(event, QKeyEvent)
+            and event.type() == QEvent.Type.KeyPress
+            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            and event.modifiers() & Qt.KeyboardModifier.ControlModifier
+        ):
+            if self.buttons.button(QDialogButtonBox.StandardButton.Save).isEnabled():
+                self.accept()
+            return True
+        return super().eventFilter(watched, event)
 
     def _update_buttons(self) -> None:
         save = self.buttons.button(QDialogButtonBox.StandardButton.Save)

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QVBoxLa
 
 from assistant.memory import KINDS, EmbeddingStatus, MemoryKind, MemoryState
 from assistant.ui.debounce import Debounced
-from assistant.ui.memory.look import draw_search, drawn_icon
+from assistant.ui.icons import draw_search, drawn_icon
 from assistant.ui.theme import muted, set_muted
 from assistant.ui.wording import count, number
 

@@ -23,13 +23,13 @@ from assistant.errors import AssistantError
 from assistant.memory import MemoryChange, MemoryItem, SearchHit
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.debounce import Debounced
+from assistant.ui.icons import draw_plus, drawn_icon
 from assistant.ui.jobs import LatestJob, Progress, run_job
 from assistant.ui.memory.delegate import MemoryDelegate
 from assistant.ui.memory.detail import WHY_ANCHOR, DetailFacts, MemoryDetailView
 from assistant.ui.memory.dialogs import MemoryDialog, MemoryValues
 from assistant.ui.memory.filters import SEARCH_DELAY_MS, MemoryFilterBar
 from assistant.ui.memory.list_view import MemoryListFrame, empty_text
-from assistant.ui.memory.look import draw_plus, drawn_icon
 from assistant.ui.memory.model import MemoryListModel
 from assistant.ui.memory.timeline import MemoryTimeline
 from assistant.ui.memory.wording import no_source_reason

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from PySide6.QtWidgets import QFrame, QTextBrowser, QWidget
+from PySide6.QtWidgets import QWidget
 
 from assistant.memory import Conversation, MemoryItem, Topic, WorkingMemory
 from assistant.ui.memory.html import conversation_html, working_memory_html
+from assistant.ui.themed_page import ThemedPage
 
 MAX_TOPICS = 30
 
@@ -31,17 +32,14 @@ def conversation_topics(
     return [t for t in topics if any(map(here, t.memory_ids))]
 
 
-class _Page(QTextBrowser):
-    """A read-only rich-text page without a frame."""
+class _Page(ThemedPage):
+    """A named, described page of the sidebar."""
 
     def __init__(self, name: str, title: str, description: str, parent: QWidget | None) -> None:
         super().__init__(parent)
         self.setObjectName(name)
         self.setAccessibleName(title)
         self.setAccessibleDescription(description)
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setOpenLinks(False)
-        self.document().setDocumentMargin(14)
 
 
 class WorkingMemoryView(_Page):
@@ -57,7 +55,7 @@ class WorkingMemoryView(_Page):
 
     def show_working(self, working: WorkingMemory) -> None:
         """Show `working` (an explanation while it is empty)."""
-        self.setHtml(working_memory_html(working, self.palette()))
+        self.show_page(lambda palette: working_memory_html(working, palette))
 
 
 class ConversationView(_Page):
@@ -79,7 +77,8 @@ class ConversationView(_Page):
     ) -> None:
         """Show the summary of `conversation` and those of `topics` that are about it."""
         if conversation is None:
-            self.setHtml(conversation_html("", [], self.palette()))
+            self.show_page(lambda palette: conversation_html("", [], palette))
             return
         mine = conversation_topics(conversation, topics, get)[:MAX_TOPICS]
-        self.setHtml(conversation_html(conversation.summary, mine, self.palette()))
+        summary = conversation.summary
+        self.show_page(lambda palette: conversation_html(summary, mine, palette))

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
-    QTextBrowser,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -34,6 +33,7 @@ from assistant.ui.jobs import LatestJob, Progress
 from assistant.ui.memory.detail import event_links, memory_link, open_link
 from assistant.ui.memory.html import css, empty
 from assistant.ui.memory.wording import event_text
+from assistant.ui.themed_page import ThemedPage
 from assistant.ui.times import day_text
 from assistant.ui.wording import count
 
@@ -186,15 +186,13 @@ class MemoryTimeline(QDialog):
             tool.setAccessibleDescription(act.toolTip())
             filters.addWidget(tool)
 
-        self.view = QTextBrowser(self)
+        self.view = ThemedPage(self, margin=12)
         self.view.setObjectName("memoryTimelineView")
         self.view.setAccessibleName("Timeline")
         self.view.setAccessibleDescription(
             "Events newest first, by day; each links to its memory and the message it came from"
         )
         self.view.setFrameShape(QFrame.Shape.StyledPanel)
-        self.view.setOpenLinks(False)
-        self.view.document().setDocumentMargin(12)
         self.view.anchorClicked.connect(self._on_anchor)
 
         layout = QVBoxLayout(self)
@@ -228,7 +226,7 @@ class MemoryTimeline(QDialog):
     def _on_loaded(self, page: TimelinePage) -> None:
         bar = self.view.verticalScrollBar()
         keep = bar.value()
-        self.view.setHtml(timeline_html(page, css(self.palette())))
+        self.view.show_page(lambda palette: timeline_html(page, css(palette)))
         bar.setValue(keep)
         n = len(page.events)
         self.count_label.setText(

@@ -122,8 +122,11 @@ class MainMenu:
             self.focus_input: [QKeySequence("Shift+Esc")],
             self.stop: [QKeySequence("Ctrl+.")],
             self.next_conversation: [QKeySequence("Ctrl+PgDown"), QKeySequence(_Key.NextChild)],
+            # X11 sends Ctrl+Shift+Tab as Backtab with Shift, which "Ctrl+Shift+Backtab" (Qt's
+            # PreviousChild) does not always match: name the keys the user presses as well.
             self.previous_conversation: [
                 QKeySequence("Ctrl+PgUp"),
+                QKeySequence("Ctrl+Shift+Tab"),
                 QKeySequence(_Key.PreviousChild),
             ],
             self.show_conversations: [QKeySequence("Ctrl+Shift+L")],
@@ -152,9 +155,8 @@ class MainMenu:
             self.shortcuts,
             self.quit,
         ):
-            keys = ", ".join(
-                s.toString(QKeySequence.SequenceFormat.NativeText) for s in target.shortcuts()
-            )
+            names = (s.toString(QKeySequence.SequenceFormat.NativeText) for s in target.shortcuts())
+            keys = ", ".join(n for n in names if "Backtab" not in n)  # Qt's name, not a key's
             if keys:
                 rows.append((target.text().replace("&", "").rstrip("…"), keys))
         rows += [

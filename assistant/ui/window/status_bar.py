@@ -2,7 +2,31 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
+
+MODEL_WIDTH = 260  # a long model path is cut in the middle, so messages keep their room
+
+
+class ElidedLabel(QLabel):
+    """A label that shows a long text cut in the middle ("/models/…/q4.gguf"), whole on hover."""
+
+    def __init__(self, parent: QWidget | None = None, width: int = MODEL_WIDTH) -> None:
+        super().__init__(parent)
+        self._width = width
+        self._full = ""
+
+    def full_text(self) -> str:
+        """The text as set, before cutting."""
+        return self._full
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
+        """Show `text`, cut to the label's width; the tooltip has it whole when it was cut."""
+        self._full = text
+        shown = self.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle, self._width)
+        super().setText(shown)
+        self.setToolTip(text if shown != text else "")
+        self.setAccessibleDescription(text)
 
 
 class StatusBar(QStatusBar):
@@ -16,7 +40,7 @@ class StatusBar(QStatusBar):
         self.upkeep_label.setObjectName("upkeepStatus")
         self.upkeep_label.setAccessibleName("Memory upkeep")
         self.upkeep_label.hide()
-        self.provider_label = QLabel(self)
+        self.provider_label = ElidedLabel(self)
         self.provider_label.setObjectName("providerStatus")
         self.provider_label.setAccessibleName("Model")
         self.connection_label = QLabel(self)
