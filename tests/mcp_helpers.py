@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ from assistant.mcp_client.manager import McpManager
 from assistant.mcp_client.status import ServerStatus
 
 SERVERS = "tests.mcp_servers"
+ROOT_ENV = "MCP_TEST_ROOT"
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -31,8 +31,12 @@ def stdio(kind: str, *args: str, **extra: Any) -> dict[str, Any]:
 
 
 def write_config(root: Path, servers: dict[str, Any], **top: Any) -> Path:
-    """Write `<root>/mcp.json` listing `servers`."""
+    """Write `<root>/mcp.json` listing `servers`; each stdio one knows `root` (MCP_TEST_ROOT),
+    so that `server_processes(root)` finds the processes of this test's servers only."""
     root.mkdir(parents=True, exist_ok=True)
+    for entry in servers.values():
+        if isinstance(entry, dict) and "command" in entry:
+            entry["env"] = {**entry.get("env", {}), ROOT_ENV: str(root)}
     path = root / "mcp.json"
     path.write_text(json.dumps({"mcpServers": servers, **top}), encoding="utf-8")
     return path
@@ -58,20 +62,21 @@ def wait_state(manager: McpManager, name: str, *states: str) -> ServerStatus:
     return status(manager, name)
 
 
-def server_processes() -> list[int]:
-    """The pids of the test servers that this process started and that are still alive."""
+def server_processes(root: Path) -> list[int]:
+    """The pids of the servers of `root`'s mcp.json that this process started and that live."""
     found = []
     me = str(os.getpid())
+    mark = f"{ROOT_ENV}={root}\0".encode()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+            environ = (entry / "environ").read_bytes() + b"\0"
         except OSError:
             continue
         fields = stat.rsplit(")", 1)[1].split()
-        if fields[1] == me and SERVERS in cmdline and "--http" not in cmdline and fields[0] != "Z":
+        if fields[1] == me and mark in environ and fields[0] != "Z":
             found.append(int(entry.name))
     return found
 
@@ -84,9 +89,10 @@ def running(root: Path, **options: Any) -> Iterator[McpManager]:
     try:
         yield manager
     finally:
+        thread = manager._thread
         manager.close()
-        assert server_processes() == [], "a server process was left behind"
-        assert not [t for t in threading.enumerate() if t.name == "mcp-client"]
+        assert server_processes(root) == [], "a server process was left behind"
+        assert thread is None or not thread.is_alive(), "the client's thread was left behind"
 
 
 def _credentials() -> Any:

@@ -3,6 +3,7 @@ tools, calls, crashes, hangs, bad servers; no process or thread is left behind."
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import threading
@@ -13,7 +14,7 @@ import pytest
 from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.credentials import Credentials
 from assistant.errors import ToolError
-from assistant.mcp_client.config import SECRET_PLACEHOLDER, McpConfig, ServerConfig
+from assistant.mcp_client.config import SECRET_PLACEHOLDER, McpConfig
 from assistant.mcp_client.manager import McpManager, mcp_secret_name
 from assistant.mcp_client.results import RESULT_BUDGET_CHARS
 from tests.mcp_helpers import (
@@ -123,10 +124,10 @@ def test_a_crashed_server_is_started_again(data_dir: Path) -> None:
     write_config(data_dir, {"shop": stdio("ignore-term")})
     with running(data_dir, first_backoff=0.1) as manager:
         wait_state(manager, "shop", "ready")
-        first = server_processes()
+        first = server_processes(data_dir)
         assert len(first) == 1
         os.kill(first[0], signal.SIGKILL)
-        wait_until(lambda: bool(server_processes()) and server_processes() != first)
+        wait_until(lambda: bool(server_processes(data_dir)) and server_processes(data_dir) != first)
         wait_state(manager, "shop", "ready")
         assert (
             "Order" in manager.call("shop", "lookup_order", {"order_id": "1"}, CancelToken()).text
@@ -137,7 +138,7 @@ def test_a_server_that_ignores_sigterm_is_killed_on_close(data_dir: Path) -> Non
     write_config(data_dir, {"stubborn": stdio("ignore-term")})
     with running(data_dir) as manager:
         wait_state(manager, "stubborn", "ready")
-        assert len(server_processes()) == 1
+        assert len(server_processes(data_dir)) == 1
     # `running` checked that no process is left.
 
 
@@ -145,21 +146,14 @@ def test_disabled_servers_do_not_start_and_changes_apply(data_dir: Path) -> None
     write_config(data_dir, {"shop": stdio("shop", disabled=True)})
     with running(data_dir) as manager:
         assert wait_state(manager, "shop", "disabled").tools == ()
-        assert server_processes() == []
+        assert server_processes(data_dir) == []
         config = McpConfig.load(data_dir / "mcp.json")
-        config.put(
-            ServerConfig(
-                "shop",
-                command=stdio("shop")["command"],
-                args=tuple(stdio("shop")["args"]),
-                cwd=stdio("shop")["cwd"],
-            )
-        )
+        config.put(dataclasses.replace(config.servers["shop"], disabled=False))
         manager.apply(config)
         wait_state(manager, "shop", "ready")
         config.remove("shop")
         manager.apply(config)
-        wait_until(lambda: server_processes() == [])
+        wait_until(lambda: server_processes(data_dir) == [])
         assert manager.statuses() == []
 
 

@@ -13,7 +13,7 @@ sit under it, and a reply streams in above them.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
 from PySide6.QtGui import (
@@ -69,6 +69,7 @@ class ChatView(QTextBrowser):
     branch_requested = Signal(str)  # a sibling message to show instead
     copied = Signal(str)  # what was copied, for the status bar
     rendered = Signal(str)  # a conversation was drawn anew from its saved messages
+    confirmation_answered = Signal(str, str)  # tool call id, "once" | "always" | "deny"
 
     def __init__(
         self, memory_text: MemoryLookup, load: Loader, parent: QWidget | None = None
@@ -101,6 +102,7 @@ class ChatView(QTextBrowser):
         self._versions: Versions = {}
         self._lines_chars = 0  # how much of the document's end the `add_line` lines take
         self._tool_start: dict[str, int] = {}
+        self._asking: dict[str, int] = {}  # tool call id -> where its question starts
         self._tool_args: dict[str, tuple[str, str]] = {}
         self._streaming = False
         self._positions: dict[str, int] = {}  # message id -> where it is shown
@@ -372,6 +374,38 @@ class ChatView(QTextBrowser):
         cursor.removeSelectedText()
         self._tool_line(cursor, call_id, name, arguments, result, ok=ok)
 
+    def ask_to_run(self, call_id: str, question: str, choices: Sequence[tuple[str, str]]) -> None:
+        """Under a running tool line: `question` and a link per (label, choice); the first
+        click emits `confirmation_answered` and leaves the label in place of the question."""
+        cursor = self._content_end()
+        self._asking[call_id] = cursor.position()
+        fmt = QTextBlockFormat()
+        fmt.setTopMargin(2)
+        fmt.setBottomMargin(4)
+        self._new_block(cursor, fmt)
+        small = self._small(danger=True)
+        cursor.insertText(f"{question}  ", small)
+        for index, (label, choice) in enumerate(choices):
+            if index:
+                cursor.insertText(" · ", small)
+            anchor = self._link(self._small(), f"confirm:{choice}:{call_id}")
+            anchor.setFontUnderline(True)
+            cursor.insertText(label, anchor)
+        self._scroll_to_end()
+
+    def _answer(self, value: str) -> None:
+        choice, _, call_id = value.partition(":")
+        start = self._asking.pop(call_id, None)
+        if start is None:  # answered already
+            return
+        cursor = self._content_end()
+        cursor.setPosition(start, _KEEP)
+        cursor.removeSelectedText()
+        self._new_block(cursor)
+        said = {"once": "Allowed once", "always": "Always allowed", "deny": "Not allowed"}
+        cursor.insertText(said.get(choice, choice), self._small())
+        self.confirmation_answered.emit(call_id, choice)
+
     def finish_reply(self, conversation: Conversation, error: str | None = None) -> None:
         """The turn is over (done, stopped or failed): show the reply as saved.
 
@@ -387,6 +421,7 @@ class ChatView(QTextBrowser):
         self._streaming = False
         self._tool_start.clear()
         self._tool_args.clear()
+        self._asking.clear()
         groups = _groups(conversation.branch())
         answered = bool(groups) and groups[-1][0].role != "user"
         start, self._reply_start = self._reply_start, None
@@ -668,6 +703,8 @@ class ChatView(QTextBrowser):
             self.copy_message(value)
         elif kind == "copytext":
             self.copy_message(value, markdown=False)
+        elif kind == "confirm":  # while the reply waits for it
+            self._answer(value)
         elif kind == CODE_LINK and value.isdigit() and int(value) < len(self._renderer.code):
             QGuiApplication.clipboard().setText(self._renderer.code[int(value)])
             self.copied.emit("Code copied")

@@ -42,11 +42,11 @@ from assistant.ui.window import geometry as window_geometry
 from assistant.ui.window.menu import MainMenu
 from assistant.ui.window.side_panes import SidePane, SidePanes
 from assistant.ui.window.status_bar import StatusBar
-from assistant.ui.wording import count
+from assistant.ui.wording import count, shorten
 
 if TYPE_CHECKING:
     from assistant.memory import Conversation
-    from assistant.ui.worker import AgentEvent
+    from assistant.ui.worker import AgentEvent, events
     from assistant.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -59,6 +59,7 @@ PAINT_FIRST_MS = 15  # the frame paints before the loader thread competes for th
 LIST_MIN_WIDTH = 200  # fits the "New chat" and "Temporary chat" buttons
 SIDEBAR_MIN_WIDTH = 260
 CHAT_MIN_WIDTH = 320
+ARGUMENTS_CHARS = 80  # of a tool's arguments, in the question before it runs
 MIN_WIDTH = 640
 MIN_HEIGHT = 420
 # Below these window widths a pane folds away by itself (and comes back when there is room).
@@ -250,6 +251,7 @@ class MainWindow(QMainWindow):
         self.splitter.restoreState(layout)
         self.side_panes.apply(self.width())
         self._start_worker(workspace)
+        workspace.mcp.start()  # the MCP servers start in a thread of their own
         QThreadPool.globalInstance().start(warm_up_highlighting)
         self._connect()
         for action in self.menu.workspace_actions:
@@ -378,6 +380,8 @@ class MainWindow(QMainWindow):
         self.composer.cancel_edit_button.clicked.connect(self.input.setFocus)
 
     def _start_worker(self, workspace: Workspace) -> None:
+        from PySide6.QtCore import Qt
+
         from assistant.ui.worker import AgentWorker
 
         self.thread_ = QThread(self)
@@ -390,6 +394,10 @@ class MainWindow(QMainWindow):
         self._embed.connect(self.worker.embed_missing)
         self._maintain.connect(self.worker.maintain)
         self.worker.agent_event.connect(self._on_agent_event)
+        # Direct: the worker's thread is blocked in the turn that waits for this answer.
+        self.chat.confirmation_answered.connect(
+            self.worker.answer, Qt.ConnectionType.DirectConnection
+        )
         self.worker.busy_changed.connect(self._set_busy)
         self.worker.upkeep_changed.connect(self.status.set_upkeep)
         self.worker.progress.connect(self._on_progress)
@@ -660,6 +668,8 @@ class MainWindow(QMainWindow):
             self.chat.start_tool_call(event.call_id, event.name, event.arguments)
         elif isinstance(event, events.ToolCallFinished):
             self.chat.finish_tool_call(event.call_id, event.result, event.ok)
+        elif isinstance(event, events.ConfirmationRequested):
+            self._ask_to_run(event)
         elif isinstance(event, events.MemoryEdited):
             self.memory_edits.show(event.conversation_id, event.edit)
         elif isinstance(event, events.Finished | events.Failed | events.Cancelled):
@@ -673,6 +683,15 @@ class MainWindow(QMainWindow):
                 self.connection_label.setToolTip(event.error)
             else:
                 self.connection_label.setText("Stopped")
+
+    def _ask_to_run(self, event: events.ConfirmationRequested) -> None:
+        """A tool of an MCP server may change things: the reply waits for the user's answer."""
+        arguments = shorten(" ".join(event.arguments.split()), ARGUMENTS_CHARS)
+        self.chat.ask_to_run(
+            event.call_id,
+            f"⚠ {event.server} · {event.tool} may change things ({arguments}). Run it?",
+            [("Allow once", "once"), ("Always allow this tool", "always"), ("Deny", "deny")],
+        )
 
     # -- settings, status ------------------------------------------------------------------------
 
