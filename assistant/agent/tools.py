@@ -164,6 +164,14 @@ class ToolRegistry:
         if hidden:
             self._hidden.add(tool.name)
 
+    def add_extra(self, tools: Iterable[Tool], hidden: frozenset[str]) -> None:
+        """Add tools from outside the app; a name taken (a built-in's) stays the first's."""
+        for item in tools:
+            if item.name in self._tools:
+                log.warning("Tool %s is not offered: a tool of that name exists", item.name)
+            else:
+                self.register(item, hidden=item.name in hidden)
+
     def reveal(self, names: Iterable[str]) -> None:
         """Offer these hidden tools to the model from now on."""
         self._hidden.difference_update(names)

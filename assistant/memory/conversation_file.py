@@ -2,25 +2,23 @@
 and the `Conversation` read from it.
 
 Records carry a `version` and a `type`: "meta" (the header: title, created_at, temporary,
-do_not_remember), "message", or "update" (a new title, summary or chosen branch). A torn or
+do_not_remember), "message", or "update" (a new title, summary, chosen branch, or whether it is
+pinned or archived in the list). A torn or
 malformed record is skipped with a warning; a file without its header is recovered with a
 placeholder title; records of a newer version make the file unreadable (it is left as it is).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from assistant.fileio import fsync_dir, refuse_newer
+from assistant.fileio import refuse_newer
 from assistant.json_fields import optional_str, string
 from assistant.memory import jsonl
 from assistant.memory.messages import MESSAGE_OVERHEAD_TOKENS, Message, estimate_tokens
@@ -94,6 +92,9 @@ class Conversation:
         return leaf
 
     do_not_remember: bool = False  # imported so: the curator never learns from it
+    unread: int = 0  # records this version cannot read (kept in the file as they are)
+    pinned: bool = False  # kept at the top of the list
+    archived: bool = False  # out of the list until the user shows archived ones
 
     def prompt_messages(self, budget_tokens: int) -> PromptWindow:
         """The summary and the newest messages after `summary_upto` that fit the budget.
@@ -127,14 +128,16 @@ class Conversation:
         return PromptWindow(self.summary, kept, pending[: len(pending) - len(kept)], used)
 
 
-def read_conversation(path: Path) -> tuple[Conversation, list[str]]:
-    """Parse a conversation file (repairing it as `jsonl.read` does) and say what was wrong.
+def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conversation, list[str]]:
+    """Parse a conversation file (repairing it as `jsonl.read` does, `known_size` being the
+    size it had whole) and say what was wrong.
 
-    A file with records of a newer version is a StorageError (and is left as it is).
+    Records this version cannot read stay in the file (`Conversation.unread`). A file with
+    records of a newer version is a StorageError, and is left as it is.
     """
-    loaded = jsonl.read(path)
-    for record in loaded.records:
-        refuse_newer(path, record, RECORD_VERSION)
+    loaded = jsonl.read(
+        path, known_size=known_size, vet=lambda r: refuse_newer(path, r, RECORD_VERSION)
+    )
     problems: list[str] = []
     meta: dict[str, Any] | None = None
     title: str | None = None
@@ -142,6 +145,7 @@ def read_conversation(path: Path) -> tuple[Conversation, list[str]]:
     summary_upto: str | None = None
     messages: list[Message] = []
     leaf: str | None = None
+    flags = {"pinned": False, "archived": False}
     bad = 0
     for record in loaded.records:
         kind = record.get("type")
@@ -164,10 +168,20 @@ def read_conversation(path: Path) -> tuple[Conversation, list[str]]:
                     summary_upto = optional_str(record, "summary_upto")
                 if "leaf" in record:
                     leaf = optional_str(record, "leaf")
+                for flag in flags.keys() & record.keys():
+                    if not isinstance(record[flag], bool):
+                        raise ValueError(f"{flag!r} must be true or false")
+                    flags[flag] = record[flag]
+            elif kind != "meta":  # a kind of record of a later version
+                raise ValueError(f"unknown type {kind!r}")
         except ValueError:
             bad += 1
     if bad:
-        problems.append(f"{path.name}: skipped {bad} malformed record(s).")
+        problems.append(
+            f"Conversation {title or (meta or {}).get('title', path.stem)!r} ({path.name}): "
+            f"{bad} {'record' if bad == 1 else 'records'} this version cannot read "
+            "were kept in its file, unchanged."
+        )
     if meta is None:
         problems.append(
             f"{path.name}: its header record is missing; titled it {RECOVERED_TITLE!r}."
@@ -193,30 +207,11 @@ def read_conversation(path: Path) -> tuple[Conversation, list[str]]:
         messages=messages,
         do_not_remember=meta.get("do_not_remember", False),
         leaf_id=leaf,
+        unread=bad,
+        pinned=flags["pinned"],
+        archived=flags["archived"],
     )
     return conversation, loaded.warnings + problems
-
-
-def create_file(path: Path, data: bytes) -> None:
-    """Atomically create `path` holding `data`; FileExistsError if it exists (never replaced)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            os.link(tmp, path)  # unlike os.replace, fails if another writer created `path`
-        except FileExistsError:
-            raise
-        except OSError:  # a file system without hard links: check, then rename
-            if path.exists():
-                raise FileExistsError(path) from None
-            os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-    fsync_dir(path.parent)
 
 
 def file_record(kind: str, body: Mapping[str, Any]) -> dict[str, Any]:
