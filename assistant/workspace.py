@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from assistant.agent.capabilities import CapabilityMemory
 from assistant.credentials import Credentials
 from assistant.errors import ProviderError, StorageError
+from assistant.knowledge import Knowledge
 from assistant.mcp_client.manager import McpManager
 from assistant.memory import (
     ConversationStore,
@@ -20,6 +21,7 @@ from assistant.memory import (
     TopicStore,
     WorkingMemoryStore,
 )
+from assistant.memory.memory_keys import tie_memories_to_messages
 from assistant.notices import Notices
 from assistant.openai_client import OpenAIClients
 from assistant.paths import memory_dir, settings_file
@@ -49,6 +51,7 @@ class Workspace:
     conversations: ConversationStore
     working: WorkingMemoryStore
     topics: TopicStore
+    knowledge: Knowledge  # the knowledge folders (loaded and kept up to date by a service)
     warnings: list[str] = field(default_factory=list)
     notices: Notices = field(default_factory=Notices)
     capabilities: CapabilityMemory = field(init=False)
@@ -80,18 +83,21 @@ class Workspace:
             conversations=ConversationStore(root, embedder),
             working=WorkingMemoryStore(memory_dir(root)),
             topics=TopicStore(memory_dir(root)),
+            knowledge=Knowledge(root, embedder),
             notices=notices,
             embedder=embedder,
             clients=clients,
         )
         workspace.conversations.all()  # scans changed files: their problems are reported now
         workspace._tie_working_memory_to_conversations()
+        tie_memories_to_messages(memory, workspace.conversations)
         workspace.warnings = [
             *warnings,
             *memory.warnings,
             *workspace.conversations.warnings,
             *workspace.working.warnings,
             *workspace.topics.warnings,
+            *workspace.knowledge.warnings,
         ]
         return workspace
 
@@ -125,6 +131,7 @@ class Workspace:
         self.embedder = embedder
         self.memory.set_embedder(embedder)
         self.conversations.set_embedder(embedder)
+        self.knowledge.index.set_embedder(embedder)
 
     def provider(self) -> OpenAIProvider:
         """The chat provider the settings describe; ProviderError if none is configured."""
@@ -191,6 +198,7 @@ class Workspace:
             upkeep=upkeep or run_now,
             extra_tools=self._mcp_tools(),
             confirmations=confirmations,
+            knowledge=self.knowledge,
         )
 
     def _mcp_tools(self) -> McpToolSource:
@@ -238,6 +246,7 @@ class Workspace:
         self.mcp.close()
         self.memory.close()
         self.conversations.close()
+        self.knowledge.close()
         self.clients.close()
 
 
