@@ -45,7 +45,7 @@ class ToolCallFinished:
 @dataclass(frozen=True)
 class ConfirmationRequested:
     """A tool from an MCP server may change things: the turn waits until the user answers
-    through the worker's `answer(call_id, "once" | "always" | "deny")`, or stops the reply."""
+    through the worker's `confirm(call_id, "once" | "always" | "deny")`, or stops the reply."""
 
     conversation_id: str
     call_id: str
