@@ -13,6 +13,8 @@ were; a file that is not JSON at all is never overwritten.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,7 +157,7 @@ class McpConfig:
         try:
             raw = json.loads(data.decode("utf-8"))
         except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError
-            return cls(error=f"{path.name} is not valid JSON ({exc}); no MCP server was started.")
+            return cls(error=f"{path.name} is not valid JSON ({exc}).")
         if not isinstance(raw, dict):
             return cls(error=f"{path.name} must hold a JSON object with 'mcpServers'.")
         listed = raw.get("mcpServers", {})
@@ -201,3 +203,36 @@ class McpConfig:
         listed = self.raw.get("mcpServers")
         if isinstance(listed, dict):
             self.raw = {**self.raw, "mcpServers": {k: v for k, v in listed.items() if k != name}}
+
+
+def claude_desktop_config() -> Path:
+    """Where Claude Desktop keeps its MCP servers on this OS (the file may not exist)."""
+    if sys.platform == "win32":
+        base = Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming")
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    else:
+        base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    return base / "Claude" / "claude_desktop_config.json"
+
+
+def import_servers(config: McpConfig, source: Path) -> tuple[list[str], list[str]]:
+    """Add the servers of another app's config (`mcpServers` format) to `config`: the names
+    added, and a message for each one left out (a name taken here, or unusable).
+
+    StorageError if the file is missing or is not such a config; nothing is added then.
+    """
+    found = McpConfig.load(source)
+    if not source.exists():
+        raise StorageError(f"No config file at {source}: nothing to import.")
+    if found.error is not None:
+        raise StorageError(f"{found.error} ({source})")
+    added: list[str] = []
+    skipped = [f"{problem} (not imported)" for problem in found.problems.values()]
+    for name, server in found.servers.items():
+        if name in config.servers or name in config.problems:
+            skipped.append(f"MCP server '{name}' is here already: kept as it is.")
+        else:
+            config.put(server)
+            added.append(name)
+    return added, skipped
