@@ -274,14 +274,7 @@ class ConversationStore:
     def rename(self, conversation_id: str, title: str) -> None:
         """Give a conversation a new title."""
         title = clean_title(title)
-        with self._lock:
-            entry = self._fresh_entry(conversation_id)
-            st = self._write(conversation_id, file_record("update", {"title": title}))
-            self._listing.set(
-                conversation_id,
-                replace(entry, size=st.st_size, mtime_ns=st.st_mtime_ns, title=title),
-            )
-        self._subscribers.notify(conversation_id)
+        self._update(conversation_id, {"title": title}, title=title)
 
     def set_flags(
         self, conversation_id: str, *, pinned: bool | None = None, archived: bool | None = None
@@ -293,20 +286,17 @@ class ConversationStore:
             for name, value in (("pinned", pinned), ("archived", archived))
             if value is not None
         }
-        if not changes:
-            return
+        if changes:
+            self._update(conversation_id, changes, **changes)
+
+    def _update(self, conversation_id: str, body: dict[str, Any], **listed: Any) -> None:
+        """Append an update record, and note it in the listing with `listed`'s changes."""
         with self._lock:
             entry = self._fresh_entry(conversation_id)
-            st = self._write(conversation_id, file_record("update", changes))
+            st = self._write(conversation_id, file_record("update", body))
             self._listing.set(
                 conversation_id,
-                replace(
-                    entry,
-                    size=st.st_size,
-                    mtime_ns=st.st_mtime_ns,
-                    pinned=changes.get("pinned", entry.pinned),
-                    archived=changes.get("archived", entry.archived),
-                ),
+                replace(entry, size=st.st_size, mtime_ns=st.st_mtime_ns, **listed),
             )
         self._subscribers.notify(conversation_id)
 
