@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from dataclasses import dataclass, field
@@ -180,11 +181,21 @@ class Workspace:
         used = pinned_tokens(self.memory.pinned())
         return (used, allowed) if used > allowed else None
 
+    def agent_fingerprint(self) -> tuple[str, str | None, str | None]:
+        """What the agent is built from (the settings but the window's state, the key, the
+        server override): an agent is good for as long as this stays the same."""
+        built_from = {k: v for k, v in self.settings.to_json().items() if k != "ui_state"}
+        return (
+            json.dumps(built_from, sort_keys=True),
+            self.credentials.api_key(),
+            os.environ.get(BASE_URL_ENV),
+        )
+
     def agent(
         self, upkeep: UpkeepRunner | None = None, confirmations: Confirmations | None = None
     ) -> Agent:
-        """An agent on this workspace, with a provider built from the current settings and the
-        tools of the MCP servers that are ready.
+        """A new agent on this workspace, with a provider built from the current settings and
+        the tools of the MCP servers that are ready.
 
         `upkeep` runs the memory upkeep after each reply (default: in the turn, before it ends);
         `confirmations` carries the user's answers when an MCP tool asks before it runs.
