@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from assistant.fileio import atomic_write_json, read_json_object, set_aside
+from assistant.instructions import Instructions
 
 log = logging.getLogger(__name__)
 
@@ -67,11 +68,17 @@ class Settings:
     reply_max_tokens: int = 4096
     max_steps: int = 8
     request_timeout: float = 60.0
+    instructions_about: str = ""  # custom instructions: what the assistant should know
+    instructions_answer: str = ""  # and how it should answer
     ui_state: dict[str, str] = field(default_factory=dict)
 
     def effective_base_url(self) -> str:
         """The server to talk to: `OPENAI_BASE_URL`, else the custom URL, else the preset's."""
         return os.environ.get(BASE_URL_ENV) or self.base_url or PROVIDERS[self.provider].base_url
+
+    def instructions(self) -> Instructions:
+        """The user's custom instructions."""
+        return Instructions(self.instructions_about, self.instructions_answer)
 
     def to_json(self) -> dict[str, Any]:
         """The settings as a JSON object with the file format version."""
@@ -141,6 +148,8 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "reply_max_tokens": (int,),
     "max_steps": (int,),
     "request_timeout": (int, float),
+    "instructions_about": (str,),
+    "instructions_answer": (str,),
     "ui_state": (dict,),
 }
 

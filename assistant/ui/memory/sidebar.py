@@ -66,6 +66,10 @@ class MemorySidebar(QWidget):
         """The conversation shown in the working memory and conversation pages."""
         return self._conversation_id
 
+    def refresh_instructions(self) -> None:
+        """Show the custom instructions again (they were edited)."""
+        self._refresh_conversation()
+
     def show_memory(self, memory_id: str) -> bool:
         """Select and reveal a memory on the Memories tab (False if there is no such memory)."""
         self.tabs.setCurrentIndex(0)
@@ -104,5 +108,8 @@ class MemorySidebar(QWidget):
             except (KeyError, AssistantError):
                 conversation = None
         self.conversation_view.show_conversation(
-            conversation, self._workspace.topics.all(), self._workspace.memory.get
+            conversation,
+            self._workspace.topics.all(),
+            self._workspace.memory.get,
+            self._workspace.settings.instructions(),
         )

@@ -423,6 +423,7 @@ class MainWindow(QMainWindow):
         menu.export_conversation.triggered.connect(self._export_conversation)
         menu.copy_conversation.triggered.connect(self._copy_conversation)
         menu.settings.triggered.connect(self.open_settings)
+        menu.instructions.triggered.connect(self.open_instructions)
         menu.knowledge.triggered.connect(self.open_knowledge)
         menu.find.triggered.connect(self.find_bar.open_bar)
         menu.search.triggered.connect(self.search_conversations)
@@ -708,6 +709,24 @@ class MainWindow(QMainWindow):
             self._show_welcome_if_needed()
             self._embed.emit()
 
+    def open_instructions(self) -> None:
+        """Edit the custom instructions; on Save, keep them and show them in the sidebar."""
+        from assistant.ui.settings.instructions import InstructionsDialog
+
+        instructions = self.workspace.settings.instructions()
+        while True:
+            dialog = InstructionsDialog(instructions, self)
+            if not dialog.exec():
+                return
+            instructions = dialog.instructions()
+            try:
+                self.workspace.set_instructions(instructions)
+            except AssistantError as exc:  # said, and the dialog opens again with the texts
+                QMessageBox.warning(self, "Custom instructions not saved", str(exc))
+                continue
+            self.sidebar.refresh_instructions()
+            return
+
     def open_knowledge(self) -> None:
         """Show the knowledge folders, their rules, progress and files."""
         from assistant.ui.knowledge.page import KnowledgeDialog
@@ -772,12 +791,12 @@ class MainWindow(QMainWindow):
     def _import(self) -> None:
         from assistant.ui.transfer.dialogs import import_file
 
-        import_file(self, self.workspace)
+        import_file(self, self.workspace, None, self.sidebar.refresh_instructions)
 
     def _import_folder(self) -> None:
         from assistant.ui.transfer.dialogs import import_folder
 
-        import_folder(self, self.workspace)
+        import_folder(self, self.workspace, self.sidebar.refresh_instructions)
 
     def _import_dropped(self, path: Path) -> None:
         """An export dropped on the window: import it once the data is open."""
@@ -785,16 +804,19 @@ class MainWindow(QMainWindow):
             return
         from assistant.ui.transfer.dialogs import import_file
 
-        import_file(self, self.workspace, str(path))
+        import_file(self, self.workspace, str(path), self.sidebar.refresh_instructions)
 
     def import_path(self, path: str) -> None:
         """Preview and import `path` (handed over by `assistant import`), once the data is open."""
         from assistant.ui.transfer.dialogs import import_file
 
+        def start() -> None:
+            import_file(self, self.workspace, path, self.sidebar.refresh_instructions)
+
         if self._ready:
-            import_file(self, self.workspace, path)
+            start()
         else:
-            self.ready.connect(lambda: import_file(self, self.workspace, path))
+            self.ready.connect(start)
 
     def _export(self) -> None:
         from assistant.ui.transfer.dialogs import export_conversations
