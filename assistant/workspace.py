@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 from dataclasses import dataclass, field
@@ -190,8 +191,18 @@ class Workspace:
         used = pinned_tokens(self.memory.pinned())
         return (used, allowed) if used > allowed else None
 
+    def agent_fingerprint(self) -> tuple[str, str | None, str | None]:
+        """What the agent is built from (the settings but the window's state, the key, the
+        server override): an agent is good for as long as this stays the same."""
+        built_from = {k: v for k, v in self.settings.to_json().items() if k != "ui_state"}
+        return (
+            json.dumps(built_from, sort_keys=True),
+            self.credentials.api_key(),
+            os.environ.get(BASE_URL_ENV),
+        )
+
     def agent(self, upkeep: UpkeepRunner | None = None) -> Agent:
-        """An agent on this workspace, with a provider built from the current settings.
+        """A new agent on this workspace, with a provider built from the current settings.
 
         `upkeep` runs the memory upkeep after each reply (default: in the turn, before it ends).
         """
