@@ -488,7 +488,7 @@ def test_chatgpt_custom_instructions_can_become_the_instructions(
     assert dialog.chosen_suggestions() == ()
     dialog.import_button.click()
     qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=10_000)
-    assert hooks.infos == ["Imported 7 conversations; custom instructions set"]
+    assert hooks.infos == ["Imported 7 conversations and 0 memories; custom instructions set"]
     assert workspace.settings.instructions() == Instructions(
         "I live in Porto and work as a nurse on night shifts.",
         "Answer briefly, in British English.",
@@ -509,5 +509,5 @@ def test_importing_instructions_says_it_replaces_the_ones_there(
     assert choice.text().endswith("(replaces the ones you have)")
     dialog.import_button.click()  # left unticked: the instructions stay
     qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=10_000)
-    assert hooks.infos == ["Imported 7 conversations"]
+    assert hooks.infos == ["Imported 7 conversations and 0 memories"]
     assert workspace.settings.instructions() == Instructions(answer="Answer in French.")
