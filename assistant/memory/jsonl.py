@@ -148,9 +148,7 @@ def _torn(tail: bytes, start: int, known_size: int | None) -> bool:
     return after_known and tail.startswith(b"{") and b"\0" not in tail
 
 
-def read_tail(
-    path: Path, offset: int, max_line: int | None = None
-) -> list[dict[str, Any]] | None:
+def read_tail(path: Path, offset: int, max_line: int | None = None) -> list[dict[str, Any]] | None:
     """The records after byte `offset`, a torn last line cut off as `read` does; None if a
     line there is unreadable or longer than `max_line` (then read the whole file with `read`)."""
     refuse_link(path)

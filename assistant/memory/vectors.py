@@ -292,8 +292,8 @@ class VectorMatrix:
                 matrix.restamp = True
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            log.warning("Ignoring the vector cache of %s (%s); will re-embed", name, exc)
+        except (OSError, EOFError, ValueError, KeyError, TypeError) as exc:
+            log.warning("Ignoring the vector cache of %s (%s); will re-embed", name, exc or "empty")
             return None
         matrix._read_projection(
             paths.projection, meta.get("projection"), slots, copied=not same_write
