@@ -68,14 +68,18 @@ class Settings:
     max_steps: int = 8
     request_timeout: float = 60.0
     ui_state: dict[str, str] = field(default_factory=dict)
+    # Fields this version does not know (a later one wrote them): saved back as they were.
+    unknown: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def effective_base_url(self) -> str:
         """The server to talk to: `OPENAI_BASE_URL`, else the custom URL, else the preset's."""
         return os.environ.get(BASE_URL_ENV) or self.base_url or PROVIDERS[self.provider].base_url
 
     def to_json(self) -> dict[str, Any]:
-        """The settings as a JSON object with the file format version."""
-        return {"version": SETTINGS_VERSION, **dataclasses.asdict(self)}
+        """The settings as a JSON object with the file format version (and the fields this
+        version does not know, as they were read)."""
+        known = {k: v for k, v in dataclasses.asdict(self).items() if k != "unknown"}
+        return {**self.unknown, "version": SETTINGS_VERSION, **known}
 
     def save(self, path: Path) -> None:
         """Write the settings atomically (temp file, fsync, rename)."""
@@ -101,8 +105,10 @@ class Settings:
         """Build settings from a JSON object, keeping defaults for missing or mistyped fields."""
         values: dict[str, Any] = {}
         warnings: list[str] = []
+        names = {f.name for f in dataclasses.fields(cls)} - {"unknown"}
+        values["unknown"] = {k: v for k, v in raw.items() if k not in names and k != "version"}
         for f in dataclasses.fields(cls):
-            if f.name not in raw:
+            if f.name not in raw or f.name not in names:
                 continue
             value = raw[f.name]
             if _valid(f.name, value):
