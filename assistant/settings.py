@@ -106,7 +106,9 @@ class Settings:
         values: dict[str, Any] = {}
         warnings: list[str] = []
         names = {f.name for f in dataclasses.fields(cls)} - {"unknown"}
-        values["unknown"] = {k: v for k, v in raw.items() if k not in names and k != "version"}
+        values["unknown"] = {
+            k: v for k, v in raw.items() if k not in names and k not in _RETIRED and k != "version"
+        }
         for f in dataclasses.fields(cls):
             if f.name not in raw or f.name not in names:
                 continue
@@ -149,6 +151,10 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "request_timeout": (int, float),
     "ui_state": (dict,),
 }
+
+
+# Fields of earlier versions that this one replaced: dropped, not kept for a later version.
+_RETIRED = frozenset({"decay_days"})  # the archive delay, before decay_half_life_days
 
 
 # Number settings where 0 means "choose for me".
