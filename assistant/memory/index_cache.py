@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import json
 import logging
-import zipfile
 import uuid
+import zipfile
 import zlib
 from dataclasses import dataclass
 from datetime import datetime
