@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -117,6 +118,7 @@ def report(dialogs: Sequence[Dialog], embedder: Embedder, sizes: Sequence[int]) 
                 speed, rest = measure(Path(tmp), n, turns, queries, embedder)
                 lines += speed
                 other.append(rest)
+                print("\n".join([*speed, rest]), file=sys.stderr, flush=True)  # as it goes
     return "\n".join(lines + other)
 
 
