@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from assistant.agent.capabilities import CapabilityMemory
 from assistant.credentials import Credentials
 from assistant.errors import ProviderError, StorageError
+from assistant.knowledge import Knowledge
 from assistant.memory import (
     ConversationStore,
     Embedder,
@@ -46,6 +47,7 @@ class Workspace:
     conversations: ConversationStore
     working: WorkingMemoryStore
     topics: TopicStore
+    knowledge: Knowledge  # the knowledge folders (loaded and kept up to date by a service)
     warnings: list[str] = field(default_factory=list)
     notices: Notices = field(default_factory=Notices)
     capabilities: CapabilityMemory = field(init=False)
@@ -74,6 +76,7 @@ class Workspace:
             conversations=ConversationStore(root, embedder),
             working=WorkingMemoryStore(memory_dir(root)),
             topics=TopicStore(memory_dir(root)),
+            knowledge=Knowledge(root, embedder),
             notices=notices,
             embedder=embedder,
             clients=clients,
@@ -87,6 +90,7 @@ class Workspace:
             *workspace.conversations.warnings,
             *workspace.working.warnings,
             *workspace.topics.warnings,
+            *workspace.knowledge.warnings,
         ]
         return workspace
 
@@ -120,6 +124,7 @@ class Workspace:
         self.embedder = embedder
         self.memory.set_embedder(embedder)
         self.conversations.set_embedder(embedder)
+        self.knowledge.index.set_embedder(embedder)
 
     def provider(self) -> OpenAIProvider:
         """The chat provider the settings describe; ProviderError if none is configured."""
@@ -180,6 +185,7 @@ class Workspace:
             reflector=self._reflector(provider),
             notices=self.notices,
             upkeep=upkeep or run_now,
+            knowledge=self.knowledge,
         )
 
     def _reflector(self, provider: OpenAIProvider) -> Reflector:
@@ -206,6 +212,7 @@ class Workspace:
         server connections."""
         self.memory.close()
         self.conversations.close()
+        self.knowledge.close()
         self.clients.close()
 
 

@@ -269,7 +269,7 @@ class MessageIndex:
             for i in np.argsort(-relevance, kind="stable")[:k].tolist():
                 cid, mid, text = self._docs[order[i]]
                 title = self._title_of(cid)
-                snippet = _snippet(text, words)
+                snippet = make_snippet(text, words)
                 score, written = float(relevance[i]), self._times[order[i]]
                 hits.append(ConversationHit(cid, mid, title, snippet, score, written))
             return hits
@@ -546,14 +546,14 @@ class MessageIndex:
             self._arrays = None
 
 
-def _snippet(text: str, words: Sequence[str]) -> str:
-    """About SNIPPET_CHARS of `text` on one line, around the first of `words` in it."""
+def make_snippet(text: str, words: Sequence[str], chars: int = SNIPPET_CHARS) -> str:
+    """About `chars` of `text` on one line, around the first of `words` in it."""
     flat = " ".join(text.split())
-    if len(flat) <= SNIPPET_CHARS:
+    if len(flat) <= chars:
         return flat
     alternatives = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
     match = re.search(rf"(?<![^\W_])(?:{alternatives})(?![^\W_])", flat.lower())
     pos = match.start() if match else 0
-    start = max(0, min(pos - SNIPPET_CHARS // 3, len(flat) - SNIPPET_CHARS))
-    end = start + SNIPPET_CHARS
+    start = max(0, min(pos - chars // 3, len(flat) - chars))
+    end = start + chars
     return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")
