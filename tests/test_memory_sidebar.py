@@ -543,12 +543,13 @@ def test_show_source_emits_the_items_source(
 def test_working_memory_view_is_live(
     qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
 ) -> None:
-    sidebar.set_conversation("conv-1")
+    shown = workspace.conversations.create()
+    sidebar.set_conversation(workspace.conversations.load(shown.id))
     assert EMPTY_WORKING in sidebar.working_view.toPlainText()
-    workspace.working.update("conv-1", task="Plan the Lisbon trip", push_subgoal="Book flights")
+    workspace.working.update(shown.id, task="Plan the Lisbon trip", push_subgoal="Book flights")
     qtbot.waitUntil(lambda: "Plan the Lisbon trip" in sidebar.working_view.toPlainText())
-    workspace.working.update("conv-1", push_subgoal="Pick a hotel", note="Budget €1,200")
-    workspace.working.update("conv-1", result_name="cheapest flight", result="TAP, €186")
+    workspace.working.update(shown.id, push_subgoal="Pick a hotel", note="Budget €1,200")
+    workspace.working.update(shown.id, result_name="cheapest flight", result="TAP, €186")
     shown = sidebar.working_view.toPlainText()
     for part in ("Book flights", "Pick a hotel", "Current step", "Budget €1,200", "TAP, €186"):
         assert part in shown
@@ -563,11 +564,12 @@ def test_conversation_page_shows_summary_and_topics(
 ) -> None:
     info = workspace.conversations.create("Trip")
     message = workspace.conversations.append(info.id, "user", "Let's plan a trip")
-    sidebar.set_conversation(info.id)
+    sidebar.set_conversation(workspace.conversations.load(info.id))
     view = sidebar.conversation_view
     assert "No summary yet" in view.toPlainText()
     workspace.conversations.set_summary(info.id, "Planning a trip to Lisbon.", message.id)
-    qtbot.waitUntil(lambda: "Planning a trip to Lisbon." in view.toPlainText())
+    sidebar.set_conversation(workspace.conversations.load(info.id))  # as the chat session does
+    assert "Planning a trip to Lisbon." in view.toPlainText()
     assert "No topics yet" in view.toPlainText()
     learned = remember(workspace, "Going to Lisbon in May", source=Source(info.id, message.id))
     elsewhere = remember(workspace, "Works at the bakery", source=Source("other", None))
@@ -578,7 +580,8 @@ def test_conversation_page_shows_summary_and_topics(
     used = remember(workspace, "The bakery opens at six")
     workspace.topics.set_summary("work", "The job.", (elsewhere.id, used.id))
     workspace.conversations.append(info.id, "assistant", "It opens at six.", memory_ids=(used.id,))
-    qtbot.waitUntil(lambda: "The job." in view.toPlainText())  # recalled in this conversation
+    sidebar.set_conversation(workspace.conversations.load(info.id))
+    assert "The job." in view.toPlainText()  # recalled in this conversation
 
 
 def test_keyword_only_note(qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar) -> None:

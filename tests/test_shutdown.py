@@ -20,7 +20,8 @@ from shiboken6 import Shiboken
 from assistant.memory.semantic import SemanticMemory
 from assistant.ui import shutdown
 from assistant.ui.memory.dialogs import MemoryValues
-from assistant.ui.window.main_window import MainWindow, WorkspaceLoader
+from assistant.ui.window.loader import WorkspaceLoader
+from assistant.ui.window.main_window import MainWindow
 from assistant.workspace import Workspace
 from tests.desktop import configure
 from tests.embedders import GatedEmbedder

@@ -52,17 +52,9 @@ class MemoryEdited:
 
 
 @dataclass(frozen=True)
-class MemoriesUsed:
-    """The long-term memories put into this turn's prompt."""
-
-    conversation_id: str
-    memory_ids: tuple[str, ...]
-    type: Literal["memories_used"] = field(default="memories_used", init=False)
-
-
-@dataclass(frozen=True)
 class Finished:
-    """The turn is over; `message_id` is the saved final reply."""
+    """The turn is over; `message_id` is the saved final reply, `memory_ids` the long-term
+    memories it saw (put in its prompt or recalled by a tool)."""
 
     conversation_id: str
     message_id: str
@@ -112,7 +104,6 @@ AgentEvent = (
     | ToolCallStarted
     | ToolCallFinished
     | MemoryEdited
-    | MemoriesUsed
     | Waiting
     | Notice
     | Finished

@@ -6,7 +6,7 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +20,6 @@ from assistant.agent.events import (
     EventSink,
     Failed,
     Finished,
-    MemoriesUsed,
     MemoryEdited,
     Notice,
     TextDelta,
@@ -59,6 +58,7 @@ SUMMARY_PROMPT = """\
 You keep the running summary of a conversation between a user and their assistant. Merge the \
 previous summary and the new messages into one updated summary of at most 200 words: what was \
 discussed, decided and left open. Answer with the summary only."""
+FILES_REPLY = "(An answer drawn from the user's files; nothing in it is about the user.)"
 CANCELLED_TOOL_RESULT = "Not run: the user stopped the turn."
 EMPTY_REPLY = "The model sent an empty reply."
 # A summary is at most 200 words; this bounds what the model may write.
@@ -203,19 +203,31 @@ class Agent:
 
         self._guarded(conversation_id, start, on_event, cancel)
 
-    def retry(self, conversation_id: str, on_event: EventSink, cancel: CancelToken) -> None:
-        """Answer the branch's last user message again; an earlier answer stays as a sibling."""
+    def retry(
+        self,
+        conversation_id: str,
+        on_event: EventSink,
+        cancel: CancelToken,
+        message_id: str | None = None,
+    ) -> None:
+        """Answer a user message again (`message_id`, or the branch's last one); an earlier
+        answer stays as a sibling. The agent chooses the branch: nobody else writes it."""
 
-        def last_user() -> Message:
+        def question() -> Message:
             conversation = self.conversations.load(conversation_id)
-            for message in reversed(conversation.branch()):
-                if message.role == "user":
-                    if conversation.leaf_id != message.id:
-                        self.conversations.set_leaf(conversation_id, message.id)
-                    return message
-            raise AssistantError("There is no message to answer.")
+            if message_id is None:
+                asked = [m for m in conversation.branch() if m.role == "user"]
+                missing = "There is no message to answer."
+            else:
+                asked = [m for m in conversation.messages if m.id == message_id]
+                missing = "That message is no longer in the conversation."
+            if not asked or asked[-1].role != "user":
+                raise AssistantError(missing)
+            if conversation.leaf_id != asked[-1].id:
+                self.conversations.set_leaf(conversation_id, asked[-1].id)
+            return asked[-1]
 
-        self._guarded(conversation_id, last_user, on_event, cancel)
+        self._guarded(conversation_id, question, on_event, cancel)
 
     def _guarded(
         self,
@@ -310,7 +322,6 @@ class Agent:
             turn.conversation = self.conversations.load(turn.cid)
             prompt = build()
         turn.memory_ids[:] = dict.fromkeys([*turn.memory_ids, *prompt.memory_ids])
-        turn.on_event(MemoriesUsed(turn.cid, prompt.memory_ids))
         turn.prompt_tokens = estimate_tokens(json.dumps(prompt.messages)) + tools
         return prompt.messages
 
@@ -546,7 +557,10 @@ class Agent:
         learns = turn.long_term and not turn.conversation.do_not_remember
         upkeep = self.curator is not None or self.reflector is not None
         if learns and self.config.auto_memories and upkeep:
-            self.upkeep(self._learning(turn.cid, turn.user, reply, turn.on_event))
+            # What a reply read in the user's files is not a memory: the curator learns from
+            # what the user said in such a turn (a chunk becomes one when the user asks).
+            learned = replace(reply, content=FILES_REPLY) if turn.context.read_files else reply
+            self.upkeep(self._learning(turn.cid, turn.user, learned, turn.on_event))
 
     def _learning(self, cid: str, user: Message, reply: Message, report: EventSink) -> Upkeep:
         """The memory upkeep after a reply: the curator, then a reflection if one is due."""

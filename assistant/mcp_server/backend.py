@@ -15,12 +15,15 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assistant import app_link
 from assistant.datalock import DataDirLock, DataDirLockedError
 from assistant.errors import AssistantError
 from assistant.fileio import remove_stale_temp_files
+
+if TYPE_CHECKING:
+    from assistant.memory import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +39,7 @@ class Backend:
         self.root = root
         self.wait_s = wait_s
         self._one_at_a_time = threading.Lock()  # one process opens the stores once at a time
+        self._embedder: Embedder | None = None  # the built-in model, loaded once
 
     def run(self, op: str, args: dict[str, Any], client: str) -> str:
         """The answer to one request; AssistantError (with a message for the client's model)
@@ -80,7 +84,8 @@ class Backend:
 
         with DataDirLock(self.root):
             remove_stale_temp_files(self.root)
-            workspace = Workspace.open(self.root)
+            workspace = Workspace.open(self.root, embedder_before=self._embedder)
+            self._embedder = workspace.embedder
             try:
                 return answer(workspace, request)
             finally:

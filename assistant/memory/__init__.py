@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         ConversationExistsError,
         ConversationNotFoundError,
         ConversationStore,
+        ConversationWrite,
     )
     from assistant.memory.edits import ChangedSinceError, MemoryEdit, can_redo, redo, undo
     from assistant.memory.embedding import Embedder, LazyEmbedder, embedding_batches
@@ -58,6 +59,7 @@ _MODULES = {
         "ChangedSinceError",
         "ConversationNotFoundError",
         "ConversationStore",
+        "ConversationWrite",
     ),
     "messages": ("Message", "check_messages", "estimate_tokens"),
     "edits": ("ChangedSinceError", "MemoryEdit", "can_redo", "redo", "undo"),
@@ -96,6 +98,7 @@ __all__ = [
     "ConversationInfo",
     "ConversationNotFoundError",
     "ConversationStore",
+    "ConversationWrite",
     "Embedder",
     "EmbeddingStatus",
     "EventType",
