@@ -36,8 +36,9 @@ WARMUP = 5
 ADDS = 200
 
 
-def _spin(stop: Event) -> None:
-    while not stop.is_set():
+def _spin(stop: Event, parent: int) -> None:
+    # Also ends when the bench is gone (killed before it could set `stop`).
+    while not stop.is_set() and os.getppid() == parent:
         for _ in range(100_000):
             pass
 
@@ -45,8 +46,9 @@ def _spin(stop: Event) -> None:
 @contextmanager
 def busy_core() -> Iterator[None]:
     """A process spinning on a core for the duration of the block."""
-    stop = multiprocessing.get_context("spawn").Event()
-    process = multiprocessing.get_context("spawn").Process(target=_spin, args=(stop,))
+    spawn = multiprocessing.get_context("spawn")
+    stop = spawn.Event()
+    process = spawn.Process(target=_spin, args=(stop, os.getpid()))
     process.start()
     time.sleep(0.5)  # let it start spinning
     try:
