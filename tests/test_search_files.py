@@ -7,12 +7,14 @@ import json
 from pathlib import Path
 
 from assistant.agent.cancel import CancelToken
+from assistant.agent.curator import Curator
 from assistant.agent.events import AgentEvent, ToolCallFinished
-from assistant.agent.loop import Agent, AgentConfig
+from assistant.agent.loop import FILES_REPLY, Agent, AgentConfig
 from assistant.agent.provider import OpenAIProvider
 from assistant.knowledge import Citation, Knowledge, Place, citations_in
 from assistant.memory import ConversationStore
 from assistant.memory.semantic import SemanticMemory
+from assistant.memory.topics import TopicStore
 from assistant.memory.working import WorkingMemoryStore
 from tests.embedders import HashEmbedder
 from tests.fake_openai import FakeOpenAI, Reply, ToolCall
@@ -73,3 +75,36 @@ def test_without_knowledge_folders_the_tool_is_not_offered(
     agent.run(cid, "Hi", lambda _: None, CancelToken())
     (request,) = fake_openai.requests_to("/chat/completions")
     assert "search_files" not in [t["function"]["name"] for t in request.body["tools"]]
+
+
+def test_the_curator_does_not_learn_what_a_reply_read_in_files(
+    data_dir: Path, tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    (folder / "specs.md").write_text("# Specs\n\nThe pump delivers 40 litres a minute.\n")
+    knowledge = Knowledge(data_dir, HashEmbedder())
+    knowledge.set_sources(knowledge.sources.with_folder(str(folder)))
+    knowledge.sync()
+    client = fake_openai.client(max_retries=0, timeout=5.0)
+    provider = OpenAIProvider(client, "chat-model", max_retries=0)
+    memory = SemanticMemory.open(data_dir / "memory")
+    agent = Agent(
+        provider,
+        memory,
+        ConversationStore(data_dir),
+        WorkingMemoryStore(data_dir / "memory"),
+        curator=Curator(provider, memory, TopicStore(data_dir / "memory")),
+        knowledge=knowledge,
+    )
+    cid = agent.conversations.create().id
+    fake_openai.enqueue(
+        Reply.tool_calls(ToolCall("search_files", json.dumps({"query": "pump litres"}))),
+        Reply.text("The pump delivers 40 litres a minute (specs.md)."),
+        Reply.text('{"memories": []}'),
+    )
+    agent.run(cid, "I am buying a pump for my pond. How fast is it?", lambda _: None, CancelToken())
+    extraction = fake_openai.requests_to("/chat/completions")[-1].body["messages"][-1]["content"]
+    assert "buying a pump for my pond" in extraction
+    assert "40 litres" not in extraction
+    assert FILES_REPLY in extraction

@@ -35,6 +35,7 @@ class ToolContext:
     conversation_id: str
     message_id: str | None
     recalled: list[str] = field(default_factory=list)  # memory ids the tools showed the model
+    read_files: bool = False  # the model was shown passages of the user's files
     edits: list[MemoryEdit] = field(default_factory=list)  # taken by the loop after each tool
     confirmable: frozenset[str] = frozenset()  # pinned ids the user was asked about last turn
     asked: set[str] = field(default_factory=set)  # pinned ids the user is asked about now
@@ -247,7 +248,7 @@ def search_conversations(query: str, conversations: ConversationStore, k: int = 
 
 
 @tool
-def search_files(query: str, knowledge: Knowledge, k: int = 5) -> str:
+def search_files(query: str, context: ToolContext, knowledge: Knowledge, k: int = 5) -> str:
     """Search the user's own files (their knowledge folders: notes, documents, PDFs, code) for
     passages about something. Cite the file and page or lines you used.
 
@@ -260,6 +261,7 @@ def search_files(query: str, knowledge: Knowledge, k: int = 5) -> str:
     hits = knowledge.search(query, k=max(1, min(k, 10)))
     if not hits:
         return "No matching passages in the user's files."
+    context.read_files = True
     return fence("file passages", passages(hits))
 
 

@@ -6,7 +6,7 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +58,7 @@ SUMMARY_PROMPT = """\
 You keep the running summary of a conversation between a user and their assistant. Merge the \
 previous summary and the new messages into one updated summary of at most 200 words: what was \
 discussed, decided and left open. Answer with the summary only."""
+FILES_REPLY = "(An answer drawn from the user's files; nothing in it is about the user.)"
 CANCELLED_TOOL_RESULT = "Not run: the user stopped the turn."
 EMPTY_REPLY = "The model sent an empty reply."
 # A summary is at most 200 words; this bounds what the model may write.
@@ -556,7 +557,10 @@ class Agent:
         learns = turn.long_term and not turn.conversation.do_not_remember
         upkeep = self.curator is not None or self.reflector is not None
         if learns and self.config.auto_memories and upkeep:
-            self.upkeep(self._learning(turn.cid, turn.user, reply, turn.on_event))
+            # What a reply read in the user's files is not a memory: the curator learns from
+            # what the user said in such a turn (a chunk becomes one when the user asks).
+            learned = replace(reply, content=FILES_REPLY) if turn.context.read_files else reply
+            self.upkeep(self._learning(turn.cid, turn.user, learned, turn.on_event))
 
     def _learning(self, cid: str, user: Message, reply: Message, report: EventSink) -> Upkeep:
         """The memory upkeep after a reply: the curator, then a reflection if one is due."""
