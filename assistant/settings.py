@@ -71,6 +71,8 @@ class Settings:
     instructions_about: str = ""  # custom instructions: what the assistant should know
     instructions_answer: str = ""  # and how it should answer
     ui_state: dict[str, str] = field(default_factory=dict)
+    # Fields this version does not know (a later one wrote them): saved back as they were.
+    unknown: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def effective_base_url(self) -> str:
         """The server to talk to: `OPENAI_BASE_URL`, else the custom URL, else the preset's."""
@@ -81,8 +83,10 @@ class Settings:
         return Instructions(self.instructions_about, self.instructions_answer)
 
     def to_json(self) -> dict[str, Any]:
-        """The settings as a JSON object with the file format version."""
-        return {"version": SETTINGS_VERSION, **dataclasses.asdict(self)}
+        """The settings as a JSON object with the file format version (and the fields this
+        version does not know, as they were read)."""
+        known = {k: v for k, v in dataclasses.asdict(self).items() if k != "unknown"}
+        return {**self.unknown, "version": SETTINGS_VERSION, **known}
 
     def save(self, path: Path) -> None:
         """Write the settings atomically (temp file, fsync, rename)."""
@@ -108,8 +112,12 @@ class Settings:
         """Build settings from a JSON object, keeping defaults for missing or mistyped fields."""
         values: dict[str, Any] = {}
         warnings: list[str] = []
+        names = {f.name for f in dataclasses.fields(cls)} - {"unknown"}
+        values["unknown"] = {
+            k: v for k, v in raw.items() if k not in names and k not in _RETIRED and k != "version"
+        }
         for f in dataclasses.fields(cls):
-            if f.name not in raw:
+            if f.name not in raw or f.name not in names:
                 continue
             value = raw[f.name]
             if _valid(f.name, value):
@@ -152,6 +160,10 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "instructions_answer": (str,),
     "ui_state": (dict,),
 }
+
+
+# Fields of earlier versions that this one replaced: dropped, not kept for a later version.
+_RETIRED = frozenset({"decay_days"})  # the archive delay, before decay_half_life_days
 
 
 # Number settings where 0 means "choose for me".
