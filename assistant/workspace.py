@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 from assistant.agent.capabilities import CapabilityMemory
 from assistant.credentials import Credentials
 from assistant.errors import ProviderError, StorageError
+from assistant.instructions import Instructions
 from assistant.knowledge import AttachmentStore, Knowledge
 from assistant.mcp_client.manager import McpManager
 from assistant.memory import (
@@ -171,13 +173,28 @@ class Workspace:
         finally:
             provider.close()
 
+    def set_instructions(self, instructions: Instructions) -> None:
+        """Keep the user's custom instructions (the next turn's prompt has them).
+
+        StorageError if they cannot be saved; the settings are then as they were.
+        """
+        changed = dataclasses.replace(
+            self.settings,
+            instructions_about=instructions.about,
+            instructions_answer=instructions.answer,
+        )
+        changed.save(settings_file(self.root))
+        self.settings.instructions_about = instructions.about
+        self.settings.instructions_answer = instructions.answer
+
     def pinned_overflow(self) -> tuple[int, int] | None:
         """(tokens the pinned memories need, tokens a prompt keeps for memories) if over."""
         from assistant.agent.budget import prompt_budget
-        from assistant.agent.prompt import MEMORY_SHARE, pinned_tokens
+        from assistant.agent.prompt import MEMORY_SHARE, instructions_tokens, pinned_tokens
 
         # The window the server states is learned in a turn; before one, the default budget.
-        allowed = int(prompt_budget(self.settings.prompt_budget_tokens, None) * MEMORY_SHARE)
+        share = int(prompt_budget(self.settings.prompt_budget_tokens, None) * MEMORY_SHARE)
+        allowed = share - instructions_tokens(self.settings.instructions())
         used = pinned_tokens(self.memory.pinned())
         return (used, allowed) if used > allowed else None
 
@@ -210,6 +227,7 @@ class Workspace:
             prompt_budget_tokens=self.settings.prompt_budget_tokens,
             reply_max_tokens=self.settings.reply_max_tokens,
             auto_memories=self.settings.auto_memories,
+            instructions=self.settings.instructions(),
         )
         return Agent(
             provider,

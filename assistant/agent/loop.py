@@ -33,6 +33,7 @@ from assistant.agent.prompt import Prompt, build_prompt
 from assistant.agent.reflection import Reflector
 from assistant.agent.tools import Tool, ToolRegistry, ToolSource
 from assistant.errors import AssistantError, ContextOverflowError, ProviderError, ToolError
+from assistant.instructions import NO_INSTRUCTIONS, Instructions
 from assistant.memory import (
     Conversation,
     ConversationStore,
@@ -87,6 +88,10 @@ NO_TOOLS_NOTICE = (
     "The model's context window is too small for tools: it answers without them "
     "(memories are still saved after each reply)."
 )
+INSTRUCTIONS_LEFT_OUT_NOTICE = (
+    "Your custom instructions do not fit the model's prompt budget: they were left out "
+    "(shorten them, or raise the prompt budget in Settings)."
+)
 
 Upkeep = Callable[[CancelToken], object]  # memory upkeep after a reply, cancelled on quit
 UpkeepRunner = Callable[[Upkeep], None]  # runs (or queues) upkeep; the turn does not wait
@@ -106,6 +111,7 @@ class AgentConfig:
     prompt_budget_tokens: int = 0
     reply_max_tokens: int = 4096
     auto_memories: bool = True
+    instructions: Instructions = NO_INSTRUCTIONS  # the user's custom instructions, in every chat
 
 
 @dataclass
@@ -332,6 +338,7 @@ class Agent:
                 relevant=relevant,
                 working=working,
                 budget_tokens=budget - tools,
+                instructions=self.config.instructions,
             )
 
         prompt = build()
@@ -339,6 +346,8 @@ class Agent:
             self._summarize(turn, prompt.overflow, budget)
             turn.conversation = self.conversations.load(turn.cid)
             prompt = build()
+        if prompt.instructions_left_out:
+            self._say_once(turn, INSTRUCTIONS_LEFT_OUT_NOTICE)
         turn.memory_ids[:] = dict.fromkeys([*turn.memory_ids, *prompt.memory_ids])
         turn.prompt_tokens = estimate_tokens(json.dumps(prompt.messages)) + tools
         return prompt.messages
