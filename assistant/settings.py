@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from assistant.fileio import atomic_write_json, read_json_object, set_aside
+from assistant.instructions import Instructions
 
 log = logging.getLogger(__name__)
 
@@ -67,15 +68,28 @@ class Settings:
     reply_max_tokens: int = 4096
     max_steps: int = 8
     request_timeout: float = 60.0
+    # MCP tools as `server/tool`: those switched off, and those the user always allows to run.
+    mcp_tools_off: list[str] = field(default_factory=list)
+    mcp_trusted: list[str] = field(default_factory=list)
+    instructions_about: str = ""  # custom instructions: what the assistant should know
+    instructions_answer: str = ""  # and how it should answer
     ui_state: dict[str, str] = field(default_factory=dict)
+    # Fields this version does not know (a later one wrote them): saved back as they were.
+    unknown: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def effective_base_url(self) -> str:
         """The server to talk to: `OPENAI_BASE_URL`, else the custom URL, else the preset's."""
         return os.environ.get(BASE_URL_ENV) or self.base_url or PROVIDERS[self.provider].base_url
 
+    def instructions(self) -> Instructions:
+        """The user's custom instructions."""
+        return Instructions(self.instructions_about, self.instructions_answer)
+
     def to_json(self) -> dict[str, Any]:
-        """The settings as a JSON object with the file format version."""
-        return {"version": SETTINGS_VERSION, **dataclasses.asdict(self)}
+        """The settings as a JSON object with the file format version (and the fields this
+        version does not know, as they were read)."""
+        known = {k: v for k, v in dataclasses.asdict(self).items() if k != "unknown"}
+        return {**self.unknown, "version": SETTINGS_VERSION, **known}
 
     def save(self, path: Path) -> None:
         """Write the settings atomically (temp file, fsync, rename)."""
@@ -101,8 +115,12 @@ class Settings:
         """Build settings from a JSON object, keeping defaults for missing or mistyped fields."""
         values: dict[str, Any] = {}
         warnings: list[str] = []
+        names = {f.name for f in dataclasses.fields(cls)} - {"unknown"}
+        values["unknown"] = {
+            k: v for k, v in raw.items() if k not in names and k not in _RETIRED and k != "version"
+        }
         for f in dataclasses.fields(cls):
-            if f.name not in raw:
+            if f.name not in raw or f.name not in names:
                 continue
             value = raw[f.name]
             if _valid(f.name, value):
@@ -141,8 +159,16 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "reply_max_tokens": (int,),
     "max_steps": (int,),
     "request_timeout": (int, float),
+    "instructions_about": (str,),
+    "instructions_answer": (str,),
     "ui_state": (dict,),
+    "mcp_tools_off": (list,),
+    "mcp_trusted": (list,),
 }
+
+
+# Fields of earlier versions that this one replaced: dropped, not kept for a later version.
+_RETIRED = frozenset({"decay_days"})  # the archive delay, before decay_half_life_days
 
 
 # Number settings where 0 means "choose for me".
@@ -161,4 +187,6 @@ def _valid(name: str, value: Any) -> bool:
         return value >= 0 if name in _ZERO_MEANS_AUTOMATIC else value > 0
     if isinstance(value, dict):
         return all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+    if isinstance(value, list):
+        return all(isinstance(item, str) for item in value)
     return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -12,7 +13,9 @@ from typing import TYPE_CHECKING
 from assistant.agent.capabilities import CapabilityMemory
 from assistant.credentials import Credentials
 from assistant.errors import ProviderError, StorageError
+from assistant.instructions import Instructions
 from assistant.knowledge import AttachmentStore, Knowledge
+from assistant.mcp_client.manager import McpManager
 from assistant.memory import (
     ConversationStore,
     Embedder,
@@ -29,9 +32,12 @@ from assistant.settings import BASE_URL_ENV, LOCAL_EMBEDDING_MODEL, Settings
 
 if TYPE_CHECKING:
     from assistant.agent.cancel import CancelToken
+    from assistant.agent.confirm import Confirmations
     from assistant.agent.loop import Agent, UpkeepRunner
     from assistant.agent.provider import OpenAIProvider
     from assistant.agent.reflection import Reflection, Reflector, Tries
+    from assistant.mcp_client.agent_tools import McpToolSource
+    from assistant.mcp_client.selection import ToolIndex
 
 
 log = logging.getLogger(__name__)
@@ -56,10 +62,13 @@ class Workspace:
     embedder: Embedder | None = None  # the one the stores use
     reflection_tries: Tries | None = None  # when reflection last ran, for every turn's agent
     clients: OpenAIClients = field(default_factory=OpenAIClients)  # closed with the workspace
+    mcp: McpManager = field(init=False)  # the MCP servers of mcp.json; `mcp.start()` runs them
 
     def __post_init__(self) -> None:
         # What each server was found to support outlives the provider of one turn.
         self.capabilities = CapabilityMemory(self.notices.say)
+        self.mcp = McpManager(self.root, self.credentials)
+        self._tool_index: ToolIndex | None = None
 
     @classmethod
     def open(
@@ -155,6 +164,20 @@ class Workspace:
         client = self.clients.get(self.settings, self.credentials)
         return OpenAIProvider(client, self.settings.chat_model, capabilities=self.capabilities)
 
+    def set_instructions(self, instructions: Instructions) -> None:
+        """Keep the user's custom instructions (the next turn's prompt has them).
+
+        StorageError if they cannot be saved; the settings are then as they were.
+        """
+        changed = dataclasses.replace(
+            self.settings,
+            instructions_about=instructions.about,
+            instructions_answer=instructions.answer,
+        )
+        changed.save(settings_file(self.root))
+        self.settings.instructions_about = instructions.about
+        self.settings.instructions_answer = instructions.answer
+
     def agent_fingerprint(self) -> tuple[str, str | None, str | None]:
         """What the agent is built from (the settings but the window's state, the key, the
         server override): an agent is good for as long as this stays the same."""
@@ -165,10 +188,14 @@ class Workspace:
             os.environ.get(BASE_URL_ENV),
         )
 
-    def agent(self, upkeep: UpkeepRunner | None = None) -> Agent:
-        """A new agent on this workspace, with a provider built from the current settings.
+    def agent(
+        self, upkeep: UpkeepRunner | None = None, confirmations: Confirmations | None = None
+    ) -> Agent:
+        """A new agent on this workspace, with a provider built from the current settings and
+        the tools of the MCP servers that are ready.
 
-        `upkeep` runs the memory upkeep after each reply (default: in the turn, before it ends).
+        `upkeep` runs the memory upkeep after each reply (default: in the turn, before it ends);
+        `confirmations` carries the user's answers when an MCP tool asks before it runs.
         """
         from assistant.agent.curator import Curator  # the agent loads on first use: a faster start
         from assistant.agent.loop import Agent, AgentConfig, run_now
@@ -180,6 +207,7 @@ class Workspace:
             prompt_budget_tokens=self.settings.prompt_budget_tokens,
             reply_max_tokens=self.settings.reply_max_tokens,
             auto_memories=self.settings.auto_memories,
+            instructions=self.settings.instructions(),
         )
         return Agent(
             provider,
@@ -191,8 +219,30 @@ class Workspace:
             reflector=self._reflector(provider),
             notices=self.notices,
             upkeep=upkeep or run_now,
+            extra_tools=self._mcp_tools(),
+            confirmations=confirmations,
             knowledge=self.knowledge,
         )
+
+    def _mcp_tools(self) -> McpToolSource:
+        from assistant.mcp_client.agent_tools import McpToolSource
+        from assistant.mcp_client.selection import ToolIndex
+
+        if self._tool_index is None or self._tool_index.embedder is not self.embedder:
+            self._tool_index = ToolIndex(self.embedder)
+        return McpToolSource(
+            self.mcp,
+            self._tool_index,
+            disabled=self.settings.mcp_tools_off,
+            trusted=self.settings.mcp_trusted,
+            on_trust=self._trust_tool,
+        )
+
+    def _trust_tool(self, key: str) -> None:
+        """The user always allows the MCP tool `server/tool`: kept in the settings."""
+        if key not in self.settings.mcp_trusted:
+            self.settings.mcp_trusted = [*self.settings.mcp_trusted, key]
+            self.settings.save(settings_file(self.root))
 
     def _reflector(self, provider: OpenAIProvider) -> Reflector:
         from assistant.agent.reflection import Reflector, Tries
@@ -216,6 +266,7 @@ class Workspace:
     def close(self) -> None:
         """Close the stores (saving caches and dropping forgotten memories from disk) and the
         server connections."""
+        self.mcp.close()
         self.memory.close()
         self.conversations.close()
         self.knowledge.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from assistant.memory import jsonl
 from assistant.memory.working import (
     MAX_RESULT_CHARS,
     MAX_SUBGOAL_CHARS,
@@ -46,3 +47,17 @@ def test_working_memory_within_its_limits_loads_quietly(tmp_path: Path) -> None:
     assert again.get("c1") == store.get("c1")
     assert again.warnings == []
     assert not list(tmp_path.glob("*.corrupt-*"))
+
+
+def test_a_line_over_the_limit_is_not_parsed_but_kept_aside(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    huge = jsonl.encode({"text": "x" * 3_000_000})
+    data = jsonl.encode({"n": 1}) + huge + jsonl.encode({"n": 2})
+    path.write_bytes(data)
+    assert jsonl.read_tail(path, 0, max_line=1 << 20) is None
+    loaded = jsonl.read(path, max_line=1 << 20)
+    assert loaded.records == [{"n": 1}, {"n": 2}]
+    kept = list(tmp_path.glob("log.jsonl.corrupt-*"))
+    assert len(kept) == 1 and kept[0].read_bytes() == data
+    assert "over the limit" in loaded.warnings[0] and kept[0].name in loaded.warnings[0]
+    assert path.read_bytes() == jsonl.encode({"n": 1}) + jsonl.encode({"n": 2})

@@ -14,6 +14,7 @@ from assistant.errors import StorageError
 from assistant.memory import ConversationStore
 from assistant.memory.conversation_listing import INDEX_NAME
 from assistant.memory.message_vectors import cache_path
+from assistant.settings import Settings
 from assistant.workspace import Workspace
 from tests.desktop import shown_window
 from tests.embedders import HashEmbedder
@@ -181,3 +182,18 @@ def test_opening_the_workspace_reports_an_unreadable_conversation(data_dir: Path
         assert workspace.conversations.exists(cid)
     finally:
         workspace.close()
+
+
+def test_settings_fields_of_a_later_version_are_saved_back_as_they_were(data_dir: Path) -> None:
+    path = data_dir / "settings.json"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    later = {"theme_accent": "teal", "mcp": {"servers": ["a"]}}
+    path.write_text(json.dumps({"version": 1, "chat_model": "m1", **later}))
+    settings, warnings = Settings.load(path)
+    assert warnings == [] and settings.chat_model == "m1"
+    settings.chat_model = "m2"
+    settings.save(path)
+    saved = json.loads(path.read_text())
+    assert saved["chat_model"] == "m2"
+    assert {k: saved[k] for k in later} == later
+    assert Settings.load(path)[0] == settings

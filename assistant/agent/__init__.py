@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from assistant.agent.events import (
         AgentEvent,
         Cancelled,
+        ConfirmationRequested,
         Failed,
         Finished,
         MemoryEdited,
@@ -34,6 +35,7 @@ _MODULES = {
     "events": (
         "AgentEvent",
         "Cancelled",
+        "ConfirmationRequested",
         "Failed",
         "Finished",
         "MemoryEdited",
@@ -56,6 +58,7 @@ __all__ = [
     "AgentEvent",
     "CancelToken",
     "Cancelled",
+    "ConfirmationRequested",
     "Failed",
     "Finished",
     "MemoryEdited",

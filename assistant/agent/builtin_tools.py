@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from assistant.agent import calculator as calc
+from assistant.agent.cancel import CancelToken
 from assistant.agent.prompt import fence, memory_line
 from assistant.agent.tools import Tool, ToolRegistry, tool
 from assistant.errors import ToolError
@@ -40,6 +41,8 @@ class ToolContext:
     confirmable: frozenset[str] = frozenset()  # pinned ids the user was asked about last turn
     asked: set[str] = field(default_factory=set)  # pinned ids the user is asked about now
     changes: int = 0
+    cancel: CancelToken = field(default_factory=CancelToken)  # the turn's: tools that wait stop
+    revealed: set[str] = field(default_factory=set)  # hidden tools a search found, to offer
 
     def allow_change(self, tool_name: str, item: MemoryItem) -> None:
         """Raise ToolError unless this existing memory may change now.

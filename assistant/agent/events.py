@@ -43,6 +43,20 @@ class ToolCallFinished:
 
 
 @dataclass(frozen=True)
+class ConfirmationRequested:
+    """A tool from an MCP server may change things: the turn waits until the user answers
+    through the worker's `confirm(call_id, "once" | "always" | "deny")`, or stops the reply."""
+
+    conversation_id: str
+    call_id: str
+    name: str  # as the model calls it
+    server: str
+    tool: str  # the server's own name of the tool
+    arguments: str
+    type: Literal["confirmation_requested"] = field(default="confirmation_requested", init=False)
+
+
+@dataclass(frozen=True)
 class MemoryEdited:
     """A tool changed long-term memory; the chat shows `edit.describe()` with Undo."""
 
@@ -103,6 +117,7 @@ AgentEvent = (
     TextDelta
     | ToolCallStarted
     | ToolCallFinished
+    | ConfirmationRequested
     | MemoryEdited
     | Waiting
     | Notice

@@ -14,9 +14,11 @@ from assistant.agent.budget import prompt_budget, reply_limit
 from assistant.agent.builtin_tools import ToolContext, builtin_registry
 from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.chat import ChatProvider, ChatResponse, ToolCallRequest
+from assistant.agent.confirm import Confirmations
 from assistant.agent.curator import Curator
 from assistant.agent.events import (
     Cancelled,
+    ConfirmationRequested,
     EventSink,
     Failed,
     Finished,
@@ -29,8 +31,9 @@ from assistant.agent.events import (
 )
 from assistant.agent.prompt import Prompt, build_prompt
 from assistant.agent.reflection import Reflector
-from assistant.agent.tools import ToolRegistry
+from assistant.agent.tools import Tool, ToolRegistry, ToolSource
 from assistant.errors import AssistantError, ContextOverflowError, ProviderError, ToolError
+from assistant.instructions import NO_INSTRUCTIONS, Instructions
 from assistant.memory import (
     Conversation,
     ConversationStore,
@@ -60,6 +63,8 @@ previous summary and the new messages into one updated summary of at most 200 wo
 discussed, decided and left open. Answer with the summary only."""
 FILES_REPLY = "(An answer drawn from the user's files; nothing in it is about the user.)"
 CANCELLED_TOOL_RESULT = "Not run: the user stopped the turn."
+DENIED_TOOL_RESULT = "Not run: the user did not allow this tool to run this time."
+NOBODY_TO_ASK = "Not run: this tool may change things and nobody is here to allow it."
 EMPTY_REPLY = "The model sent an empty reply."
 # A summary is at most 200 words; this bounds what the model may write.
 SUMMARY_MAX_TOKENS = 400
@@ -83,6 +88,10 @@ NO_TOOLS_NOTICE = (
     "The model's context window is too small for tools: it answers without them "
     "(memories are still saved after each reply)."
 )
+INSTRUCTIONS_LEFT_OUT_NOTICE = (
+    "Your custom instructions do not fit the model's prompt budget: they were left out "
+    "(shorten them, or raise the prompt budget in Settings)."
+)
 
 Upkeep = Callable[[CancelToken], object]  # memory upkeep after a reply, cancelled on quit
 UpkeepRunner = Callable[[Upkeep], None]  # runs (or queues) upkeep; the turn does not wait
@@ -102,6 +111,7 @@ class AgentConfig:
     prompt_budget_tokens: int = 0
     reply_max_tokens: int = 4096
     auto_memories: bool = True
+    instructions: Instructions = NO_INSTRUCTIONS  # the user's custom instructions, in every chat
 
 
 @dataclass
@@ -155,6 +165,8 @@ class Agent:
         upkeep: UpkeepRunner = run_now,
         clock: Callable[[], datetime] = now_utc,
         notices: Notices | None = None,
+        extra_tools: ToolSource | None = None,
+        confirmations: Confirmations | None = None,
         knowledge: Knowledge | None = None,
     ) -> None:
         self.provider = provider
@@ -171,6 +183,8 @@ class Agent:
         # answer; not a retry of the same one) may change them.
         self._asked: dict[str, tuple[frozenset[str], str]] = {}
         self.notices = notices  # said once per run of the app; else notices are turn events
+        self.extra_tools = extra_tools  # tools from MCP servers
+        self.confirmations = confirmations  # the user's answers when a tool asks first
         self.knowledge = knowledge  # the user's files, searched by the `search_files` tool
 
     def run(
@@ -253,7 +267,10 @@ class Agent:
         conversation = self.conversations.load(conversation_id)
         asked, asked_in = self._asked.pop(conversation_id, (frozenset(), user.id))
         context = ToolContext(
-            conversation_id, user.id, confirmable=asked if asked_in != user.id else frozenset()
+            conversation_id,
+            user.id,
+            confirmable=asked if asked_in != user.id else frozenset(),
+            cancel=cancel,
         )
         turn = _Turn(
             conversation=conversation,
@@ -261,16 +278,23 @@ class Agent:
             on_event=on_event,
             cancel=cancel,
             context=context,
-            registry=builtin_registry(
-                long_term_memory=not conversation.temporary,
-                files=self.knowledge is not None and bool(self.knowledge.sources.folders),
-            ),
+            registry=self._registry(conversation, user.content),
         )
         try:
             self._steps(turn)
         finally:
             if context.asked:
                 self._asked[conversation_id] = (frozenset(context.asked), user.id)
+
+    def _registry(self, conversation: Conversation, query: str) -> ToolRegistry:
+        """The built-in tools, then the extra ones for `query`."""
+        registry = builtin_registry(
+            long_term_memory=not conversation.temporary,
+            files=self.knowledge is not None and bool(self.knowledge.sources.folders),
+        )
+        if self.extra_tools is not None:
+            registry.add_extra(*self.extra_tools.tools_for(query))
+        return registry
 
     def _steps(self, turn: _Turn) -> None:
         cancel = turn.cancel
@@ -314,6 +338,7 @@ class Agent:
                 relevant=relevant,
                 working=working,
                 budget_tokens=budget - tools,
+                instructions=self.config.instructions,
             )
 
         prompt = build()
@@ -321,6 +346,8 @@ class Agent:
             self._summarize(turn, prompt.overflow, budget)
             turn.conversation = self.conversations.load(turn.cid)
             prompt = build()
+        if prompt.instructions_left_out:
+            self._say_once(turn, INSTRUCTIONS_LEFT_OUT_NOTICE)
         turn.memory_ids[:] = dict.fromkeys([*turn.memory_ids, *prompt.memory_ids])
         turn.prompt_tokens = estimate_tokens(json.dumps(prompt.messages)) + tools
         return prompt.messages
@@ -496,15 +523,52 @@ class Agent:
                     turn.on_event(Notice(turn.cid, LOOPING_NOTICE))
             else:
                 try:
-                    result = turn.registry.call(call.name, call.arguments, self._tool_scope(turn))
-                    ok = True
-                except ToolError as exc:
-                    result, ok = f"Error: {exc}", False
+                    result, ok = self._run_tool(turn, call)
+                except OperationCancelledError:
+                    # A tool that waited (for the user, or a server) was stopped: every call of
+                    # the reply still needs a result.
+                    for skipped in response.tool_calls[index:]:
+                        self._tool_result(
+                            turn, messages, skipped, CANCELLED_TOOL_RESULT, stop_reason="stopped"
+                        )
+                    raise
             self._tool_result(turn, messages, call, result, ok=ok)
             turn.on_event(ToolCallFinished(turn.cid, call.id, call.name, result, ok))
             for edit in turn.context.edits:
                 turn.on_event(MemoryEdited(turn.cid, edit))
             turn.context.edits.clear()
+            turn.registry.reveal(turn.context.revealed)
+
+    def _run_tool(self, turn: _Turn, call: ToolCallRequest) -> tuple[str, bool]:
+        """Run one call (once allowed, if it asks first): its result and whether it worked."""
+        refusal = self._ask_first(turn, call)
+        if refusal is not None:
+            return refusal, False
+        try:
+            return turn.registry.call(call.name, call.arguments, self._tool_scope(turn)), True
+        except ToolError as exc:
+            return f"Error: {exc}", False
+
+    def _ask_first(self, turn: _Turn, call: ToolCallRequest) -> str | None:
+        """Ask the user before a tool that may change things; the result if it may not run.
+
+        "Always" is remembered by the tool source (in settings), so the tool asks no more.
+        """
+        found: Tool | None = turn.registry.get(call.name)
+        external = found.external if found is not None else None
+        if found is None or external is None or not external.asks:
+            return None
+        if self.confirmations is None:
+            return NOBODY_TO_ASK
+        request = ConfirmationRequested(
+            turn.cid, call.id, call.name, external.server, external.name, call.arguments
+        )
+        choice = self.confirmations.ask(call.id, lambda: turn.on_event(request), turn.cancel)
+        if choice == "deny":
+            return DENIED_TOOL_RESULT
+        if choice == "always" and self.extra_tools is not None:
+            self.extra_tools.trust(found)
+        return None
 
     def _tool_scope(self, turn: _Turn) -> dict[str, Any]:
         scope = {

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import math
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,10 +19,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from assistant.errors import AssistantError
 from assistant.knowledge.reading import Chunk, Place
 from assistant.memory.bm25 import BM25Index
-from assistant.memory.embedding import Embedder, embedding_batches
+from assistant.memory.embedding import Embedder, embedding_batches, query_vector
 from assistant.memory.message_index import make_snippet
 from assistant.memory.message_vectors import MessageKey, MessageVectors
 from assistant.memory.ranking import SearchConfig, fuse_rankings
@@ -245,15 +243,7 @@ class FileIndex:
             vectors = self._current_vectors()
             if embedder is None or vectors is None or not len(vectors):
                 return None
-        try:
-            qvec = np.asarray(embedder.embed([query]), dtype=np.float32).reshape(-1)
-        except (AssistantError, ValueError) as exc:
-            log.warning("Embedding the search failed, searching by keywords: %s", exc)
-            return None
-        norm = float(np.linalg.norm(qvec))
-        if len(qvec) != vectors.dim or not math.isfinite(norm) or norm == 0:
-            return None
-        return qvec / norm
+        return query_vector(embedder, query, vectors.dim)
 
     def _dense_top(self, qvec: npt.NDArray[np.float32], depth: int) -> list[tuple[int, float]]:
         """The best `depth` (chunk key, cosine) at or above `min_similarity`, best first."""

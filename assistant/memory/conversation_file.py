@@ -219,7 +219,9 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
         pinned=updates.get("pinned", False),
         archived=updates.get("archived", False),
     )
-    return conversation, loaded.warnings + problems
+    named = f"Conversation {conversation.title!r} ({path.name}):"  # what the user knows it by
+    found = [named + w.removeprefix(f"{path.name}:") for w in loaded.warnings]
+    return conversation, found + problems
 
 
 def update_fields(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -284,15 +284,7 @@ class ConversationStore:
     def rename(self, conversation_id: str, title: str) -> None:
         """Give a conversation a new title."""
         title = clean_title(title)
-        with self._lock:
-            entry = self._fresh_entry(conversation_id)
-            record = file_record("update", {"title": title})
-            st = self._write(conversation_id, record)
-            self._listing.set(
-                conversation_id,
-                replace(entry, size=st.st_size, mtime_ns=st.st_mtime_ns, title=title),
-            )
-        self._changed(conversation_id, record)
+        self._update(conversation_id, {"title": title}, title=title)
 
     def set_flags(
         self, conversation_id: str, *, pinned: bool | None = None, archived: bool | None = None
@@ -304,21 +296,18 @@ class ConversationStore:
             for name, value in (("pinned", pinned), ("archived", archived))
             if value is not None
         }
-        if not changes:
-            return
+        if changes:
+            self._update(conversation_id, changes, **changes)
+
+    def _update(self, conversation_id: str, body: dict[str, Any], **listed: Any) -> None:
+        """Append an update record, and note it in the listing with `listed`'s changes."""
         with self._lock:
             entry = self._fresh_entry(conversation_id)
-            record = file_record("update", changes)
+            record = file_record("update", body)
             st = self._write(conversation_id, record)
             self._listing.set(
                 conversation_id,
-                replace(
-                    entry,
-                    size=st.st_size,
-                    mtime_ns=st.st_mtime_ns,
-                    pinned=changes.get("pinned", entry.pinned),
-                    archived=changes.get("archived", entry.archived),
-                ),
+                replace(entry, size=st.st_size, mtime_ns=st.st_mtime_ns, **listed),
             )
         self._changed(conversation_id, record)
 

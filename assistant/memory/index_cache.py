@@ -7,14 +7,18 @@ flat arrays), stamped with the offset the items reflect (the log's size then), i
 count, and the time, inode and CRC-32 of those bytes. Opening uses it only if the log still
 starts with those bytes (the same file, or a copy with the same CRC: a restored data dir); the
 records after the offset are then replayed on top, so a cache can never hide a record written
-later by anyone. A log shorter than the offset was cut or replaced: `Cached.truncated` says so.
-Otherwise the log is replayed in full. The log stays the single source of truth.
+later by anyone. The cache also records the log's id (`log_id`: each rewrite of the log, a
+compaction, gives it a new one in its first record), so that a log compacted after the cache
+was written is told from one cut short: the first is replayed, the second is
+`Cached.truncated`. Otherwise the log is replayed in full. The log stays the single source of
+truth.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import uuid
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -54,6 +58,28 @@ class Cached:
     def truncated(self) -> bool:
         """Whether the log is shorter than when the cache was written: cut or replaced."""
         return self.log_size < self.offset
+
+
+LOG_HEADER_OP = "log"
+
+
+def log_header(version: int) -> dict[str, Any]:
+    """The first record of a rewritten log: a new id for what it holds from now on."""
+    return {"version": version, "op": LOG_HEADER_OP, "id": uuid.uuid4().hex}
+
+
+def log_id(log_path: Path) -> str | None:
+    """The id in the log's first record (None if it has none: never rewritten, or older)."""
+    try:
+        with log_path.open("rb") as f:
+            first = f.readline(4096)
+        record = json.loads(first)
+    except (OSError, ValueError):
+        return None
+    if isinstance(record, dict) and record.get("op") == LOG_HEADER_OP:
+        value = record.get("id")
+        return value if isinstance(value, str) else None
+    return None
 
 
 def fingerprint(log_path: Path) -> dict[str, int]:
@@ -130,7 +156,12 @@ def save(
     }
     meta = {
         "version": CACHE_VERSION,
-        "log": {**fingerprint(log_path), "size": offset, "crc32": checksum(log_path, offset)},
+        "log": {
+            **fingerprint(log_path),
+            "size": offset,
+            "crc32": checksum(log_path, offset),
+            "id": log_id(log_path),
+        },
         "count": len(items),
         "records": records,
         "dead": dead,
@@ -152,8 +183,9 @@ def save(
     atomic_write_with(directory / CACHE_NAME, lambda f: np.savez(f, **arrays))  # type: ignore[arg-type]
 
 
-def load(directory: Path, log_path: Path) -> Cached | None:
-    """The cache, if the log starts with what it was made from or was cut below it; else None."""
+def load(directory: Path, log_path: Path, problems: list[str] | None = None) -> Cached | None:
+    """The cache, if the log starts with what it was made from or was cut below it; else None
+    (then the log is replayed; if the cache was unreadable, `problems` gets a notice)."""
     path = directory / CACHE_NAME
     size = log_size(log_path)
     try:
@@ -162,6 +194,8 @@ def load(directory: Path, log_path: Path) -> Cached | None:
             if meta.get("version") != CACHE_VERSION:
                 return None
             offset = int(meta["log"]["size"])
+            if meta["log"].get("id") != log_id(log_path):
+                return None  # the log was rewritten (compacted) since: replay it, never restore
             if size >= offset and not _starts_with(meta["log"], log_path, size):
                 return None  # the log was rewritten since: replay it
             strings = _unblob(data["strings"])
@@ -180,8 +214,22 @@ def load(directory: Path, log_path: Path) -> Cached | None:
         )
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, TypeError, IndexError, zipfile.BadZipFile) as exc:
-        log.warning("Ignoring the memory index cache (%s); replaying the log", exc)
+    except (
+        OSError,
+        EOFError,
+        ValueError,
+        KeyError,
+        TypeError,
+        IndexError,
+        zipfile.BadZipFile,
+    ) as exc:
+        problem = (
+            f"The memory index cache {CACHE_NAME} was unreadable ({exc or 'it is empty'}); "
+            "rebuilt it from the memory log."
+        )
+        log.warning("%s", problem)
+        if problems is not None:
+            problems.append(problem)
         return None
     return Cached(items, index, tombstones, int(meta["records"]), int(meta["dead"]), offset, size)
 

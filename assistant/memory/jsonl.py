@@ -49,7 +49,13 @@ def encode(record: dict[str, Any]) -> bytes:
     return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
-def read(path: Path, *, known_size: int | None = None, vet: Vet | None = None) -> Loaded:
+def read(
+    path: Path,
+    *,
+    known_size: int | None = None,
+    vet: Vet | None = None,
+    max_line: int | None = None,
+) -> Loaded:
     """Read every record of `path`, repairing the file so that appends can go on.
 
     `vet` sees each record before anything is changed: an exception it raises (a record of a
@@ -58,8 +64,9 @@ def read(path: Path, *, known_size: int | None = None, vet: Vet | None = None) -
     start of a record, or starting before `known_size`, the size the file is known to have had
     whole) is cut off too, after the original file was copied to `<name>.corrupt-<timestamp>`
     (`Loaded.damaged_end`), with a warning. Corrupt lines elsewhere are skipped: the original
-    file is first copied aside, then rewritten with the good lines, with a warning saying so.
-    A symbolic link is refused (StorageError), as is a file that cannot be read.
+    file is first copied aside, then rewritten with the good lines, with a warning saying so;
+    so are lines longer than `max_line` bytes (not even parsed: the limits of writing hold on
+    reading). A symbolic link is refused (StorageError), as is a file that cannot be read.
     """
     refuse_link(path)
     try:
@@ -72,6 +79,9 @@ def read(path: Path, *, known_size: int | None = None, vet: Vet | None = None) -
         return Loaded()
     lines = data.split(b"\n")
     tail = lines.pop()  # b"" when the file ends with a newline
+    too_long = _too_long(lines, max_line)
+    if too_long:
+        lines = [line for line in lines if len(line) <= (max_line or 0)]
     loaded = Loaded()
     try:  # fast path: the whole file parses as one array
         records = json.loads(b"[" + b",".join(line for line in lines if line.strip()) + b"]")
@@ -82,12 +92,12 @@ def read(path: Path, *, known_size: int | None = None, vet: Vet | None = None) -
             raise ValueError("not all records are objects")
     except ValueError:
         bad = _parse_lines(lines, loaded)
-    last = _complete(tail)
+    last = _complete(tail) if max_line is None or len(tail) <= max_line else None
     if vet is not None:
         for record in [*loaded.records, *([last] if last else [])]:
             vet(record)
     damaged = bool(tail) and last is None and not _torn(tail, len(data) - len(tail), known_size)
-    kept = copy_aside(path) if bad or damaged else None  # the original, before any change
+    kept = copy_aside(path) if bad or damaged or too_long else None  # before any change
     if tail:
         _repair_tail(path, len(data), tail, last, loaded)
     if damaged and kept is not None:
@@ -98,15 +108,28 @@ def read(path: Path, *, known_size: int | None = None, vet: Vet | None = None) -
         )
         log.warning(msg)
         loaded.warnings.append(msg)
-    if bad and kept is not None:
+    if (bad or too_long) and kept is not None:
         atomic_write_bytes(path, b"".join(encode(r) for r in loaded.records))
+        skipped = [f"{bad} unreadable line(s)"] if bad else []
+        if too_long:
+            skipped.append(
+                f"{len(too_long)} record(s) over the limit of {max_line:,} bytes (the longest "
+                f"{max(too_long):,} bytes)"
+            )
         msg = (
-            f"{path.name}: skipped {bad} unreadable line(s); the original file was kept as "
+            f"{path.name}: skipped {' and '.join(skipped)}; the original file was kept as "
             f"{kept.name}."
         )
         log.warning(msg)
         loaded.warnings.append(msg)
     return loaded
+
+
+def _too_long(lines: list[bytes], max_line: int | None) -> list[int]:
+    """The lengths of the lines longer than `max_line` bytes (none without a limit)."""
+    if max_line is None:
+        return []
+    return [len(line) for line in lines if len(line) > max_line]
 
 
 def _complete(tail: bytes) -> dict[str, Any] | None:
@@ -125,9 +148,9 @@ def _torn(tail: bytes, start: int, known_size: int | None) -> bool:
     return after_known and tail.startswith(b"{") and b"\0" not in tail
 
 
-def read_tail(path: Path, offset: int) -> list[dict[str, Any]] | None:
+def read_tail(path: Path, offset: int, max_line: int | None = None) -> list[dict[str, Any]] | None:
     """The records after byte `offset`, a torn last line cut off as `read` does; None if a
-    line there is unreadable (then read the whole file with `read`)."""
+    line there is unreadable or longer than `max_line` (then read the whole file with `read`)."""
     refuse_link(path)
     with writing(path, "read"), path.open("rb") as f:
         f.seek(offset)
@@ -137,7 +160,7 @@ def read_tail(path: Path, offset: int) -> list[dict[str, Any]] | None:
     lines = data.split(b"\n")
     tail = lines.pop()
     loaded = Loaded()
-    if _parse_lines(lines, loaded):
+    if _too_long([*lines, tail], max_line) or _parse_lines(lines, loaded):
         return None
     if tail:
         last = _complete(tail)

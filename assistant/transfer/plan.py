@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Literal, Protocol, get_args
 
+from assistant.instructions import Instructions
 from assistant.memory import (
     ConversationStore,
     MemoryEvent,
@@ -151,6 +152,12 @@ class ImportPlan:
     def format_name(self) -> str:
         """The detected format in words."""
         return FORMAT_NAMES[self.format]
+
+    def suggested_instructions(self) -> Instructions:
+        """The suggestions as custom instructions: ChatGPT's "know about you" (a fact) and "how to
+        respond" (a preference); the last of each where the export has several."""
+        last = {s.kind: s.text for s in self.suggested_memories}
+        return Instructions(last.get("fact", ""), last.get("preference", ""))
 
     @property
     def message_count(self) -> int:

@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
 
 from assistant.agent import events
 from assistant.agent.cancel import CancelToken, OperationCancelledError
+from assistant.agent.confirm import Choice, Confirmations
 from assistant.agent.events import AgentEvent, Failed
 from assistant.errors import AssistantError
 from assistant.memory import ConversationNotFoundError, ConversationStore
@@ -57,6 +58,7 @@ class AgentWorker(QObject):
         super().__init__()
         self._workspace = workspace
         self._cancel = CancelToken()
+        self._confirmations = Confirmations()
         self._stopping = threading.Event()
         self._upkeep_cancel = CancelToken()
         self._upkeep_lock = threading.Lock()
@@ -73,6 +75,10 @@ class AgentWorker(QObject):
     def cancel(self) -> None:
         """Stop the running turn, not memory upkeep (safe to call from any thread)."""
         self._cancel.cancel()
+
+    def confirm(self, call_id: str, choice: Choice) -> None:
+        """The user's answer to a tool that asks before it runs (safe from any thread)."""
+        self._confirmations.answer(call_id, choice)
 
     def stop(self) -> None:
         """Stop the running turn and background upkeep for good: the app is closing."""
@@ -126,7 +132,9 @@ class AgentWorker(QObject):
         """The agent, built again if the settings or the key changed since the last turn."""
         built_from = self._workspace.agent_fingerprint()
         if self._agent is None or built_from != self._agent_built_from:
-            self._agent = self._workspace.agent(upkeep=self._schedule_upkeep)
+            self._agent = self._workspace.agent(
+                upkeep=self._schedule_upkeep, confirmations=self._confirmations
+            )
             self._agent_built_from = built_from
         return self._agent
 

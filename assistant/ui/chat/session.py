@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 
 from assistant.errors import AssistantError
 from assistant.memory import (
@@ -33,12 +33,14 @@ from assistant.memory import (
 from assistant.ui.chat.memory_edit_lines import MemoryEditLines
 from assistant.ui.chat.view import ChatView
 from assistant.ui.debounce import Debounced
+from assistant.ui.wording import shorten
 from assistant.ui.worker import AgentEvent, AgentWorker, events
 
 log = logging.getLogger(__name__)
 
 TITLE_WORDS = 7
 TEXT_FLUSH_MS = 30  # streamed text is shown in batches at most this often
+ARGUMENTS_CHARS = 80  # of a tool's arguments, in the question before it runs
 _REPLAYED = events.TextDelta | events.ToolCallStarted | events.ToolCallFinished
 _ENDS = events.Finished | events.Failed | events.Cancelled
 
@@ -86,6 +88,7 @@ class ChatSession(QObject):
             events.TextDelta: self._on_text,
             events.ToolCallStarted: self._on_tool_started,
             events.ToolCallFinished: self._on_tool_finished,
+            events.ConfirmationRequested: self._on_confirmation,
             events.MemoryEdited: self._on_memory_edited,
             events.Finished: self._on_ended,
             events.Failed: self._on_ended,
@@ -99,6 +102,8 @@ class ChatSession(QObject):
         self._delete.connect(worker.delete)
         worker.agent_event.connect(self._on_agent_event)
         worker.busy_changed.connect(self._on_busy)
+        # Direct: the worker's thread is blocked in the turn that waits for this answer.
+        chat.confirmation_answered.connect(worker.confirm, Qt.ConnectionType.DirectConnection)
         chat.retry_requested.connect(self.retry)
         chat.regenerate_requested.connect(self.regenerate)
         chat.branch_requested.connect(self.choose_branch)
@@ -348,6 +353,15 @@ class ChatSession(QObject):
 
     def _on_tool_finished(self, event: events.ToolCallFinished) -> None:
         self._chat.finish_tool_call(event.call_id, event.result, event.ok)
+
+    def _on_confirmation(self, event: events.ConfirmationRequested) -> None:
+        """A tool of an MCP server may change things: the reply waits for the user's answer."""
+        arguments = shorten(" ".join(event.arguments.split()), ARGUMENTS_CHARS)
+        self._chat.ask_to_run(
+            event.call_id,
+            f"⚠ {event.server} · {event.tool} may change things ({arguments}). Run it?",
+            [("Allow once", "once"), ("Always allow this tool", "always"), ("Deny", "deny")],
+        )
 
     def _on_memory_edited(self, event: events.MemoryEdited) -> None:
         self._memory_edits.show(event.conversation_id, event.edit)

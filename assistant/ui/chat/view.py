@@ -12,8 +12,17 @@ sit under it, and a reply streams in above them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
-from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QShowEvent, QTextCursor, QTextOption
+from PySide6.QtGui import (
+    QContextMenuEvent,
+    QGuiApplication,
+    QShowEvent,
+    QTextBlockFormat,
+    QTextCursor,
+    QTextOption,
+)
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from assistant.memory import Conversation, Message
@@ -38,6 +47,7 @@ class ChatView(QTextBrowser):
     branch_requested = Signal(str)  # a sibling message to show instead
     copied = Signal(str)  # what was copied, for the status bar
     rendered = Signal(str)  # a conversation was drawn anew from its saved messages
+    confirmation_answered = Signal(str, str)  # tool call id, "once" | "always" | "deny"
 
     def __init__(self, memory_text: MemoryLookup, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -57,6 +67,7 @@ class ChatView(QTextBrowser):
             self.document(), self.palette, memory_text, MarkdownRenderer(self, self.palette)
         )
         self._reply = ReplyInProgress(self._doc)
+        self._asking: dict[str, int] = {}  # tool call id -> where its question starts
         self._conversation: Conversation | None = None
         self._shown_groups = 0  # the conversation's turns rendered (the newest ones)
         self._earlier: list[list[Message]] = []  # the turns not rendered yet, oldest first
@@ -78,6 +89,7 @@ class ChatView(QTextBrowser):
         previous, self._conversation = self._conversation, conversation
         again = conversation is not None and previous is not None and conversation.id == previous.id
         self._reply.reset()
+        self._asking.clear()
         self.clear()
         self._doc.clear()
         self._earlier = []
@@ -208,6 +220,38 @@ class ChatView(QTextBrowser):
         """Replace the running tool line with its result (it is the last thing shown)."""
         self._reply.finish_tool_call(call_id, result, ok)
 
+    def ask_to_run(self, call_id: str, question: str, choices: Sequence[tuple[str, str]]) -> None:
+        """Under a running tool line: `question` and a link per (label, choice); the first
+        click emits `confirmation_answered` and leaves the label in place of the question."""
+        doc = self._doc
+        cursor = doc.content_end()
+        self._asking[call_id] = cursor.position()
+        fmt = QTextBlockFormat()
+        fmt.setTopMargin(2)
+        fmt.setBottomMargin(4)
+        doc.new_block(cursor, fmt)
+        cursor.insertText(f"{question}  ", doc.small(danger=True))
+        for index, (label, choice) in enumerate(choices):
+            if index:
+                cursor.insertText(" · ", doc.small())
+            anchor = doc.link(doc.small(), f"confirm:{choice}:{call_id}")
+            anchor.setFontUnderline(True)
+            cursor.insertText(label, anchor)
+        self._scroll_to_end()
+
+    def _answer(self, value: str) -> None:
+        choice, _, call_id = value.partition(":")
+        start = self._asking.pop(call_id, None)
+        if start is None:  # answered already
+            return
+        cursor = self._doc.content_end()
+        cursor.setPosition(start, KEEP)
+        cursor.removeSelectedText()
+        self._doc.new_block(cursor)
+        said = {"once": "Allowed once", "always": "Always allowed", "deny": "Not allowed"}
+        cursor.insertText(said.get(choice, choice), self._doc.small())
+        self.confirmation_answered.emit(call_id, choice)
+
     def finish_reply(self, conversation: Conversation, error: str | None = None) -> None:
         """The turn is over (done, stopped or failed): show the reply as saved.
 
@@ -308,6 +352,8 @@ class ChatView(QTextBrowser):
             self.copy_message(value)
         elif kind == "copytext":
             self.copy_message(value, markdown=False)
+        elif kind == "confirm":  # while the reply waits for it
+            self._answer(value)
         elif kind == CODE_LINK and value.isdigit() and int(value) < len(code):
             QGuiApplication.clipboard().setText(code[int(value)])
             self.copied.emit("Code copied")

@@ -331,7 +331,7 @@ class ConversationPane(QWidget):
             index = self.model.index(row)
             if index.data(EmptyRole) and index.data(TemporaryRole) == temporary:
                 cid = str(index.data(IdRole))
-                if self._store.exists(cid) and not self._store.load(cid).messages:
+                if self._store.is_empty(cid):  # still: a stat, the file is read only if changed
                     self.select(cid)
                     return cid
         info = self._store.create(temporary=temporary)

@@ -65,6 +65,10 @@ class MemorySidebar(QWidget):
         """The conversation shown in the working memory and conversation pages."""
         return None if self._conversation is None else self._conversation.id
 
+    def refresh_instructions(self) -> None:
+        """Show the custom instructions again (they were edited)."""
+        self._refresh_conversation()
+
     def show_memory(self, memory_id: str) -> bool:
         """Select and reveal a memory on the Memories tab (False if there is no such memory)."""
         self.tabs.setCurrentIndex(0)
@@ -93,5 +97,8 @@ class MemorySidebar(QWidget):
 
     def _refresh_conversation(self) -> None:
         self.conversation_view.show_conversation(
-            self._conversation, self._workspace.topics.all(), self._workspace.memory.get
+            self._conversation,
+            self._workspace.topics.all(),
+            self._workspace.memory.get,
+            self._workspace.settings.instructions(),
         )

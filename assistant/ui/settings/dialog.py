@@ -55,6 +55,9 @@ class SettingsDialog(QDialog):
         )
         self._buttons.accepted.connect(self.accept)
         self._buttons.rejected.connect(self.reject)
+        mcp = self._buttons.addButton("MCP servers…", QDialogButtonBox.ButtonRole.ActionRole)
+        mcp.setObjectName("mcpServersButton")
+        mcp.clicked.connect(self._open_mcp)
         layout = QVBoxLayout(self)
         layout.setSpacing(12)
         layout.addWidget(self._tabs)
@@ -68,6 +71,11 @@ class SettingsDialog(QDialog):
         layout.activate()
         layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
         self.setMinimumSize(layout.totalMinimumSize())
+
+    def _open_mcp(self) -> None:
+        from assistant.ui.settings.mcp_page import McpDialog
+
+        McpDialog(self._workspace, self).exec()
 
     def sizeHint(self) -> QSize:  # noqa: N802 - a Qt override
         """Wide enough for long URLs and model names without stretching the window."""

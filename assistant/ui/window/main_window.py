@@ -178,6 +178,7 @@ class MainWindow(QMainWindow):
             self.worker, workspace.conversations, self.chat, self.memory_edits, self
         )
         self._start_knowledge(workspace)
+        workspace.mcp.start()  # the MCP servers start in a thread of their own
         QThreadPool.globalInstance().start(warm_up_highlighting)
         self._connect()
         for action in self.menu.workspace_actions:
@@ -288,8 +289,10 @@ class MainWindow(QMainWindow):
             self.workspace,
             lambda: self.session.conversation_id,
             lambda text, ms: self.statusBar().showMessage(text, ms or NOTICE_MS),
+            instructions_set=self.sidebar.refresh_instructions,
         )
         menu.settings.triggered.connect(self.open_settings)
+        menu.instructions.triggered.connect(self.open_instructions)
         menu.knowledge.triggered.connect(self.open_knowledge)
         menu.find.triggered.connect(self.find_bar.open_bar)
         menu.search.triggered.connect(self.search_conversations)
@@ -440,6 +443,26 @@ class MainWindow(QMainWindow):
             self._show_welcome_if_needed()
             self._embed.emit()
 
+    def open_instructions(self) -> None:
+        """Edit the custom instructions; on Save, keep them and show them in the sidebar."""
+        from PySide6.QtWidgets import QMessageBox
+
+        from assistant.ui.settings.instructions import InstructionsDialog
+
+        instructions = self.workspace.settings.instructions()
+        while True:
+            dialog = InstructionsDialog(instructions, self)
+            if not dialog.exec():
+                return
+            instructions = dialog.instructions()
+            try:
+                self.workspace.set_instructions(instructions)
+            except AssistantError as exc:  # said, and the dialog opens again with the texts
+                QMessageBox.warning(self, "Custom instructions not saved", str(exc))
+                continue
+            self.sidebar.refresh_instructions()
+            return
+
     def open_knowledge(self) -> None:
         """Show the knowledge folders, their rules, progress and files."""
         from assistant.ui.knowledge.page import KnowledgeDialog
@@ -506,16 +529,19 @@ class MainWindow(QMainWindow):
             return
         from assistant.ui.transfer.dialogs import import_file
 
-        import_file(self, self.workspace, str(path))
+        import_file(self, self.workspace, str(path), self.sidebar.refresh_instructions)
 
     def import_path(self, path: str) -> None:
         """Preview and import `path` (handed over by `assistant import`), once the data is open."""
         from assistant.ui.transfer.dialogs import import_file
 
+        def start() -> None:
+            import_file(self, self.workspace, path, self.sidebar.refresh_instructions)
+
         if self._ready:
-            import_file(self, self.workspace, path)
+            start()
         else:
-            self.ready.connect(lambda: import_file(self, self.workspace, path))
+            self.ready.connect(start)
 
     # -- layout and closing ----------------------------------------------------------------------
 

@@ -22,18 +22,21 @@ def connect_transfers(
     workspace: Workspace,
     shown: Callable[[], str | None],
     say: Say,
+    *,
+    instructions_set: Callable[[], None],
 ) -> None:
-    """Connect the menus' transfer actions; `shown()` is the id of the conversation shown."""
+    """Connect the menus' transfer actions; `shown()` is the id of the conversation shown, and
+    `instructions_set()` is called when an import replaced the custom instructions."""
 
     def import_one() -> None:
         from assistant.ui.transfer.dialogs import import_file
 
-        import_file(window, workspace)
+        import_file(window, workspace, None, instructions_set)
 
     def import_folder() -> None:
         from assistant.ui.transfer.dialogs import import_folder as choose_and_import
 
-        choose_and_import(window, workspace)
+        choose_and_import(window, workspace, instructions_set)
 
     def export_all() -> None:
         from assistant.ui.transfer.dialogs import export_conversations
