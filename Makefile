@@ -55,6 +55,8 @@ bench: $(DEV_STAMP)
 	$(BIN)/python -m tests.bench.memory_bench
 	$(BIN)/python -m tests.bench.ui_bench
 	$(BIN)/python -m tests.bench.import_bench
+	$(BIN)/python -m tests.bench.knowledge_bench
+	$(BIN)/python -m tests.bench.mcp_bench
 	$(BIN)/python -m tests.bench.recall_bench --ablation --scale 100000
 
 # The app core against real llama-cpp-python servers (slow the first time: it compiles). Not in `test`.

@@ -1,4 +1,5 @@
-"""Command line: open the window, `export` / `import`, `--self-test`, `--data-dir`, `--version`."""
+"""Command line: open the window, `export` / `import`, `mcp`, `--self-test`, `--data-dir`,
+`--version`."""
 
 from __future__ import annotations
 
@@ -9,17 +10,13 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TextIO
+from typing import Literal, TextIO
 
 from assistant import APP_NAME, __version__
 from assistant.datalock import DataDirLock, DataDirLockedError
 from assistant.errors import AssistantError
 from assistant.fileio import reason, remove_stale_temp_files
 from assistant.paths import data_dir
-
-if TYPE_CHECKING:
-    from assistant.transfer import StoreSet
-    from assistant.workspace import Workspace
 
 ERROR_PREFIX = "assistant"
 
@@ -76,7 +73,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="what to do with a conversation that is already here (default: skip); memories "
         "already here are never imported twice",
     )
+    mcp = commands.add_parser(
+        "mcp",
+        parents=[common],
+        help="serve your memory to other AI apps over MCP (stdio), through the app if it runs",
+    )
+    mcp.add_argument(
+        "--http",
+        metavar="PORT",
+        type=_port,
+        help="serve over Streamable HTTP on 127.0.0.1:PORT instead (0: any free port), with "
+        "the token kept in the data dir's mcp-token",
+    )
     return parser
+
+
+def _port(text: str) -> int:
+    """A TCP port number (0: any free one), for argparse."""
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}")
+    return int(text)
 
 
 # Qt's own command-line options (QGuiApplication, QApplication): passed on to Qt.
@@ -124,6 +140,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return export_command(root, Path(args.out), args.conversations, args.memories)
     if args.command == "import":
         return import_command(root, Path(args.source), args.on_conflict)
+    if args.command == "mcp":
+        from assistant.mcp_server import serve
+
+        serve(root, args.http)
+        return 0
     if args.self_test:
         return self_test(root, started, timing=args.timing)
     from assistant.ui.app import run_app
@@ -136,10 +157,11 @@ def export_command(
 ) -> int:
     """`assistant export`: write the export file and say what it holds."""
     from assistant.transfer import export_data, export_summary, write_export
+    from assistant.workspace import Workspace
 
     try:
         with _locked(root):
-            stores = _open_stores(root, embed=False)  # no key needed: the keyring is not touched
+            stores = Workspace.open(root, embed=False)  # no key needed: the keyring is not read
             try:
                 data = export_data(stores, conversation_ids, include_memories=memories)
                 write_export(out, data)
@@ -156,6 +178,7 @@ def export_command(
 def import_command(root: Path, source: Path, policy: Literal["skip", "copy"]) -> int:
     """`assistant import`: validate the whole export first, then add what is not here yet."""
     from assistant.transfer import apply_import, load_import
+    from assistant.workspace import Workspace
 
     meter = _ProgressLine(sys.stderr) if sys.stderr.isatty() else None
     try:
@@ -163,7 +186,7 @@ def import_command(root: Path, source: Path, policy: Literal["skip", "copy"]) ->
         if meter:
             meter.done()
         with _locked(root):
-            stores = _open_stores(root, embed=bool(plan.memories))
+            stores = Workspace.open(root, embed=bool(plan.memories))
             try:
                 result = apply_import(plan, stores, policy, meter.steps if meter else None)
             finally:
@@ -188,19 +211,6 @@ def import_command(root: Path, source: Path, policy: Literal["skip", "copy"]) ->
             "File > Import in the app offers them as memories."
         )
     return 0
-
-
-def _open_stores(root: Path, *, embed: bool) -> StoreSet | Workspace:
-    """The stores of a data dir; with `embed`, with the settings' embedder (which may need the
-    API key from the keyring), else keyword-only (vectors are filled in when the app opens)."""
-    from assistant.memory import ConversationStore, SemanticMemory
-    from assistant.paths import memory_dir
-    from assistant.transfer import StoreSet
-    from assistant.workspace import Workspace
-
-    if embed:
-        return Workspace.open(root)
-    return StoreSet(ConversationStore(root), SemanticMemory.open(memory_dir(root)))
 
 
 class _ProgressLine:

@@ -1,4 +1,5 @@
-"""The API key: `OPENAI_API_KEY`, else the OS keyring (service `Assistant`), else this run only.
+"""The API key: `OPENAI_API_KEY`, else the OS keyring (service `Assistant`), else this run only;
+and other secrets (MCP servers' tokens) in the same keyring service.
 
 The key is never written to a file or a log. When no keyring backend works (a headless Linux
 without Secret Service), storing raises `CredentialError` with a message for the user and the
@@ -7,6 +8,7 @@ key is kept in memory until the app quits.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 
@@ -29,6 +31,7 @@ class Credentials:
 
     def __init__(self) -> None:
         self._session_key: str | None = None
+        self._session_secrets: dict[str, str] = {}
         self._warned = False
 
     def api_key(self) -> str | None:
@@ -89,6 +92,35 @@ class Credentials:
         if self._session_key is not None:
             return "memory, for this session only (no system keyring is available)"
         return f"the system keyring ({backend_name()})"
+
+    def secret(self, name: str) -> str | None:
+        """Another secret kept in the keyring under `name` (an MCP server's token), if any."""
+        if name in self._session_secrets:
+            return self._session_secrets[name]
+        try:
+            value: str | None = keyring.get_password(KEYRING_SERVICE, name)
+        except keyring.errors.KeyringError as exc:
+            log.warning("Could not read a secret from the keyring: %s", type(exc).__name__)
+            return None
+        return value
+
+    def set_secret(self, name: str, value: str) -> None:
+        """Keep a secret in the keyring; without one, for this run only, and raise."""
+        try:
+            keyring.set_password(KEYRING_SERVICE, name, value)
+        except keyring.errors.KeyringError as exc:
+            self._session_secrets[name] = value
+            raise CredentialError(
+                "No system keyring is available, so the secret is kept for this session only "
+                "and will be asked for again next time."
+            ) from exc
+        self._session_secrets.pop(name, None)
+
+    def delete_secret(self, name: str) -> None:
+        """Forget a secret kept with `set_secret` (nothing if there is none)."""
+        self._session_secrets.pop(name, None)
+        with contextlib.suppress(keyring.errors.KeyringError):  # PasswordDeleteError: none
+            keyring.delete_password(KEYRING_SERVICE, name)
 
     def keyring_available(self) -> bool:
         """Whether a keyring backend that can store secrets is configured."""

@@ -27,6 +27,33 @@ def openai_client(settings: Settings, credentials: Credentials) -> openai.OpenAI
     return _build(_key(settings, credentials))
 
 
+def list_models(client: openai.OpenAI, model: str = "") -> list[str]:
+    """The names of the models the server offers, sorted; checks URL and key (blocks).
+
+    Raises ProviderError (naming `model`, the chat model, if the server does not know it).
+    """
+    from assistant.openai_errors import CLIENT_ERRORS, provider_error
+
+    try:
+        page = client.models.list()
+        names = [getattr(model, "id", None) for model in page.data]
+    except CLIENT_ERRORS as err:
+        raise provider_error(err, client, model=model, purpose="models") from err
+    return sorted(name for name in names if isinstance(name, str))
+
+
+def probe_server(settings: Settings, credentials: Credentials) -> tuple[str, list[str]]:
+    """The URL and the model names of the server `settings` describe, asked with a client of
+    its own (Settings' "Refresh models" and "Test connection", before the values are saved)."""
+    from assistant.openai_errors import server_url
+
+    client = openai_client(settings, credentials)
+    try:
+        return server_url(client), list_models(client, settings.chat_model)
+    finally:
+        client.close()
+
+
 def _build(key: _Key) -> openai.OpenAI:
     import openai
 

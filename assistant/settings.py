@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from assistant.fileio import atomic_write_json, read_json_object, set_aside
+from assistant.instructions import Instructions
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,11 @@ class Settings:
     reply_max_tokens: int = 4096
     max_steps: int = 8
     request_timeout: float = 60.0
+    # MCP tools as `server/tool`: those switched off, and those the user always allows to run.
+    mcp_tools_off: list[str] = field(default_factory=list)
+    mcp_trusted: list[str] = field(default_factory=list)
+    instructions_about: str = ""  # custom instructions: what the assistant should know
+    instructions_answer: str = ""  # and how it should answer
     ui_state: dict[str, str] = field(default_factory=dict)
     # Fields this version does not know (a later one wrote them): saved back as they were.
     unknown: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -74,6 +80,10 @@ class Settings:
     def effective_base_url(self) -> str:
         """The server to talk to: `OPENAI_BASE_URL`, else the custom URL, else the preset's."""
         return os.environ.get(BASE_URL_ENV) or self.base_url or PROVIDERS[self.provider].base_url
+
+    def instructions(self) -> Instructions:
+        """The user's custom instructions."""
+        return Instructions(self.instructions_about, self.instructions_answer)
 
     def to_json(self) -> dict[str, Any]:
         """The settings as a JSON object with the file format version (and the fields this
@@ -149,7 +159,11 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "reply_max_tokens": (int,),
     "max_steps": (int,),
     "request_timeout": (int, float),
+    "instructions_about": (str,),
+    "instructions_answer": (str,),
     "ui_state": (dict,),
+    "mcp_tools_off": (list,),
+    "mcp_trusted": (list,),
 }
 
 
@@ -173,4 +187,6 @@ def _valid(name: str, value: Any) -> bool:
         return value >= 0 if name in _ZERO_MEANS_AUTOMATIC else value > 0
     if isinstance(value, dict):
         return all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+    if isinstance(value, list):
+        return all(isinstance(item, str) for item in value)
     return True

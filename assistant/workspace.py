@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 import os
 from dataclasses import dataclass, field
@@ -11,6 +13,9 @@ from typing import TYPE_CHECKING
 from assistant.agent.capabilities import CapabilityMemory
 from assistant.credentials import Credentials
 from assistant.errors import ProviderError, StorageError
+from assistant.instructions import Instructions
+from assistant.knowledge import AttachmentStore, Knowledge
+from assistant.mcp_client.manager import McpManager
 from assistant.memory import (
     ConversationStore,
     Embedder,
@@ -27,9 +32,12 @@ from assistant.settings import BASE_URL_ENV, LOCAL_EMBEDDING_MODEL, Settings
 
 if TYPE_CHECKING:
     from assistant.agent.cancel import CancelToken
+    from assistant.agent.confirm import Confirmations
     from assistant.agent.loop import Agent, UpkeepRunner
     from assistant.agent.provider import OpenAIProvider
     from assistant.agent.reflection import Reflection, Reflector, Tries
+    from assistant.mcp_client.agent_tools import McpToolSource
+    from assistant.mcp_client.selection import ToolIndex
 
 
 log = logging.getLogger(__name__)
@@ -46,25 +54,45 @@ class Workspace:
     conversations: ConversationStore
     working: WorkingMemoryStore
     topics: TopicStore
+    knowledge: Knowledge  # the knowledge folders (loaded and kept up to date by a service)
+    attachments: AttachmentStore  # files attached to messages, by conversation
     warnings: list[str] = field(default_factory=list)
     notices: Notices = field(default_factory=Notices)
     capabilities: CapabilityMemory = field(init=False)
     embedder: Embedder | None = None  # the one the stores use
     reflection_tries: Tries | None = None  # when reflection last ran, for every turn's agent
     clients: OpenAIClients = field(default_factory=OpenAIClients)  # closed with the workspace
+    mcp: McpManager = field(init=False)  # the MCP servers of mcp.json; `mcp.start()` runs them
 
     def __post_init__(self) -> None:
         # What each server was found to support outlives the provider of one turn.
         self.capabilities = CapabilityMemory(self.notices.say)
+        self.mcp = McpManager(self.root, self.credentials)
+        self._tool_index: ToolIndex | None = None
 
     @classmethod
-    def open(cls, root: Path, credentials: Credentials | None = None) -> Workspace:
-        """Open (or create) every store in `root`; problems found on disk become warnings."""
+    def open(
+        cls,
+        root: Path,
+        credentials: Credentials | None = None,
+        *,
+        embed: bool = True,
+        embedder_before: Embedder | None = None,
+    ) -> Workspace:
+        """Open (or create) every store in `root`; problems found on disk become warnings.
+
+        Without `embed` the stores search by keywords only and the keyring is not read (an
+        export, say): vectors are filled in when the app next opens the data dir.
+        `embedder_before`: the embedder of a workspace opened on `root` before, kept if the
+        settings still name it (the built-in model is not loaded again).
+        """
         settings, warnings = Settings.load(settings_file(root))
         credentials = credentials or Credentials()
         notices = Notices()
         clients = OpenAIClients()
-        embedder = _embedder(settings, credentials, notices, clients)
+        embedder = (
+            _embedder(settings, credentials, notices, clients, embedder_before) if embed else None
+        )
         memory = SemanticMemory.open(memory_dir(root), embedder)
         workspace = cls(
             root=root,
@@ -74,6 +102,8 @@ class Workspace:
             conversations=ConversationStore(root, embedder),
             working=WorkingMemoryStore(memory_dir(root)),
             topics=TopicStore(memory_dir(root)),
+            knowledge=Knowledge(root, embedder),
+            attachments=AttachmentStore(root),
             notices=notices,
             embedder=embedder,
             clients=clients,
@@ -87,15 +117,18 @@ class Workspace:
             *workspace.conversations.warnings,
             *workspace.working.warnings,
             *workspace.topics.warnings,
+            *workspace.knowledge.warnings,
         ]
         return workspace
 
     def _tie_working_memory_to_conversations(self) -> None:
-        """A conversation's working memory goes with it: at once, and for those gone before."""
+        """A conversation's working memory and attachments go with it: at once, and for those
+        gone before (working memory)."""
 
         def drop_if_gone(conversation_id: str) -> None:
             if self.conversations.exists(conversation_id):
                 return
+            self.attachments.drop(conversation_id)
             try:
                 self.working.drop(conversation_id)
             except StorageError as exc:  # the conversation is gone all the same
@@ -120,6 +153,7 @@ class Workspace:
         self.embedder = embedder
         self.memory.set_embedder(embedder)
         self.conversations.set_embedder(embedder)
+        self.knowledge.index.set_embedder(embedder)
 
     def provider(self) -> OpenAIProvider:
         """The chat provider the settings describe; ProviderError if none is configured."""
@@ -130,34 +164,38 @@ class Workspace:
         client = self.clients.get(self.settings, self.credentials)
         return OpenAIProvider(client, self.settings.chat_model, capabilities=self.capabilities)
 
-    @staticmethod
-    def list_models(settings: Settings, credentials: Credentials) -> tuple[str, list[str]]:
-        """The URL and model names of the server `settings` describe (blocks: not on the GUI).
+    def set_instructions(self, instructions: Instructions) -> None:
+        """Keep the user's custom instructions (the next turn's prompt has them).
 
-        For Settings' "Refresh models" and "Test connection", before the values are saved.
+        StorageError if they cannot be saved; the settings are then as they were.
         """
-        from assistant.agent.provider import OpenAIProvider  # the openai package loads slowly
+        changed = dataclasses.replace(
+            self.settings,
+            instructions_about=instructions.about,
+            instructions_answer=instructions.answer,
+        )
+        changed.save(settings_file(self.root))
+        self.settings.instructions_about = instructions.about
+        self.settings.instructions_answer = instructions.answer
 
-        provider = OpenAIProvider.from_settings(settings, credentials)
-        try:
-            return provider.server_url, provider.list_models()
-        finally:
-            provider.close()
+    def agent_fingerprint(self) -> tuple[str, str | None, str | None]:
+        """What the agent is built from (the settings but the window's state, the key, the
+        server override): an agent is good for as long as this stays the same."""
+        built_from = {k: v for k, v in self.settings.to_json().items() if k != "ui_state"}
+        return (
+            json.dumps(built_from, sort_keys=True),
+            self.credentials.api_key(),
+            os.environ.get(BASE_URL_ENV),
+        )
 
-    def pinned_overflow(self) -> tuple[int, int] | None:
-        """(tokens the pinned memories need, tokens a prompt keeps for memories) if over."""
-        from assistant.agent.budget import prompt_budget
-        from assistant.agent.prompt import MEMORY_SHARE, pinned_tokens
+    def agent(
+        self, upkeep: UpkeepRunner | None = None, confirmations: Confirmations | None = None
+    ) -> Agent:
+        """A new agent on this workspace, with a provider built from the current settings and
+        the tools of the MCP servers that are ready.
 
-        # The window the server states is learned in a turn; before one, the default budget.
-        allowed = int(prompt_budget(self.settings.prompt_budget_tokens, None) * MEMORY_SHARE)
-        used = pinned_tokens(self.memory.pinned())
-        return (used, allowed) if used > allowed else None
-
-    def agent(self, upkeep: UpkeepRunner | None = None) -> Agent:
-        """An agent on this workspace, with a provider built from the current settings.
-
-        `upkeep` runs the memory upkeep after each reply (default: in the turn, before it ends).
+        `upkeep` runs the memory upkeep after each reply (default: in the turn, before it ends);
+        `confirmations` carries the user's answers when an MCP tool asks before it runs.
         """
         from assistant.agent.curator import Curator  # the agent loads on first use: a faster start
         from assistant.agent.loop import Agent, AgentConfig, run_now
@@ -169,6 +207,7 @@ class Workspace:
             prompt_budget_tokens=self.settings.prompt_budget_tokens,
             reply_max_tokens=self.settings.reply_max_tokens,
             auto_memories=self.settings.auto_memories,
+            instructions=self.settings.instructions(),
         )
         return Agent(
             provider,
@@ -180,7 +219,30 @@ class Workspace:
             reflector=self._reflector(provider),
             notices=self.notices,
             upkeep=upkeep or run_now,
+            extra_tools=self._mcp_tools(),
+            confirmations=confirmations,
+            knowledge=self.knowledge,
         )
+
+    def _mcp_tools(self) -> McpToolSource:
+        from assistant.mcp_client.agent_tools import McpToolSource
+        from assistant.mcp_client.selection import ToolIndex
+
+        if self._tool_index is None or self._tool_index.embedder is not self.embedder:
+            self._tool_index = ToolIndex(self.embedder)
+        return McpToolSource(
+            self.mcp,
+            self._tool_index,
+            disabled=self.settings.mcp_tools_off,
+            trusted=self.settings.mcp_trusted,
+            on_trust=self._trust_tool,
+        )
+
+    def _trust_tool(self, key: str) -> None:
+        """The user always allows the MCP tool `server/tool`: kept in the settings."""
+        if key not in self.settings.mcp_trusted:
+            self.settings.mcp_trusted = [*self.settings.mcp_trusted, key]
+            self.settings.save(settings_file(self.root))
 
     def _reflector(self, provider: OpenAIProvider) -> Reflector:
         from assistant.agent.reflection import Reflector, Tries
@@ -204,8 +266,10 @@ class Workspace:
     def close(self) -> None:
         """Close the stores (saving caches and dropping forgotten memories from disk) and the
         server connections."""
+        self.mcp.close()
         self.memory.close()
         self.conversations.close()
+        self.knowledge.close()
         self.clients.close()
 
 

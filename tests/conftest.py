@@ -14,6 +14,7 @@ import keyring.backend
 import keyring.errors
 import pytest
 
+from assistant.mcp_client.manager import McpManager
 from assistant.memory.projection import Projection
 from assistant.workspace import Workspace
 from tests.fake_openai import FakeOpenAI
@@ -110,6 +111,19 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+@pytest.fixture(scope="module")
+def mcp_shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpManager]:
+    """The test shop MCP server over stdio, one per test module (a start takes seconds)."""
+    from tests.mcp_helpers import running, stdio, wait_state, write_config
+
+    root = tmp_path_factory.mktemp("shop")
+    write_config(root, {"shop": stdio("shop")})
+    with running(root) as manager:
+        ready = wait_state(manager, "shop", "ready", "failed")
+        assert ready.state == "ready", ready.error
+        yield manager
 
 
 @pytest.fixture

@@ -18,7 +18,6 @@ from assistant.agent.events import (
     Cancelled,
     Failed,
     Finished,
-    MemoriesUsed,
     Notice,
     TextDelta,
     ToolCallFinished,
@@ -89,7 +88,7 @@ def test_text_reply_streams_and_is_saved(h: Harness) -> None:
     cid = h.conversations.create().id
     h.provider.enqueue("Hello there, how can I help?")
     events = h.turn(cid, "Hi!")
-    assert isinstance(events[0], MemoriesUsed)
+    assert isinstance(events[0], TextDelta)
     assert "".join(e.text for e in h.of(TextDelta)) == "Hello there, how can I help?"
     assert len(h.of(TextDelta)) > 1
     (finished,) = h.of(Finished)
@@ -219,8 +218,6 @@ def test_relevant_and_pinned_memories_are_in_the_prompt(h: Harness) -> None:
     system = h.provider.requests[0]["messages"][0]["content"]
     assert f"[{tea.id}]" in system and f"[{pinned.id}]" in system
     assert "bicycle" not in system
-    (used,) = h.of(MemoriesUsed)
-    assert set(used.memory_ids) == {tea.id, pinned.id}
     (finished,) = h.of(Finished)
     assert set(finished.memory_ids) == {tea.id, pinned.id}
     assert set(h.conversations.load(cid).messages[-1].memory_ids) == {tea.id, pinned.id}

@@ -78,7 +78,7 @@ def view(qtbot: QtBot, data_dir: Path) -> ChatView:
     cid = store.create("Markdown").id
     store.append(cid, "user", "Show me everything")
     store.append(cid, "assistant", REPLY)
-    chat = ChatView(lambda _id: None, store.load)
+    chat = ChatView(lambda _id: None)
     qtbot.addWidget(chat)
     chat.show_conversation(store.load(cid))
     return chat
@@ -114,7 +114,7 @@ def test_a_cut_off_reply_is_marked_when_shown_again(qtbot: QtBot, data_dir: Path
     store.append(cid, "assistant", "Once upon a time there", cut_off=True)
     store.append(cid, "user", "And another")
     store.append(cid, "assistant", "The end.")
-    chat = ChatView(lambda _id: None, store.load)
+    chat = ChatView(lambda _id: None)
     qtbot.addWidget(chat)
     chat.show_conversation(store.load(cid))
     text = chat.toPlainText()
@@ -125,7 +125,7 @@ def test_a_cut_off_reply_is_marked_when_shown_again(qtbot: QtBot, data_dir: Path
 def test_a_reply_cut_off_while_streaming_is_marked(qtbot: QtBot, data_dir: Path) -> None:
     store = ConversationStore(data_dir)
     cid = store.create().id
-    chat = ChatView(lambda _id: None, store.load)
+    chat = ChatView(lambda _id: None)
     qtbot.addWidget(chat)
     chat.show_conversation(store.load(cid))
     chat.add_user_message("More")
@@ -190,7 +190,7 @@ def wide_code(qtbot: QtBot, data_dir: Path) -> ChatView:
         f"A paragraph long enough to wrap in a narrow chat, {'word ' * 30}\n\n"
         f"```python\ndef f():\n    return 1\n{LONG_LINE}\n```\n\nAfter.",
     )
-    chat = ChatView(lambda _id: None, store.load)
+    chat = ChatView(lambda _id: None)
     qtbot.addWidget(chat)
     chat.resize(500, 400)
     chat.show()
@@ -267,9 +267,8 @@ def test_a_click_in_a_scrolled_code_block_lands_on_the_text_under_it(
     assert wide_code.textCursor().position() == expected
 
 
-def test_a_streamed_reply_is_markdown_before_it_ends(qtbot: QtBot, data_dir: Path) -> None:
-    store = ConversationStore(data_dir)
-    chat = ChatView(lambda _id: None, store.load)
+def test_a_streamed_reply_is_markdown_before_it_ends(qtbot: QtBot) -> None:
+    chat = ChatView(lambda _id: None)
     qtbot.addWidget(chat)
     chat.add_user_message("plan please")
     for piece in ["## Pl", "an\n", "\nFirst **bo", "ld** step\n\n- one\n", "- two"]:
@@ -326,7 +325,7 @@ def test_a_failed_tool_reads_failed_when_shown_again(qtbot: QtBot, data_dir: Pat
     store.append(cid, "assistant", "", tool_calls=[call])
     store.append(cid, "tool", "division by zero", tool_call_id="c1", ok=False)
     store.append(cid, "assistant", "It has no value.")
-    chat = ChatView(lambda _id: None, store.load)
+    chat = ChatView(lambda _id: None)
     qtbot.addWidget(chat)
     chat.show_conversation(ConversationStore(data_dir).load(cid))
     assert "Calculating failed ✗" in chat.toPlainText()
@@ -342,7 +341,7 @@ def test_stopped_and_broken_replies_keep_a_marker_after_reopening(
     store.append(cid, "user", "two")
     store.append(cid, "assistant", "it broke", stop_reason="failed")
     store.append(cid, "user", "three")
-    chat = ChatView(lambda _id: None, store.load)
+    chat = ChatView(lambda _id: None)
     qtbot.addWidget(chat)
     chat.show_conversation(ConversationStore(data_dir).load(cid))
     text = chat.toPlainText()
@@ -358,7 +357,7 @@ def test_siblings_show_a_pager_that_asks_for_the_other_branch(qtbot: QtBot, data
     first = store.append(cid, "assistant", "A1")
     store.set_leaf(cid, question.id)
     store.append(cid, "assistant", "A2")
-    chat = ChatView(lambda _id: None, store.load)
+    chat = ChatView(lambda _id: None)
     qtbot.addWidget(chat)
     chat.show_conversation(store.load(cid))
     assert "Assistant   < 2/2 >" in chat.toPlainText()
@@ -371,7 +370,7 @@ def test_a_failed_regeneration_shows_the_question_once(qtbot: QtBot, data_dir: P
     store = ConversationStore(data_dir)
     cid = store.create().id
     store.append(cid, "user", "Only once")
-    chat = ChatView(lambda _id: None, store.load)
+    chat = ChatView(lambda _id: None)
     qtbot.addWidget(chat)
     chat.show_conversation(store.load(cid), replying=True)
     chat.start_reply()
@@ -389,7 +388,7 @@ def test_earlier_turns_render_for_find_and_for_opening_a_message_among_them(
     first = store.append(cid, "user", "The very first question").id
     for i in range(150):
         store.append(cid, "assistant" if i % 2 == 0 else "user", f"message {i}")
-    chat = ChatView(lambda _id: None, store.load)
+    chat = ChatView(lambda _id: None)
     qtbot.addWidget(chat)
     chat.show_conversation(store.load(cid))
     assert chat.has_earlier() and "very first" not in chat.toPlainText()
@@ -406,10 +405,9 @@ def test_earlier_turns_render_for_find_and_for_opening_a_message_among_them(
 
 
 def test_a_line_under_the_conversation_stays_under_the_reply_streaming_above_it(
-    qtbot: QtBot, data_dir: Path
+    qtbot: QtBot,
 ) -> None:
-    store = ConversationStore(data_dir)
-    chat = ChatView(lambda _id: None, store.load)
+    chat = ChatView(lambda _id: None)
     qtbot.addWidget(chat)
     chat.add_user_message("remember and plan")
     chat.append_delta("## Plan\n\nFirst")
@@ -439,7 +437,7 @@ def test_earlier_turns_rendered_while_a_reply_streams_leave_the_reply_whole(
     for i in range(60):
         store.append(cid, "user", f"question {i}")
         store.append(cid, "assistant", f"answer {i}")
-    chat = ChatView(lambda _id: None, store.load)
+    chat = ChatView(lambda _id: None)
     qtbot.addWidget(chat)
     chat.show_conversation(store.load(cid))
     chat.add_user_message("one more")

@@ -146,17 +146,37 @@ def test_next_and_previous_conversation_wrap_around(
 
 
 def test_rename(
-    monkeypatch: pytest.MonkeyPatch, pane: ConversationPane, store: ConversationStore
+    qtbot: QtBot,
+    monkeypatch: pytest.MonkeyPatch,
+    pane: ConversationPane,
+    store: ConversationStore,
 ) -> None:
     cid = pane.new_conversation()
-    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("  Holiday   plans ", True))
-    pane.rename_current()
+    monkeypatch.setattr(pane, "ask_title", lambda _title: "  Holiday   plans ")
+    pane.rename_current()  # written in the background
+    qtbot.waitUntil(lambda: titles(pane) == ["Holiday plans"])
     assert store.load(cid).title == "Holiday plans"
-    assert titles(pane) == ["Holiday plans"]
+
+
+def test_the_rename_dialog_is_wide_enough_for_the_title(
+    monkeypatch: pytest.MonkeyPatch, pane: ConversationPane
+) -> None:
+    long = "A rather long conversation title about the trip to Lisbon in the spring"
+    seen: list[tuple[str, int]] = []
+
+    def answer(dialog: QInputDialog) -> int:
+        seen.append((dialog.textValue(), dialog.minimumWidth()))
+        dialog.setTextValue("Lisbon")
+        return int(QInputDialog.DialogCode.Accepted)
+
+    monkeypatch.setattr(QInputDialog, "exec", answer)
+    assert pane.ask_title(long) == "Lisbon"
+    ((shown, width),) = seen
+    assert shown == long and width >= pane.fontMetrics().horizontalAdvance(long)
 
 
 def test_delete_asks_first(
-    monkeypatch: pytest.MonkeyPatch, pane: ConversationPane, store: ConversationStore
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, pane: ConversationPane, store: ConversationStore
 ) -> None:
     keep = started(pane, store, "keep")
     doomed = started(pane, store, "doomed")
@@ -164,9 +184,9 @@ def test_delete_asks_first(
     pane.delete_current()
     assert store.exists(doomed)
     monkeypatch.setattr(pane, "confirm_delete", lambda titles: True)
-    pane.delete_current()
+    pane.delete_current()  # in the background
+    qtbot.waitUntil(lambda: pane.current_id() == keep)
     assert not store.exists(doomed)
-    assert pane.current_id() == keep
 
 
 def test_imported_not_remembered_and_undated_conversations_say_so(
@@ -257,7 +277,7 @@ def test_recent_groups_are_named_by_how_long_ago(days: int, group: str) -> None:
 
 
 def test_several_conversations_are_deleted_at_once_after_one_question(
-    monkeypatch: pytest.MonkeyPatch, pane: ConversationPane, store: ConversationStore
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, pane: ConversationPane, store: ConversationStore
 ) -> None:
     keep = started(pane, store, "keep")
     ids = [started(pane, store, name) for name in ("one", "two")]
@@ -267,7 +287,8 @@ def test_several_conversations_are_deleted_at_once_after_one_question(
     for cid in ids:
         index = pane.view.model().index(pane.model.row_of(cid), 0)
         selection.select(index, QItemSelectionModel.SelectionFlag.Select)
-    pane.delete_current()
+    pane.delete_current()  # in the background
     assert asked == [["two", "one"]]
+    qtbot.waitUntil(lambda: titles(pane) == ["keep"])
     assert [store.exists(cid) for cid in ids] == [False, False]
-    assert store.exists(keep) and titles(pane) == ["keep"]
+    assert store.exists(keep)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import socket
 import stat
 from pathlib import Path
@@ -196,10 +197,12 @@ def test_self_test_reports_unwritable_data_dir(tmp_path: Path) -> None:
 
 def test_core_never_imports_qt() -> None:
     code = (
-        "import sys, assistant.memory, assistant.agent, assistant.settings, "
-        "assistant.credentials, assistant.paths, assistant.errors, assistant.fileio\n"
+        "import sys, assistant.memory, assistant.agent, assistant.transfer, assistant.settings, "
+        "assistant.credentials, assistant.paths, assistant.errors, assistant.fileio, "
+        "assistant.workspace, assistant.cli, assistant.app_link, assistant.mcp_server\n"
         "import pkgutil, importlib\n"
-        "for pkg in (assistant.memory, assistant.agent):\n"
+        "packages = (assistant.memory, assistant.agent, assistant.transfer, assistant.mcp_server)\n"
+        "for pkg in packages:\n"
         "    for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.'):\n"
         "        importlib.import_module(m.name)\n"
         "qt = sorted(m for m in sys.modules if m.startswith('PySide6'))\n"
@@ -208,6 +211,21 @@ def test_core_never_imports_qt() -> None:
     )
     result = child.python("-c", code)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_ui_calls_the_agent_only_through_the_worker() -> None:
+    """Ruff keeps `assistant.agent` imports out of the UI; this keeps out the calls that reach
+    the agent through the Workspace (building an agent or a provider, reflecting)."""
+    ui = Path(__file__).resolve().parent.parent / "assistant" / "ui"
+    agent_calls = re.compile(r"\.(agent|provider|reflect)\(")
+    found = [
+        f"{path.relative_to(ui)}:{number}: {line.strip()}"
+        for path in sorted(ui.rglob("*.py"))
+        if path.name != "worker.py"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if agent_calls.search(line)
+    ]
+    assert found == []
 
 
 def test_network_guard_blocks_non_loopback() -> None:

@@ -23,7 +23,6 @@ from assistant.memory import ConversationStore
 from assistant.transfer import (
     ImportCancelledError,
     ImportedConversation,
-    StoreSet,
     apply_import,
     find_source,
     load_import,
@@ -32,6 +31,7 @@ from assistant.transfer import (
 )
 from assistant.transfer.sources import ImportSource, Member
 from tests.data import exports
+from tests.store_set import StoreSet
 from tests.test_transfer import offline_settings, open_stores, snapshot
 
 DATA = exports.HERE

@@ -14,8 +14,9 @@ import pytest
 
 from assistant.cli import main
 from assistant.errors import InvalidImportError
-from assistant.transfer import StoreSet, apply_import, parse_import
+from assistant.transfer import apply_import, parse_import
 from tests.data import exports
+from tests.store_set import StoreSet
 from tests.test_transfer import _valid_doc, offline_settings, open_stores, snapshot
 
 BAD = ["\ud800", "\udfff", "\x00", "\x07", "\x1b", "\x7f"]

@@ -608,7 +608,7 @@ def test_a_temporary_chat_is_deleted_when_left_and_new_reuses_empty(
     empty = window.new_conversation()
     assert window.new_conversation() == empty
     temporary = window.new_conversation(temporary=True)
-    assert empty not in {c.id for c in store.all()}  # left empty: not kept
+    qtbot.waitUntil(lambda: empty not in {c.id for c in store.all()})  # left empty: not kept
     assert window.temporary_banner.isVisible()
     assert "deleted when you leave it" in window.temporary_banner.text()
     fake_openai.enqueue(Reply.text("Not remembered."))
@@ -617,8 +617,8 @@ def test_a_temporary_chat_is_deleted_when_left_and_new_reuses_empty(
     path = store.directory / f"{temporary}.jsonl"
     assert path.exists()
     window.new_conversation()
-    assert not path.exists()
     assert not window.temporary_banner.isVisible()
+    qtbot.waitUntil(lambda: not path.exists())  # deleted by the worker
 
 
 def other_conversation(window: MainWindow) -> str:

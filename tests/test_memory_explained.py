@@ -14,11 +14,12 @@ from pytestqt.qtbot import QtBot
 
 from assistant.memory import MemoryItem, SearchHit, Source
 from assistant.memory.items import MemoryEvent
+from assistant.memory.why import why_text
 from assistant.timestamps import now_utc
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.memory.detail import memory_href
 from assistant.ui.memory.sidebar import MemorySidebar
-from assistant.ui.memory.wording import event_text, why_text
+from assistant.ui.memory.wording import event_text
 from assistant.ui.times import day_text
 from assistant.workspace import Workspace
 from tests.desktop import configure
@@ -115,7 +116,7 @@ def test_the_detail_tells_the_history_and_follows_a_supersede(
     )
     qtbot.waitUntil(lambda: sidebar.memories.model.index_of(porto.id).isValid() is False)
     page = shown(sidebar, porto.id)  # archived now: the state filter follows
-    assert sidebar.memories.state_filter.currentData() == "archived"
+    assert sidebar.memories.filters.state_filter.currentData() == "archived"
     assert "Replaced by The user lives in Lisbon" in page
     assert "Replaced by a newer memory: moved to Lisbon" in page
     assert f"Held until {day_text(now_utc())}" in page
@@ -203,13 +204,13 @@ def test_reflect_now_writes_an_insight_that_shows_what_it_rests_on(
             Reply.text(json.dumps({"insights": [{"text": insight, "rests_on": ids}]}))
         )
         menu = sidebar.memories.context_menu(QPoint(1, 1))
-        assert sidebar.memories.action_reflect in menu.actions()
-        sidebar.memories.action_reflect.trigger()
-        assert not sidebar.memories.action_reflect.isEnabled()  # one at a time
+        assert sidebar.memories.controller.reflect in menu.actions()
+        sidebar.memories.controller.reflect.trigger()
+        assert not sidebar.memories.controller.reflect.isEnabled()  # one at a time
         qtbot.waitUntil(
             lambda: "Wrote 1 insight." in sidebar.memories.notice.label.text(), timeout=10000
         )
-        assert sidebar.memories.action_reflect.isEnabled()
+        assert sidebar.memories.controller.reflect.isEnabled()
         qtbot.mouseClick(sidebar.memories.notice.action_button, Qt.MouseButton.LeftButton)  # Show
         selected = sidebar.memories.selected_item()
         assert selected is not None and selected.text == insight
@@ -220,8 +221,8 @@ def test_reflect_now_writes_an_insight_that_shows_what_it_rests_on(
         )
 
         fake_openai.enqueue(Reply.text(json.dumps({"insights": []})))
-        sidebar.memories.action_reflect.trigger()
-        qtbot.waitUntil(sidebar.memories.action_reflect.isEnabled, timeout=10000)
+        sidebar.memories.controller.reflect.trigger()
+        qtbot.waitUntil(sidebar.memories.controller.reflect.isEnabled, timeout=10000)
         assert "No new insight in these memories." in sidebar.memories.notice.label.text()
         assert fake_openai.pending == 0
     finally:

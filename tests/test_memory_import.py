@@ -14,8 +14,9 @@ import pytest
 from assistant.errors import InvalidImportError
 from assistant.memory import ConversationStore, SemanticMemory, Source
 from assistant.memory.items import MemoryItem
-from assistant.transfer import StoreSet, apply_import, export_data, load_import, parse_import
+from assistant.transfer import apply_import, export_data, load_import, parse_import
 from tests.embedders import HashEmbedder
+from tests.store_set import StoreSet
 
 DATA = Path(__file__).parent / "data"
 BEFORE_HISTORY = DATA / "assistant-export-2026-11.json"  # made by the version before issue 14

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QDialogButtonBox, QLineEdit, QListView, QTextBrows
 from pytestqt.qtbot import QtBot
 
 from assistant.memory.items import MemoryItem, SearchHit, Source
-from assistant.timestamps import now_utc
+from assistant.timestamps import now_utc, relative_time
 from assistant.transfer import apply_import, export_data, parse_import
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.memory.detail import source_href
@@ -27,7 +27,7 @@ from assistant.ui.memory.html import EMPTY_WORKING
 from assistant.ui.memory.list_view import EMPTY_MEMORIES
 from assistant.ui.memory.model import HitRole, ItemRole, MemoryListModel, caption
 from assistant.ui.memory.sidebar import MemorySidebar
-from assistant.ui.times import relative_time
+from assistant.ui.worker import pinned_overflow
 from assistant.workspace import Workspace
 from tests.embedders import HashEmbedder, hashed_vector
 from tests.sidebars import DIM, remember, shown_sidebar
@@ -217,10 +217,10 @@ def test_sidebar_has_contract_names_and_empty_state(sidebar: MemorySidebar) -> N
     assert isinstance(sidebar.findChild(QLineEdit, "memorySearch"), QLineEdit)
     assert isinstance(sidebar.findChild(QListView, "memoryList"), QListView)
     assert isinstance(sidebar.findChild(QTextBrowser, "workingMemoryView"), QTextBrowser)
-    assert sidebar.memories.search.placeholderText() == "Search memories"
-    assert sidebar.memories.search.isClearButtonEnabled()
-    assert sidebar.memories.list_stack.currentIndex() == 1  # the empty state
-    shown = sidebar.memories.empty_label.text()
+    assert sidebar.memories.filters.search.placeholderText() == "Search memories"
+    assert sidebar.memories.filters.search.isClearButtonEnabled()
+    assert sidebar.memories.list_frame.list_stack.currentIndex() == 1  # the empty state
+    shown = sidebar.memories.list_frame.empty_label.text()
     assert EMPTY_MEMORIES.split(". ")[0] in shown
     assert "or add one yourself" in shown
     assert sidebar.memories.detail.isHidden()  # nothing to show the details of
@@ -238,7 +238,7 @@ def test_typing_a_search_shows_hits_and_clearing_restores(
     for text in ("Drinks green tea every morning", "Dentist on Friday", "Favourite colour: blue"):
         remember(workspace, text)
     assert sidebar.memories.model.rowCount() == 3
-    qtbot.keyClicks(sidebar.memories.search, "dentist")
+    qtbot.keyClicks(sidebar.memories.filters.search, "dentist")
     qtbot.waitUntil(
         lambda: sidebar.memories.model.is_searching() and sidebar.memories.model.rowCount() == 1
     )
@@ -248,25 +248,25 @@ def test_typing_a_search_shows_hits_and_clearing_restores(
     sidebar.memories.list_view.setCurrentIndex(sidebar.memories.model.index(0))
     detail_shows(qtbot, sidebar, "Matches 'dentist'")
     assert "Keyword rank" not in sidebar.memories.detail.toPlainText()  # the numbers: on demand
-    assert sidebar.memories.action_why.isEnabled()
-    sidebar.memories.action_why.trigger()
+    assert sidebar.memories.controller.why.isEnabled()
+    sidebar.memories.controller.why.trigger()
     assert "Keyword rank 1" in sidebar.memories.detail.toPlainText()
 
-    sidebar.memories.search.clear()
+    sidebar.memories.filters.search.clear()
     qtbot.waitUntil(lambda: not sidebar.memories.model.is_searching())
     assert sidebar.memories.model.rowCount() == 3
     assert (
         "Why this result" not in sidebar.memories.detail.toPlainText()
     )  # it went with the results
 
-    qtbot.keyClicks(sidebar.memories.search, "nothing like this")
+    qtbot.keyClicks(sidebar.memories.filters.search, "nothing like this")
     qtbot.waitUntil(
         lambda: (
             sidebar.memories.model.is_searching()
-            and sidebar.memories.list_stack.currentIndex() == 1
+            and sidebar.memories.list_frame.list_stack.currentIndex() == 1
         )
     )
-    assert "No matches" in sidebar.memories.empty_label.text()
+    assert "No matches" in sidebar.memories.list_frame.empty_label.text()
 
 
 def test_a_newer_query_discards_older_results(
@@ -274,10 +274,10 @@ def test_a_newer_query_discards_older_results(
 ) -> None:
     remember(workspace, "Drinks green tea every morning")
     remember(workspace, "Dentist on Friday")
-    sidebar.memories.search.setText("tea")
-    qtbot.keyClick(sidebar.memories.search, Qt.Key.Key_Return)  # searches at once
-    sidebar.memories.search.setText("dentist")
-    qtbot.keyClick(sidebar.memories.search, Qt.Key.Key_Return)
+    sidebar.memories.filters.search.setText("tea")
+    qtbot.keyClick(sidebar.memories.filters.search, Qt.Key.Key_Return)  # searches at once
+    sidebar.memories.filters.search.setText("dentist")
+    qtbot.keyClick(sidebar.memories.filters.search, Qt.Key.Key_Return)
     drain(qtbot)
     qtbot.waitUntil(lambda: texts(sidebar.memories.model) == ["Dentist on Friday"])
     qtbot.wait(SEARCH_SETTLE_MS)
@@ -314,8 +314,8 @@ def test_pin_by_clicking_persists_after_reopening(qtbot: QtBot, data_dir: Path) 
     item = again.memories.model.index(0).data(ItemRole)
     assert item.text == older.text and item.pinned
     again.memories.list_view.setCurrentIndex(again.memories.model.index(0))
-    assert again.memories.action_pin.text() == "Unpin"
-    again.memories.action_pin.trigger()  # unpin through the context-menu action
+    assert again.memories.controller.pin.text() == "Unpin"
+    again.memories.controller.pin.trigger()  # unpin through the context-menu action
     assert not workspace.memory.get(older.id).pinned  # type: ignore[union-attr]
     bridge.disconnect_stores()
     workspace.close()
@@ -335,7 +335,7 @@ def test_delete_forgets_at_once_and_undo_restores(
     assert sidebar.memories.notice.label.text() == "Memory forgotten."
 
     select(sidebar, keep.id)
-    sidebar.memories.action_forget.trigger()
+    sidebar.memories.controller.forget.trigger()
     assert sidebar.memories.model.rowCount() == 0
 
     qtbot.mouseClick(sidebar.memories.notice.action_button, Qt.MouseButton.LeftButton)  # Undo
@@ -346,24 +346,24 @@ def test_delete_forgets_at_once_and_undo_restores(
         and sidebar.memories.selected_item().id == keep.id
     )  # type: ignore[union-attr]
 
-    sidebar.memories.undo_forget()  # the stack still holds the first one
+    sidebar.memories.controller.undo_forget()  # the stack still holds the first one
     qtbot.waitUntil(lambda: sidebar.memories.model.rowCount() == 2)
     assert workspace.memory.get(gone.id).state == "active"  # type: ignore[union-attr]
-    assert sidebar.memories.undo_forget() is False
+    assert sidebar.memories.controller.undo_forget() is False
 
 
 def test_forgotten_filter_lists_and_restores(
     qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
 ) -> None:
     item = remember(workspace, "Old phone number is 555-0100")
-    sidebar.memories.forget_memory(item.id)
-    sidebar.memories.state_filter.setCurrentIndex(
-        sidebar.memories.state_filter.findData("forgotten")
+    sidebar.memories.controller.forget_memory(item.id)
+    sidebar.memories.filters.state_filter.setCurrentIndex(
+        sidebar.memories.filters.state_filter.findData("forgotten")
     )
     assert texts(sidebar.memories.model) == [item.text]
     select(sidebar, item.id)
-    assert sidebar.memories.action_restore.isEnabled()
-    sidebar.memories.action_restore.trigger()
+    assert sidebar.memories.controller.restore.isEnabled()
+    sidebar.memories.controller.restore.trigger()
     qtbot.waitUntil(lambda: sidebar.memories.model.rowCount() == 0)
     assert workspace.memory.get(item.id).state == "active"  # type: ignore[union-attr]
 
@@ -394,7 +394,7 @@ def test_edit_memory_takes_values(
     item = remember(workspace, "Likes cats")
     one_line = sidebar.memories.list_view.visualRect(sidebar.memories.model.index(0)).height()
     longer = "Likes cats and dogs, " * 12
-    sidebar.memories.edit_memory(item.id, MemoryValues(longer, "preference", 0.6))
+    sidebar.memories.controller.edit_memory(item.id, MemoryValues(longer, "preference", 0.6))
     qtbot.waitUntil(lambda: texts(sidebar.memories.model) == [longer.strip()])
     assert sidebar.memories.model.index(0).data(ItemRole).kind == "preference"
     # The row grows to three lines (then elides).
@@ -414,12 +414,12 @@ def test_add_through_the_dialog(
         "ask",
         staticmethod(lambda parent, item=None: MemoryValues("Allergic to peanuts", "fact", 0.9)),
     )
-    assert sidebar.memories.list_stack.currentIndex() == 1  # empty state
-    sidebar.memories.empty_add.click()
+    assert sidebar.memories.list_frame.list_stack.currentIndex() == 1  # empty state
+    sidebar.memories.list_frame.empty_add.click()
     # The row comes with the store's change, the selection with the job's result: either first.
     qtbot.waitUntil(lambda: sidebar.memories.selected_item() is not None)
     assert sidebar.memories.model.rowCount() == 1
-    assert sidebar.memories.list_stack.currentIndex() == 0
+    assert sidebar.memories.list_frame.list_stack.currentIndex() == 0
     assert sidebar.memories.selected_item().text == "Allergic to peanuts"  # type: ignore[union-attr]
     assert sidebar.memories.count_label.text() == "1 memory"
 
@@ -428,7 +428,7 @@ def test_adding_while_searching_reveals_the_new_memory(
     qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     remember(workspace, "Cycles to work")
-    qtbot.keyClicks(sidebar.memories.search, "cycles")
+    qtbot.keyClicks(sidebar.memories.filters.search, "cycles")
     qtbot.waitUntil(
         lambda: sidebar.memories.model.is_searching() and sidebar.memories.model.rowCount() == 1
     )
@@ -437,14 +437,14 @@ def test_adding_while_searching_reveals_the_new_memory(
         "ask",
         staticmethod(lambda parent, item=None: MemoryValues("Owns a cargo bike", "fact", 0.5)),
     )
-    sidebar.memories.action_add.trigger()
+    sidebar.memories.controller.add.trigger()
     qtbot.waitUntil(
         lambda: (
             sidebar.memories.selected_item() is not None
             and sidebar.memories.selected_item().text == "Owns a cargo bike"
         )  # type: ignore[union-attr]
     )
-    assert sidebar.memories.search.text() == ""
+    assert sidebar.memories.filters.search.text() == ""
     assert not sidebar.memories.model.is_searching()
 
 
@@ -492,16 +492,18 @@ def test_show_memory_clears_filters_and_selects(
     target = remember(workspace, "The one to find", "decision")
     for n in range(40):
         remember(workspace, f"Filler memory {n}", "fact")
-    sidebar.memories.kind_filter.setCurrentIndex(sidebar.memories.kind_filter.findData("fact"))
-    qtbot.keyClicks(sidebar.memories.search, "filler")
+    sidebar.memories.filters.kind_filter.setCurrentIndex(
+        sidebar.memories.filters.kind_filter.findData("fact")
+    )
+    qtbot.keyClicks(sidebar.memories.filters.search, "filler")
     qtbot.waitUntil(sidebar.memories.model.is_searching)
     assert sidebar.memories.model.row_of(target.id) < 0
     sidebar.tabs.setCurrentIndex(1)
 
     assert sidebar.show_memory(target.id)
     assert sidebar.tabs.currentIndex() == 0
-    assert sidebar.memories.search.text() == ""
-    assert sidebar.memories.kind_filter.currentIndex() == 0  # all kinds
+    assert sidebar.memories.filters.search.text() == ""
+    assert sidebar.memories.filters.kind_filter.currentIndex() == 0  # all kinds
     selected = sidebar.memories.selected_item()
     assert selected is not None and selected.id == target.id
     assert (
@@ -522,13 +524,13 @@ def test_show_source_emits_the_items_source(
     sourced = remember(workspace, "From a chat", source=Source(chat.id, message.id))
     plain = remember(workspace, "Typed in by hand")
     select(sidebar, plain.id)
-    assert not sidebar.memories.action_source.isEnabled()
-    assert sidebar.memories.action_source.text() == "No source: you added it yourself"
+    assert not sidebar.memories.controller.source.isEnabled()
+    assert sidebar.memories.controller.source.text() == "No source: you added it yourself"
     detail_shows(qtbot, sidebar, "No source: you added it yourself")
     select(sidebar, sourced.id)
-    assert sidebar.memories.action_source.isEnabled()
+    assert sidebar.memories.controller.source.isEnabled()
     with qtbot.waitSignal(sidebar.source_requested, timeout=1000) as blocker:
-        sidebar.memories.action_source.trigger()
+        sidebar.memories.controller.source.trigger()
     assert blocker.args == [chat.id, message.id]
     with qtbot.waitSignal(sidebar.source_requested, timeout=1000) as blocker:
         sidebar.memories.detail.anchorClicked.emit(QUrl(source_href(chat.id, message.id)))
@@ -537,19 +539,20 @@ def test_show_source_emits_the_items_source(
     workspace.conversations.delete(chat.id)
     select(sidebar, plain.id)
     select(sidebar, sourced.id)
-    assert not sidebar.memories.action_source.isEnabled()
+    assert not sidebar.memories.controller.source.isEnabled()
     detail_shows(qtbot, sidebar, "Its conversation was deleted")
 
 
 def test_working_memory_view_is_live(
     qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
 ) -> None:
-    sidebar.set_conversation("conv-1")
+    shown = workspace.conversations.create()
+    sidebar.set_conversation(workspace.conversations.load(shown.id))
     assert EMPTY_WORKING in sidebar.working_view.toPlainText()
-    workspace.working.update("conv-1", task="Plan the Lisbon trip", push_subgoal="Book flights")
+    workspace.working.update(shown.id, task="Plan the Lisbon trip", push_subgoal="Book flights")
     qtbot.waitUntil(lambda: "Plan the Lisbon trip" in sidebar.working_view.toPlainText())
-    workspace.working.update("conv-1", push_subgoal="Pick a hotel", note="Budget €1,200")
-    workspace.working.update("conv-1", result_name="cheapest flight", result="TAP, €186")
+    workspace.working.update(shown.id, push_subgoal="Pick a hotel", note="Budget €1,200")
+    workspace.working.update(shown.id, result_name="cheapest flight", result="TAP, €186")
     shown = sidebar.working_view.toPlainText()
     for part in ("Book flights", "Pick a hotel", "Current step", "Budget €1,200", "TAP, €186"):
         assert part in shown
@@ -564,11 +567,12 @@ def test_conversation_page_shows_summary_and_topics(
 ) -> None:
     info = workspace.conversations.create("Trip")
     message = workspace.conversations.append(info.id, "user", "Let's plan a trip")
-    sidebar.set_conversation(info.id)
+    sidebar.set_conversation(workspace.conversations.load(info.id))
     view = sidebar.conversation_view
     assert "No summary yet" in view.toPlainText()
     workspace.conversations.set_summary(info.id, "Planning a trip to Lisbon.", message.id)
-    qtbot.waitUntil(lambda: "Planning a trip to Lisbon." in view.toPlainText())
+    sidebar.set_conversation(workspace.conversations.load(info.id))  # as the chat session does
+    assert "Planning a trip to Lisbon." in view.toPlainText()
     assert "No topics yet" in view.toPlainText()
     learned = remember(workspace, "Going to Lisbon in May", source=Source(info.id, message.id))
     elsewhere = remember(workspace, "Works at the bakery", source=Source("other", None))
@@ -579,14 +583,15 @@ def test_conversation_page_shows_summary_and_topics(
     used = remember(workspace, "The bakery opens at six")
     workspace.topics.set_summary("work", "The job.", (elsewhere.id, used.id))
     workspace.conversations.append(info.id, "assistant", "It opens at six.", memory_ids=(used.id,))
-    qtbot.waitUntil(lambda: "The job." in view.toPlainText())  # recalled in this conversation
+    sidebar.set_conversation(workspace.conversations.load(info.id))
+    assert "The job." in view.toPlainText()  # recalled in this conversation
 
 
 def test_keyword_only_note(qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar) -> None:
-    assert sidebar.memories.keyword_note.isHidden()  # empty store: nothing to say
+    assert sidebar.memories.filters.keyword_note.isHidden()  # empty store: nothing to say
     workspace.memory.set_embedder(None)
-    qtbot.waitUntil(lambda: not sidebar.memories.keyword_note.isHidden())
-    assert "Keyword search only" in sidebar.memories.keyword_note.text()
+    qtbot.waitUntil(lambda: not sidebar.memories.filters.keyword_note.isHidden())
+    assert "Keyword search only" in sidebar.memories.filters.keyword_note.text()
 
 
 def test_context_menu_lists_the_actions(
@@ -633,9 +638,9 @@ def test_an_automatic_budget_does_not_warn_about_a_short_pinned_memory(
 ) -> None:
     workspace.settings.prompt_budget_tokens = 0  # automatic: a share of the model's window
     remember(workspace, "A short pinned fact", pinned=True)
-    sidebar.memories.check_pinned_budget()
+    sidebar.memories.controller.check_pinned_budget()
     assert "Too much pinned" not in sidebar.memories.notice.label.text()
-    assert workspace.pinned_overflow() is None
+    assert pinned_overflow(workspace) is None
 
 
 def test_clicking_a_memory_enables_edit_and_forget(
@@ -645,13 +650,14 @@ def test_clicking_a_memory_enables_edit_and_forget(
     qtbot.waitUntil(lambda: sidebar.memories.model.rowCount() == 1, timeout=5000)
     sidebar.memories.list_view.clearSelection()
     assert (
-        not sidebar.memories.action_edit.isEnabled()
-        and not sidebar.memories.action_forget.isEnabled()
+        not sidebar.memories.controller.edit.isEnabled()
+        and not sidebar.memories.controller.forget.isEnabled()
     )
     row = sidebar.memories.list_view.visualRect(sidebar.memories.model.index(0)).center()
     QTest.mouseClick(sidebar.memories.list_view.viewport(), Qt.MouseButton.LeftButton, pos=row)
     assert sidebar.memories.selected_item() is not None
-    assert sidebar.memories.action_edit.isEnabled() and sidebar.memories.action_forget.isEnabled()
+    controller = sidebar.memories.controller
+    assert controller.edit.isEnabled() and controller.forget.isEnabled()
     assert sidebar.memories.edit_button.isEnabled() and sidebar.memories.forget_button.isEnabled()
     assert sidebar.memories.detail.isVisible()
     detail_shows(qtbot, sidebar, "You added on")  # the detail follows the click
@@ -661,7 +667,7 @@ def test_search_results_refresh_after_an_import(
     qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar, tmp_path: Path
 ) -> None:
     remember(workspace, "My sister lives in Porto")
-    qtbot.keyClicks(sidebar.memories.search, "Porto")
+    qtbot.keyClicks(sidebar.memories.filters.search, "Porto")
     qtbot.waitUntil(
         lambda: sidebar.memories.model.is_searching() and sidebar.memories.model.rowCount() == 1
     )

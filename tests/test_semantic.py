@@ -52,7 +52,7 @@ def test_add_and_search_keyword_only(mem_dir: Path) -> None:
     mem.add("The project deadline is Friday", kind="task", importance=0.9)
     hits = mem.search("what does Alice drink", k=5)
     assert [h.item.id for h in hits] == [tea.id]
-    assert "keyword rank 1" in hits[0].why
+    assert hits[0].keyword_rank == 1
     assert hits[0].vector_rank is None
     assert mem.search("weather in Tokyo") == []
     assert mem.search("what is the") == []  # stop words alone find nothing
@@ -926,3 +926,25 @@ def test_save_adds_merges_or_leaves_alone(mem_dir: Path) -> None:
     assert kept is before and kept.text == merged.text
     _, before = mem.save("Bob drives a red car", origin="tool")
     assert before is None and len(mem) == 2
+
+
+@pytest.mark.parametrize("embedded", [False, True])
+def test_one_policy_says_what_is_the_same_memory(mem_dir: Path, embedded: bool) -> None:
+    """Saving merges into, and importing maps to, the memory `same_as` finds (the curator's
+    fallback asks it too); a superseded memory is the same only to an import."""
+    mem = SemanticMemory.open(mem_dir, HashEmbedder() if embedded else None)
+    tea = mem.add("Alice prefers green tea in the morning")
+    porto = mem.add("Bob lives in Porto")
+    mem.supersede(porto.id, "Bob lives in Lisbon", by="user", reason="he moved")
+    again = "alice prefers green tea in the morning!"
+
+    assert mem.same_as(again) == tea
+    assert mem.same_as("Carol collects stamps") is None
+    assert mem.same_as("Bob lives in Porto") is None  # archived: not what a save merges into
+    item, before = mem.save(again, origin="curator")
+    assert before == tea and item.id == tea.id
+    copy = MemoryItem.new(again, "fact", 0.5)
+    old_porto = MemoryItem.new("Bob lives in Porto", "fact", 0.5)
+    done = mem.insert([copy, old_porto])
+    assert done.ids == {copy.id: tea.id, old_porto.id: porto.id}
+    assert done.stored == []

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSpinBox,
+    QTabWidget,
     QWidget,
 )
 from pytestqt.qtbot import QtBot
@@ -25,7 +26,8 @@ from pytestqt.qtbot import QtBot
 from assistant.credentials import KEYRING_SERVICE, KEYRING_USERNAME
 from assistant.paths import settings_file
 from assistant.settings import LOCAL_EMBEDDING_MODEL, PROVIDERS
-from assistant.ui.settings.dialog import BUILT_IN_EMBEDDINGS, NO_EMBEDDINGS, SettingsDialog
+from assistant.ui.settings.dialog import SettingsDialog
+from assistant.ui.settings.model_page import BUILT_IN_EMBEDDINGS, NO_EMBEDDINGS
 from assistant.workspace import Workspace
 from tests.conftest import MemoryKeyring
 from tests.fake_openai import FakeOpenAI
@@ -394,3 +396,27 @@ def test_built_in_embedder_is_the_default_and_stays_with_any_provider(
     for provider in ("ollama", "openai", "lmstudio"):
         choose_provider(dialog, provider)
         assert dialog.values().embedding_model == LOCAL_EMBEDDING_MODEL
+
+
+def test_pages_and_a_problem_on_another_page_keeps_the_dialog_open(
+    qtbot: QtBot, workspace: Workspace, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dialog = open_dialog(qtbot, workspace)
+    tabs = child(dialog, QTabWidget, "settingsPages")
+    assert [tabs.tabText(i) for i in range(tabs.count())] == ["Model", "Memory"]
+    url_edit(dialog).setText("ftp://example.org")
+    tabs.setCurrentIndex(1)
+    child(dialog, QSpinBox, "memoriesPerPromptSpin").setValue(11)
+    warnings: list[str] = []
+    monkeypatch.setattr(dialog, "_warn", warnings.append)
+
+    dialog.accept()  # as Enter would, though OK is disabled
+
+    assert warnings == ["The URL must start with http:// or https://."]
+    assert tabs.currentIndex() == 0  # the page with the problem
+    assert dialog.isVisible()
+    assert not settings_file(data_dir).exists()
+    url_edit(dialog).setText("http://127.0.0.1:9/v1")
+    dialog.accept()
+    assert dialog.result() == SettingsDialog.DialogCode.Accepted
+    assert saved_settings(data_dir)["memories_per_prompt"] == 11

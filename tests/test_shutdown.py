@@ -21,7 +21,8 @@ from assistant.memory.embedding_upkeep import EmbeddingUpkeep
 from assistant.memory.semantic import SemanticMemory
 from assistant.ui import shutdown
 from assistant.ui.memory.dialogs import MemoryValues
-from assistant.ui.window.main_window import MainWindow, WorkspaceLoader
+from assistant.ui.window.loader import WorkspaceLoader
+from assistant.ui.window.main_window import MainWindow
 from assistant.workspace import Workspace
 from tests.desktop import configure
 from tests.embedders import GatedEmbedder
@@ -212,7 +213,7 @@ def test_a_memory_added_while_quitting_is_saved(
     entered = blocking(
         monkeypatch, SemanticMemory, "add", release, lambda text, *a, **k: "slow" in text
     )
-    win.sidebar.memories.add_memory(MemoryValues("A slow memory to save", "fact", 0.5))
+    win.sidebar.memories.controller.add_memory(MemoryValues("A slow memory to save", "fact", 0.5))
     qtbot.waitUntil(entered.is_set, timeout=10000)
     delete(win)
     assert closed_workspaces == []  # the job still writes to them

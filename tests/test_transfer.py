@@ -26,7 +26,6 @@ from assistant.transfer import (
     FORMAT,
     ImportPlan,
     PlannedConversation,
-    StoreSet,
     apply_import,
     export_data,
     parse_import,
@@ -36,6 +35,7 @@ from assistant.transfer import (
 from assistant.workspace import Workspace
 from tests import child
 from tests.embedders import HashEmbedder
+from tests.store_set import StoreSet
 
 SECRET = "sk-test-DO-NOT-EXPORT-4b1d"
 CALL = {

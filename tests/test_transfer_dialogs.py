@@ -28,7 +28,10 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
-from assistant.transfer import ImportCancelledError, StoreSet, export_data, write_export
+from assistant.instructions import Instructions
+from assistant.paths import settings_file
+from assistant.settings import Settings
+from assistant.transfer import ImportCancelledError, export_data, write_export
 from assistant.ui.transfer import dialogs as transfer_dialogs
 from assistant.ui.transfer.dialogs import (
     ExportDialog,
@@ -40,6 +43,7 @@ from assistant.ui.transfer.dialogs import (
 from assistant.ui.transfer.drop import ImportDropFilter, dropped_export
 from assistant.workspace import Workspace
 from tests.data.exports import HERE as EXPORTS
+from tests.store_set import StoreSet
 from tests.test_transfer import fill, offline_settings, snapshot
 
 pytestmark = [
@@ -465,3 +469,46 @@ def test_importing_can_be_cancelled_and_keeps_what_was_done(
     assert hooks.errors == []
     assert hooks.infos == ["Import cancelled; what was imported before was kept."]
     assert workspace.conversations.all() == []
+
+
+def test_chatgpt_custom_instructions_can_become_the_instructions(
+    qtbot: QtBot, parent: QWidget, workspace: Workspace, hooks: Hooks
+) -> None:
+    set_too: list[bool] = []
+    import_file(
+        parent, workspace, str(EXPORTS / "chatgpt-sharded.zip"), lambda: set_too.append(True)
+    )
+    dialog = preview_dialog(qtbot, parent)
+    choice = dialog.findChild(QCheckBox, "importAsInstructions")
+    assert choice is not None and not choice.isChecked()  # unticked by default
+    assert choice.text() == "Use them as your custom instructions instead"
+    checks = dialog.findChildren(QCheckBox, "importSuggestionCheck")
+    checks[0].setChecked(True)
+    choice.setChecked(True)  # instead: the memories are unticked and cannot be ticked
+    assert not any(c.isChecked() or c.isEnabled() for c in checks)
+    assert dialog.chosen_suggestions() == ()
+    dialog.import_button.click()
+    qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=10_000)
+    assert hooks.infos == ["Imported 7 conversations and 0 memories; custom instructions set"]
+    assert workspace.settings.instructions() == Instructions(
+        "I live in Porto and work as a nurse on night shifts.",
+        "Answer briefly, in British English.",
+    )
+    saved, _ = Settings.load(settings_file(workspace.root))
+    assert saved.instructions() == workspace.settings.instructions()
+    assert workspace.memory.all(None) == [] and set_too == [True]
+
+
+def test_importing_instructions_says_it_replaces_the_ones_there(
+    qtbot: QtBot, parent: QWidget, workspace: Workspace, hooks: Hooks
+) -> None:
+    workspace.set_instructions(Instructions(answer="Answer in French."))
+    import_file(parent, workspace, str(EXPORTS / "chatgpt-sharded.zip"))
+    dialog = preview_dialog(qtbot, parent)
+    choice = dialog.findChild(QCheckBox, "importAsInstructions")
+    assert choice is not None and not choice.isChecked()
+    assert choice.text().endswith("(replaces the ones you have)")
+    dialog.import_button.click()  # left unticked: the instructions stay
+    qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=10_000)
+    assert hooks.infos == ["Imported 7 conversations and 0 memories"]
+    assert workspace.settings.instructions() == Instructions(answer="Answer in French.")

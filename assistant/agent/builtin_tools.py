@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from assistant.agent import calculator as calc
+from assistant.agent.cancel import CancelToken
 from assistant.agent.prompt import fence, memory_line
 from assistant.agent.tools import Tool, ToolRegistry, tool
 from assistant.errors import ToolError
@@ -21,6 +23,9 @@ from assistant.memory import (
 )
 from assistant.timestamps import now_utc
 
+if TYPE_CHECKING:
+    from assistant.knowledge import Knowledge
+
 MAX_CHANGES_PER_TURN = 3  # forgets, pin changes and rewrites of existing memories per reply
 
 
@@ -31,10 +36,13 @@ class ToolContext:
     conversation_id: str
     message_id: str | None
     recalled: list[str] = field(default_factory=list)  # memory ids the tools showed the model
+    read_files: bool = False  # the model was shown passages of the user's files
     edits: list[MemoryEdit] = field(default_factory=list)  # taken by the loop after each tool
     confirmable: frozenset[str] = frozenset()  # pinned ids the user was asked about last turn
     asked: set[str] = field(default_factory=set)  # pinned ids the user is asked about now
     changes: int = 0
+    cancel: CancelToken = field(default_factory=CancelToken)  # the turn's: tools that wait stop
+    revealed: set[str] = field(default_factory=set)  # hidden tools a search found, to offer
 
     def allow_change(self, tool_name: str, item: MemoryItem) -> None:
         """Raise ToolError unless this existing memory may change now.
@@ -243,6 +251,24 @@ def search_conversations(query: str, conversations: ConversationStore, k: int = 
 
 
 @tool
+def search_files(query: str, context: ToolContext, knowledge: Knowledge, k: int = 5) -> str:
+    """Search the user's own files (their knowledge folders: notes, documents, PDFs, code) for
+    passages about something. Cite the file and page or lines you used.
+
+    Args:
+        query: Words to look for.
+        k: How many passages to return at most (1 to 10).
+    """
+    from assistant.knowledge import passages
+
+    hits = knowledge.search(query, k=max(1, min(k, 10)))
+    if not hits:
+        return "No matching passages in the user's files."
+    context.read_files = True
+    return fence("file passages", passages(hits))
+
+
+@tool
 def calculator(expression: str) -> str:
     """Evaluate an arithmetic expression exactly, e.g. "sqrt(2) * (3 + 4) ** 2".
 
@@ -263,10 +289,12 @@ MEMORY_TOOLS = (remember, recall, forget, pin)
 OTHER_TOOLS = (update_working_memory, search_conversations, calculator, current_datetime)
 
 
-def builtin_registry(*, long_term_memory: bool = True) -> ToolRegistry:
-    """The built-in tools; temporary chats (no long-term memory) get no memory tools."""
+def builtin_registry(*, long_term_memory: bool = True, files: bool = False) -> ToolRegistry:
+    """The built-in tools; temporary chats (no long-term memory) get no memory tools, and
+    `search_files` is there when the user has files in knowledge folders."""
     registry = ToolRegistry()
     tools: tuple[Tool, ...] = (MEMORY_TOOLS if long_term_memory else ()) + OTHER_TOOLS
+    tools += (search_files,) if files else ()
     for t in tools:
         registry.register(t)
     return registry

@@ -43,6 +43,20 @@ class ToolCallFinished:
 
 
 @dataclass(frozen=True)
+class ConfirmationRequested:
+    """A tool from an MCP server may change things: the turn waits until the user answers
+    through the worker's `confirm(call_id, "once" | "always" | "deny")`, or stops the reply."""
+
+    conversation_id: str
+    call_id: str
+    name: str  # as the model calls it
+    server: str
+    tool: str  # the server's own name of the tool
+    arguments: str
+    type: Literal["confirmation_requested"] = field(default="confirmation_requested", init=False)
+
+
+@dataclass(frozen=True)
 class MemoryEdited:
     """A tool changed long-term memory; the chat shows `edit.describe()` with Undo."""
 
@@ -52,17 +66,9 @@ class MemoryEdited:
 
 
 @dataclass(frozen=True)
-class MemoriesUsed:
-    """The long-term memories put into this turn's prompt."""
-
-    conversation_id: str
-    memory_ids: tuple[str, ...]
-    type: Literal["memories_used"] = field(default="memories_used", init=False)
-
-
-@dataclass(frozen=True)
 class Finished:
-    """The turn is over; `message_id` is the saved final reply."""
+    """The turn is over; `message_id` is the saved final reply, `memory_ids` the long-term
+    memories it saw (put in its prompt or recalled by a tool)."""
 
     conversation_id: str
     message_id: str
@@ -111,8 +117,8 @@ AgentEvent = (
     TextDelta
     | ToolCallStarted
     | ToolCallFinished
+    | ConfirmationRequested
     | MemoryEdited
-    | MemoriesUsed
     | Waiting
     | Notice
     | Finished

@@ -6,21 +6,22 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assistant.agent.budget import prompt_budget, reply_limit
 from assistant.agent.builtin_tools import ToolContext, builtin_registry
 from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.chat import ChatProvider, ChatResponse, ToolCallRequest
+from assistant.agent.confirm import Confirmations
 from assistant.agent.curator import Curator
 from assistant.agent.events import (
     Cancelled,
+    ConfirmationRequested,
     EventSink,
     Failed,
     Finished,
-    MemoriesUsed,
     MemoryEdited,
     Notice,
     TextDelta,
@@ -30,8 +31,9 @@ from assistant.agent.events import (
 )
 from assistant.agent.prompt import Prompt, build_prompt
 from assistant.agent.reflection import Reflector
-from assistant.agent.tools import ToolRegistry
+from assistant.agent.tools import Tool, ToolRegistry, ToolSource
 from assistant.errors import AssistantError, ContextOverflowError, ProviderError, ToolError
+from assistant.instructions import NO_INSTRUCTIONS, Instructions
 from assistant.memory import (
     Conversation,
     ConversationStore,
@@ -46,6 +48,9 @@ from assistant.memory import (
 from assistant.notices import Notices
 from assistant.timestamps import now_utc
 
+if TYPE_CHECKING:
+    from assistant.knowledge import Knowledge
+
 log = logging.getLogger(__name__)
 
 STEP_LIMIT_NOTE = (
@@ -56,7 +61,10 @@ SUMMARY_PROMPT = """\
 You keep the running summary of a conversation between a user and their assistant. Merge the \
 previous summary and the new messages into one updated summary of at most 200 words: what was \
 discussed, decided and left open. Answer with the summary only."""
+FILES_REPLY = "(An answer drawn from the user's files; nothing in it is about the user.)"
 CANCELLED_TOOL_RESULT = "Not run: the user stopped the turn."
+DENIED_TOOL_RESULT = "Not run: the user did not allow this tool to run this time."
+NOBODY_TO_ASK = "Not run: this tool may change things and nobody is here to allow it."
 EMPTY_REPLY = "The model sent an empty reply."
 # A summary is at most 200 words; this bounds what the model may write.
 SUMMARY_MAX_TOKENS = 400
@@ -80,6 +88,10 @@ NO_TOOLS_NOTICE = (
     "The model's context window is too small for tools: it answers without them "
     "(memories are still saved after each reply)."
 )
+INSTRUCTIONS_LEFT_OUT_NOTICE = (
+    "Your custom instructions do not fit the model's prompt budget: they were left out "
+    "(shorten them, or raise the prompt budget in Settings)."
+)
 
 Upkeep = Callable[[CancelToken], object]  # memory upkeep after a reply, cancelled on quit
 UpkeepRunner = Callable[[Upkeep], None]  # runs (or queues) upkeep; the turn does not wait
@@ -99,6 +111,7 @@ class AgentConfig:
     prompt_budget_tokens: int = 0
     reply_max_tokens: int = 4096
     auto_memories: bool = True
+    instructions: Instructions = NO_INSTRUCTIONS  # the user's custom instructions, in every chat
 
 
 @dataclass
@@ -152,6 +165,9 @@ class Agent:
         upkeep: UpkeepRunner = run_now,
         clock: Callable[[], datetime] = now_utc,
         notices: Notices | None = None,
+        extra_tools: ToolSource | None = None,
+        confirmations: Confirmations | None = None,
+        knowledge: Knowledge | None = None,
     ) -> None:
         self.provider = provider
         self.memory = memory
@@ -167,6 +183,9 @@ class Agent:
         # answer; not a retry of the same one) may change them.
         self._asked: dict[str, tuple[frozenset[str], str]] = {}
         self.notices = notices  # said once per run of the app; else notices are turn events
+        self.extra_tools = extra_tools  # tools from MCP servers
+        self.confirmations = confirmations  # the user's answers when a tool asks first
+        self.knowledge = knowledge  # the user's files, searched by the `search_files` tool
 
     def run(
         self, conversation_id: str, user_text: str, on_event: EventSink, cancel: CancelToken
@@ -198,19 +217,31 @@ class Agent:
 
         self._guarded(conversation_id, start, on_event, cancel)
 
-    def retry(self, conversation_id: str, on_event: EventSink, cancel: CancelToken) -> None:
-        """Answer the branch's last user message again; an earlier answer stays as a sibling."""
+    def retry(
+        self,
+        conversation_id: str,
+        on_event: EventSink,
+        cancel: CancelToken,
+        message_id: str | None = None,
+    ) -> None:
+        """Answer a user message again (`message_id`, or the branch's last one); an earlier
+        answer stays as a sibling. The agent chooses the branch: nobody else writes it."""
 
-        def last_user() -> Message:
+        def question() -> Message:
             conversation = self.conversations.load(conversation_id)
-            for message in reversed(conversation.branch()):
-                if message.role == "user":
-                    if conversation.leaf_id != message.id:
-                        self.conversations.set_leaf(conversation_id, message.id)
-                    return message
-            raise AssistantError("There is no message to answer.")
+            if message_id is None:
+                asked = [m for m in conversation.branch() if m.role == "user"]
+                missing = "There is no message to answer."
+            else:
+                asked = [m for m in conversation.messages if m.id == message_id]
+                missing = "That message is no longer in the conversation."
+            if not asked or asked[-1].role != "user":
+                raise AssistantError(missing)
+            if conversation.leaf_id != asked[-1].id:
+                self.conversations.set_leaf(conversation_id, asked[-1].id)
+            return asked[-1]
 
-        self._guarded(conversation_id, last_user, on_event, cancel)
+        self._guarded(conversation_id, question, on_event, cancel)
 
     def _guarded(
         self,
@@ -236,7 +267,10 @@ class Agent:
         conversation = self.conversations.load(conversation_id)
         asked, asked_in = self._asked.pop(conversation_id, (frozenset(), user.id))
         context = ToolContext(
-            conversation_id, user.id, confirmable=asked if asked_in != user.id else frozenset()
+            conversation_id,
+            user.id,
+            confirmable=asked if asked_in != user.id else frozenset(),
+            cancel=cancel,
         )
         turn = _Turn(
             conversation=conversation,
@@ -244,13 +278,23 @@ class Agent:
             on_event=on_event,
             cancel=cancel,
             context=context,
-            registry=builtin_registry(long_term_memory=not conversation.temporary),
+            registry=self._registry(conversation, user.content),
         )
         try:
             self._steps(turn)
         finally:
             if context.asked:
                 self._asked[conversation_id] = (frozenset(context.asked), user.id)
+
+    def _registry(self, conversation: Conversation, query: str) -> ToolRegistry:
+        """The built-in tools, then the extra ones for `query`."""
+        registry = builtin_registry(
+            long_term_memory=not conversation.temporary,
+            files=self.knowledge is not None and bool(self.knowledge.sources.folders),
+        )
+        if self.extra_tools is not None:
+            registry.add_extra(*self.extra_tools.tools_for(query))
+        return registry
 
     def _steps(self, turn: _Turn) -> None:
         cancel = turn.cancel
@@ -294,6 +338,7 @@ class Agent:
                 relevant=relevant,
                 working=working,
                 budget_tokens=budget - tools,
+                instructions=self.config.instructions,
             )
 
         prompt = build()
@@ -301,8 +346,9 @@ class Agent:
             self._summarize(turn, prompt.overflow, budget)
             turn.conversation = self.conversations.load(turn.cid)
             prompt = build()
+        if prompt.instructions_left_out:
+            self._say_once(turn, INSTRUCTIONS_LEFT_OUT_NOTICE)
         turn.memory_ids[:] = dict.fromkeys([*turn.memory_ids, *prompt.memory_ids])
-        turn.on_event(MemoriesUsed(turn.cid, prompt.memory_ids))
         turn.prompt_tokens = estimate_tokens(json.dumps(prompt.messages)) + tools
         return prompt.messages
 
@@ -477,23 +523,63 @@ class Agent:
                     turn.on_event(Notice(turn.cid, LOOPING_NOTICE))
             else:
                 try:
-                    result = turn.registry.call(call.name, call.arguments, self._tool_scope(turn))
-                    ok = True
-                except ToolError as exc:
-                    result, ok = f"Error: {exc}", False
+                    result, ok = self._run_tool(turn, call)
+                except OperationCancelledError:
+                    # A tool that waited (for the user, or a server) was stopped: every call of
+                    # the reply still needs a result.
+                    for skipped in response.tool_calls[index:]:
+                        self._tool_result(
+                            turn, messages, skipped, CANCELLED_TOOL_RESULT, stop_reason="stopped"
+                        )
+                    raise
             self._tool_result(turn, messages, call, result, ok=ok)
             turn.on_event(ToolCallFinished(turn.cid, call.id, call.name, result, ok))
             for edit in turn.context.edits:
                 turn.on_event(MemoryEdited(turn.cid, edit))
             turn.context.edits.clear()
+            turn.registry.reveal(turn.context.revealed)
+
+    def _run_tool(self, turn: _Turn, call: ToolCallRequest) -> tuple[str, bool]:
+        """Run one call (once allowed, if it asks first): its result and whether it worked."""
+        refusal = self._ask_first(turn, call)
+        if refusal is not None:
+            return refusal, False
+        try:
+            return turn.registry.call(call.name, call.arguments, self._tool_scope(turn)), True
+        except ToolError as exc:
+            return f"Error: {exc}", False
+
+    def _ask_first(self, turn: _Turn, call: ToolCallRequest) -> str | None:
+        """Ask the user before a tool that may change things; the result if it may not run.
+
+        "Always" is remembered by the tool source (in settings), so the tool asks no more.
+        """
+        found: Tool | None = turn.registry.get(call.name)
+        external = found.external if found is not None else None
+        if found is None or external is None or not external.asks:
+            return None
+        if self.confirmations is None:
+            return NOBODY_TO_ASK
+        request = ConfirmationRequested(
+            turn.cid, call.id, call.name, external.server, external.name, call.arguments
+        )
+        choice = self.confirmations.ask(call.id, lambda: turn.on_event(request), turn.cancel)
+        if choice == "deny":
+            return DENIED_TOOL_RESULT
+        if choice == "always" and self.extra_tools is not None:
+            self.extra_tools.trust(found)
+        return None
 
     def _tool_scope(self, turn: _Turn) -> dict[str, Any]:
-        return {
+        scope = {
             "memory": self.memory,
             "working": self.working,
             "conversations": self.conversations,
             "context": turn.context,
         }
+        if self.knowledge is not None:
+            scope["knowledge"] = self.knowledge
+        return scope
 
     def _tool_result(
         self,
@@ -535,7 +621,10 @@ class Agent:
         learns = turn.long_term and not turn.conversation.do_not_remember
         upkeep = self.curator is not None or self.reflector is not None
         if learns and self.config.auto_memories and upkeep:
-            self.upkeep(self._learning(turn.cid, turn.user, reply, turn.on_event))
+            # What a reply read in the user's files is not a memory: the curator learns from
+            # what the user said in such a turn (a chunk becomes one when the user asks).
+            learned = replace(reply, content=FILES_REPLY) if turn.context.read_files else reply
+            self.upkeep(self._learning(turn.cid, turn.user, learned, turn.on_event))
 
     def _learning(self, cid: str, user: Message, reply: Message, report: EventSink) -> Upkeep:
         """The memory upkeep after a reply: the curator, then a reflection if one is due."""

@@ -12,28 +12,26 @@ from __future__ import annotations
 
 import json
 import logging
-import queue
 import re
-import threading
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any
 
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.capabilities import Capabilities, CapabilityMemory
-from assistant.agent.chat import ChatResponse, ToolCallRequest
+from assistant.agent.chat import ChatResponse
+from assistant.agent.chat_stream import TransportError, Waiter, pump, read_completion, read_stream
 from assistant.agent.context_window import probe_context_window
 from assistant.credentials import Credentials
 from assistant.errors import ContextOverflowError, ProviderError
 from assistant.memory import estimate_tokens
-from assistant.openai_client import openai_client
+from assistant.openai_client import list_models, openai_client
 from assistant.openai_errors import (
-    CLIENT_ERRORS,
     MALFORMED_ERRORS,
     RetryPolicy,
     error_text,
@@ -74,9 +72,6 @@ _OPTION_NOTICES = {
 }
 # After this many seconds without a first byte, `on_wait` starts telling the elapsed time.
 WAIT_NOTICE_AFTER = 3.0
-_WAIT_TICK = 1.0
-
-_T = TypeVar("_T")
 
 
 class OpenAIProvider:
@@ -142,12 +137,7 @@ class OpenAIProvider:
 
     def list_models(self) -> list[str]:
         """The names of the models the server offers, sorted; checks URL and key."""
-        try:
-            page = self._client.models.list()
-            names = [getattr(model, "id", None) for model in page.data]
-        except CLIENT_ERRORS as err:
-            raise provider_error(err, self._client, model=self.model, purpose="models") from err
-        return sorted(name for name in names if isinstance(name, str))
+        return list_models(self._client, self.model)
 
     def context_window(self) -> int | None:
         """The model's context window in estimated tokens (see `estimate_tokens`), if known.
@@ -216,7 +206,7 @@ class OpenAIProvider:
             shown = _Shown(on_text)
             try:
                 response = self._attempt(request, shown, cancel)
-            except _TransportError as failure:
+            except TransportError as failure:
                 err = failure.error
             else:
                 if request.stream and "tools" in request.options and response.is_empty:
@@ -331,26 +321,8 @@ class OpenAIProvider:
                 shown.opened = True  # the server answered 200: a failure now is in the stream
                 yield from stream
 
-        text: list[str] = []
-        calls = _ToolCallAssembler()
-        finish_reason: str | None = None
-        answered = received = False
-        with closing(_pump(produce, cancel, self._waiter(request))) as chunks:
-            for chunk in chunks:
-                delta = _read_chunk(chunk)
-                received = True
-                answered = answered or delta.answered
-                finish_reason = delta.finish_reason or finish_reason
-                for index, call_id, name, arguments in delta.tool_calls:
-                    calls.add(index, call_id, name, arguments)
-                if delta.text:
-                    text.append(delta.text)
-                    shown(delta.text)
-        if not received:  # not an event stream at all, e.g. an empty body or an error page
-            raise _malformed("no events")
-        if not answered:
-            raise _malformed("an answer without choices")
-        return ChatResponse("".join(text), calls.result(), finish_reason)
+        with closing(pump(produce, cancel, self._waiter(request))) as chunks:
+            return read_stream(chunks, shown)
 
     def _whole(self, request: _Request, shown: _Shown, cancel: CancelToken | None) -> ChatResponse:
         def produce() -> Generator[ChatCompletion, None, None]:
@@ -361,9 +333,9 @@ class OpenAIProvider:
                 extra_body=request.options,
             )
 
-        with closing(_pump(produce, cancel, self._waiter(request))) as completions:
+        with closing(pump(produce, cancel, self._waiter(request))) as completions:
             (completion,) = completions
-        response = _read_completion(completion)
+        response = read_completion(completion)
         if response is None:
             raise ProviderError(f"The server at {self.server_url} sent an answer without choices.")
         if response.content:
@@ -384,10 +356,10 @@ class OpenAIProvider:
             remaining -= step
         cancel.raise_if_cancelled()
 
-    def _waiter(self, request: _Request) -> _Waiter | None:
+    def _waiter(self, request: _Request) -> Waiter | None:
         if request.on_wait is None:
             return None
-        return _Waiter(request.on_wait, self._wait_notice_after)
+        return Waiter(request.on_wait, self._wait_notice_after)
 
 
 @dataclass
@@ -402,14 +374,6 @@ class _Request:
     fell_back: bool = False  # asked whole after the stream failed
 
 
-@dataclass
-class _Waiter:
-    """Calls `on_wait(elapsed)` about once a second after `after` seconds without data."""
-
-    on_wait: Callable[[float], None]
-    after: float
-
-
 class _Shown:
     """Passes text to `on_text` and remembers whether any was shown (and the stream opened)."""
 
@@ -422,18 +386,6 @@ class _Shown:
         self.any = True
         if self._on_text is not None:
             self._on_text(text)
-
-
-class _TransportError(Exception):
-    """The client or the server failed while fetching; `error` is mapped, maybe retried."""
-
-    def __init__(self, error: Exception) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
-def _malformed(reason: str) -> _TransportError:
-    return _TransportError(ValueError(reason))
 
 
 def _broken_stream(err: Exception) -> bool:
@@ -460,188 +412,3 @@ def _waited_for(err: openai.APITimeoutError) -> str:
     timeout = err.request.extensions.get("timeout")
     read = timeout.get("read") if isinstance(timeout, dict) else None
     return f" (nothing for {read:g} s)" if isinstance(read, int | float) else ""
-
-
-_ITEM, _END, _ERROR, _CANCEL = range(4)
-
-
-def _pump(
-    produce: Callable[[], Generator[_T, None, None]],
-    cancel: CancelToken | None,
-    waiter: _Waiter | None = None,
-) -> Generator[_T, None, None]:
-    """The items of `produce()`; its exceptions are raised wrapped in `_TransportError`.
-
-    `waiter` hears how long the first item is taking (with a cancel token only).
-
-    With a cancel token the blocking reads run in a daemon thread, so a cancel returns at once
-    even while the server is silent: closing an httpx stream from another thread does not wake
-    a blocked read. The abandoned thread closes the stream when its read returns or times out.
-    """
-    if cancel is None:
-        with closing(produce()) as items:
-            while True:
-                try:
-                    item = next(items)
-                except StopIteration:
-                    return
-                except Exception as exc:
-                    raise _TransportError(exc) from exc
-                yield item
-
-    cancel.raise_if_cancelled()
-    inbox: queue.SimpleQueue[tuple[int, Any]] = queue.SimpleQueue()
-    abandoned = threading.Event()
-
-    def work() -> None:
-        try:
-            with closing(produce()) as items:
-                for item in items:
-                    if abandoned.is_set():
-                        return
-                    inbox.put((_ITEM, item))
-        except Exception as exc:
-            inbox.put((_ERROR, exc))
-        else:
-            inbox.put((_END, None))
-
-    unregister = cancel.on_cancel(lambda: inbox.put((_CANCEL, None)))
-    started = time.monotonic()
-    try:
-        threading.Thread(target=work, name="chat-request", daemon=True).start()
-        while True:
-            if waiter is None:
-                kind, value = inbox.get()
-            else:
-                elapsed = time.monotonic() - started
-                timeout = waiter.after - elapsed if elapsed < waiter.after else _WAIT_TICK
-                try:
-                    kind, value = inbox.get(timeout=timeout)
-                except queue.Empty:
-                    waiter.on_wait(time.monotonic() - started)
-                    continue
-                waiter = None  # data: the wait is over
-            if kind == _CANCEL or cancel.cancelled:
-                raise OperationCancelledError
-            if kind == _END:
-                return
-            if kind == _ERROR:
-                raise _TransportError(value) from value
-            yield value
-    finally:
-        abandoned.set()
-        unregister()
-
-
-@dataclass(frozen=True)
-class _Delta:
-    """What one stream chunk adds; tool calls are (index, id, name, arguments) pieces."""
-
-    answered: bool = False
-    text: str = ""
-    tool_calls: list[tuple[int | None, str, str, str]] = field(default_factory=list)
-    finish_reason: str | None = None
-
-
-def _read_chunk(chunk: object) -> _Delta:
-    """The choice-0 parts of a stream chunk; anything malformed raises `_TransportError`."""
-    try:
-        if not isinstance(chunk, ChatCompletionChunk):
-            raise TypeError("a stream event is not a chat completion chunk")
-        choices = _list(chunk.choices)
-        choice = next((c for c in choices if c.index in (0, None)), None)
-        if choice is None:  # e.g. the usage chunk at the end
-            return _Delta()
-        delta = choice.delta
-        pieces: list[tuple[int | None, str, str, str]] = [
-            (
-                call.index,
-                _str(call.id),
-                _str(call.function and call.function.name),
-                _str(call.function and call.function.arguments),
-            )
-            for call in _list(delta.tool_calls)
-        ]
-        return _Delta(True, _str(delta.content), pieces, _str(choice.finish_reason) or None)
-    except (AttributeError, TypeError) as exc:
-        raise _malformed(f"malformed stream chunk: {exc}") from exc
-
-
-def _read_completion(completion: object) -> ChatResponse | None:
-    """The answer in a whole completion, None without choices; malformed raises."""
-    try:
-        if not isinstance(completion, ChatCompletion):
-            raise TypeError("the body is not a chat completion")
-        choices = _list(completion.choices)
-        if not choices:
-            return None
-        choice = choices[0]
-        message = choice.message
-        calls = _ToolCallAssembler()
-        for index, call in enumerate(_list(message.tool_calls)):
-            function = getattr(call, "function", None)  # custom tool calls have none
-            if function is not None:
-                calls.add(index, _str(call.id), _str(function.name), _str(function.arguments))
-        return ChatResponse(
-            _str(message.content), calls.result(), _str(choice.finish_reason) or None
-        )
-    except (AttributeError, TypeError) as exc:
-        raise _malformed(f"malformed completion: {exc}") from exc
-
-
-def _list(value: Sequence[_T] | None) -> Sequence[_T]:
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise TypeError(f"expected a list, got {type(value).__name__}")
-    return value
-
-
-def _str(value: object) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise TypeError(f"expected a string, got {type(value).__name__}")
-    return value
-
-
-@dataclass
-class _PartialCall:
-    id: str = ""
-    name: str = ""
-    arguments: list[str] = field(default_factory=list)
-
-
-class _ToolCallAssembler:
-    """Joins streamed tool-call pieces by `index`; the result is in index order.
-
-    Only the first piece of a call carries its id and name. A piece with a new id at an index
-    already in use starts another call (some servers number every call 0).
-    """
-
-    def __init__(self) -> None:
-        self._calls: list[tuple[int, int, _PartialCall]] = []
-        self._current: dict[int, _PartialCall] = {}
-        self._last = 0
-
-    def add(self, index: int | None, call_id: str, name: str, arguments: str) -> None:
-        """Add one piece of a tool call."""
-        if index is None:
-            index = max(self._current, default=-1) + 1 if call_id else self._last
-        call = self._current.get(index)
-        if call is None or (call_id and call.id and call_id != call.id):
-            call = _PartialCall()
-            self._current[index] = call
-            self._calls.append((index, len(self._calls), call))
-        self._last = index
-        call.id = call.id or call_id
-        call.name = call.name or name
-        call.arguments.append(arguments)
-
-    def result(self) -> tuple[ToolCallRequest, ...]:
-        """The assembled calls; a missing id becomes `call_<n>`."""
-        ordered = sorted(self._calls, key=lambda item: item[:2])
-        return tuple(
-            ToolCallRequest(call.id or f"call_{n}", call.name, "".join(call.arguments))
-            for n, (_, _, call) in enumerate(ordered)
-        )

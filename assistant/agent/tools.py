@@ -11,14 +11,14 @@ import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from typing import Any, Literal, Protocol, get_args, get_origin, get_type_hints
 
 from assistant.agent.cancel import OperationCancelledError
 from assistant.errors import ToolError
 
 log = logging.getLogger(__name__)
 
-CONTEXT_NAMES = frozenset({"memory", "working", "conversations", "context"})
+CONTEXT_NAMES = frozenset({"memory", "working", "conversations", "knowledge", "context"})
 
 _SCALARS: dict[object, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
 _EXPECTED = {
@@ -33,14 +33,30 @@ _ARG_LINE = re.compile(r"(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)")
 
 
 @dataclass(frozen=True)
+class External:
+    """Where a tool from outside the app comes from (an MCP server), and if it asks first."""
+
+    server: str
+    name: str  # the server's own name of the tool
+    asks: bool  # it may change things: the user allows it in the chat before it runs
+
+
+@dataclass(frozen=True)
 class Tool:
-    """A function the model may call, with the JSON schema derived from its signature."""
+    """A function the model may call, with the JSON schema derived from its signature.
+
+    A tool with `check` is described by a schema of its own (an MCP tool's): `check` validates
+    the model's arguments (ToolError if they do not fit), and `func(arguments, context)` is
+    called with them and the turn's ToolContext.
+    """
 
     name: str
     description: str
     parameters: dict[str, Any]
     func: Callable[..., Any]
     injected: frozenset[str]
+    check: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+    external: External | None = None
 
     def schema(self) -> dict[str, Any]:
         """The entry for the `tools` list of an OpenAI chat request."""
@@ -55,6 +71,8 @@ class Tool:
 
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments checked against the schema and converted (int to float); or ToolError."""
+        if self.check is not None:
+            return self.check(arguments)
         properties: dict[str, Any] = self.parameters["properties"]
         unknown = [key for key in arguments if key not in properties]
         if unknown:
@@ -72,6 +90,18 @@ class Tool:
             elif _nullable(prop) and "default" not in prop:
                 checked[key] = None  # `x: T | None` without a Python default
         return checked
+
+
+class ToolSource(Protocol):
+    """Tools from outside the app (MCP servers) for a turn."""
+
+    def tools_for(self, query: str) -> tuple[list[Tool], frozenset[str]]:
+        """The tools for a turn on the user's `query`, and those to hide until searched for."""
+        ...
+
+    def trust(self, tool: Tool) -> None:
+        """The user allowed `tool` always: it no longer asks first."""
+        ...
 
 
 def tool(func: Callable[..., Any]) -> Tool:
@@ -122,14 +152,29 @@ class ToolRegistry:
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self._hidden: set[str] = set()  # callable, but not offered to the model (yet)
         for item in tools:
             self.register(item)
 
-    def register(self, tool: Tool) -> None:
-        """Add a tool; ValueError if its name is taken."""
+    def register(self, tool: Tool, *, hidden: bool = False) -> None:
+        """Add a tool (not offered while `hidden`); ValueError if its name is taken."""
         if tool.name in self._tools:
             raise ValueError(f"A tool named {tool.name!r} is already registered")
         self._tools[tool.name] = tool
+        if hidden:
+            self._hidden.add(tool.name)
+
+    def add_extra(self, tools: Iterable[Tool], hidden: frozenset[str]) -> None:
+        """Add tools from outside the app; a name taken (a built-in's) stays the first's."""
+        for item in tools:
+            if item.name in self._tools:
+                log.warning("Tool %s is not offered: a tool of that name exists", item.name)
+            else:
+                self.register(item, hidden=item.name in hidden)
+
+    def reveal(self, names: Iterable[str]) -> None:
+        """Offer these hidden tools to the model from now on."""
+        self._hidden.difference_update(names)
 
     def get(self, name: str) -> Tool | None:
         """The tool called `name`, if any."""
@@ -140,8 +185,8 @@ class ToolRegistry:
         return list(self._tools)
 
     def schemas(self) -> list[dict[str, Any]]:
-        """The `tools` list of an OpenAI chat request."""
-        return [item.schema() for item in self._tools.values()]
+        """The `tools` list of an OpenAI chat request (the tools not hidden)."""
+        return [item.schema() for item in self._tools.values() if item.name not in self._hidden]
 
     def call(self, name: str, raw_arguments: str, context: Mapping[str, Any]) -> str:
         """Run a tool call from the model and return its result as text; ToolError on failure."""
@@ -153,9 +198,12 @@ class ToolRegistry:
         absent = sorted(key for key in found.injected if key not in context)
         if absent:
             raise ToolError(f"{name} cannot run here: no {', '.join(absent)} available.")
-        kwargs.update({key: context[key] for key in found.injected})
+        injected = {key: context[key] for key in found.injected}
         try:
-            result = found.func(**kwargs)
+            if found.check is not None:  # its arguments may have any names: passed as one dict
+                result = found.func(kwargs, **injected)
+            else:
+                result = found.func(**kwargs, **injected)
         except (ToolError, OperationCancelledError):
             raise
         except Exception as exc:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         ConversationExistsError,
         ConversationNotFoundError,
         ConversationStore,
+        ConversationWrite,
     )
     from assistant.memory.edits import ChangedSinceError, MemoryEdit, can_redo, redo, undo
     from assistant.memory.embedding import Embedder, LazyEmbedder, embedding_batches
@@ -54,6 +55,7 @@ _MODULES = {
         "ChangedSinceError",
         "ConversationNotFoundError",
         "ConversationStore",
+        "ConversationWrite",
     ),
     "messages": ("Message", "check_messages", "estimate_tokens"),
     "edits": ("ChangedSinceError", "MemoryEdit", "can_redo", "redo", "undo"),
@@ -93,6 +95,7 @@ __all__ = [
     "ConversationInfo",
     "ConversationNotFoundError",
     "ConversationStore",
+    "ConversationWrite",
     "Embedder",
     "EmbeddingStatus",
     "EventType",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -96,6 +96,24 @@ class Conversation:
     pinned: bool = False  # kept at the top of the list
     archived: bool = False  # out of the list until the user shows archived ones
 
+    def with_record(self, record: Mapping[str, Any]) -> Conversation:
+        """This conversation once `record` (a message or an update) is appended to its file.
+
+        ValueError if the record is malformed; a record of another type changes nothing.
+        """
+        kind = record.get("type")
+        if kind == "message":
+            message = Message.from_json(record)
+            return replace(
+                self,
+                messages=[*self.messages, message],
+                leaf_id=message.id,
+                updated_at=message.created_at,
+            )
+        if kind == "update":
+            return replace(self, **update_fields(record))
+        return self
+
     def prompt_messages(self, budget_tokens: int) -> PromptWindow:
         """The summary and the newest messages after `summary_upto` that fit the budget.
 
@@ -140,12 +158,9 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
     )
     problems: list[str] = []
     meta: dict[str, Any] | None = None
-    title: str | None = None
-    summary = ""
-    summary_upto: str | None = None
+    updates: dict[str, Any] = {}  # the latest title, summary and flags
     messages: list[Message] = []
     leaf: str | None = None
-    flags = {"pinned": False, "archived": False}
     bad = 0
     for record in loaded.records:
         kind = record.get("type")
@@ -161,24 +176,17 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
                         raise ValueError(f"{flag!r} must be true or false")
                 meta = record
             elif kind == "update":
-                if "title" in record:
-                    title = string(record, "title")
-                if "summary" in record:
-                    summary = string(record, "summary")
-                    summary_upto = optional_str(record, "summary_upto")
-                if "leaf" in record:
-                    leaf = optional_str(record, "leaf")
-                for flag in flags.keys() & record.keys():
-                    if not isinstance(record[flag], bool):
-                        raise ValueError(f"{flag!r} must be true or false")
-                    flags[flag] = record[flag]
+                fields = update_fields(record)
+                leaf = fields.pop("leaf_id", leaf)
+                updates.update(fields)
             elif kind != "meta":  # a kind of record of a later version
                 raise ValueError(f"unknown type {kind!r}")
         except ValueError:
             bad += 1
     if bad:
         problems.append(
-            f"Conversation {title or (meta or {}).get('title', path.stem)!r} ({path.name}): "
+            f"Conversation {updates.get('title') or (meta or {}).get('title', path.stem)!r} "
+            f"({path.name}): "
             f"{bad} {'record' if bad == 1 else 'records'} this version cannot read "
             "were kept in its file, unchanged."
         )
@@ -198,22 +206,40 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
         leaf = messages[-1].id if messages else None
     conversation = Conversation(
         id=path.stem,
-        title=title or meta["title"],
+        title=updates.get("title") or meta["title"],
         created_at=meta["created_at"],
         updated_at=messages[-1].created_at if messages else meta["created_at"],
         temporary=meta.get("temporary", False),
-        summary=summary,
-        summary_upto=summary_upto,
+        summary=updates.get("summary", ""),
+        summary_upto=updates.get("summary_upto"),
         messages=messages,
         do_not_remember=meta.get("do_not_remember", False),
         leaf_id=leaf,
         unread=bad,
-        pinned=flags["pinned"],
-        archived=flags["archived"],
+        pinned=updates.get("pinned", False),
+        archived=updates.get("archived", False),
     )
     named = f"Conversation {conversation.title!r} ({path.name}):"  # what the user knows it by
     found = [named + w.removeprefix(f"{path.name}:") for w in loaded.warnings]
     return conversation, found + problems
+
+
+def update_fields(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What an "update" record changes, by `Conversation` field; ValueError if malformed."""
+    fields: dict[str, Any] = {}
+    if "title" in record:
+        fields["title"] = string(record, "title")
+    if "summary" in record:
+        fields["summary"] = string(record, "summary")
+        fields["summary_upto"] = optional_str(record, "summary_upto")
+    if "leaf" in record:
+        fields["leaf_id"] = optional_str(record, "leaf")
+    for flag in ("pinned", "archived"):
+        if flag in record:
+            if not isinstance(record[flag], bool):
+                raise ValueError(f"{flag!r} must be true or false")
+            fields[flag] = record[flag]
+    return fields
 
 
 def file_record(kind: str, body: Mapping[str, Any]) -> dict[str, Any]:

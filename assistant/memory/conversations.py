@@ -15,7 +15,7 @@ import os
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -64,6 +64,14 @@ class ConversationExistsError(StorageError):
         self.conversation_id = conversation_id
 
 
+@dataclass(frozen=True)
+class ConversationWrite:
+    """One change to a conversation file, as `subscribe_writes` callbacks hear it."""
+
+    conversation_id: str
+    record: Mapping[str, Any] | None  # the record appended; None: the file was made or removed
+
+
 class ConversationStore:
     """The conversations in `<data dir>/conversations/`; thread-safe.
 
@@ -81,6 +89,7 @@ class ConversationStore:
         self.warnings: list[str] = []
         self._lock = threading.RLock()
         self._subscribers: Subscribers[str] = Subscribers("conversation")
+        self._writes: Subscribers[ConversationWrite] = Subscribers("conversation write")
         self._listing = Listing(self.directory)
         if self._listing.problem is not None:
             self.warnings.append(self._listing.problem)
@@ -110,7 +119,7 @@ class ConversationStore:
             self._marker.announce()
             entry = ListingEntry(st.st_size, st.st_mtime_ns, title, now, now, 0, temporary, None)
             self._listing.set(cid, entry)
-        self._subscribers.notify(cid)
+        self._changed(cid, None)
         return entry.info(cid)
 
     def import_conversation(
@@ -184,7 +193,7 @@ class ConversationStore:
             )
             self._listing.set(conversation_id, entry)
             self._index.replace(conversation_id, [] if temporary else messages)
-        self._subscribers.notify(conversation_id)
+        self._changed(conversation_id, None)
         return entry.info(conversation_id)
 
     def exists(self, conversation_id: str) -> bool:
@@ -254,7 +263,8 @@ class ConversationStore:
                 ok=ok,
             )
             message.check()
-            st = self._write(conversation_id, file_record("message", message.to_json()))
+            record = file_record("message", message.to_json())
+            st = self._write(conversation_id, record)
             self._listing.set(
                 conversation_id,
                 replace(
@@ -268,20 +278,13 @@ class ConversationStore:
             )
             if not entry.temporary:
                 self._index.add(conversation_id, message)
-        self._subscribers.notify(conversation_id)
+        self._changed(conversation_id, record)
         return message
 
     def rename(self, conversation_id: str, title: str) -> None:
         """Give a conversation a new title."""
         title = clean_title(title)
-        with self._lock:
-            entry = self._fresh_entry(conversation_id)
-            st = self._write(conversation_id, file_record("update", {"title": title}))
-            self._listing.set(
-                conversation_id,
-                replace(entry, size=st.st_size, mtime_ns=st.st_mtime_ns, title=title),
-            )
-        self._subscribers.notify(conversation_id)
+        self._update(conversation_id, {"title": title}, title=title)
 
     def set_flags(
         self, conversation_id: str, *, pinned: bool | None = None, archived: bool | None = None
@@ -293,22 +296,20 @@ class ConversationStore:
             for name, value in (("pinned", pinned), ("archived", archived))
             if value is not None
         }
-        if not changes:
-            return
+        if changes:
+            self._update(conversation_id, changes, **changes)
+
+    def _update(self, conversation_id: str, body: dict[str, Any], **listed: Any) -> None:
+        """Append an update record, and note it in the listing with `listed`'s changes."""
         with self._lock:
             entry = self._fresh_entry(conversation_id)
-            st = self._write(conversation_id, file_record("update", changes))
+            record = file_record("update", body)
+            st = self._write(conversation_id, record)
             self._listing.set(
                 conversation_id,
-                replace(
-                    entry,
-                    size=st.st_size,
-                    mtime_ns=st.st_mtime_ns,
-                    pinned=changes.get("pinned", entry.pinned),
-                    archived=changes.get("archived", entry.archived),
-                ),
+                replace(entry, size=st.st_size, mtime_ns=st.st_mtime_ns, **listed),
             )
-        self._subscribers.notify(conversation_id)
+        self._changed(conversation_id, record)
 
     def set_leaf(self, conversation_id: str, message_id: str | None) -> None:
         """Choose the branch that ends at `message_id` (None: before the first message).
@@ -320,14 +321,15 @@ class ConversationStore:
             if message_id is not None and all(m.id != message_id for m in conversation.messages):
                 raise ValueError(f"conversation {conversation_id!r} has no message {message_id!r}")
             entry = self._listing.entries[conversation_id]
-            st = self._write(conversation_id, file_record("update", {"leaf": message_id}))
+            record = file_record("update", {"leaf": message_id})
+            st = self._write(conversation_id, record)
             self._listing.set(
                 conversation_id,
                 replace(
                     entry, size=st.st_size, mtime_ns=st.st_mtime_ns, last_message_id=message_id
                 ),
             )
-        self._subscribers.notify(conversation_id)
+        self._changed(conversation_id, record)
 
     def set_summary(self, conversation_id: str, summary: str, upto_message_id: str) -> None:
         """Record the rolling summary of the messages up to and including `upto_message_id`."""
@@ -339,11 +341,12 @@ class ConversationStore:
                 )
             entry = self._listing.entries[conversation_id]
             update = {"summary": summary, "summary_upto": upto_message_id}
-            st = self._write(conversation_id, file_record("update", update))
+            record = file_record("update", update)
+            st = self._write(conversation_id, record)
             self._listing.set(
                 conversation_id, replace(entry, size=st.st_size, mtime_ns=st.st_mtime_ns)
             )
-        self._subscribers.notify(conversation_id)
+        self._changed(conversation_id, record)
 
     def delete(self, conversation_id: str) -> None:
         """Delete a conversation's file."""
@@ -357,7 +360,7 @@ class ConversationStore:
                 raise StorageError(f"Could not delete conversation: {exc}") from exc
             self._marker.announce()
             self._forget(conversation_id)
-        self._subscribers.notify(conversation_id)
+        self._changed(conversation_id, None)
 
     def search(
         self, query: str, k: int = 10, *, now: datetime | None = None
@@ -432,6 +435,16 @@ class ConversationStore:
     def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:
         """Call `callback(conversation_id)` after each change; returns the unsubscribe function."""
         return self._subscribers.add(callback)
+
+    def subscribe_writes(self, callback: Callable[[ConversationWrite], None]) -> Callable[[], None]:
+        """Call `callback(write)` after each change, with the record written (if one was
+        appended); returns the unsubscribe function."""
+        return self._writes.add(callback)
+
+    def _changed(self, conversation_id: str, record: Mapping[str, Any] | None) -> None:
+        """Tell the subscribers (outside the lock, on the writer's thread)."""
+        self._writes.notify(ConversationWrite(conversation_id, record))
+        self._subscribers.notify(conversation_id)
 
     def all(self) -> list[ConversationInfo]:
         """All conversations, most recently active first."""

@@ -3,11 +3,17 @@ embedding work is done in."""
 
 from __future__ import annotations
 
+import logging
+import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+
+from assistant.errors import AssistantError
+
+log = logging.getLogger(__name__)
 
 # Texts per embedding call: one request to a server, and one step of progress (and of
 # cancelling) when the stores embed what they lack or an import adds memories.
@@ -20,6 +26,20 @@ def embedding_batches(items: Sequence[_T]) -> Iterator[Sequence[_T]]:
     """`items` in consecutive slices of at most `EMBED_BATCH`."""
     for start in range(0, len(items), EMBED_BATCH):
         yield items[start : start + EMBED_BATCH]
+
+
+def query_vector(embedder: Embedder, query: str, dim: int) -> npt.NDArray[np.float32] | None:
+    """The query's unit vector for comparing with vectors of size `dim`; None (logged) if it
+    cannot be had, so that the search goes on by keywords."""
+    try:
+        qvec = np.asarray(embedder.embed([query]), dtype=np.float32).reshape(-1)
+    except (AssistantError, ValueError) as exc:
+        log.warning("Embedding the search failed, searching by keywords: %s", exc)
+        return None
+    norm = float(np.linalg.norm(qvec))
+    if len(qvec) != dim or not math.isfinite(norm) or norm == 0:
+        return None
+    return qvec / norm
 
 
 class Embedder(Protocol):

@@ -55,10 +55,13 @@ def sort_imports(
         else:
             vector = None if vectors is None else vectors[row]
             pending = [(i, None if vectors is None else vectors[r]) for i, r in new]
-            same = same_memory(index, item, vector, pending) if dedupe else None
-            if same is None:
+            found = (
+                same_memory(index, item.text, vector, pending, archived=True) if dedupe else None
+            )
+            if found is None:
                 new.append((item, row))
                 continue
+            same = found.id
             done.ids[item.id] = same
             done.merged.append(item.id)
             reason = "imported again: the same memory"

@@ -41,7 +41,10 @@ from assistant.timestamps import stamp
 
 log = logging.getLogger(__name__)
 
-LOG_VERSION = 2  # 2: origins, links and validity in items; `event` records; `used` replies
+LOG_VERSION = 3  # 2: origins, links and validity in items; `event` records; `used` replies
+# 3: origin "mcp" with the MCP client's name. Only the records that hold them say 3, so a log
+# without them still opens in a version that knows 2, and one with them is refused cleanly.
+_PLAIN_VERSION = 2
 LOG_NAME = "semantic.jsonl"
 _MIN_COMPACT_DEAD = 500
 # A record holds one memory (MAX_TEXT_CHARS, escaped) and its links, or an edit's two texts, or
@@ -212,7 +215,7 @@ class MemoryLog:
             *(_tombstone(t) for t in buried),
             *(_put(i) for i in items),
             *(_event(e) for e in events),
-            *({"version": LOG_VERSION, "op": "lift", "memory_id": i} for i in lifted),
+            *({"version": _PLAIN_VERSION, "op": "lift", "memory_id": i} for i in lifted),
         )
         self.history.record(events)
         for tombstone in buried:
@@ -384,7 +387,7 @@ def _replay(
 ) -> list[MemoryEvent]:
     """Apply a record to `items` and `tombstones`; the events it holds (history only: read,
     not applied)."""
-    if record.get("version") not in (1, LOG_VERSION):
+    if record.get("version") not in (1, _PLAIN_VERSION, LOG_VERSION):
         raise ValueError(f"unsupported record version {record.get('version')!r}")
     events = events_of(record)
     op = record.get("op")
@@ -429,7 +432,7 @@ def _truncation_warning(lost: index_cache.Cached, restored: int, kept: Path | No
 
 
 def _tombstone(tombstone: Tombstone) -> dict[str, Any]:
-    return {"version": LOG_VERSION, "op": "tombstone", "tombstone": tombstone.to_json()}
+    return {"version": _PLAIN_VERSION, "op": "tombstone", "tombstone": tombstone.to_json()}
 
 
 def _field(record: dict[str, Any], name: str) -> str:
@@ -440,11 +443,16 @@ def _field(record: dict[str, Any], name: str) -> str:
 
 
 def _put(item: MemoryItem) -> dict[str, Any]:
-    return {"version": LOG_VERSION, "op": "put", "item": item.to_json()}
+    return {"version": _version(item.client), "op": "put", "item": item.to_json()}
 
 
 def _event(event: MemoryEvent) -> dict[str, Any]:
-    return {"version": LOG_VERSION, "op": "event", "event": event.to_json()}
+    return {"version": _version(event.client), "op": "event", "event": event.to_json()}
+
+
+def _version(client: str | None) -> int:
+    """The version of a record that names an MCP client (3) or not (2)."""
+    return _PLAIN_VERSION if client is None else LOG_VERSION
 
 
 def _events_in(path: Path, start: int, end: int) -> list[MemoryEvent]:

@@ -37,7 +37,7 @@ from assistant.memory.items import (
 from assistant.memory.memory_index import MemoryIndex
 from assistant.memory.memory_log import MemoryLog
 from assistant.memory.ranking import SearchConfig
-from assistant.memory.same_memory import MERGE_THRESHOLD, similar
+from assistant.memory.same_memory import MERGE_THRESHOLD, same_memory, similar
 from assistant.memory.subscribers import Subscribers
 from assistant.memory.text import expand_last, matched_words, query_terms
 from assistant.memory.tombstones import Tombstone
@@ -277,6 +277,13 @@ class MemoryStore:
         """The current memories most related to `text` by the hybrid search, best first: what a
         new statement is compared with (same fact, an update, a contradiction, or new)."""
         return self.search(text, k)
+
+    def same_as(self, text: str) -> MemoryItem | None:
+        """The active memory that says the same as `text`, if one does (see `same_memory`):
+        what saving merges into, and what the curator need not learn."""
+        vector = self._vectors.embed_if_searchable(text)
+        with self._lock:
+            return same_memory(self._index, text, vector)
 
     def find_similar(
         self, text: str, threshold: float = MERGE_THRESHOLD, k: int = 5

@@ -12,7 +12,6 @@ period ("in May 2023", "last week") favours the messages written in it.
 from __future__ import annotations
 
 import logging
-import math
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -23,9 +22,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from assistant.errors import AssistantError
 from assistant.memory.bm25 import BM25Index
-from assistant.memory.embedding import Embedder, embedding_batches
+from assistant.memory.embedding import Embedder, embedding_batches, query_vector
 from assistant.memory.entities import mentions, names
 from assistant.memory.message_index_cache import IndexState
 from assistant.memory.message_keys import MessageKeys
@@ -269,7 +267,7 @@ class MessageIndex:
             for i in np.argsort(-relevance, kind="stable")[:k].tolist():
                 cid, mid, text = self._docs[order[i]]
                 title = self._title_of(cid)
-                snippet = _snippet(text, words)
+                snippet = make_snippet(text, words)
                 score, written = float(relevance[i]), self._times[order[i]]
                 hits.append(ConversationHit(cid, mid, title, snippet, score, written))
             return hits
@@ -315,15 +313,7 @@ class MessageIndex:
             vectors = self._current_vectors() or self._keys.vectors
             if embedder is None or vectors is None or not len(vectors):
                 return None
-        try:
-            qvec = np.asarray(embedder.embed([query]), dtype=np.float32).reshape(-1)
-        except (AssistantError, ValueError) as exc:
-            log.warning("Embedding the search failed, searching by keywords: %s", exc)
-            return None
-        norm = float(np.linalg.norm(qvec))
-        if len(qvec) != vectors.dim or not math.isfinite(norm) or norm == 0:
-            return None
-        return qvec / norm
+        return query_vector(embedder, query, vectors.dim)
 
     def pending_embeddings(self) -> int:
         """How many searched messages have no vector of the current embedder."""
@@ -546,14 +536,14 @@ class MessageIndex:
             self._arrays = None
 
 
-def _snippet(text: str, words: Sequence[str]) -> str:
-    """About SNIPPET_CHARS of `text` on one line, around the first of `words` in it."""
+def make_snippet(text: str, words: Sequence[str], chars: int = SNIPPET_CHARS) -> str:
+    """About `chars` of `text` on one line, around the first of `words` in it."""
     flat = " ".join(text.split())
-    if len(flat) <= SNIPPET_CHARS:
+    if len(flat) <= chars:
         return flat
     alternatives = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
     match = re.search(rf"(?<![^\W_])(?:{alternatives})(?![^\W_])", flat.lower())
     pos = match.start() if match else 0
-    start = max(0, min(pos - SNIPPET_CHARS // 3, len(flat) - SNIPPET_CHARS))
-    end = start + SNIPPET_CHARS
+    start = max(0, min(pos - chars // 3, len(flat) - chars))
+    end = start + chars
     return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")

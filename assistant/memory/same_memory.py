@@ -1,11 +1,15 @@
-"""Whether two memories say the same: the one policy that saving, merging and importing use.
+"""Whether two memories say the same: the one policy of saving (`SemanticMemory.save`
+merges into that memory), importing (`insert` maps the item to it) and the curator's fallback
+(nothing to learn).
 
-Two statements are the same memory when they have the same word stems in the same order, or
-their meanings are close: the cosine of their embeddings, or without embeddings the Jaccard
-index of their word sets, at least `MERGE_THRESHOLD`. Called with the store's lock held.
+A statement is the same memory as another when they have the same word stems in the same order,
+or when their meanings are close: the cosine of their embeddings, or the Jaccard index of their
+word sets, at least `MERGE_THRESHOLD`. Called with the store's lock held.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -49,37 +53,41 @@ def similar_by_words(
 
 def same_memory(
     index: MemoryIndex,
-    item: MemoryItem,
+    text: str,
     vector: Vector | None,
-    pending: list[tuple[MemoryItem, Vector | None]],
-) -> str | None:
-    """The id of a memory in `index`, or of an item about to be stored (`pending`), that says
-    the same as `item`: the same word stems in the same order (any state but forgotten), or a
-    meaning as close as MERGE_THRESHOLD (active ones: by the cosine of unit `vector`s, else by
-    the Jaccard index of the word sets); None if none does."""
-    norm = terms(item.text)
-    query, informative = query_terms(item.text)
+    pending: Sequence[tuple[MemoryItem, Vector | None]] = (),
+    *,
+    archived: bool = False,
+) -> MemoryItem | None:
+    """The memory in `index`, or the item about to be stored (`pending`, with their unit
+    vectors), that says the same as `text` (whose unit vector is `vector`, if it has one): the
+    same word stems in the same order (active ones, archived ones too with `archived`), else a
+    meaning as close as MERGE_THRESHOLD among the active ones: by the cosine of the vectors,
+    else by the Jaccard index of the word sets. None if none does."""
+    norm = terms(text)
+    query, informative = query_terms(text)
     here = [
         index.items[slot]
-        for past in (False, True)
+        for past in ((False, True) if archived else (False,))
         for slot, _ in index.keyword_top(query, 20, informative or None, past=past)
     ]
     for other in [i for i, _ in pending] + here:
         if terms(other.text) == norm:
-            return other.id
+            return other
     active = [(i, v) for i, v in pending if i.state == "active"]
     if vector is not None:
         for other, other_vector in active:
             if other_vector is not None and float(other_vector @ vector) >= MERGE_THRESHOLD:
-                return other.id
+                return other
         dense = index.dense_top(vector, 1, MERGE_THRESHOLD, index.config)
-        return index.items[dense[0][0]].id if dense else None
-    words = set(tokenize(item.text))
+        if dense:
+            return index.items[dense[0][0]]
+    words = set(tokenize(text))
     for other, _ in active:
         if _jaccard(words, set(tokenize(other.text))) >= MERGE_THRESHOLD:
-            return other.id
-    found = similar_by_words(index, item.text, MERGE_THRESHOLD, 1)
-    return found[0][0].id if found else None
+            return other
+    found = similar_by_words(index, text, MERGE_THRESHOLD, 1)
+    return found[0][0] if found else None
 
 
 def unit_rows(matrix: Vector) -> Vector:

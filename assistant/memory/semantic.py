@@ -28,13 +28,21 @@ from assistant.memory.items import (
     Origin,
     Source,
 )
+from assistant.memory.memory_log import LOG_NAME, LOG_VERSION
 from assistant.memory.memory_store import MemoryStore
-from assistant.memory.same_memory import MERGE_THRESHOLD, unit_rows
+from assistant.memory.same_memory import unit_rows
 from assistant.timestamps import now_utc
 
-__all__ = ["MAX_TEXT_CHARS", "ForgottenFactError", "SemanticMemory"]
+__all__ = [
+    "LOG_NAME",
+    "LOG_VERSION",
+    "MAX_TEXT_CHARS",
+    "ForgottenFactError",
+    "SemanticMemory",
+]
 
-LEARNED: tuple[Origin, ...] = ("curator", "reflection")  # never learn a forgotten fact again
+# Never learn a forgotten fact again from these (the user's own adding lifts the tombstone).
+LEARNED: tuple[Origin, ...] = ("curator", "reflection", "mcp")
 
 
 class ForgottenFactError(AssistantError):
@@ -59,9 +67,10 @@ class SemanticMemory(MemoryStore):
         origin: Origin = "user",
         valid_from: datetime | None = None,
         rests_on: Sequence[str] = (),
+        client: str | None = None,
     ) -> MemoryItem:
         """Remember `text` (a "created" event says who and from where); durable when this
-        returns. `vector` skips the embedder.
+        returns. `vector` skips the embedder; `client` names the MCP client (origin "mcp").
 
         A fact that was forgotten is refused (ForgottenFactError) if the curator or a
         reflection learns it; the user adding it lifts its tombstone.
@@ -80,6 +89,7 @@ class SemanticMemory(MemoryStore):
             origin=origin,
             valid_from=valid_from,
             rests_on=tuple(rests_on),
+            client=client,
         )
         with self._lock:
             lifted = self._log.buried_as(text) if origin == "user" else []
@@ -178,17 +188,16 @@ class SemanticMemory(MemoryStore):
         may_change: Callable[[MemoryItem], bool] = lambda _old: True,
         origin: Origin,
     ) -> tuple[MemoryItem, MemoryItem | None]:
-        """Add `text`, or merge it into the active memory that says nearly the same.
+        """Add `text`, or merge it into the active memory that says the same (`same_as`).
 
         Merging replaces that memory's text and kind and keeps the higher importance (with a
         "merged" event), but only if `may_change(old)` agrees (pinned memories change only
         when the user confirms). Returns (the memory now, the merged memory as it was before:
         None when added).
         """
-        found = self.find_similar(text, MERGE_THRESHOLD, k=1)
-        if not found:
+        old = self.same_as(text)
+        if old is None:
             return self.add(text, kind, importance, source=source, tags=tags, origin=origin), None
-        old = found[0][0]
         if (old.text, old.kind) == (_clean_text(text), kind) or not may_change(old):
             return old, old
         item = self.merge_into(
@@ -236,16 +245,20 @@ class SemanticMemory(MemoryStore):
         kind: MemoryKind | None = None,
         importance: float | None = None,
         related_id: str | None = None,
+        client: str | None = None,
     ) -> MemoryItem:
         """Refine a memory with a new statement of the same fact (a "merged" event keeps the
-        text before); `related_id` names a memory merged in, if it was one (an import)."""
+        text before); `related_id` names a memory merged in, if it was one (an import);
+        `client`, the MCP client that did it."""
         changes: dict[str, Any] = {"text": _clean_text(text)}
         self._refuse_forgotten(changes["text"], by)
         if kind is not None:
             changes["kind"] = kind
         if importance is not None:
             changes["importance"] = float(importance)
-        return self._edit(item_id, changes, "merged", by=by, source=source, related_id=related_id)
+        return self._edit(
+            item_id, changes, "merged", by=by, source=source, related_id=related_id, client=client
+        )
 
     def _edit(
         self,
@@ -256,6 +269,7 @@ class SemanticMemory(MemoryStore):
         by: Origin,
         source: Source | None,
         related_id: str | None = None,
+        client: str | None = None,
     ) -> MemoryItem:
         """Apply changes of content with an "edited" or "merged" event and new vectors."""
         with self._lock:
@@ -276,6 +290,7 @@ class SemanticMemory(MemoryStore):
                 text_after=text if text != old.text else None,
                 related_id=related_id,
                 reason=_what_changed(old, item),
+                client=client,
             )
             [slot] = self._commit([item], [event])
             if embedded is not None and self._index.items[slot].text == text:
@@ -297,6 +312,7 @@ class SemanticMemory(MemoryStore):
         reason: str,
         valid_from: datetime | None = None,
         tags: Sequence[str] = (),
+        client: str | None = None,
     ) -> MemoryItem:
         """Replace a memory by a new fact: the new memory is created (`supersedes` names the
         old one); the old one is archived, stops holding at `valid_from` (default now), links
@@ -316,6 +332,7 @@ class SemanticMemory(MemoryStore):
                 origin=by,
                 valid_from=valid_from,
                 supersedes=(old_id,),
+                client=client,
             )
             ended = old._replace(
                 state="archived",
@@ -331,6 +348,7 @@ class SemanticMemory(MemoryStore):
                 source=source,
                 related_id=new.id,
                 reason=reason,
+                client=client,
             )
             _, slot = self._commit([ended, new], [event, creation(new)])
             if embedded is not None:

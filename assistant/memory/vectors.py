@@ -187,30 +187,20 @@ class VectorMatrix:
         With more than `exact_up_to` vectors and a projection, only the `candidates` best slots
         by the projected estimate are scored exactly; otherwise every slot is.
         """
-        with one_thread():
-            return self._nearest(query, allowed, depth, exact_up_to, candidates)
-
-    def _nearest(
-        self,
-        query: FloatMatrix,
-        allowed: npt.NDArray[np.bool_],
-        depth: int,
-        exact_up_to: int,
-        candidates: int,
-    ) -> tuple[IntArray, FloatMatrix]:
         end = min(len(allowed), self._end)
         mask = allowed[:end] & self._has[:end]
         candidates = max(candidates, depth, 1)
-        if self._projection is None or self._count <= exact_up_to or candidates >= end:
-            slots = np.arange(end)
-            sims: FloatMatrix = self._m[:end] @ query
-            np.putmask(sims, ~mask, -np.inf)
-        else:
-            estimate = self._projected[:end] @ self._projection.project_query(query)
-            np.putmask(estimate, ~mask, -np.inf)
-            slots = np.argpartition(estimate, end - candidates)[end - candidates :]
-            slots = np.sort(slots[mask[slots]])  # in memory order, for the rows' gather
-            sims = self._m[slots] @ query
+        with one_thread():
+            if self._projection is None or self._count <= exact_up_to or candidates >= end:
+                slots = np.arange(end)
+                sims: FloatMatrix = self._m[:end] @ query
+                np.putmask(sims, ~mask, -np.inf)
+            else:
+                estimate = self._projected[:end] @ self._projection.project_query(query)
+                np.putmask(estimate, ~mask, -np.inf)
+                slots = np.argpartition(estimate, end - candidates)[end - candidates :]
+                slots = np.sort(slots[mask[slots]])  # in memory order, for the rows' gather
+                sims = self._m[slots] @ query
         kth = len(sims) - depth
         order = np.argpartition(sims, kth - 1)[kth:] if kth > 0 else np.arange(len(sims))
         order = order[np.lexsort((slots[order], -sims[order]))]  # equal ones by slot

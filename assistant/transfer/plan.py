@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Literal, Protocol, get_args
 
+from assistant.instructions import Instructions
 from assistant.memory import (
     ConversationStore,
     MemoryEvent,
@@ -40,19 +41,6 @@ class Stores(Protocol):
 
     @property
     def memory(self) -> SemanticMemory: ...
-
-
-@dataclass(frozen=True)
-class StoreSet:
-    """The two stores without a whole workspace (tests, tools)."""
-
-    conversations: ConversationStore
-    memory: SemanticMemory
-
-    def close(self) -> None:
-        """Close both stores, as `Workspace.close` does."""
-        self.memory.close()
-        self.conversations.close()
 
 
 Turn = tuple[Literal["user", "assistant"], str, str | None, str]  # role, text, time, id
@@ -164,6 +152,12 @@ class ImportPlan:
     def format_name(self) -> str:
         """The detected format in words."""
         return FORMAT_NAMES[self.format]
+
+    def suggested_instructions(self) -> Instructions:
+        """The suggestions as custom instructions: ChatGPT's "know about you" (a fact) and "how to
+        respond" (a preference); the last of each where the export has several."""
+        last = {s.kind: s.text for s in self.suggested_memories}
+        return Instructions(last.get("fact", ""), last.get("preference", ""))
 
     @property
     def message_count(self) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from assistant.memory import MemoryChange
+from assistant.memory import ConversationWrite, MemoryChange
 from assistant.workspace import Workspace
 
 
@@ -14,6 +14,7 @@ class StoreBridge(QObject):
     memory_changed = Signal(object)  # MemoryChange
     working_changed = Signal(str)  # conversation id
     conversation_changed = Signal(str)  # conversation id
+    conversation_written = Signal(object)  # ConversationWrite: what changed in it
     topics_changed = Signal()
     notice = Signal(str)  # something the core wants the user to know, for the status bar
 
@@ -23,12 +24,16 @@ class StoreBridge(QObject):
             workspace.memory.subscribe(self._on_memory),
             workspace.working.subscribe(self.working_changed.emit),
             workspace.conversations.subscribe(self.conversation_changed.emit),
+            workspace.conversations.subscribe_writes(self._on_written),
             workspace.topics.subscribe(self.topics_changed.emit),
             workspace.notices.subscribe(self.notice.emit),
         ]
 
     def _on_memory(self, change: MemoryChange) -> None:
         self.memory_changed.emit(change)
+
+    def _on_written(self, write: ConversationWrite) -> None:
+        self.conversation_written.emit(write)
 
     def disconnect_stores(self) -> None:
         """Stop listening (before the workspace closes)."""

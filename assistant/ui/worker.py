@@ -1,7 +1,9 @@
 """The one bridge between the GUI and the agent: a QObject living on its own QThread.
 
-The rest of the UI reaches the agent only through this module: the worker, and the event
-types it reports (`events`). Ruff's banned-api rule (TID251) enforces it.
+The rest of the UI reaches the agent only through this module: the worker, the event types it
+reports (`events`), and the few calls below that the memories page makes of the agent (Reflect
+now, the pinned budget). Ruff's banned-api rule (TID251) enforces it for imports; the UI calls
+no agent-building method of the Workspace either.
 """
 
 from __future__ import annotations
@@ -9,32 +11,42 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
 
 from assistant.agent import events
 from assistant.agent.cancel import CancelToken, OperationCancelledError
+from assistant.agent.confirm import Choice, Confirmations
 from assistant.agent.events import AgentEvent, Failed
 from assistant.errors import AssistantError
+from assistant.memory import ConversationNotFoundError, ConversationStore
 from assistant.priority import lower_this_thread
 from assistant.workspace import Workspace
 
 if TYPE_CHECKING:
-    from assistant.agent.loop import Upkeep
+    from assistant.agent.loop import Agent, Upkeep
+    from assistant.agent.reflection import Reflection
 
-__all__ = ["AgentEvent", "AgentWorker", "events"]
+__all__ = ["AgentEvent", "AgentWorker", "Reflection", "events", "pinned_overflow", "reflect"]
 
 log = logging.getLogger(__name__)
 
 
 class AgentWorker(QObject):
-    """Runs turns and embedding work off the GUI thread; reports through `agent_event`.
+    """Runs turns, the writes to conversations and embedding work off the GUI thread;
+    reports through `agent_event`.
 
-    Move it to a QThread and call its slots through queued signals; `cancel()` and `stop()`
-    are the methods the GUI thread calls directly (they only set flags). Memory upkeep after
-    a reply (the curator) runs as a job of the global thread pool, one reply after another,
-    so the next message is answered at once; only `stop()` cancels it.
+    Move it to a QThread and call its slots through queued signals (they run in the order
+    sent: a branch chosen before a message is sent is the one it is answered on); `cancel()`
+    and `stop()` are the methods the GUI thread calls directly (they only set flags). Memory
+    upkeep after a reply (the curator) runs as a job of the global thread pool, one reply
+    after another, so the next message is answered at once; only `stop()` cancels it.
+
+    One agent serves every turn while the settings and the key stay the same, so what it
+    carries from turn to turn (a question about a pinned memory that the next message
+    answers) lasts as long as the app runs; new settings make a new agent.
     """
 
     agent_event = Signal(object)  # an AgentEvent
@@ -46,11 +58,14 @@ class AgentWorker(QObject):
         super().__init__()
         self._workspace = workspace
         self._cancel = CancelToken()
+        self._confirmations = Confirmations()
         self._stopping = threading.Event()
         self._upkeep_cancel = CancelToken()
         self._upkeep_lock = threading.Lock()
         self._upkeep_queue: deque[Upkeep] = deque()
         self._upkeep_running = False
+        self._agent: Agent | None = None
+        self._agent_built_from: object = None  # the workspace's `agent_fingerprint`
         self._idle = threading.Event()  # no turn is running (embedding waits for it)
         self._idle.set()
         self._embed_lock = threading.Lock()
@@ -60,6 +75,10 @@ class AgentWorker(QObject):
     def cancel(self) -> None:
         """Stop the running turn, not memory upkeep (safe to call from any thread)."""
         self._cancel.cancel()
+
+    def confirm(self, call_id: str, choice: Choice) -> None:
+        """The user's answer to a tool that asks before it runs (safe from any thread)."""
+        self._confirmations.answer(call_id, choice)
 
     def stop(self) -> None:
         """Stop the running turn and background upkeep for good: the app is closing."""
@@ -77,12 +96,56 @@ class AgentWorker(QObject):
         """Answer `text` as a new version of a user message (a new branch)."""
         self._turn(conversation_id, text, message_id)
 
-    @Slot(str)
-    def retry(self, conversation_id: str) -> None:
-        """Answer the branch's last user message again (a new sibling reply)."""
-        self._turn(conversation_id, None)
+    @Slot(str, str)
+    def retry(self, conversation_id: str, message_id: str) -> None:
+        """Answer a user message again (a new sibling reply); "": the branch's last one."""
+        self._turn(conversation_id, None, again=message_id or None)
 
-    def _turn(self, conversation_id: str, text: str | None, edited: str | None = None) -> None:
+    @Slot(str, str)
+    def choose_branch(self, conversation_id: str, leaf_id: str) -> None:
+        """Make the branch that ends at `leaf_id` the one shown and continued."""
+        self._write(
+            "choose a branch of", conversation_id, lambda c: c.set_leaf(conversation_id, leaf_id)
+        )
+
+    @Slot(str, str)
+    def rename(self, conversation_id: str, title: str) -> None:
+        """Give a conversation a new title."""
+        self._write("rename", conversation_id, lambda c: c.rename(conversation_id, title))
+
+    @Slot(str)
+    def delete(self, conversation_id: str) -> None:
+        """Delete a conversation (one left that is empty or temporary)."""
+        self._write("delete", conversation_id, lambda c: c.delete(conversation_id))
+
+    def _write(
+        self, what: str, conversation_id: str, write: Callable[[ConversationStore], None]
+    ) -> None:
+        try:
+            write(self._workspace.conversations)
+        except ConversationNotFoundError:  # gone meanwhile: nothing to change
+            log.info("Could not %s conversation %s: it is gone", what, conversation_id)
+        except (AssistantError, ValueError) as exc:  # the disk refuses, or a stale branch
+            self._emit(events.Notice(conversation_id, f"Could not {what} the conversation: {exc}"))
+
+    def _agent_for_turn(self) -> Agent:
+        """The agent, built again if the settings or the key changed since the last turn."""
+        built_from = self._workspace.agent_fingerprint()
+        if self._agent is None or built_from != self._agent_built_from:
+            self._agent = self._workspace.agent(
+                upkeep=self._schedule_upkeep, confirmations=self._confirmations
+            )
+            self._agent_built_from = built_from
+        return self._agent
+
+    def _turn(
+        self,
+        conversation_id: str,
+        text: str | None,
+        edited: str | None = None,
+        *,
+        again: str | None = None,
+    ) -> None:
         self._cancel = CancelToken()
         if self._stopping.is_set():  # checked after the new token: `stop()` cancels one of them
             return
@@ -90,14 +153,14 @@ class AgentWorker(QObject):
         self._idle.clear()
         try:
             try:
-                agent = self._workspace.agent(upkeep=self._schedule_upkeep)
+                agent = self._agent_for_turn()
             except AssistantError as exc:
                 if text is not None and edited is None:  # keep it; Retry answers it later
                     self._workspace.conversations.append(conversation_id, "user", text)
                 self._emit(Failed(conversation_id, str(exc)))
                 return
             if text is None:
-                agent.retry(conversation_id, self._emit, self._cancel)
+                agent.retry(conversation_id, self._emit, self._cancel, again)
             elif edited is not None:
                 agent.edit(conversation_id, edited, text, self._emit, self._cancel)
             else:
@@ -144,6 +207,18 @@ class AgentWorker(QObject):
             except Exception:  # a bug must not end upkeep unseen
                 log.exception("Memory upkeep failed")
             self.upkeep_changed.emit(pending - 1)
+
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Run a memory request of `assistant mcp` (from any thread but the GUI's: it may wait
+        for the model); the answer as a JSON object for its socket."""
+        from assistant.mcp_server.operations import answer
+
+        if self._stopping.is_set():
+            return {"ok": False, "retry": True, "error": "Assistant is closing."}
+        try:
+            return {"ok": True, "text": answer(self._workspace, request)}
+        except AssistantError as exc:
+            return {"ok": False, "error": str(exc)}
 
     @Slot()
     def maintain(self) -> None:
@@ -226,3 +301,20 @@ class AgentWorker(QObject):
             log.warning("Embedding messages failed: %s", exc)
         finally:
             self.progress.emit("Embedding messages", 0, 0)
+
+
+def reflect(workspace: Workspace) -> Reflection:
+    """Write insights from recent related memories now, within the daily cap (the memories
+    page's "Reflect now"); blocks: run it as a job. ProviderError if no model is set up."""
+    return workspace.reflect()
+
+
+def pinned_overflow(workspace: Workspace) -> tuple[int, int] | None:
+    """(tokens the pinned memories need, tokens a prompt keeps for memories) if over."""
+    from assistant.agent.budget import prompt_budget
+    from assistant.agent.prompt import MEMORY_SHARE, pinned_tokens
+
+    # The window the server states is learned in a turn; before one, the default budget.
+    allowed = int(prompt_budget(workspace.settings.prompt_budget_tokens, None) * MEMORY_SHARE)
+    used = pinned_tokens(workspace.memory.pinned())
+    return (used, allowed) if used > allowed else None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -35,8 +36,9 @@ WARMUP = 5
 ADDS = 200
 
 
-def _spin(stop: Event) -> None:
-    while not stop.is_set():
+def _spin(stop: Event, parent: int) -> None:
+    # Also ends when the bench is gone (killed before it could set `stop`).
+    while not stop.is_set() and os.getppid() == parent:
         for _ in range(100_000):
             pass
 
@@ -44,8 +46,9 @@ def _spin(stop: Event) -> None:
 @contextmanager
 def busy_core() -> Iterator[None]:
     """A process spinning on a core for the duration of the block."""
-    stop = multiprocessing.get_context("spawn").Event()
-    process = multiprocessing.get_context("spawn").Process(target=_spin, args=(stop,))
+    spawn = multiprocessing.get_context("spawn")
+    stop = spawn.Event()
+    process = spawn.Process(target=_spin, args=(stop, os.getpid()))
     process.start()
     time.sleep(0.5)  # let it start spinning
     try:
@@ -117,6 +120,7 @@ def report(dialogs: Sequence[Dialog], embedder: Embedder, sizes: Sequence[int]) 
                 speed, rest = measure(Path(tmp), n, turns, queries, embedder)
                 lines += speed
                 other.append(rest)
+                print("\n".join([*speed, rest]), file=sys.stderr, flush=True)  # as it goes
     return "\n".join(lines + other)
 
 

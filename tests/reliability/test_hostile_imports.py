@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from assistant.errors import InvalidImportError
 from assistant.memory import ConversationStore
 from assistant.memory.semantic import SemanticMemory
-from assistant.transfer import StoreSet, apply_import, parse_import
+from assistant.transfer import apply_import, parse_import
+from tests.store_set import StoreSet
 
 STAMP = "2024-05-01T10:00:00+00:00"
 json_values = st.recursive(

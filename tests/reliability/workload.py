@@ -24,8 +24,9 @@ from assistant.memory.semantic import SemanticMemory
 from assistant.memory.working import WorkingMemoryStore
 from assistant.paths import memory_dir, settings_file
 from assistant.settings import Settings
-from assistant.transfer import StoreSet, apply_import, parse_import
+from assistant.transfer import apply_import, parse_import
 from tests.embedders import HashEmbedder
+from tests.store_set import StoreSet
 
 STAMP = "2024-05-01T10:00:00+00:00"
 IMPORTED = "imported0conversation"

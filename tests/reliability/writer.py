@@ -22,7 +22,8 @@ from assistant.memory.semantic import SemanticMemory
 from assistant.memory.working import WorkingMemoryStore
 from assistant.paths import memory_dir, settings_file
 from assistant.settings import Settings
-from assistant.transfer import StoreSet, apply_import, parse_import
+from assistant.transfer import apply_import, parse_import
+from tests.store_set import StoreSet
 
 
 def ack(*parts: object) -> None:

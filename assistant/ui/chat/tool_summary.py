@@ -8,11 +8,38 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from assistant.knowledge import citations_in
 from assistant.ui.wording import shorten
 
 MemoryLookup = Callable[[str], str | None]  # memory id -> its text, None if gone
 QUOTE_CHARS = 40
+NOT_RUN = "Not run:"  # how the agent's result starts when the user stopped or denied a tool
 _MEMORY_ID = re.compile(r"\b([0-9a-f]{32})\b")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+# How a server tool's first word reads once it ran: "lookup_order" is "Looked up order".
+_PAST = {
+    "add": "Added",
+    "check": "Checked",
+    "create": "Created",
+    "delete": "Deleted",
+    "fetch": "Fetched",
+    "find": "Found",
+    "get": "Got",
+    "list": "Listed",
+    "lookup": "Looked up",
+    "move": "Moved",
+    "open": "Opened",
+    "query": "Queried",
+    "read": "Read",
+    "refund": "Refunded",
+    "remove": "Removed",
+    "run": "Ran",
+    "search": "Searched",
+    "send": "Sent",
+    "set": "Set",
+    "update": "Updated",
+    "write": "Wrote",
+}
 # A recalled memory is one line that starts with its id: "- [id] (kind) ..." (prompt.memory_line).
 _RECALLED = re.compile(r"^\W*\[([0-9a-f]{32})\]", re.MULTILINE)
 
@@ -31,6 +58,8 @@ def summarize(
 ) -> ToolSummary:
     """The line for a tool call; `result` None while it runs. Never shows a bare id."""
     args = _arguments(arguments)
+    if not ok and result is not None and result.startswith(NOT_RUN):
+        return ToolSummary(f"{_doing(name, args)} · not run")
     if not ok:
         return ToolSummary(f"{_doing(name, args)} failed")
     if name == "remember":
@@ -40,8 +69,8 @@ def summarize(
         memory_id = str(args.get("memory_id", ""))
         text = memory_text(memory_id) if memory_id else None
         return ToolSummary(verb[name], memory_id or None, _quote(text) if text else "a memory")
-    if name in ("recall", "search_conversations"):
-        where = "memory" if name == "recall" else "past conversations"
+    if name in ("recall", "search_conversations", "search_files"):
+        where = _WHERE[name]
         line = f"Searched {where} for '{_quote(str(args.get('query', '')))}'"
         if result is not None:
             line += f" · {_found(name, result)}"
@@ -53,7 +82,31 @@ def summarize(
         return ToolSummary(line + (f" = {_quote(result)}" if result is not None else ""))
     if name == "current_datetime":
         return ToolSummary("Checked the date and time")
+    server, sep, tool = name.partition("__")
+    if sep and server and tool:  # an MCP server's tool (assistant.mcp_client names them so)
+        return ToolSummary(_server_tool(server, tool, args, done=result is not None))
     return ToolSummary(f"Used {name}")
+
+
+def _server_tool(server: str, tool: str, args: dict[str, Any], *, done: bool) -> str:
+    """'shop · Looked up order 'A-17'': the server, the tool's name in words, its first short
+    text argument."""
+    words = _CAMEL.sub(" ", tool).replace("_", " ").replace("-", " ").split()
+    if not words:
+        return f"{server} · {tool}"
+    first = words[0].lower()
+    if done and first in _PAST:
+        words[0] = _PAST[first]
+    action = " ".join(words)
+    action = action[0].upper() + action[1:]
+    value = next((v for v in args.values() if isinstance(v, str) and v.strip()), None)
+    if value is not None:
+        action += f" '{_quote(value)}'"
+    return f"{server} · {action}"
+
+
+_WHERE = {"recall": "memory", "search_conversations": "past conversations",
+          "search_files": "your files"}  # fmt: skip
 
 
 def _about_memory(
@@ -66,6 +119,9 @@ def _about_memory(
 
 
 def _doing(name: str, args: dict[str, Any]) -> str:
+    server, sep, tool = name.partition("__")
+    if sep and server and tool:
+        return _server_tool(server, tool, args, done=False)
     labels = {
         "remember": "Remembering",
         "recall": "Searching memory",
@@ -73,6 +129,7 @@ def _doing(name: str, args: dict[str, Any]) -> str:
         "pin": "Pinning",
         "update_working_memory": "Updating the plan",
         "search_conversations": "Searching past conversations",
+        "search_files": "Searching your files",
         "calculator": "Calculating",
         "current_datetime": "Checking the date and time",
     }
@@ -82,6 +139,8 @@ def _doing(name: str, args: dict[str, Any]) -> str:
 def _found(name: str, result: str) -> str:
     if name == "recall":
         count = len(set(_RECALLED.findall(result)))
+    elif name == "search_files":
+        count = len(citations_in(result))
     else:
         try:
             parsed = json.loads(result)

@@ -58,7 +58,7 @@ class ConversationListModel(QAbstractListModel):
         super().__init__()
         self._store = store
         self.show_archived = False
-        self._rows: list[ConversationInfo] = self._listed()
+        self._rows: list[ConversationInfo] = self._listed(store.all())
         self._icons: dict[str, QIcon] = {}  # the temporary chat's icon, by text colour
 
     def _temporary_icon(self) -> QIcon:
@@ -68,14 +68,18 @@ class ConversationListModel(QAbstractListModel):
             self._icons[color.name()] = drawn_icon("", draw_clock, color)
         return self._icons[color.name()]
 
-    def _listed(self) -> list[ConversationInfo]:
+    def _listed(self, listing: list[ConversationInfo]) -> list[ConversationInfo]:
         """The rows: pinned ones first, each part newest first; archived ones only if shown."""
-        rows = [i for i in self._store.all() if self.show_archived or not i.archived]
+        rows = [i for i in listing if self.show_archived or not i.archived]
         return sorted(rows, key=lambda info: not info.pinned)  # stable: newest first stays
 
     def refresh(self) -> None:
         """Re-read the listing (cheap: the store caches it) and update the rows."""
-        rows = self._listed()
+        self.set_rows(self._store.all())
+
+    def set_rows(self, listing: list[ConversationInfo]) -> None:
+        """Show the rows of the listing as read (`ConversationStore.all`)."""
+        rows = self._listed(listing)
         if [r.id for r in rows] == [r.id for r in self._rows]:
             self._rows = rows
             if rows:
@@ -196,6 +200,10 @@ class ConversationPane(QWidget):
         )
         self._slow_search = Debounced(SLOW_SEARCH_MS, self._on_slow_search, self)
         self._hidden_current: str | None = None  # the open conversation, hidden by the filter
+        # The listing is read again off the GUI thread: it may stat every file and save itself.
+        self._listing: LatestJob[list[ConversationInfo]] = LatestJob(
+            self._show_rows, self._on_listing_failed, self
+        )
         self.view = self._build_view()
 
         top = QHBoxLayout()
@@ -292,10 +300,26 @@ class ConversationPane(QWidget):
         self.view.setCurrentIndex(proxy_index)
 
     def refresh(self) -> None:
-        """Re-read the list, keeping the selection."""
+        """Re-read the list now, keeping the selection."""
+        self._show_rows(self._store.all())
+
+    def refresh_later(self) -> None:
+        """Re-read the list in the background, then show it (keeping the selection)."""
+        store = self._store
+        self._listing.run(lambda _progress: store.all())
+
+    @property
+    def refreshing(self) -> bool:
+        """Whether the list is being read again in the background."""
+        return self._listing.running
+
+    def _on_listing_failed(self, message: str) -> None:
+        self._show_note(f"Could not list the conversations: {message}")
+
+    def _show_rows(self, rows: list[ConversationInfo]) -> None:
         current = self.current_id()
         with QSignalBlocker(self.view.selectionModel()):
-            self.model.refresh()
+            self.model.set_rows(rows)
             if current is not None:
                 row = self.model.row_of(current)
                 if row >= 0:
@@ -307,7 +331,7 @@ class ConversationPane(QWidget):
             index = self.model.index(row)
             if index.data(EmptyRole) and index.data(TemporaryRole) == temporary:
                 cid = str(index.data(IdRole))
-                if self._store.exists(cid) and not self._store.load(cid).messages:
+                if self._store.is_empty(cid):  # still: a stat, the file is read only if changed
                     self.select(cid)
                     return cid
         info = self._store.create(temporary=temporary)
@@ -394,12 +418,28 @@ class ConversationPane(QWidget):
         cid = self.current_id()
         if cid is None:
             return
-        title, ok = QInputDialog.getText(
-            self, "Rename conversation", "Title:", text=self.view.currentIndex().data()
+        title = self.ask_title(str(self.view.currentIndex().data()))
+        if title is None or not title.strip():
+            return
+        store = self._store
+        run_job(
+            lambda _progress: store.rename(cid, title),
+            on_done=lambda _none: self.refresh(),
+            on_error=self._on_flags_failed,
         )
-        if ok and title.strip():
-            self._store.rename(cid, title)
-            self.refresh()
+
+    def ask_title(self, title: str) -> str | None:
+        """Ask for a conversation's new title, in a dialog wide enough to read it (tests
+        replace this); None if cancelled."""
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Rename conversation")
+        dialog.setLabelText("Title:")
+        dialog.setTextValue(title)
+        dialog.setMinimumWidth(max(420, self.fontMetrics().horizontalAdvance(title) + 80))
+        try:
+            return dialog.textValue() if dialog.exec() else None
+        finally:
+            dialog.deleteLater()
 
     def selected_ids(self) -> list[str]:
         """The selected conversations, in list order (the current one if none is selected)."""
@@ -449,8 +489,16 @@ class ConversationPane(QWidget):
         if not self.confirm_delete(titles):
             return
         row = self.view.currentIndex().row()
-        for cid in ids:
-            self._store.delete(cid)
+        store = self._store
+
+        def delete(_progress: Progress) -> None:
+            for cid in ids:
+                store.delete(cid)
+
+        run_job(delete, on_done=lambda _none: self._deleted(row), on_error=self._show_note)
+
+    def _deleted(self, row: int) -> None:
+        """The conversations are deleted: select the one now in `row` (or above)."""
         self.model.refresh()
         next_row = min(row, self._proxy.rowCount() - 1)
         if next_row >= 0:

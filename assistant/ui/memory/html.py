@@ -1,4 +1,5 @@
-"""The sidebar's rich-text pages: the working memory, and a conversation's summary and topics."""
+"""The sidebar's rich-text pages: the working memory, and a conversation's instructions, summary
+and topics."""
 
 from __future__ import annotations
 
@@ -6,12 +7,17 @@ import html
 
 from PySide6.QtGui import QPalette
 
+from assistant.instructions import Instructions
 from assistant.memory import Topic, WorkingMemory
 from assistant.ui.theme import mix, muted
 from assistant.ui.wording import count
 
 EMPTY_WORKING = "No task in progress."
 EMPTY_SUMMARY = "No summary yet — it appears when a conversation grows long."
+NO_INSTRUCTIONS = (
+    "No custom instructions. Edit > Custom Instructions… tells Assistant about you and how to "
+    "answer, in every chat."
+)
 NO_TOPICS = (
     "No topics yet. The topics of what Assistant learns or recalls in this conversation show here."
 )
@@ -108,10 +114,25 @@ def working_memory_html(working: WorkingMemory, palette: QPalette) -> str:
     return "".join(parts)
 
 
-def conversation_html(summary: str, topics: list[Topic], palette: QPalette) -> str:
-    """A conversation's rolling summary and its topics, as HTML."""
+def instructions_html(instructions: Instructions, color: str) -> str:
+    """The custom instructions the model is given, each under its question (`color`ed)."""
+    parts = [section("Instructions", color)]
+    if instructions.empty:
+        parts.append(f"<p style='color:{color}'>{html.escape(NO_INSTRUCTIONS)}</p>")
+    for label, text in instructions.sections():
+        parts.append(
+            f"<p style='margin-top:8px; margin-bottom:2px; color:{color}; font-size:small'>"
+            f"{html.escape(label)}</p><p style='margin-top:0'>{paragraphs(text)}</p>"
+        )
+    return "".join(parts)
+
+
+def conversation_html(
+    summary: str, topics: list[Topic], palette: QPalette, instructions: Instructions
+) -> str:
+    """A conversation's custom instructions, rolling summary and topics, as HTML."""
     c = css(palette)
-    parts = [section("Summary", c["muted"])]
+    parts = [instructions_html(instructions, c["muted"]), section("Summary", c["muted"])]
     if summary.strip():
         parts.append(f"<p>{paragraphs(summary)}</p>")
     else:

@@ -1,5 +1,5 @@
-"""The sidebar's second and third tabs: the working memory, and this conversation's summary
-and topics."""
+"""The sidebar's second and third tabs: the working memory, and this conversation's
+instructions, summary and topics."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 
 from PySide6.QtWidgets import QWidget
 
+from assistant.instructions import Instructions
 from assistant.memory import Conversation, MemoryItem, Topic, WorkingMemory
 from assistant.ui.memory.html import conversation_html, working_memory_html
 from assistant.ui.themed_page import ThemedPage
@@ -59,13 +60,13 @@ class WorkingMemoryView(_Page):
 
 
 class ConversationView(_Page):
-    """A conversation's rolling summary and its topics."""
+    """The custom instructions, a conversation's rolling summary and its topics."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(
             "conversationSummaryView",
-            "Conversation summary and topics",
-            "The rolling summary of this conversation and its topics",
+            "Conversation instructions, summary and topics",
+            "The custom instructions, the rolling summary of this conversation and its topics",
             parent,
         )
 
@@ -74,11 +75,13 @@ class ConversationView(_Page):
         conversation: Conversation | None,
         topics: Sequence[Topic],
         get: Callable[[str], MemoryItem | None],
+        instructions: Instructions,
     ) -> None:
-        """Show the summary of `conversation` and those of `topics` that are about it."""
+        """Show the custom instructions (the model gets them in every chat), the summary of
+        `conversation` and those of `topics` that are about it."""
         if conversation is None:
-            self.show_page(lambda palette: conversation_html("", [], palette))
+            self.show_page(lambda palette: conversation_html("", [], palette, instructions))
             return
         mine = conversation_topics(conversation, topics, get)[:MAX_TOPICS]
         summary = conversation.summary
-        self.show_page(lambda palette: conversation_html(summary, mine, palette))
+        self.show_page(lambda palette: conversation_html(summary, mine, palette, instructions))

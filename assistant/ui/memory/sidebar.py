@@ -7,7 +7,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
-from assistant.errors import AssistantError
 from assistant.memory import Conversation, WorkingMemory
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.memory.page import MemoriesPage
@@ -31,7 +30,7 @@ class MemorySidebar(QWidget):
         super().__init__(parent)
         self.setObjectName("memorySidebar")
         self._workspace = workspace
-        self._conversation_id: str | None = None
+        self._conversation: Conversation | None = None
 
         self.tabs = QTabWidget(self)
         self.tabs.setObjectName("memoryTabs")
@@ -51,20 +50,24 @@ class MemorySidebar(QWidget):
         layout.addWidget(self.tabs)
 
         bridge.working_changed.connect(self._on_working_changed)
-        bridge.conversation_changed.connect(self._on_conversation_changed)
         bridge.topics_changed.connect(self._refresh_conversation)
         self._refresh_working()
         self._refresh_conversation()
 
-    def set_conversation(self, conversation_id: str | None) -> None:
-        """Show the working memory and summary of this conversation (None: no conversation)."""
-        self._conversation_id = conversation_id
+    def set_conversation(self, conversation: Conversation | None) -> None:
+        """Show the working memory and summary of this conversation (None: no conversation);
+        called again whenever it changes."""
+        self._conversation = conversation
         self._refresh_working()
         self._refresh_conversation()
 
     def conversation_id(self) -> str | None:
         """The conversation shown in the working memory and conversation pages."""
-        return self._conversation_id
+        return None if self._conversation is None else self._conversation.id
+
+    def refresh_instructions(self) -> None:
+        """Show the custom instructions again (they were edited)."""
+        self._refresh_conversation()
 
     def show_memory(self, memory_id: str) -> bool:
         """Select and reveal a memory on the Memories tab (False if there is no such memory)."""
@@ -85,24 +88,17 @@ class MemorySidebar(QWidget):
             self.tabs.setTabText(n, label)
 
     def _on_working_changed(self, conversation_id: str) -> None:
-        if conversation_id == self._conversation_id:
+        if conversation_id == self.conversation_id():
             self._refresh_working()
 
-    def _on_conversation_changed(self, conversation_id: str) -> None:
-        if conversation_id == self._conversation_id:
-            self._refresh_conversation()
-
     def _refresh_working(self) -> None:
-        cid = self._conversation_id
+        cid = self.conversation_id()
         self.working_view.show_working(self._workspace.working.get(cid) if cid else WorkingMemory())
 
     def _refresh_conversation(self) -> None:
-        conversation: Conversation | None = None
-        if self._conversation_id:
-            try:
-                conversation = self._workspace.conversations.load(self._conversation_id)
-            except (KeyError, AssistantError):
-                conversation = None
         self.conversation_view.show_conversation(
-            conversation, self._workspace.topics.all(), self._workspace.memory.get
+            self._conversation,
+            self._workspace.topics.all(),
+            self._workspace.memory.get,
+            self._workspace.settings.instructions(),
         )

@@ -31,6 +31,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from assistant.errors import AssistantError
+from assistant.instructions import NO_INSTRUCTIONS, Instructions
 from assistant.transfer import (
     ConflictPolicy,
     ImportPlan,
@@ -46,6 +48,7 @@ from assistant.transfer import (
 )
 from assistant.ui.jobs import Progress, run_job
 from assistant.ui.wording import shorten
+from assistant.workspace import Workspace
 
 JSON_FILTER = "JSON files (*.json);;All files (*)"
 IMPORT_FILTER = (
@@ -231,12 +234,19 @@ def prepare_import(
 class ImportPreviewDialog(QDialog):
     """What an export holds, what cannot be read, what is already here, and what to do."""
 
-    def __init__(self, parent: QWidget | None, preview: ImportPreview) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None,
+        preview: ImportPreview,
+        current: Instructions = NO_INSTRUCTIONS,
+    ) -> None:
+        """`current`: the custom instructions the user has (the preview warns before replacing)."""
         super().__init__(parent)
         self.setObjectName("importPreviewDialog")
         self.setWindowTitle("Import")
         self.setMinimumWidth(PREVIEW_MIN_WIDTH)
         self.preview = preview
+        self._current = current
         layout = QVBoxLayout(self)
         self._add_summary(layout)
         self._add_unreadable(layout)
@@ -301,7 +311,27 @@ class ImportPreviewDialog(QDialog):
                 check.setToolTip(suggestion.text)
                 box_layout.addWidget(check)
                 self.suggestion_checks.append((check, suggestion))
+            self._add_instructions_choice(box_layout)
             layout.addWidget(box)
+
+    def _add_instructions_choice(self, layout: QVBoxLayout) -> None:
+        """ "Use them as custom instructions instead", unticked; says so if it replaces some."""
+        text = "Use them as your custom instructions instead"
+        if not self._current.empty:
+            text += " (replaces the ones you have)"
+        self.instructions_check = QCheckBox(text, self)
+        self.instructions_check.setObjectName("importAsInstructions")
+        self.instructions_check.setToolTip(
+            "Assistant follows custom instructions in every chat (Edit > Custom Instructions…)"
+        )
+        self.instructions_check.toggled.connect(self._on_instructions_toggled)
+        layout.addWidget(self.instructions_check)
+
+    def _on_instructions_toggled(self, instead: bool) -> None:
+        for check, _ in self.suggestion_checks:
+            if instead:
+                check.setChecked(False)
+            check.setEnabled(not instead)
 
     def _add_conflicts(self, layout: QVBoxLayout) -> None:
         preview, plan = self.preview, self.preview.plan
@@ -367,31 +397,55 @@ class ImportPreviewDialog(QDialog):
         """The suggested memories the user ticked (none by default)."""
         return tuple(s for check, s in self.suggestion_checks if check.isChecked())
 
+    def chosen_instructions(self) -> Instructions | None:
+        """The export's custom instructions, if the user chose to use them (not by default)."""
+        if not self.suggestion_checks or not self.instructions_check.isChecked():
+            return None
+        return self.preview.plan.suggested_instructions()
 
-def import_file(parent: QWidget, workspace: Stores, path: str | None = None) -> None:
-    """Pick an export (unless given), preview it, and import it in the background."""
+
+def import_file(
+    parent: QWidget,
+    workspace: Workspace,
+    path: str | None = None,
+    instructions_set: Callable[[], None] | None = None,
+) -> None:
+    """Pick an export (unless given), preview it, and import it in the background.
+
+    `instructions_set` is called when the import replaced the custom instructions.
+    """
     if path is None:
         path = get_open_file_name(parent, "Import", str(Path.home()), IMPORT_FILTER)
         if not path:
             return
-    _ImportFlow(parent, workspace, Path(path)).start()
+    _ImportFlow(parent, workspace, Path(path), instructions_set).start()
 
 
-def import_folder(parent: QWidget, workspace: Stores) -> None:
+def import_folder(
+    parent: QWidget, workspace: Workspace, instructions_set: Callable[[], None] | None = None
+) -> None:
     """Pick an unpacked export folder, preview it, and import it in the background."""
     path = get_existing_directory(parent, "Import an export folder", str(Path.home()))
     if path:
-        _ImportFlow(parent, workspace, Path(path)).start()
+        _ImportFlow(parent, workspace, Path(path), instructions_set).start()
 
 
 class _ImportFlow(QObject):
     """One import: read with progress, preview, apply with progress, report; each cancellable."""
 
-    def __init__(self, parent: QWidget, workspace: Stores, path: Path) -> None:
+    def __init__(
+        self,
+        parent: QWidget,
+        workspace: Workspace,
+        path: Path,
+        instructions_set: Callable[[], None] | None,
+    ) -> None:
         super().__init__(parent)
         self._parent = parent
         self._workspace = workspace
         self._path = path
+        self._instructions_set = instructions_set
+        self._instructions_note = ""
         self._progress: QProgressDialog | None = None
         self._cancel = threading.Event()
 
@@ -436,7 +490,7 @@ class _ImportFlow(QObject):
         if self._cancel.is_set():
             self.deleteLater()
             return
-        dialog = ImportPreviewDialog(self._parent, preview)
+        dialog = ImportPreviewDialog(self._parent, preview, self._workspace.settings.instructions())
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.finished.connect(lambda result: self._on_previewed(dialog, preview.plan, result))
         dialog.open()
@@ -446,6 +500,9 @@ class _ImportFlow(QObject):
             self.deleteLater()
             return
         policy, suggestions, cancel = dialog.policy(), dialog.chosen_suggestions(), self._cancel
+        instructions = dialog.chosen_instructions()
+        if instructions is not None:
+            self._use_instructions(instructions)
         self._show_progress("Importing…", "importProgressDialog")
         assert self._progress is not None
         self._progress.setMaximum(max(plan.total + len(suggestions), 1))
@@ -458,6 +515,19 @@ class _ImportFlow(QObject):
             on_error=self._on_import_failed,
             on_progress=self._on_progress,
         )
+
+    def _use_instructions(self, instructions: Instructions) -> None:
+        """Make the export's custom instructions the user's (a small settings write)."""
+        replaced = not self._workspace.settings.instructions().empty
+        try:
+            self._workspace.set_instructions(instructions)
+        except AssistantError as exc:
+            self._instructions_note = f"; the custom instructions could not be saved ({exc})"
+            return
+        verb = "replaced" if replaced else "set"
+        self._instructions_note = f"; custom instructions {verb}"
+        if self._instructions_set is not None:
+            self._instructions_set()
 
     def _on_progress(self, done: int, total: int) -> None:
         if self._progress is not None:
@@ -473,7 +543,7 @@ class _ImportFlow(QObject):
 
     def _on_imported(self, plan: ImportPlan, result: ImportResult) -> None:
         self._close_progress()
-        text = result.summary()
+        text = result.summary() + self._instructions_note
         if plan.unreadable:
             text += f"; {counted(len(plan.unreadable), 'conversation')} could not be read"
         show_info(self._parent, "Import finished", text)

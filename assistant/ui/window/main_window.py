@@ -9,117 +9,54 @@ the input box are modules of their own; this one wires them to the panes and the
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QRect, QThread, QThreadPool, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QPalette, QResizeEvent, QShowEvent
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QMoveEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
-    QFrame,
-    QHBoxLayout,
     QLabel,
     QMainWindow,
-    QMessageBox,
-    QPushButton,
     QSplitter,
-    QStackedWidget,
-    QVBoxLayout,
     QWidget,
 )
 
-from assistant import APP_NAME, __version__
+from assistant import APP_NAME
 from assistant.errors import AssistantError
 from assistant.paths import settings_file
 from assistant.settings import PROVIDERS, read_ui_state
 from assistant.ui import theme
-from assistant.ui.chat.composer import Composer
+from assistant.ui.chat.pane import ChatPane
 from assistant.ui.debounce import Debounced
 from assistant.ui.shutdown import release_when_finished, stop_thread
 from assistant.ui.transfer.drop import ImportDropFilter
 from assistant.ui.window import geometry as window_geometry
+from assistant.ui.window.help import show_about, show_shortcuts
+from assistant.ui.window.loader import WorkspaceLoader
 from assistant.ui.window.menu import MainMenu
 from assistant.ui.window.side_panes import SidePane, SidePanes
 from assistant.ui.window.status_bar import StatusBar
+from assistant.ui.window.transfer_actions import connect_transfers
+from assistant.ui.window.welcome import welcome_panel
 from assistant.ui.wording import count
 
 if TYPE_CHECKING:
-    from assistant.memory import Conversation
-    from assistant.ui.worker import AgentEvent
+    from assistant.knowledge import Citation, KnowledgeEvent
     from assistant.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
-TITLE_WORDS = 7
 LIST_REFRESH_MS = 250
-TEXT_FLUSH_MS = 30
 NOTICE_MS = 15000  # how long a notice stays in the status bar
 PAINT_FIRST_MS = 15  # the frame paints before the loader thread competes for the interpreter
 LIST_MIN_WIDTH = 200  # fits the "New chat" and "Temporary chat" buttons
 SIDEBAR_MIN_WIDTH = 260
-CHAT_MIN_WIDTH = 320
 MIN_WIDTH = 640
 MIN_HEIGHT = 420
 # Below these window widths a pane folds away by itself (and comes back when there is room).
 MEMORY_PANE_FOLDS_BELOW = 1000
 LIST_PANE_FOLDS_BELOW = 760
-TEMPORARY_NOTICE = (
-    "Temporary chat: it does not use or add to your long-term memory, and it is deleted "
-    "when you leave it or quit."
-)
-
-WELCOME = f"""
-<h2>Welcome to {APP_NAME}</h2>
-<p>{APP_NAME} is a personal assistant that <b>remembers</b>: what you tell it becomes
-long-term memory you can browse, search, pin, edit and forget in the panel on the right.</p>
-<p>To start chatting, connect a model:</p>
-<ul>
-<li><b>OpenAI</b>: paste your API key. It is kept in your system keyring, never in a file.</li>
-<li><b>Ollama</b> or <b>LM Studio</b> on this computer: choose the preset; no key needed.</li>
-<li>Any other <b>OpenAI-compatible server</b>: enter its URL.</li>
-</ul>
-<p>Your memories can be browsed without a connection.</p>
-"""
-
-
-class WorkspaceLoader(QThread):
-    """Opens a data directory off the GUI thread; emits `opened` or `failed` once.
-
-    It owns the workspace it opened until a window takes it (sets `workspace` to None);
-    `close_unclaimed` closes it if none did. Parentless, so that no window can destroy it
-    while it runs (see `shutdown`).
-    """
-
-    opened = Signal(object)  # Workspace
-    failed = Signal(str)
-
-    def __init__(self, root: Path) -> None:
-        super().__init__()
-        self.root = root
-        self.workspace: Workspace | None = None
-
-    def close_unclaimed(self) -> None:
-        """Close the opened workspace if no window took it (it was closed meanwhile)."""
-        if self.workspace is not None:
-            self.workspace.close()
-            self.workspace = None
-
-    def run(self) -> None:
-        """Import the stores and open them (the slow part of a start)."""
-        try:
-            from assistant.workspace import Workspace
-
-            self.workspace = Workspace.open(self.root)
-        except OSError as exc:
-            self.failed.emit(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
-        except AssistantError as exc:
-            self.failed.emit(str(exc))
-        except Exception as exc:  # shown to the user: the window has nothing else to show
-            log.exception("Could not open %s", self.root)
-            self.failed.emit(str(exc) or type(exc).__name__)
-        else:
-            self.opened.emit(self.workspace)
 
 
 class MainWindow(QMainWindow):
@@ -133,9 +70,6 @@ class MainWindow(QMainWindow):
     ready = Signal()
     open_failed = Signal(str)
     workspace: Workspace  # set by `attach`; nothing that uses it can be reached before
-    _submit = Signal(str, str)
-    _edit = Signal(str, str, str)
-    _retry = Signal(str)
     _embed = Signal()
     _maintain = Signal()
 
@@ -143,17 +77,11 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.setWindowTitle(APP_NAME)
         self.setMinimumSize(MIN_WIDTH, MIN_HEIGHT)
-        self._busy = False
-        self._busy_with: str | None = None  # the conversation being answered
         self._attached = False  # the workspace is ours to close
         self._ready = False  # and every pane is built on it
         self._closed = False
         self._loader: WorkspaceLoader | None = None
-        self._current: str | None = None
-        self._leave_later: set[str] = set()  # to delete once its reply has ended
-        self._placed = False  # kept on the screen once shown (the frame's size is known then)
-        self._pending_text: list[str] = []
-        self._flush_text = Debounced(TEXT_FLUSH_MS, self._show_pending_text, self, throttled=True)
+        self._placed = False  # kept on the screen once shown and framed by the window manager
 
         self.splitter = QSplitter()  # horizontal; the Qt namespace (40 ms) is not needed yet
         self.splitter.setObjectName("paneSplitter")
@@ -220,7 +148,7 @@ class MainWindow(QMainWindow):
         from assistant.ui.chat.code_highlight import warm_up as warm_up_highlighting
         from assistant.ui.chat.find_bar import FindBar
         from assistant.ui.chat.memory_edit_lines import MemoryEditLines
-        from assistant.ui.chat.reply_log import ReplyLog
+        from assistant.ui.chat.session import ChatSession
         from assistant.ui.chat.view import ChatView
         from assistant.ui.conversations.pane import ConversationPane
         from assistant.ui.memory.sidebar import MemorySidebar
@@ -233,15 +161,11 @@ class MainWindow(QMainWindow):
         self.conversations.setMinimumWidth(LIST_MIN_WIDTH)
         self.sidebar = MemorySidebar(workspace, self.bridge, self)
         self.sidebar.setMinimumWidth(SIDEBAR_MIN_WIDTH)
-        self.chat = ChatView(self._memory_text, workspace.conversations.load, self.stack)
+        self.chat = ChatView(self._memory_text, self.stack)
         self.memory_edits = MemoryEditLines(self.chat, workspace.memory, self)
-        self.reply_log = ReplyLog()
-        self.find_bar = FindBar(self.chat, self._chat_pane, before_find=self.chat.load_all)
-        self._chat_layout.insertWidget(1, self.find_bar)  # above the chat
-        self.stack.addWidget(self.chat)
-        self.stack.addWidget(self._build_welcome())
-        self.stack.removeWidget(self._blank)
-        self._blank.deleteLater()
+        self.find_bar = FindBar(self.chat, self.chat_pane, before_find=self.chat.load_all)
+        self.welcome = welcome_panel(self.open_settings, self.stack)
+        self.chat_pane.fill(self.chat, self.welcome, above_chat=self.find_bar)
         layout = self.splitter.saveState()  # as restored, or as the user has just dragged it
         for index, pane in ((0, self.conversations), (2, self.sidebar)):
             placeholder = self.splitter.replaceWidget(index, pane)
@@ -250,6 +174,11 @@ class MainWindow(QMainWindow):
         self.splitter.restoreState(layout)
         self.side_panes.apply(self.width())
         self._start_worker(workspace)
+        self.session = ChatSession(
+            self.worker, workspace.conversations, self.chat, self.memory_edits, self
+        )
+        self._start_knowledge(workspace)
+        workspace.mcp.start()  # the MCP servers start in a thread of their own
         QThreadPool.globalInstance().start(warm_up_highlighting)
         self._connect()
         for action in self.menu.workspace_actions:
@@ -289,75 +218,26 @@ class MainWindow(QMainWindow):
 
     # -- building --------------------------------------------------------------------------------
 
-    def _build_chat(self) -> QWidget:
-        pane = QWidget(self)
-        self._chat_pane = pane
-        pane.setMinimumWidth(CHAT_MIN_WIDTH)
-        self.stack = QStackedWidget(pane)
-        self._blank = QFrame(pane)  # framed like the chat view, until that is there
-        self._blank.setFrameShape(QFrame.Shape.StyledPanel)
-        self.stack.addWidget(self._blank)
-        self.stack.setCurrentWidget(self._blank)
-        self.temporary_banner = QLabel(TEMPORARY_NOTICE, pane)
-        self.temporary_banner.setObjectName("temporaryBanner")
-        self.temporary_banner.setWordWrap(True)
-        self.temporary_banner.setAccessibleName("Temporary chat")
-        self.temporary_banner.setContentsMargins(8, 4, 8, 4)
-        self.temporary_banner.setAutoFillBackground(True)
-        self.temporary_banner.setBackgroundRole(QPalette.ColorRole.ToolTipBase)
-        self.temporary_banner.setForegroundRole(QPalette.ColorRole.ToolTipText)
-        self.temporary_banner.hide()
-        self.composer = Composer(pane)
+    def _build_chat(self) -> ChatPane:
+        self.chat_pane = pane = ChatPane(self)
+        self.stack = pane.stack
+        self.temporary_banner = pane.temporary_banner
+        self.composer = pane.composer
         self.input = self.composer.input
         self.send_button = self.composer.send_button
         self.stop_button = self.composer.stop_button
-        pane_buttons = QHBoxLayout()
-        pane_buttons.setContentsMargins(0, 0, 0, 0)
-        self.list_toggle = _pane_button("☰", "Show or hide the conversations (Ctrl+Shift+L)", pane)
-        self.list_toggle.setObjectName("conversationsPaneButton")
-        self.list_toggle.setAccessibleName("Conversations pane")
-        self.memory_toggle = _pane_button("◆", "Show or hide the memory (Ctrl+Shift+M)", pane)
-        self.memory_toggle.setObjectName("memoryPaneButton")
-        self.memory_toggle.setAccessibleName("Memory pane")
-        pane_buttons.addWidget(self.list_toggle)
-        pane_buttons.addWidget(self.temporary_banner, 1)
-        pane_buttons.addStretch(0)  # takes the room while there is no banner
-        pane_buttons.addWidget(self.memory_toggle)
-        layout = QVBoxLayout(pane)
-        layout.setContentsMargins(4, 4, 4, 8)
-        layout.addLayout(pane_buttons)
-        layout.addWidget(self.stack, 1)
-        layout.addWidget(self.composer)
-        self._chat_layout = layout
+        self.list_toggle = pane.list_toggle
+        self.memory_toggle = pane.memory_toggle
         return pane
-
-    def _build_welcome(self) -> QWidget:
-        self.welcome = QWidget(self.stack)
-        self.welcome.setObjectName("welcomePanel")
-        text = QLabel(WELCOME, self.welcome)  # rich text, recognized by its tags
-        text.setWordWrap(True)
-        open_settings = QPushButton("Connect a model…", self.welcome)
-        open_settings.setObjectName("welcomeSettingsButton")
-        open_settings.setAccessibleDescription(
-            "Opens Settings to connect to OpenAI, Ollama, LM Studio or another server"
-        )
-        open_settings.clicked.connect(self.open_settings)
-        button_row = QHBoxLayout()
-        button_row.addWidget(open_settings)
-        button_row.addStretch(1)
-        layout = QVBoxLayout(self.welcome)
-        layout.setContentsMargins(40, 30, 40, 30)
-        layout.addWidget(text)
-        layout.addLayout(button_row)
-        layout.addStretch(1)
-        return self.welcome
 
     def _connect_frame(self) -> None:
         """What works before the workspace is open: quitting, panes, themes, help."""
         menu = self.menu
         menu.quit.triggered.connect(self.close)
-        menu.about.triggered.connect(self._about)
-        menu.shortcuts.triggered.connect(self._show_shortcuts)
+        menu.about.triggered.connect(
+            lambda: show_about(self, self.workspace.root if self._attached else None)
+        )
+        menu.shortcuts.triggered.connect(lambda: show_shortcuts(self, menu.shortcut_rows()))
         menu.focus_input.triggered.connect(self.input.setFocus)
         self.side_panes = SidePanes(
             self.splitter,
@@ -384,28 +264,36 @@ class MainWindow(QMainWindow):
         self.thread_.setObjectName("agentThread")
         self.worker = AgentWorker(workspace)
         self.worker.moveToThread(self.thread_)
-        self._submit.connect(self.worker.submit)
-        self._edit.connect(self.worker.edit)
-        self._retry.connect(self.worker.retry)
         self._embed.connect(self.worker.embed_missing)
         self._maintain.connect(self.worker.maintain)
-        self.worker.agent_event.connect(self._on_agent_event)
-        self.worker.busy_changed.connect(self._set_busy)
         self.worker.upkeep_changed.connect(self.status.set_upkeep)
         self.worker.progress.connect(self._on_progress)
         self.thread_.start()
         self._maintain.emit()
 
+    def _start_knowledge(self, workspace: Workspace) -> None:
+        """Keep the knowledge folders' index up to date in the background."""
+        from assistant.ui.knowledge.bridge import KnowledgeBridge
+
+        self.knowledge = KnowledgeBridge(workspace.knowledge, self)
+        self.knowledge.changed.connect(self._on_knowledge)
+        self.knowledge.start()
+
     def _connect(self) -> None:
         menu = self.menu
         menu.new.triggered.connect(self._on_new)
         menu.new_temporary.triggered.connect(self._on_new_temporary)
-        menu.import_.triggered.connect(self._import)
-        menu.import_folder.triggered.connect(self._import_folder)
-        menu.export.triggered.connect(self._export)
-        menu.export_conversation.triggered.connect(self._export_conversation)
-        menu.copy_conversation.triggered.connect(self._copy_conversation)
+        connect_transfers(
+            self,
+            menu,
+            self.workspace,
+            lambda: self.session.conversation_id,
+            lambda text, ms: self.statusBar().showMessage(text, ms or NOTICE_MS),
+            instructions_set=self.sidebar.refresh_instructions,
+        )
         menu.settings.triggered.connect(self.open_settings)
+        menu.instructions.triggered.connect(self.open_instructions)
+        menu.knowledge.triggered.connect(self.open_knowledge)
         menu.find.triggered.connect(self.find_bar.open_bar)
         menu.search.triggered.connect(self.search_conversations)
         menu.memory_timeline.triggered.connect(self.sidebar.show_timeline)
@@ -417,16 +305,20 @@ class MainWindow(QMainWindow):
         self.input.send.connect(self.send)
         self.stop_button.clicked.connect(self.stop)
         self.input.stop.connect(self._on_escape)
-        self.chat.retry_requested.connect(self.retry)
-        self.chat.regenerate_requested.connect(self.regenerate)
         self.chat.edit_requested.connect(self._begin_edit)
-        self.chat.branch_requested.connect(self._show_branch)
         self.chat.copied.connect(lambda what: self.statusBar().showMessage(what, 3000))
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
+        self.chat.citation_clicked.connect(self._open_citation)
         self.sidebar.source_requested.connect(self.show_message)
+        session = self.session
+        session.busy_changed.connect(self._set_busy)
+        session.connection.connect(self._on_connection)
+        session.notice.connect(self._show_notice)
+        session.conversation_changed.connect(self.sidebar.set_conversation)
+        self.bridge.conversation_written.connect(session.on_written)
         # Coalesce: a turn saves several messages, the list needs one refresh.
-        self._refresh_list = Debounced(LIST_REFRESH_MS, self.conversations.refresh, self)
-        self.bridge.conversation_changed.connect(self._refresh_list.trigger)
+        self._refresh_list = Debounced(LIST_REFRESH_MS, self.conversations.refresh_later, self)
+        session.listing_changed.connect(self._refresh_list.trigger)
         self.bridge.memory_changed.connect(lambda _change: self._update_status())
         self.bridge.notice.connect(self._show_notice)
 
@@ -457,42 +349,13 @@ class MainWindow(QMainWindow):
         self.new_conversation(temporary=True)
 
     def _show_conversation(self, conversation_id: str | None) -> None:
-        previous = self._current
-        self._current = conversation_id
-        self._pending_text.clear()
         self.composer.end_edit()
-        if previous is not None and previous != conversation_id:
-            self._leave(previous)
-        conversation = (
-            None if conversation_id is None else self.workspace.conversations.load(conversation_id)
-        )
-        if conversation is not None and self._is_answering(conversation_id):
-            self.reply_log.show(self.chat, conversation)  # the reply so far; the rest streams in
-        else:
-            self.chat.show_conversation(conversation)
+        conversation = self.session.open(conversation_id)
         self.temporary_banner.setVisible(conversation is not None and conversation.temporary)
-        self.sidebar.set_conversation(conversation_id)
         self._show_welcome_if_needed()
         hit = None if conversation_id is None else self.conversations.content_hit(conversation_id)
         if hit is not None:  # found by what was said in it: open it there
             self.chat.scroll_to_message(hit)
-
-    def _is_answering(self, conversation_id: str | None) -> bool:
-        return self._busy and conversation_id is not None and conversation_id == self._busy_with
-
-    def _leave(self, conversation_id: str) -> None:
-        """Leaving a conversation: a temporary or empty one is deleted (after its reply)."""
-        store = self.workspace.conversations
-        if not store.exists(conversation_id):
-            return
-        conversation = store.load(conversation_id)
-        if not (conversation.temporary or store.is_empty(conversation_id)):
-            return
-        if self._is_answering(conversation_id):
-            self._leave_later.add(conversation_id)
-            return
-        self._delete_quietly(conversation_id)
-        self._refresh_list.trigger()
 
     def _delete_quietly(self, conversation_id: str) -> None:
         try:
@@ -503,14 +366,8 @@ class MainWindow(QMainWindow):
     def show_message(self, conversation_id: str, message_id: str) -> None:
         """Open a conversation at a message (on the branch that holds it)."""
         self.conversations.select(conversation_id)
-        if self._current != conversation_id or self.chat.scroll_to_message(message_id):
-            return
-        conversation = self.workspace.conversations.load(conversation_id)
-        if any(m.id == message_id for m in conversation.messages) and not self._busy:
-            leaf = conversation.newest_leaf_under(message_id)
-            self.workspace.conversations.set_leaf(conversation_id, leaf)
-            self.chat.show_conversation(self.workspace.conversations.load(conversation_id))
-            self.chat.scroll_to_message(message_id)
+        if self.session.conversation_id == conversation_id:
+            self.session.show_message(message_id)
 
     def search_conversations(self) -> None:
         """Ctrl+K: find a message in any conversation and open it there."""
@@ -521,16 +378,6 @@ class MainWindow(QMainWindow):
         dialog.exec()
         dialog.deleteLater()
 
-    def _show_branch(self, message_id: str) -> None:
-        """Show the branch through a sibling message (its newest continuation)."""
-        if self._current is None or self._busy:
-            return
-        store = self.workspace.conversations
-        store.set_leaf(self._current, store.load(self._current).newest_leaf_under(message_id))
-        position = self.chat.verticalScrollBar().value()
-        self.chat.show_conversation(store.load(self._current))
-        self.chat.verticalScrollBar().setValue(position)
-
     def _memory_text(self, memory_id: str) -> str | None:
         item = self.workspace.memory.get(memory_id)
         return None if item is None or item.state == "forgotten" else item.text
@@ -540,142 +387,49 @@ class MainWindow(QMainWindow):
     def send(self) -> None:
         """Send the input's text (a new version of a message while editing one)."""
         text = self.input.toPlainText().strip()
-        if not text or self._busy:
+        if not text or self.session.busy:
             return
         if not self.workspace.is_configured():
             self._show_welcome_if_needed()
             self.open_settings()
             return
-        from assistant.memory import DEFAULT_TITLE
-
-        cid = self._current or self.new_conversation()
-        conversation = self.workspace.conversations.load(cid)
+        if self.session.conversation is None:
+            self.new_conversation()
         edited = self.composer.editing
-        if edited is not None and any(m.id == edited for m in conversation.messages):
-            parent = next(m.parent_id for m in conversation.messages if m.id == edited)
-            self._start_reply(cid, dataclasses.replace(conversation, leaf_id=parent), text)
-            self._edit.emit(cid, edited, text)
-        else:
-            if conversation.title == DEFAULT_TITLE and not conversation.messages:
-                self.workspace.conversations.rename(cid, _title_from(text))
-            self._start_reply(cid, None, text)
-            self._submit.emit(cid, text)
+        if (edited is None or not self.session.edit(edited, text)) and not self.session.send(text):
+            return
         self.composer.end_edit()
         self.input.clear()
 
-    def retry(self) -> None:
-        """Answer the last message of the current branch again."""
-        if self._busy or self._current is None:
-            return
-        branch = self.workspace.conversations.load(self._current).branch()
-        last_user = next((m for m in reversed(branch) if m.role == "user"), None)
-        if last_user is not None:
-            self.regenerate(last_user.id)
-
-    def regenerate(self, user_message_id: str) -> None:
-        """Write a new reply to a user message; the earlier reply stays as a branch."""
-        if self._busy or self._current is None:
-            return
-        conversation = self.workspace.conversations.load(self._current)
-        if all(m.id != user_message_id for m in conversation.messages):
-            return
-        self.workspace.conversations.set_leaf(self._current, user_message_id)
-        self._start_reply(self._current, dataclasses.replace(conversation, leaf_id=user_message_id))
-        self._retry.emit(self._current)
-
-    def _start_reply(
-        self, cid: str, shown: Conversation | None, user_text: str | None = None
-    ) -> None:
-        """Show the conversation as it will be answered, then wait for the reply."""
-        self.stack.setCurrentWidget(self.chat)
-        if shown is not None:
-            self.chat.show_conversation(shown, replying=user_text is None)
-        if user_text is not None:
-            self.chat.add_user_message(user_text)
-        else:
-            self.chat.start_reply()
-        self._busy_with = cid
-        self.reply_log.start(cid)
-        self._set_busy(True)
-
     def _begin_edit(self, message_id: str, text: str) -> None:
-        if not self._busy:
+        if not self.session.busy:
             self.composer.begin_edit(message_id, text)
 
     def stop(self) -> None:
         """Cancel the reply being written (memory upkeep goes on)."""
-        if self._busy:
-            self.worker.cancel()
+        self.session.stop()
 
     def _on_escape(self) -> None:
-        if self._busy:
+        if self.session.busy:
             self.stop()
         elif self.composer.editing is not None:
             self.composer.end_edit()
 
-    def _show_pending_text(self) -> None:
-        self._flush_text.cancel()
-        if self._pending_text:
-            self.chat.append_delta("".join(self._pending_text))
-            self._pending_text.clear()
-
     def _set_busy(self, busy: bool) -> None:
-        self._busy = busy
         self.send_button.setEnabled(not busy)
         self.stop_button.setEnabled(busy)
         if busy:
-            self.connection_label.setText("Thinking…")
-            return
-        self._busy_with = None
-        for cid in list(self._leave_later):
-            self._leave_later.discard(cid)
-            if cid != self._current:
-                self._delete_quietly(cid)
-                self._refresh_list.trigger()
+            self.stack.setCurrentWidget(self.chat)
+
+    def _on_connection(self, text: str, tip: str) -> None:
+        self.connection_label.setText(text)
+        if tip:
+            self.connection_label.setToolTip(tip)
 
     def _show_notice(self, text: str) -> None:
         # Notices often come in twos (a server's first turn): keep the one still showing.
         shown = self.statusBar().currentMessage()
         self.statusBar().showMessage(f"{shown}  ·  {text}" if shown else text, NOTICE_MS)
-
-    def _on_agent_event(self, event: AgentEvent) -> None:
-        from assistant.ui.worker import events  # loaded by then; the frame shows without it
-
-        if isinstance(event, events.Notice):
-            self._show_notice(event.text)
-            return
-        self.reply_log.record(event)
-        if event.conversation_id != self._current:
-            if isinstance(event, events.MemoryEdited):  # its line shows with the conversation
-                self.memory_edits.record(event.conversation_id, event.edit)
-            return
-        if isinstance(event, events.Waiting):
-            self.connection_label.setText(f"Waiting for the model… {event.seconds:.0f} s")
-            return
-        if isinstance(event, events.TextDelta):
-            self.connection_label.setText("Thinking…")
-            # Chunks can arrive faster than the screen refreshes: show them in batches.
-            self._pending_text.append(event.text)
-            self._flush_text.trigger()
-            return
-        self._show_pending_text()
-        if isinstance(event, events.ToolCallStarted):
-            self.chat.start_tool_call(event.call_id, event.name, event.arguments)
-        elif isinstance(event, events.ToolCallFinished):
-            self.chat.finish_tool_call(event.call_id, event.result, event.ok)
-        elif isinstance(event, events.MemoryEdited):
-            self.memory_edits.show(event.conversation_id, event.edit)
-        elif isinstance(event, events.Finished | events.Failed | events.Cancelled):
-            saved = self.workspace.conversations.load(event.conversation_id)
-            error = event.error if isinstance(event, events.Failed) else None
-            self.chat.finish_reply(saved, error)
-            if isinstance(event, events.Finished):
-                self.connection_label.setText("Connected")
-            elif isinstance(event, events.Failed):
-                self.connection_label.setText("Connection problem")
-                self.connection_label.setToolTip(event.error)
-            else:
-                self.connection_label.setText("Stopped")
 
     # -- settings, status ------------------------------------------------------------------------
 
@@ -689,6 +443,43 @@ class MainWindow(QMainWindow):
             self._show_welcome_if_needed()
             self._embed.emit()
 
+    def open_instructions(self) -> None:
+        """Edit the custom instructions; on Save, keep them and show them in the sidebar."""
+        from PySide6.QtWidgets import QMessageBox
+
+        from assistant.ui.settings.instructions import InstructionsDialog
+
+        instructions = self.workspace.settings.instructions()
+        while True:
+            dialog = InstructionsDialog(instructions, self)
+            if not dialog.exec():
+                return
+            instructions = dialog.instructions()
+            try:
+                self.workspace.set_instructions(instructions)
+            except AssistantError as exc:  # said, and the dialog opens again with the texts
+                QMessageBox.warning(self, "Custom instructions not saved", str(exc))
+                continue
+            self.sidebar.refresh_instructions()
+            return
+
+    def open_knowledge(self) -> None:
+        """Show the knowledge folders, their rules, progress and files."""
+        from assistant.ui.knowledge.page import KnowledgeDialog
+
+        KnowledgeDialog(self.knowledge, self).exec()
+
+    def _open_citation(self, citation: Citation) -> None:
+        from assistant.ui.knowledge.opening import open_citation
+
+        open_citation(citation, self)
+
+    def _on_knowledge(self, event: KnowledgeEvent) -> None:
+        what = "Reading files" if event.phase == "reading" else "Preparing file search"
+        self.status.set_progress(what, event.done, event.total if event.done < event.total else 0)
+        if event.problem:
+            self._show_notice(event.problem)
+
     def set_theme(self, name: str) -> None:
         """Use theme `name` ("system", "light", "dark") now and from the next start."""
         theme.apply(name)
@@ -699,9 +490,8 @@ class MainWindow(QMainWindow):
             self.workspace.settings.ui_state["theme"] = name
 
     def _show_welcome_if_needed(self) -> None:
-        empty = (
-            self._current is None or not self.workspace.conversations.load(self._current).messages
-        )
+        shown = self.session.conversation
+        empty = shown is None or not shown.messages
         show = not self.workspace.is_configured() and empty
         self.stack.setCurrentWidget(self.welcome if show else self.chat)
 
@@ -733,72 +523,25 @@ class MainWindow(QMainWindow):
         if total <= 0:
             self._update_status()
 
-    def _import(self) -> None:
-        from assistant.ui.transfer.dialogs import import_file
-
-        import_file(self, self.workspace)
-
-    def _import_folder(self) -> None:
-        from assistant.ui.transfer.dialogs import import_folder
-
-        import_folder(self, self.workspace)
-
     def _import_dropped(self, path: Path) -> None:
         """An export dropped on the window: import it once the data is open."""
         if self.workspace is None or not self.action_import.isEnabled():
             return
         from assistant.ui.transfer.dialogs import import_file
 
-        import_file(self, self.workspace, str(path))
+        import_file(self, self.workspace, str(path), self.sidebar.refresh_instructions)
 
     def import_path(self, path: str) -> None:
         """Preview and import `path` (handed over by `assistant import`), once the data is open."""
         from assistant.ui.transfer.dialogs import import_file
 
+        def start() -> None:
+            import_file(self, self.workspace, path, self.sidebar.refresh_instructions)
+
         if self._ready:
-            import_file(self, self.workspace, path)
+            start()
         else:
-            self.ready.connect(lambda: import_file(self, self.workspace, path))
-
-    def _export(self) -> None:
-        from assistant.ui.transfer.dialogs import export_conversations
-
-        export_conversations(self, self.workspace, self._current)
-
-    def _export_conversation(self) -> None:
-        from assistant.ui.transfer.conversation_export import export_conversation
-
-        if self._current is not None:
-            export_conversation(self, self.workspace.conversations, self._current, self._show_saved)
-
-    def _show_saved(self, path: str) -> None:
-        self.statusBar().showMessage(f"Saved to {path}", NOTICE_MS)
-
-    def _copy_conversation(self) -> None:
-        from assistant.ui.transfer.conversation_export import copy_conversation
-
-        if self._current is not None:
-            copy_conversation(self.workspace.conversations, self._current)
-            self.statusBar().showMessage("Conversation copied as Markdown", 3000)
-
-    def _about(self) -> None:
-        QMessageBox.about(
-            self,
-            f"About {APP_NAME}",
-            f"<b>{APP_NAME} {__version__}</b><p>A desktop personal assistant that remembers.</p>"
-            + (f"<p>Your data: {self.workspace.root}</p>" if self._attached else ""),
-        )
-
-    def _show_shortcuts(self) -> None:
-        rows = "".join(
-            f"<tr><td>{what}</td><td>&nbsp;&nbsp;<b>{keys}</b></td></tr>"
-            for what, keys in self.menu.shortcut_rows()
-        )
-        box = QMessageBox(self)
-        box.setObjectName("shortcutsDialog")
-        box.setWindowTitle("Keyboard shortcuts")
-        box.setText(f"<table>{rows}</table>")
-        box.exec()
+            self.ready.connect(start)
 
     # -- layout and closing ----------------------------------------------------------------------
 
@@ -822,11 +565,22 @@ class MainWindow(QMainWindow):
         self.move(fitted.topLeft())
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
-        """Once the window has its frame, make sure all of it is on the screen."""
+        """Once shown, make sure all of the window is on the screen."""
         super().showEvent(event)
-        if not self._placed:
-            self._placed = True
-            self.keep_on_screen()
+        self._place()
+
+    def moveEvent(self, event: QMoveEvent) -> None:  # noqa: N802
+        """On X11 the window manager adds the frame after the window is shown (and moves it):
+        fit the window again then, title bar included (its status bar was below the screen)."""
+        super().moveEvent(event)
+        self._place()
+
+    def _place(self) -> None:
+        if self._placed or not self.isVisible():
+            return
+        self.keep_on_screen()
+        framed = self.frameGeometry() != self.geometry()
+        self._placed = framed or self.windowHandle() is None or _no_frames()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         """Fold or unfold the side panes for the new width."""
@@ -854,12 +608,8 @@ class MainWindow(QMainWindow):
         self.workspace.settings.save(settings_file(self.workspace.root))
 
     def _end_session(self) -> None:
-        """On quit, once the reply has stopped: delete a temporary or empty chat."""
-        if self._current is not None:
-            self._leave_later.discard(self._current)
-            self._busy = False
-            self._leave(self._current)
-        for cid in self._leave_later:
+        """On quit, once the worker has stopped: delete a temporary or empty chat."""
+        for cid in self.session.leftovers():
             self._delete_quietly(cid)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
@@ -890,11 +640,18 @@ class MainWindow(QMainWindow):
                 log.warning("Could not save the window layout: %s", exc)
         if hasattr(self, "bridge"):
             self.bridge.disconnect_stores()
+        if hasattr(self, "knowledge"):
+            self.knowledge.stop()
         if stopped:
             self.workspace.close()
         else:
             log.warning("Background work is still running; the data closes when it is done")
             release_when_finished(self.thread_, self.workspace.close, jobs=True, keep=self.worker)
+
+
+def _no_frames() -> bool:
+    """Whether windows get no frame here (off-screen, or a platform without decorations)."""
+    return QGuiApplication.platformName() in ("offscreen", "minimal", "minimalegl")
 
 
 def _placeholder(text: str, min_width: int, parent: QWidget) -> QLabel:
@@ -903,21 +660,3 @@ def _placeholder(text: str, min_width: int, parent: QWidget) -> QLabel:
     theme.set_muted(label)
     label.setMinimumWidth(min_width)
     return label
-
-
-def _pane_button(text: str, tip: str, parent: QWidget) -> QPushButton:
-    """A small checkable button that shows or hides a side pane."""
-    button = QPushButton(text, parent)
-    button.setCheckable(True)
-    button.setChecked(True)
-    button.setToolTip(tip)
-    button.setAccessibleDescription(tip)
-    button.setFlat(True)
-    button.setMaximumWidth(button.fontMetrics().horizontalAdvance(text) + 24)
-    return button
-
-
-def _title_from(text: str) -> str:
-    words = text.split()
-    title = " ".join(words[:TITLE_WORDS])
-    return title + ("…" if len(words) > TITLE_WORDS else "")

@@ -54,6 +54,14 @@ class MainMenu:
             "&Search all conversations…", "actionSearch", "Find a message in any conversation"
         )
         self.settings = action("&Settings…", "actionSettings", "Connect a model, memory options")
+        self.instructions = action(
+            "Custom &Instructions…",
+            "actionInstructions",
+            "What Assistant should know about you, and how it should answer",
+        )
+        self.knowledge = action(
+            "&Knowledge folders…", "actionKnowledge", "Folders of files Assistant can search"
+        )
         self.focus_input = action("Focus the &message box", "actionFocusInput")
         self.stop = action("S&top the reply", "actionStop")
         self.next_conversation = action("&Next conversation", "actionNextConversation")
@@ -88,6 +96,8 @@ class MainMenu:
             self.find,
             self.search,
             self.settings,
+            self.instructions,
+            self.knowledge,
             self.next_conversation,
             self.previous_conversation,
             self.stop,
@@ -110,7 +120,7 @@ class MainMenu:
         edit_menu.addSeparator()
         edit_menu.addActions([self.find, self.search])
         edit_menu.addSeparator()
-        edit_menu.addAction(self.settings)
+        edit_menu.addActions([self.settings, self.instructions, self.knowledge])
         view_menu = bar.addMenu("&View")
         view_menu.addActions([self.show_conversations, self.show_memory, self.memory_timeline])
         view_menu.addSeparator()

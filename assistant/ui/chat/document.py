@@ -1,0 +1,420 @@
+"""The chat's document writer: a conversation's messages as blocks of one rich-text document.
+
+Each message shows with its actions as links under it (copy, copy as text, edit, regenerate)
+and "< 2/3 >" when it has siblings; tool calls show as one line in words that a click expands
+(in place); the memories a reply saw, and the places in files it read, show as chips under it;
+errors offer Retry. The writer
+remembers where each message is and its Markdown (for the copy links); the view scrolls, the
+reply in progress (`reply.py`) streams.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from PySide6.QtGui import (
+    QFont,
+    QPalette,
+    QTextBlock,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFrameFormat,
+)
+
+from assistant.knowledge import Citation, citations_in
+from assistant.memory import Conversation, Message
+from assistant.ui import theme
+from assistant.ui.chat.markdown import MarkdownRenderer
+from assistant.ui.chat.tool_summary import MemoryLookup, summarize
+from assistant.ui.wording import shorten
+
+Versions = dict[str, list[Message]]  # message id -> it and its siblings (`Conversation.versions`)
+CHIP_CHARS = 40
+TOOL_MARK = "▸"  # a tool line starts with it (DESIGN.md); "▾" when expanded
+ERROR_MARK = "⚠"
+KEEP = QTextCursor.MoveMode.KeepAnchor
+
+
+def turns(branch: list[Message]) -> list[list[Message]]:
+    """The branch as turns: each user message alone, then the replies and tool results."""
+    groups: list[list[Message]] = []
+    for message in branch:
+        if message.role == "user" or not groups or groups[-1][0].role == "user":
+            groups.append([message])
+        else:
+            groups[-1].append(message)
+    return groups
+
+
+class ChatDocument:
+    """Writes messages into `document` in the colours of `palette()`.
+
+    `positions` says where each message (or whole reply) is shown, `texts` its Markdown;
+    `aliases` maps the key of a message shown before it was saved to its id. Lines about the
+    conversation (`lines_chars` characters) sit at the document's end, under it.
+    """
+
+    def __init__(
+        self,
+        document: QTextDocument,
+        palette: Callable[[], QPalette],
+        memory_text: MemoryLookup,
+        renderer: MarkdownRenderer,
+    ) -> None:
+        self.document = document
+        self._palette = palette
+        self._memory_text = memory_text
+        self.renderer = renderer
+        self.positions: dict[str, int] = {}  # message id -> where it is shown
+        self.texts: dict[str, str] = {}  # message id -> its Markdown, for the copy links
+        self.aliases: dict[str, str] = {}  # key of a message shown before it was saved -> id
+        self.expanded: set[str] = set()  # the tool calls shown with their details
+        self.citations: list[Citation] = []  # the file chips' places, by their link's number
+        self.lines_chars = 0  # how much of the document's end the lines about it take
+
+    def clear(self) -> None:
+        """Forget what was written (the document was cleared)."""
+        self.renderer.clear()
+        self.positions = {}
+        self.texts = {}
+        self.aliases = {}
+        self.citations = []
+        self.lines_chars = 0
+
+    def end(self) -> QTextCursor:
+        """A cursor at the document's end."""
+        cursor = QTextCursor(self.document)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        return cursor
+
+    def content_end(self) -> QTextCursor:
+        """Where the conversation ends: above the lines about it."""
+        cursor = self.end()
+        cursor.setPosition(cursor.position() - self.lines_chars)
+        return cursor
+
+    def shift_positions(self, after: int, delta: int) -> None:
+        """`delta` characters were inserted (or removed) at `after`: move the later marks."""
+        self.positions = {k: at + delta if at > after else at for k, at in self.positions.items()}
+
+    # -- messages --------------------------------------------------------------------------------
+
+    def turn(self, cursor: QTextCursor, versions: Versions, group: list[Message]) -> None:
+        """Write one turn: a user message, or a reply with its tool calls."""
+        first = group[0]
+        if first.role == "user":
+            self.user_message(cursor, versions, first)
+            return
+        self.reply_head(cursor, versions, first)
+        results = {m.tool_call_id: m for m in group if m.role == "tool"}
+        for message in group:
+            self.positions.setdefault(message.id, cursor.position())
+            if message.role == "assistant":
+                self._assistant_message(cursor, message, results)
+        self.reply_tail(cursor, group)
+
+    def user_message(self, cursor: QTextCursor, versions: Versions, message: Message) -> None:
+        """A user message, with its header and actions."""
+        self.positions[message.id] = cursor.position()
+        self.header(cursor, "You", message.id, versions.get(message.id, []))
+        self.user_text(cursor, message.content)
+        self.texts[message.id] = message.content
+        self.actions(cursor, [("Copy", f"copy:{message.id}"), ("Edit", f"edit:{message.id}")])
+
+    def reply_head(self, cursor: QTextCursor, versions: Versions, first: Message) -> None:
+        """The header of a reply (with its siblings' arrows)."""
+        self.positions[first.id] = cursor.position()
+        self.header(cursor, "Assistant", first.id, versions.get(first.id, []))
+
+    def reply_tail(
+        self, cursor: QTextCursor, group: list[Message], error: str | None = None
+    ) -> None:
+        """Under a reply: its end marker (`error` if given), the memories it saw, its actions."""
+        first, last = group[0], group[-1]
+        if error is not None:
+            self.marker(cursor, f"{ERROR_MARK} {error}", retry=True)
+        elif last.stop_reason == "stopped":
+            self.marker(cursor, "■ Stopped.")
+        elif last.stop_reason == "failed":
+            self.marker(cursor, f"{ERROR_MARK} The reply broke off.", retry=True)
+        elif last.cut_off:
+            self.marker(
+                cursor, "✂ Cut off: the reply reached its length limit (Settings > Reply length)."
+            )
+        elif last.stop_reason is not None:  # a reason this view does not know by name
+            self.marker(cursor, f"{ERROR_MARK} The reply ended early ({last.stop_reason}).")
+        elif last.role == "tool":
+            self.marker(cursor, f"{ERROR_MARK} The reply did not finish.", retry=True)
+        if last.role == "assistant" and not last.tool_calls and last.memory_ids:
+            self._chips(cursor, last.memory_ids)
+        self._file_chips(cursor, group)
+        text = "\n\n".join(m.content for m in group if m.role == "assistant" and m.content)
+        self.texts[first.id] = text
+        actions = [("Copy", f"copy:{first.id}"), ("Copy as text", f"copytext:{first.id}")]
+        if first.parent_id is not None:
+            actions.append(("Regenerate", f"regenerate:{first.parent_id}"))
+        self.actions(cursor, actions)
+
+    def _assistant_message(
+        self, cursor: QTextCursor, message: Message, results: dict[str | None, Message]
+    ) -> None:
+        if message.content:
+            self.new_block(cursor)
+            self.renderer.insert(cursor, message.content)
+        for call in message.tool_calls:
+            function = call.get("function", {})
+            result = results.get(call.get("id"))
+            self.tool_line(
+                cursor,
+                str(call.get("id", "")),
+                str(function.get("name", "")),
+                str(function.get("arguments", "")),
+                None if result is None else result.content,
+                ok=result is None or result.ok,
+            )
+
+    # -- tool lines ------------------------------------------------------------------------------
+
+    def toggle_tool_line(self, conversation: Conversation, call_id: str) -> bool:
+        """Expand a saved tool call's line to its arguments and result, or fold it, in place;
+        False if it is not shown (or not saved yet)."""
+        found = _saved_tool_call(conversation, call_id)
+        line = self._tool_block(call_id)
+        if found is None or line is None:
+            return False
+        was_expanded = call_id in self.expanded
+        self.expanded.symmetric_difference_update({call_id})
+        last = line.next() if was_expanded and line.next().isValid() else line  # + its details
+        start = line.position()
+        size = self.document.characterCount()
+        cursor = QTextCursor(self.document)
+        cursor.beginEditBlock()
+        cursor.setPosition(start)
+        cursor.setPosition(last.position() + last.length() - 1, KEEP)
+        cursor.removeSelectedText()
+        name, arguments, result, ok = found
+        self.tool_line(cursor, call_id, name, arguments, result, ok=ok)
+        cursor.endEditBlock()
+        self.shift_positions(start, self.document.characterCount() - size)
+        return True
+
+    def _tool_block(self, call_id: str) -> QTextBlock | None:
+        """The block of the tool line of `call_id` (its link opens the details)."""
+        href = f"tool:{call_id}"
+        block = self.document.begin()
+        while block.isValid():
+            it = block.begin()
+            while not it.atEnd():
+                if it.fragment().charFormat().anchorHref() == href:
+                    return block
+                it += 1
+            block = block.next()
+        return None
+
+    def tool_line(
+        self,
+        cursor: QTextCursor,
+        call_id: str,
+        name: str,
+        arguments: str,
+        result: str | None,
+        *,
+        ok: bool,
+    ) -> None:
+        """A tool call in words (running while `result` is None), with its details if expanded."""
+        fmt = QTextBlockFormat()
+        fmt.setTopMargin(2)
+        fmt.setBottomMargin(2)
+        self.new_block(cursor, fmt)
+        small = self.small()
+        expanded = call_id in self.expanded
+        summary = summarize(name, arguments, result, ok, self._memory_text)
+        toggle = self.link(small, f"tool:{call_id}")
+        toggle.setForeground(small.foreground())  # the whole line opens the details
+        status = "…" if result is None else ("" if ok else " ✗")
+        marker = "▾" if expanded else TOOL_MARK
+        cursor.insertText(f"{marker} {summary.action}{status}", toggle)
+        if summary.memory_text:
+            cursor.insertText(" · ", small)
+            label = f"◆ {summary.memory_text}"
+            if summary.memory_id:
+                cursor.insertText(label, self.link(small, f"memory:{summary.memory_id}"))
+            else:
+                cursor.insertText(label, small)
+        if expanded:
+            mono = QTextCharFormat(small)
+            mono.setFontFamilies(["monospace"])
+            mono.setFontFixedPitch(True)
+            detail = f"{name}\narguments: {_pretty_json(arguments)}"
+            if result is not None:
+                detail += f"\nresult: {result}"
+            self.new_block(cursor)
+            # Line breaks, not new blocks: the details are one block, folded away whole.
+            cursor.insertText(detail.replace("\n", "\u2028"), mono)
+
+    # -- building blocks -------------------------------------------------------------------------
+
+    def new_block(self, cursor: QTextCursor, fmt: QTextBlockFormat | None = None) -> None:
+        """Start a block at `cursor`, reusing an empty one."""
+        # An empty block is reused: the document's first, or the one Qt keeps after a frame.
+        if cursor.block().length() == 1 and cursor.atBlockStart():
+            cursor.setBlockFormat(fmt or QTextBlockFormat())
+            cursor.setCharFormat(QTextCharFormat())
+            return
+        cursor.insertBlock(fmt or QTextBlockFormat(), QTextCharFormat())
+
+    def small(self, *, danger: bool = False) -> QTextCharFormat:
+        """The format of the small lines: actions, markers, tool lines."""
+        fmt = QTextCharFormat()
+        palette = self._palette()
+        fmt.setForeground(theme.danger(palette) if danger else theme.muted(palette))
+        fmt.setFontPointSize(max(7.0, QFont().pointSizeF() * 0.85))
+        return fmt
+
+    def link(self, base: QTextCharFormat, href: str) -> QTextCharFormat:
+        """`base` as a link to `href`."""
+        fmt = QTextCharFormat(base)
+        fmt.setAnchor(True)
+        fmt.setAnchorHref(href)
+        fmt.setForeground(self._palette().color(QPalette.ColorRole.Link))
+        return fmt
+
+    def header(
+        self, cursor: QTextCursor, who: str, message_id: str, siblings: list[Message]
+    ) -> None:
+        """Who speaks, and "< 2/3 >" when the message has siblings."""
+        fmt = QTextBlockFormat()
+        fmt.setTopMargin(14)
+        self.new_block(cursor, fmt)
+        char = QTextCharFormat()
+        char.setFontWeight(QFont.Weight.Bold)
+        char.setForeground(theme.accent(self._palette()))
+        cursor.insertText(who, char)
+        if len(siblings) < 2:
+            return
+        ids = [m.id for m in siblings]
+        index = ids.index(message_id)
+        small = self.small()
+        cursor.insertText("   ", small)
+        previous = f"branch:{ids[index - 1]}" if index > 0 else None
+        following = f"branch:{ids[index + 1]}" if index + 1 < len(ids) else None
+        cursor.insertText("<", self.link(small, previous) if previous else small)
+        cursor.insertText(f" {index + 1}/{len(ids)} ", small)
+        cursor.insertText(">", self.link(small, following) if following else small)
+
+    def user_text(self, cursor: QTextCursor, text: str) -> None:
+        """The user's words, in a tinted frame."""
+        frame = QTextFrameFormat()
+        frame.setBackground(self._palette().color(QPalette.ColorRole.AlternateBase))
+        frame.setPadding(8)
+        frame.setTopMargin(4)
+        frame.setBorder(0)
+        inserted = cursor.insertFrame(frame)
+        cursor.insertText(text, QTextCharFormat())
+        cursor.setPosition(inserted.lastPosition() + 1)  # the block after the frame
+
+    def actions(self, cursor: QTextCursor, actions: list[tuple[str, str]]) -> None:
+        """A line of (label, href) links."""
+        fmt = QTextBlockFormat()
+        fmt.setTopMargin(2)
+        self.new_block(cursor, fmt)
+        small = self.small()
+        for index, (label, href) in enumerate(actions):
+            if index:
+                cursor.insertText("  ·  ", small)
+            cursor.insertText(label, self.link(small, href))
+
+    def marker(self, cursor: QTextCursor, text: str, *, retry: bool = False) -> None:
+        """How a reply ended (an error starts with ⚠ and offers Retry)."""
+        fmt = QTextBlockFormat()
+        fmt.setTopMargin(4)
+        self.new_block(cursor, fmt)
+        style = self.small(danger=text.startswith(ERROR_MARK))
+        style.setFontItalic(not text.startswith(ERROR_MARK))
+        cursor.insertText(text, style)
+        if retry:
+            cursor.insertText("  ", style)
+            cursor.insertText("Retry", self.link(self.small(), "action:retry"))
+
+    def _chips(self, cursor: QTextCursor, memory_ids: tuple[str, ...]) -> None:
+        fmt = QTextBlockFormat()
+        fmt.setTopMargin(6)
+        self.new_block(cursor, fmt)
+        small = self.small()
+        cursor.insertText("Memories used: ", small)
+        chip = QTextCharFormat(small)
+        chip.setBackground(self._palette().color(QPalette.ColorRole.AlternateBase))
+        for index, memory_id in enumerate(memory_ids):
+            text = self._memory_text(memory_id)
+            label = "forgotten memory" if text is None else shorten(text, CHIP_CHARS)
+            if index:
+                cursor.insertText("  ", small)
+            cursor.insertText(f" ◆ {label} ", self.link(chip, f"memory:{memory_id}"))
+
+    def _file_chips(self, cursor: QTextCursor, group: list[Message]) -> None:
+        """The places in files that the reply's file searches gave the model."""
+        cited = [
+            citation
+            for m in group
+            if m.role == "tool" and m.name == "search_files" and m.ok
+            for citation in citations_in(m.content)
+        ]
+        if not cited:
+            return
+        self.new_block(cursor)
+        small = self.small()
+        cursor.insertText("Files read: ", small)
+        chip = QTextCharFormat(small)
+        chip.setBackground(self._palette().color(QPalette.ColorRole.AlternateBase))
+        for index, citation in enumerate(dict.fromkeys(cited)):
+            if index:
+                cursor.insertText("  ", small)
+            self.citations.append(citation)
+            href = f"cite:{len(self.citations) - 1}"
+            cursor.insertText(f" ▤ {shorten(citation.label(), CHIP_CHARS)} ", self.link(chip, href))
+
+    def add_line(self, text: str, link: tuple[str, str] | None = None) -> None:
+        """Append a small muted line of plain `text` under the conversation, with an optional
+        (label, href) link after it."""
+        cursor = self.end()
+        start = cursor.position()
+        fmt = QTextBlockFormat()
+        fmt.setTopMargin(2)
+        fmt.setBottomMargin(2)
+        cursor.insertBlock(fmt, QTextCharFormat())  # never the conversation's last block
+        small = self.small()
+        cursor.insertText(text, small)
+        if link is not None:
+            anchor = self.link(small, link[1])
+            anchor.setFontUnderline(True)
+            cursor.insertText(link[0], anchor)
+        cursor.setCharFormat(QTextCharFormat())
+        self.lines_chars += cursor.position() - start
+
+
+def _saved_tool_call(
+    conversation: Conversation, call_id: str
+) -> tuple[str, str, str | None, bool] | None:
+    """A saved tool call's name, arguments, result (None: none yet) and whether it ran."""
+    result = None
+    for message in reversed(conversation.messages):
+        if message.role == "tool" and message.tool_call_id == call_id:
+            result = message
+        for call in message.tool_calls:
+            if call.get("id") == call_id:
+                function = call.get("function", {})
+                name = str(function.get("name", ""))
+                arguments = str(function.get("arguments", ""))
+                ok = result is None or result.ok
+                return name, arguments, None if result is None else result.content, ok
+    return None
+
+
+def _pretty_json(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), ensure_ascii=False, indent=2)
+    except ValueError:
+        return arguments

@@ -1,0 +1,87 @@
+"""The chat's pane in the window: the buttons that show the side panes, the temporary chat's
+banner, the chat (or the welcome, or a blank frame until the data is open) and the composer."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from assistant.ui.chat.composer import Composer
+
+MIN_WIDTH = 320
+TEMPORARY_NOTICE = (
+    "Temporary chat: it does not use or add to your long-term memory, and it is deleted "
+    "when you leave it or quit."
+)
+
+
+class ChatPane(QWidget):
+    """The centre of the window; `stack` holds the chat and the welcome once they are built."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMinimumWidth(MIN_WIDTH)
+        self.stack = QStackedWidget(self)
+        self._blank = QFrame(self)  # framed like the chat view, until that is there
+        self._blank.setFrameShape(QFrame.Shape.StyledPanel)
+        self.stack.addWidget(self._blank)
+        self.stack.setCurrentWidget(self._blank)
+        self.temporary_banner = self._banner()
+        self.composer = Composer(self)
+        self.list_toggle = _pane_button("☰", "Show or hide the conversations (Ctrl+Shift+L)", self)
+        self.list_toggle.setObjectName("conversationsPaneButton")
+        self.list_toggle.setAccessibleName("Conversations pane")
+        self.memory_toggle = _pane_button("◆", "Show or hide the memory (Ctrl+Shift+M)", self)
+        self.memory_toggle.setObjectName("memoryPaneButton")
+        self.memory_toggle.setAccessibleName("Memory pane")
+        pane_buttons = QHBoxLayout()
+        pane_buttons.setContentsMargins(0, 0, 0, 0)
+        pane_buttons.addWidget(self.list_toggle)
+        pane_buttons.addWidget(self.temporary_banner, 1)
+        pane_buttons.addStretch(0)  # takes the room while there is no banner
+        pane_buttons.addWidget(self.memory_toggle)
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(4, 4, 4, 8)
+        self._layout.addLayout(pane_buttons)
+        self._layout.addWidget(self.stack, 1)
+        self._layout.addWidget(self.composer)
+
+    def _banner(self) -> QLabel:
+        banner = QLabel(TEMPORARY_NOTICE, self)
+        banner.setObjectName("temporaryBanner")
+        banner.setWordWrap(True)
+        banner.setAccessibleName("Temporary chat")
+        banner.setContentsMargins(8, 4, 8, 4)
+        banner.setAutoFillBackground(True)
+        banner.setBackgroundRole(QPalette.ColorRole.ToolTipBase)
+        banner.setForegroundRole(QPalette.ColorRole.ToolTipText)
+        banner.hide()
+        return banner
+
+    def fill(self, chat: QWidget, welcome: QWidget, above_chat: QWidget) -> None:
+        """Put the chat and the welcome in place of the blank frame, `above_chat` over them."""
+        self._layout.insertWidget(1, above_chat)
+        self.stack.addWidget(chat)
+        self.stack.addWidget(welcome)
+        self.stack.removeWidget(self._blank)
+        self._blank.deleteLater()
+
+
+def _pane_button(text: str, tip: str, parent: QWidget) -> QPushButton:
+    """A small checkable button that shows or hides a side pane."""
+    button = QPushButton(text, parent)
+    button.setCheckable(True)
+    button.setChecked(True)
+    button.setToolTip(tip)
+    button.setAccessibleDescription(tip)
+    button.setFlat(True)
+    button.setMaximumWidth(button.fontMetrics().horizontalAdvance(text) + 24)
+    return button

@@ -1,0 +1,127 @@
+"""Edit > Custom Instructions…: what Assistant should know about the user, and how to answer."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QKeyEvent, QPalette
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from assistant.instructions import ABOUT_LABEL, ANSWER_LABEL, INSTRUCTIONS_LIMIT, Instructions
+from assistant.ui import theme
+
+INTRO = (
+    "Assistant follows these in every chat, temporary ones too. They go to the model with each "
+    "message as your own words, and show on the sidebar's Conversation tab."
+)
+ABOUT_HINT = "Your work, where you live, what you are interested in…"
+ANSWER_HINT = "Formal or casual, short or detailed, units, language…"
+
+
+def counter_text(length: int) -> str:
+    """The characters used out of the limit, and by how many a text is over it."""
+    text = f"{length:,} / {INSTRUCTIONS_LIMIT:,}"
+    over = length - INSTRUCTIONS_LIMIT
+    return f"{text} — {over:,} over the limit" if over > 0 else text
+
+
+class _Field:
+    """A question, its text box and its character counter."""
+
+    def __init__(self, parent: QWidget, label: str, hint: str, text: str, name: str) -> None:
+        self.label = QLabel(f"&{label}", parent)  # Alt+W, Alt+H
+        self.edit = QPlainTextEdit(parent)
+        self.edit.setObjectName(name)
+        self.edit.setAccessibleName(label)
+        self.edit.setPlaceholderText(hint)
+        self.edit.setTabChangesFocus(True)  # Tab leaves the box: usable from the keyboard
+        self.edit.setPlainText(text)
+        self.label.setBuddy(self.edit)
+        self.counter = QLabel(parent)
+        self.counter.setObjectName(f"{name}Counter")
+        self.edit.textChanged.connect(self.count)
+        self.count()
+
+    def text(self) -> str:
+        return self.edit.toPlainText()
+
+    def over(self) -> bool:
+        """Whether the text is longer than the limit."""
+        return len(self.text()) > INSTRUCTIONS_LIMIT
+
+    def count(self) -> None:
+        """Show the length; over the limit in the error colour (the text is kept, not cut)."""
+        self.counter.setText(counter_text(len(self.text())))
+        palette = self.counter.palette()
+        colour = theme.danger(palette) if self.over() else theme.muted(palette)
+        palette.setColor(QPalette.ColorRole.WindowText, colour)
+        self.counter.setPalette(palette)
+        self.edit.setAccessibleDescription(f"{self.counter.text()} characters")
+
+
+class InstructionsDialog(QDialog):
+    """The two custom instructions, each up to INSTRUCTIONS_LIMIT characters; Ctrl+Enter saves."""
+
+    def __init__(self, instructions: Instructions, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("instructionsDialog")
+        self.setWindowTitle("Custom Instructions")
+        intro = QLabel(INTRO, self)
+        intro.setWordWrap(True)
+        theme.set_muted(intro)
+        self.about = _Field(self, ABOUT_LABEL, ABOUT_HINT, instructions.about, "instructionsAbout")
+        self.answer = _Field(
+            self, ANSWER_LABEL, ANSWER_HINT, instructions.answer, "instructionsAnswer"
+        )
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        self.buttons.button(QDialogButtonBox.StandardButton.Save).setToolTip("Save (Ctrl+Enter)")
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        for field in (self.about, self.answer):
+            layout.addSpacing(8)
+            layout.addWidget(field.label)
+            layout.addWidget(field.edit, 1)
+            layout.addWidget(field.counter)
+            field.edit.textChanged.connect(self._update_save)
+            # Enter is a new line; Ctrl+Enter saves (the text box takes Ctrl+Enter before any
+            # shortcut could, so it is caught on its way there).
+            field.edit.installEventFilter(self)
+        layout.addWidget(self.buttons)
+        self._update_save()
+        self.resize(620, 560)
+
+    def instructions(self) -> Instructions:
+        """The texts as they are in the dialog."""
+        return Instructions(self.about.text(), self.answer.text())
+
+    def accept(self) -> None:
+        """Close with the texts, unless one is over the limit (its counter says so)."""
+        if self.about.over() or self.answer.over():
+            return
+        super().accept()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        """Ctrl+Enter in either text saves (when neither is over the limit)."""
+        if (
+            isinstance(event, QKeyEvent)
+            and event.type() == QEvent.Type.KeyPress
+            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            and event.modifiers() & Qt.KeyboardModifier.ControlModifier
+        ):
+            self.accept()
+            return True
+        return super().eventFilter(watched, event)
+
+    def _update_save(self) -> None:
+        ok = not (self.about.over() or self.answer.over())
+        self.buttons.button(QDialogButtonBox.StandardButton.Save).setEnabled(ok)

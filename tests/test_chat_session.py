@@ -1,0 +1,189 @@
+"""The chat session through the real window: it holds the conversation on screen, so a turn
+reads no conversation file and writes nothing on the GUI thread; one agent lasts across turns."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QUrl
+from pytestqt.qtbot import QtBot
+
+from assistant.memory import conversation_file
+from assistant.ui.window.main_window import MainWindow
+from tests.desktop import configure, shown_window
+from tests.fake_openai import FakeOpenAI, Reply, ToolCall
+from tests.test_chat_view import anchors
+from tests.test_main_window import send, wait_idle
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def window(qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI) -> Iterator[MainWindow]:
+    configure(data_dir, fake_openai)
+    win = shown_window(qtbot, data_dir)
+    yield win
+    win.close()
+
+
+class ThreadCounts:
+    """How often a function ran, on the GUI thread and on others."""
+
+    def __init__(self) -> None:
+        self.gui = 0
+        self.other = 0
+
+    def wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            if threading.current_thread() is threading.main_thread():
+                self.gui += 1
+            else:
+                self.other += 1
+            return fn(*args, **kwargs)
+
+        return counted
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> ThreadCounts:
+    """Counts the reads of a conversation file (whole, as `ConversationStore.load` does)."""
+    counts = ThreadCounts()
+    read = conversation_file.read_conversation
+    monkeypatch.setattr(conversation_file, "read_conversation", counts.wrap(read))
+    return counts
+
+
+@pytest.fixture
+def fsyncs(monkeypatch: pytest.MonkeyPatch) -> ThreadCounts:
+    """Counts every fsync of the process (appends, snapshots, their directories)."""
+    counts = ThreadCounts()
+    monkeypatch.setattr(os, "fsync", counts.wrap(os.fsync))
+    return counts
+
+
+def reset(*counts: ThreadCounts) -> None:
+    for c in counts:
+        c.gui = c.other = 0
+
+
+def click(window: MainWindow, href: str) -> None:
+    window.chat.anchorClicked.emit(QUrl(href))
+
+
+def test_a_turn_reads_no_conversation_file_and_writes_nothing_on_the_gui_thread(
+    qtbot: QtBot,
+    window: MainWindow,
+    fake_openai: FakeOpenAI,
+    parses: ThreadCounts,
+    fsyncs: ThreadCounts,
+) -> None:
+    window.new_conversation()
+    qtbot.waitUntil(lambda: not window.conversations.refreshing)
+    reset(parses, fsyncs)
+    remember = {"text": "The user's favourite colour is teal", "kind": "preference"}
+    fake_openai.enqueue(
+        Reply.tool_calls(
+            ToolCall("remember", json.dumps(remember)),
+            ToolCall("calculator", json.dumps({"expression": "2**10"})),
+        ),
+        Reply.text("Noted, and 2**10 is 1024."),
+    )
+    send(qtbot, window, "My favourite colour is teal; and what is 2**10?")
+    wait_idle(qtbot, window)
+    fake_openai.enqueue(Reply.text("Teal."))
+    send(qtbot, window, "What is my favourite colour?")
+    wait_idle(qtbot, window)
+    assert "Memories used:" in window.chat.toPlainText()
+    fake_openai.enqueue(Reply.text("Teal, still."))
+    click(window, next(h for h in anchors(window.chat) if h.startswith("regenerate:")))
+    wait_idle(qtbot, window)
+    click(window, next(h for h in anchors(window.chat) if h.startswith("branch:")))
+    assert "Teal.\n" in window.chat.toPlainText() + "\n"
+    fake_openai.enqueue(Reply.text("Blue, then."))
+    edit = next(h for h in anchors(window.chat) if h.startswith("edit:"))
+    click(window, edit)
+    send(qtbot, window, "Say blue")
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: not window.conversations.refreshing)
+    print(f"GUI thread: {parses.gui} parses, {fsyncs.gui} fsyncs; others: {fsyncs.other} fsyncs")
+    assert parses.gui == 0
+    assert fsyncs.gui == 0
+    assert fsyncs.other > 0  # the writes happened, elsewhere
+    cid = window.session.conversation_id
+    assert cid is not None
+    saved = window.workspace.conversations.load(cid)
+    assert saved.branch() == window.session.conversation.branch()  # type: ignore[union-attr]
+    assert saved.title == "My favourite colour is teal; and what…"
+
+
+def test_expanding_a_tool_line_reads_nothing_and_draws_only_that_line(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI, parses: ThreadCounts
+) -> None:
+    fake_openai.enqueue(
+        Reply.tool_calls(ToolCall("calculator", json.dumps({"expression": "6*7"}))),
+        Reply.text("It is 42."),
+    )
+    send(qtbot, window, "What is 6*7?")
+    wait_idle(qtbot, window)
+    fake_openai.enqueue(Reply.text("You are welcome."))
+    send(qtbot, window, "Thanks")
+    wait_idle(qtbot, window)
+    before = window.chat.toPlainText()
+    thanks = window.session.conversation.branch()[-2].id  # type: ignore[union-attr]
+    assert window.chat.scroll_to_message(thanks)
+    selected = window.chat.textCursor().selectedText()
+    reset(parses)
+    drawn: list[str] = []
+    window.chat.rendered.connect(drawn.append)
+    click(window, next(h for h in anchors(window.chat) if h.startswith("tool:")))
+    expanded = window.chat.toPlainText()
+    assert 'arguments: {\n  "expression": "6*7"\n}\nresult: 42' in expanded
+    assert expanded.replace(expanded[expanded.index("▾") : expanded.index("It is 42.")], "") == (
+        before.replace(before[before.index("▸") : before.index("It is 42.")], "")
+    )
+    assert window.chat.scroll_to_message(thanks)
+    assert window.chat.textCursor().selectedText() == selected  # the positions moved along
+    click(window, next(h for h in anchors(window.chat) if h.startswith("tool:")))
+    assert window.chat.toPlainText() == before
+    assert drawn == [] and parses.gui == 0
+
+
+def test_the_users_answer_about_a_pinned_memory_reaches_the_next_turn(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    """The agent lasts from turn to turn: what it asked in one, the next message answers."""
+    pinned = window.workspace.memory.add("The user lives in Lyon", pinned=True)
+    forget = ToolCall("forget", json.dumps({"memory_id": pinned.id}))
+    fake_openai.enqueue(Reply.tool_calls(forget), Reply.text("It is pinned: shall I forget it?"))
+    send(qtbot, window, "Forget where I live")
+    wait_idle(qtbot, window)
+    assert window.workspace.memory.get(pinned.id).state == "active"  # type: ignore[union-attr]
+    fake_openai.enqueue(Reply.tool_calls(forget), Reply.text("Forgotten."))
+    send(qtbot, window, "Yes, forget it")
+    wait_idle(qtbot, window)
+    assert window.workspace.memory.get(pinned.id).state == "forgotten"  # type: ignore[union-attr]
+    assert "↺ Forgot “The user lives in Lyon” · Undo" in window.chat.toPlainText()
+
+
+def test_new_settings_make_a_new_agent(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.enqueue(Reply.text("One."), Reply.text("Two."), Reply.text("Three."))
+    send(qtbot, window, "first")
+    wait_idle(qtbot, window)
+    send(qtbot, window, "second")
+    wait_idle(qtbot, window)
+    window.workspace.settings.chat_model = "another-model"
+    window.workspace.save_settings()
+    send(qtbot, window, "third")
+    wait_idle(qtbot, window)
+    models = Counter(r.body["model"] for r in fake_openai.requests_to("/chat/completions"))
+    assert models == {"chat-model": 2, "another-model": 1}
+    assert "Three." in window.chat.toPlainText()

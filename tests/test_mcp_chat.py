@@ -1,0 +1,107 @@
+"""MCP tools through the app: the fake OpenAI server calls a real test server's tools; the chat
+shows them like built-in ones and asks before one that may change things."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from assistant.ui.chat.tool_summary import summarize
+from assistant.ui.window.main_window import MainWindow
+from tests.desktop import configure, shown_window
+from tests.fake_openai import FakeOpenAI, Reply, ToolCall
+from tests.mcp_helpers import server_processes, status, stdio, wait_until, write_config
+from tests.test_chat_view import anchors, click
+from tests.test_main_window import send
+
+pytestmark = [pytest.mark.gui, pytest.mark.slow]
+
+
+@pytest.fixture
+def window(qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI) -> Iterator[MainWindow]:
+    configure(data_dir, fake_openai, embeddings=False)
+    write_config(data_dir, {"shop": stdio("shop")})
+    win = shown_window(qtbot, data_dir)
+    qtbot.waitUntil(lambda: status(win.workspace.mcp, "shop").state == "ready", timeout=60000)
+    yield win
+    win.close()
+    wait_until(lambda: server_processes(data_dir) == [])
+
+
+def idle(qtbot: QtBot, win: MainWindow) -> None:
+    qtbot.waitUntil(win.send_button.isEnabled, timeout=30000)
+
+
+def test_a_server_tool_reads_like_a_built_in_one(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.enqueue(
+        Reply.tool_calls(ToolCall("shop__lookup_order", json.dumps({"order_id": "A-17"}))),
+        Reply.text("Your order shipped on 3 March."),
+    )
+    send(qtbot, window, "Where is my order A-17?")
+    idle(qtbot, window)
+    text = window.chat.toPlainText()
+    assert "▸ shop · Looked up order 'A-17'" in text
+    first = fake_openai.requests_to("/chat/completions")[0].body
+    offered = [tool["function"]["name"] for tool in first["tools"]]
+    assert "shop__lookup_order" in offered and "remember" in offered
+    second = fake_openai.requests_to("/chat/completions")[1].body
+    assert second["messages"][-1]["content"].startswith('<data source="MCP server shop">')
+    # The arguments and the result on click.
+    click(window.chat, "tool:")
+    expanded = window.chat.toPlainText()
+    assert '"order_id": "A-17"' in expanded and "Order A-17: 2 books" in expanded
+
+
+def test_a_tool_that_may_change_things_asks_in_the_chat(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    refund = json.dumps({"order_id": "A-17", "amount": 12.5})
+    fake_openai.enqueue(
+        Reply.tool_calls(ToolCall("shop__refund_order", refund)),
+        Reply.text("Refunded."),
+        Reply.tool_calls(ToolCall("shop__refund_order", refund)),
+        Reply.text("Not refunded."),
+    )
+    send(qtbot, window, "Refund A-17")
+    qtbot.waitUntil(lambda: any(h.startswith("confirm:") for h in anchors(window.chat)))
+    assert "⚠ shop · refund_order may change things" in window.chat.toPlainText()
+    click(window.chat, "confirm:always:")
+    idle(qtbot, window)
+    assert "▸ shop · Refunded order 'A-17'" in window.chat.toPlainText()
+    assert window.workspace.settings.mcp_trusted == ["shop/refund_order"]
+    # Always allowed: the next call runs without asking.
+    send(qtbot, window, "Once more")
+    idle(qtbot, window)
+    assert not any(h.startswith("confirm:") for h in anchors(window.chat))
+
+
+def test_denied_the_line_says_it_did_not_run(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    note = json.dumps({"order_id": "A-17", "note": "gift"})
+    fake_openai.enqueue(
+        Reply.tool_calls(ToolCall("shop__add_note", note)), Reply.text("I did not add it.")
+    )
+    send(qtbot, window, "Add a note")
+    qtbot.waitUntil(lambda: any(h.startswith("confirm:") for h in anchors(window.chat)))
+    click(window.chat, "confirm:deny:")
+    idle(qtbot, window)
+    assert "▸ shop · Add note 'A-17' · not run ✗" in window.chat.toPlainText()
+    tool = fake_openai.requests_to("/chat/completions")[1].body["messages"][-1]
+    assert tool["content"].startswith("Not run: the user did not allow")
+
+
+def test_server_tool_lines_in_words() -> None:
+    def line(name: str, args: dict[str, object], result: str | None, ok: bool = True) -> str:
+        return summarize(name, json.dumps(args), result, ok, lambda _id: None).action
+
+    assert line("shop__lookup_order", {"order_id": "A-17"}, "x") == "shop · Looked up order 'A-17'"
+    assert line("shop__lookup_order", {"order_id": "A-17"}, None) == "shop · Lookup order 'A-17'"
+    assert line("gh__getIssue", {"n": 3}, "x") == "gh · Got Issue"
+    assert line("fs__read_file", {"path": "/a"}, "e", ok=False) == "fs · Read file '/a' failed"
