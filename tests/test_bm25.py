@@ -36,6 +36,7 @@ def assert_matches(index: BM25Index, docs: dict[int, list[str]], query: list[str
     assert set(got) == matching
 
 
+@pytest.mark.timeout(600)  # 300 examples; a busy machine must not fail them on time
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(
