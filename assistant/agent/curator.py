@@ -10,6 +10,7 @@ from datetime import date, datetime, time
 from typing import Any
 
 from assistant.agent.cancel import CancelToken
+from assistant.agent.change_budget import ReplyBudget
 from assistant.agent.chat import ChatProvider
 from assistant.agent.decisions import (
     DECIDE_MAX_TOKENS,
@@ -33,6 +34,7 @@ from assistant.memory import (
     Source,
     TopicStore,
 )
+from assistant.memory.pending import PendingAction, PendingChange
 from assistant.timestamps import now_utc
 
 log = logging.getLogger(__name__)
@@ -94,14 +96,18 @@ class Curator:
         on_edit: Callable[[MemoryEdit], None] | None = None,
         *,
         cancel: CancelToken | None = None,
+        budget: ReplyBudget | None = None,
     ) -> list[MemoryItem]:
         """Extract memories from one exchange and apply what they change; returns the items
         added or changed.
 
-        `on_edit` hears of each memory added or changed (the chat shows it with Undo). Only
-        `cancel` (OperationCancelledError) interrupts it; provider errors are logged.
+        `on_edit` hears of each memory added or changed (the chat shows it with Undo). The
+        changes draw on the reply's `budget` (a budget of their own without one); what is over
+        it is offered to the user instead. Only `cancel` (OperationCancelledError) interrupts
+        it; provider errors are logged.
         """
         report = on_edit or (lambda _edit: None)
+        budget = budget or ReplyBudget()
         exchange = f"User: {user.content}\n\nAssistant: {reply.content}"
         try:
             candidates = self._unforgotten(self._extract(exchange, cancel))
@@ -111,7 +117,7 @@ class Curator:
             changed: list[str] = []  # the topics of the memories added or changed
             for candidate, decision in zip(candidates, decisions, strict=True):
                 try:
-                    item = self._apply(candidate, decision, source, report)
+                    item = self._apply(candidate, decision, source, report, budget)
                 except ForgottenFactError:  # forgotten meanwhile, or a refined text says it
                     log.info("Curator: not learning a forgotten fact again: %.80r", candidate.text)
                     continue
@@ -222,8 +228,10 @@ class Curator:
         decision: Decision,
         source: Source,
         report: Callable[[MemoryEdit], None],
+        budget: ReplyBudget,
     ) -> MemoryItem | None:
-        """Carry out one decision; returns the memory added or changed, if any."""
+        """Carry out one decision, or offer it when over the budget; returns the memory added
+        or changed, if any."""
         action = decision.action
         if action == "NOTHING":
             return None
@@ -238,6 +246,11 @@ class Curator:
             # The model saw it cut, so its refined text would lose the rest: keep both.
             log.info("Curator: added rather than refine the long memory %s", target.id)
             action = "ADD"
+        change = _CHANGES["ADD" if target is None else action]
+        if not budget.take(change):
+            kept = None if change == "remember" else target
+            budget.offer(_offered(change, candidate, decision, kept, source))
+            return None
         tags = [f"topic:{candidate.topic}"]
         since = _start_of(decision.since) if decision.since else None
         if action == "ADD" or target is None:
@@ -292,6 +305,35 @@ class Curator:
         summary = response.content.strip()
         if summary:
             self.topics.set_summary(name, summary[:600], tuple(i.id for i in items))
+
+
+_CHANGES: dict[str, PendingAction] = {
+    "ADD": "remember",
+    "UPDATE": "update",
+    "SUPERSEDE": "supersede",
+}
+
+
+def _offered(
+    change: PendingAction,
+    candidate: Candidate,
+    decision: Decision,
+    target: MemoryItem | None,
+    source: Source,
+) -> PendingChange:
+    """A decision over the reply's budget, as a suggestion for the user."""
+    text = decision.text if change == "update" and decision.text else candidate.text
+    return PendingChange.new(
+        change,
+        "budget",
+        "curator",
+        text=text,
+        kind=candidate.kind,
+        importance=candidate.importance,
+        target_id=target.id if target is not None else None,
+        target_text=target.text if target is not None else None,
+        message_id=source.message_id,
+    )
 
 
 def parse_candidates(text: str) -> list[Candidate]:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from assistant.memory import MemoryEdit
+    from assistant.memory.pending import PendingChange
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,16 @@ class MemoryEdited:
     conversation_id: str
     edit: MemoryEdit
     type: Literal["memory_edited"] = field(default="memory_edited", init=False)
+
+
+@dataclass(frozen=True)
+class MemorySuggested:
+    """A change to memory waits for the user (over the reply's budget, or a pinned memory):
+    the chat shows `change.describe()` with Accept / Dismiss (Yes / No for a question)."""
+
+    conversation_id: str
+    change: PendingChange
+    type: Literal["memory_suggested"] = field(default="memory_suggested", init=False)
 
 
 @dataclass(frozen=True)
@@ -112,6 +123,7 @@ AgentEvent = (
     | ToolCallStarted
     | ToolCallFinished
     | MemoryEdited
+    | MemorySuggested
     | MemoriesUsed
     | Waiting
     | Notice

@@ -12,7 +12,9 @@ from typing import Any
 from assistant.agent.budget import prompt_budget, reply_limit
 from assistant.agent.builtin_tools import ToolContext, builtin_registry
 from assistant.agent.cancel import CancelToken, OperationCancelledError
+from assistant.agent.change_budget import ReplyBudget
 from assistant.agent.chat import ChatProvider, ChatResponse, ToolCallRequest
+from assistant.agent.consent import explicit_answer
 from assistant.agent.curator import Curator
 from assistant.agent.events import (
     Cancelled,
@@ -21,6 +23,7 @@ from assistant.agent.events import (
     Finished,
     MemoriesUsed,
     MemoryEdited,
+    MemorySuggested,
     Notice,
     TextDelta,
     ToolCallFinished,
@@ -42,6 +45,7 @@ from assistant.memory import (
     WorkingMemoryStore,
     estimate_tokens,
 )
+from assistant.memory.pending import PendingChange
 from assistant.notices import Notices
 from assistant.timestamps import now_utc
 
@@ -141,10 +145,6 @@ class Agent:
         self.reflector = reflector
         self.upkeep = upkeep
         self.clock = clock
-        # Pinned memories a tool wanted to change, by conversation, with the user message of
-        # that turn: the user was asked about them, so a turn on a newer message (their
-        # answer; not a retry of the same one) may change them.
-        self._asked: dict[str, tuple[frozenset[str], str]] = {}
         self.notices = notices  # said once per run of the app; else notices are turn events
 
     def run(
@@ -213,10 +213,10 @@ class Agent:
         self, conversation_id: str, user: Message, on_event: EventSink, cancel: CancelToken
     ) -> None:
         conversation = self.conversations.load(conversation_id)
-        asked, asked_in = self._asked.pop(conversation_id, (frozenset(), user.id))
         context = ToolContext(
-            conversation_id, user.id, confirmable=asked if asked_in != user.id else frozenset()
+            conversation_id, user.id, budget=self._budget_of_reply(conversation_id, on_event)
         )
+        self._answer_questions(conversation, user, context)
         turn = _Turn(
             conversation=conversation,
             user=user,
@@ -228,8 +228,40 @@ class Agent:
         try:
             self._steps(turn)
         finally:
-            if context.asked:
-                self._asked[conversation_id] = (frozenset(context.asked), user.id)
+            for question in context.asked:
+                self._offer(conversation_id, question, on_event)
+            for pending_id in context.confirmed:
+                self.conversations.answer_pending(conversation_id, pending_id, "accepted")
+
+    def _budget_of_reply(self, conversation_id: str, on_event: EventSink) -> ReplyBudget:
+        """The budget of one reply's changes to memory; what goes over it is offered."""
+        return ReplyBudget(lambda change: self._offer(conversation_id, change, on_event))
+
+    def _offer(self, conversation_id: str, change: PendingChange, on_event: EventSink) -> None:
+        """Keep a change for the user's answer with the conversation, and show it."""
+        self.conversations.add_pending(conversation_id, change)
+        on_event(MemorySuggested(conversation_id, change))
+
+    def _answer_questions(
+        self, conversation: Conversation, user: Message, context: ToolContext
+    ) -> None:
+        """Let the user's message answer the open questions about pinned memories: an explicit
+        yes lets this reply make the changes asked about, a no closes them, anything else
+        leaves them open (a retry of the message that asked answers nothing)."""
+        questions = [
+            p for p in conversation.pending if p.reason == "pinned" and p.message_id != user.id
+        ]
+        answer = explicit_answer(user.content) if questions else None
+        if answer == "no":
+            for question in questions:
+                self.conversations.answer_pending(conversation.id, question.id, "dismissed")
+            context.declined = frozenset(q.target_id for q in questions if q.target_id)
+            return
+        for question in questions:
+            if question.target_id is not None:
+                context.questions.setdefault(question.target_id, []).append(question)
+        if answer == "yes":
+            context.confirmable = frozenset(context.questions)
 
     def _steps(self, turn: _Turn) -> None:
         cancel = turn.cancel
@@ -505,20 +537,22 @@ class Agent:
         learns = turn.long_term and not turn.conversation.do_not_remember
         upkeep = self.curator is not None or self.reflector is not None
         if learns and self.config.auto_memories and upkeep:
-            self.upkeep(self._learning(turn.cid, turn.user, reply, turn.on_event))
+            self.upkeep(self._learning(turn, reply))
 
-    def _learning(self, cid: str, user: Message, reply: Message, report: EventSink) -> Upkeep:
-        """The memory upkeep after a reply: the curator, then a reflection if one is due."""
+    def _learning(self, turn: _Turn, reply: Message) -> Upkeep:
+        """The memory upkeep after a reply: the curator, then a reflection if one is due; both
+        draw on what is left of the reply's budget."""
         curator, reflector = self.curator, self.reflector
+        cid, user, report, budget = turn.cid, turn.user, turn.on_event, turn.context.budget
 
         def on_edit(edit: MemoryEdit) -> None:
             report(MemoryEdited(cid, edit))
 
         def job(cancel: CancelToken) -> None:
             if curator is not None:
-                curator.process(cid, user, reply, on_edit=on_edit, cancel=cancel)
+                curator.process(cid, user, reply, on_edit=on_edit, cancel=cancel, budget=budget)
             if reflector is not None:
-                reflector.reflect_if_due(on_edit, cancel=cancel)
+                reflector.reflect_if_due(on_edit, cancel=cancel, budget=budget)
 
         return job
 

@@ -2,7 +2,9 @@
 and the `Conversation` read from it.
 
 Records carry a `version` and a `type`: "meta" (the header: title, created_at, temporary,
-do_not_remember), "message", or "update" (a new title, summary or chosen branch). A torn or
+do_not_remember), "message", "update" (a new title, summary or chosen branch), "pending" (a
+change to memory that waits for the user, see `pending`) or "answered" (the user's answer to
+one). Older versions skip the types they do not know. A torn or
 malformed record is skipped with a warning; a file without its header is recovered with a
 placeholder title; records of a newer version make the file unreadable (it is left as it is).
 """
@@ -24,6 +26,7 @@ from assistant.fileio import fsync_dir, refuse_newer
 from assistant.json_fields import optional_str, string
 from assistant.memory import jsonl
 from assistant.memory.messages import MESSAGE_OVERHEAD_TOKENS, Message, estimate_tokens
+from assistant.memory.pending import PendingChange
 from assistant.timestamps import stamp
 
 log = logging.getLogger(__name__)
@@ -94,6 +97,7 @@ class Conversation:
         return leaf
 
     do_not_remember: bool = False  # imported so: the curator never learns from it
+    pending: tuple[PendingChange, ...] = ()  # changes to memory waiting for the user's answer
 
     def prompt_messages(self, budget_tokens: int) -> PromptWindow:
         """The summary and the newest messages after `summary_upto` that fit the budget.
@@ -142,6 +146,7 @@ def read_conversation(path: Path) -> tuple[Conversation, list[str]]:
     summary_upto: str | None = None
     messages: list[Message] = []
     leaf: str | None = None
+    pending: dict[str, PendingChange] = {}
     bad = 0
     for record in loaded.records:
         kind = record.get("type")
@@ -164,6 +169,11 @@ def read_conversation(path: Path) -> tuple[Conversation, list[str]]:
                     summary_upto = optional_str(record, "summary_upto")
                 if "leaf" in record:
                     leaf = optional_str(record, "leaf")
+            elif kind == "pending":
+                change = PendingChange.from_json(record)
+                pending[change.id] = change
+            elif kind == "answered":
+                pending.pop(string(record, "id"), None)
         except ValueError:
             bad += 1
     if bad:
@@ -193,6 +203,7 @@ def read_conversation(path: Path) -> tuple[Conversation, list[str]]:
         messages=messages,
         do_not_remember=meta.get("do_not_remember", False),
         leaf_id=leaf,
+        pending=tuple(pending.values()),
     )
     return conversation, loaded.warnings + problems
 
