@@ -429,10 +429,10 @@ class ChatView(QTextBrowser):
         if at_bottom:
             self._scroll_to_end()
 
-    def add_line(self, text: str, link: tuple[str, str] | None = None) -> None:
-        """Append a small muted line of plain `text` under the conversation, with an optional
-        (label, href) link after it (a change to memory, with Undo). A reply being written
-        goes on above the lines."""
+    def add_line(self, text: str, *links: tuple[str, str]) -> None:
+        """Append a small muted line of plain `text` under the conversation, with (label, href)
+        links after it (a change to memory, with Undo). A reply being written goes on above
+        the lines."""
         at_bottom = self._at_bottom()
         cursor = self._end()
         start = cursor.position()
@@ -442,10 +442,12 @@ class ChatView(QTextBrowser):
         cursor.insertBlock(fmt, QTextCharFormat())  # never the conversation's last block
         small = self._small()
         cursor.insertText(text, small)
-        if link is not None:
-            anchor = self._link(small, link[1])
+        for index, (label, href) in enumerate(links):
+            if index:
+                cursor.insertText(" · ", small)
+            anchor = self._link(small, href)
             anchor.setFontUnderline(True)
-            cursor.insertText(link[0], anchor)
+            cursor.insertText(label, anchor)
         cursor.setCharFormat(QTextCharFormat())
         self._lines_chars += cursor.position() - start
         if at_bottom:

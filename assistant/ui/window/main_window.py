@@ -221,6 +221,7 @@ class MainWindow(QMainWindow):
         from assistant.ui.chat.find_bar import FindBar
         from assistant.ui.chat.memory_edit_lines import MemoryEditLines
         from assistant.ui.chat.reply_log import ReplyLog
+        from assistant.ui.chat.suggestion_lines import SuggestionLines
         from assistant.ui.chat.view import ChatView
         from assistant.ui.conversations.pane import ConversationPane
         from assistant.ui.memory.sidebar import MemorySidebar
@@ -235,6 +236,9 @@ class MainWindow(QMainWindow):
         self.sidebar.setMinimumWidth(SIDEBAR_MIN_WIDTH)
         self.chat = ChatView(self._memory_text, workspace.conversations.load, self.stack)
         self.memory_edits = MemoryEditLines(self.chat, workspace.memory, self)
+        self.suggestions = SuggestionLines(
+            self.chat, workspace.conversations, workspace.memory, self.memory_edits, self
+        )
         self.reply_log = ReplyLog()
         self.find_bar = FindBar(self.chat, self._chat_pane, before_find=self.chat.load_all)
         self._chat_layout.insertWidget(1, self.find_bar)  # above the chat
@@ -662,6 +666,8 @@ class MainWindow(QMainWindow):
             self.chat.finish_tool_call(event.call_id, event.result, event.ok)
         elif isinstance(event, events.MemoryEdited):
             self.memory_edits.show(event.conversation_id, event.edit)
+        elif isinstance(event, events.MemorySuggested):  # kept with the conversation
+            self.suggestions.show(event.conversation_id, event.change)
         elif isinstance(event, events.Finished | events.Failed | events.Cancelled):
             saved = self.workspace.conversations.load(event.conversation_id)
             error = event.error if isinstance(event, events.Failed) else None
