@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from assistant import failpoints
 from assistant.errors import StorageError
 
 log = logging.getLogger(__name__)
@@ -139,15 +140,54 @@ def atomic_write_with(path: Path, write: Callable[[BinaryIO], object]) -> None:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as f:
+                failpoints.reach("snapshot.write", path)
                 write(f)
                 f.flush()
+                failpoints.reach("snapshot.fsync", path)
                 os.fsync(f.fileno())
+            failpoints.reach("snapshot.rename", path)
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
+        failpoints.reach("snapshot.dirsync", path)
         fsync_dir(path.parent)
+
+
+def create_new(path: Path, data: bytes) -> None:
+    """Atomically create `path` holding `data`; FileExistsError if it exists (never replaced).
+
+    OSError (not a StorageError) on failure, so that callers can tell FileExistsError apart.
+    """
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            failpoints.reach("create.write", path)
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        failpoints.reach("create.link", path)
+        try:
+            os.link(tmp, path)  # unlike os.replace, fails if another writer created `path`
+        except FileExistsError:
+            raise
+        except OSError:  # a file system without hard links: check, then rename
+            if path.exists():
+                raise FileExistsError(path) from None
+            os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    failpoints.reach("create.dirsync", path)
+    fsync_dir(path.parent)
+
+
+def remove_file(path: Path) -> None:
+    """Remove `path` durably (its folder fsynced); OSError as `os.unlink` raises it."""
+    failpoints.reach("delete", path)
+    path.unlink()
+    fsync_dir(path.parent)
 
 
 def atomic_write_json(path: Path, obj: Any) -> None:
@@ -177,6 +217,7 @@ def move_aside(path: Path) -> Path:
     """Rename a corrupt file to `<name>.corrupt-<timestamp>` and return the new path."""
     target = corrupt_name(path)
     with writing(path, "move aside"):
+        failpoints.reach("aside.move", path)
         os.replace(path, target)
         fsync_dir(path.parent)
     return target
@@ -186,6 +227,7 @@ def copy_aside(path: Path) -> Path:
     """Copy `path` (before it is repaired) to `<name>.corrupt-<timestamp>`; returns the copy."""
     target = corrupt_name(path)
     with writing(path, "keep a copy of"):
+        failpoints.reach("aside.copy", path)
         shutil.copy2(path, target, follow_symlinks=False)
         os.chmod(target, 0o600)
         fsync_dir(path.parent)

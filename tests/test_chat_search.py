@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from assistant.memory import ConversationStore
+from assistant.ui.conversations.hit_delegate import HIT_TEXT_ROLE, hit_html
 from assistant.ui.conversations.search import ChatSearchDialog
 from assistant.ui.window.main_window import MainWindow
 from assistant.workspace import Workspace
@@ -93,3 +94,24 @@ def test_temporary_and_empty_chats_are_gone_after_quitting(qtbot: QtBot, data_di
 def _hit(window: MainWindow, word: str) -> tuple[str, str]:
     (hit,) = window.workspace.conversations.search(word, k=1)
     return hit.conversation_id, hit.message_id
+
+
+def test_search_hits_mark_the_words_searched_for(qtbot: QtBot, window: MainWindow) -> None:
+    assert hit_html("Trip", "The train to Lisbon's station", "lisbon TRAIN a", "#777777") == (
+        "<div><b>Trip</b></div><div style='color:#777777'>"
+        "The <b>train</b> to <b>Lisbon</b>&#x27;s station</div>"
+    )
+    assert hit_html("T", "x < y & amp", "amp lt", "#000000") == (
+        "<div><b>T</b></div><div style='color:#000000'>x &lt; y &amp; <b>amp</b></div>"
+    )
+    dialog = ChatSearchDialog(window.workspace.conversations, window)
+    qtbot.addWidget(dialog)
+    dialog.field.setText("lisbon")
+    dialog.run_search()
+    qtbot.waitUntil(lambda: not dialog.searching)
+    item = dialog.hits.item(0)
+    answer = "Answer: the train to Lisbon leaves at nine"
+    assert item.data(HIT_TEXT_ROLE) == ("Trip", answer, "lisbon")
+    assert item.text().startswith("Trip\n")  # what screen readers read
+    dialog.hits.grab()  # the delegate paints it, selected
+    assert dialog.hits.visualItemRect(item).height() > dialog.fontMetrics().height() * 2

@@ -35,9 +35,9 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     counts: Counter[str] = Counter()
     real = conversation_file.read_conversation
 
-    def counting(path: Path) -> Any:
+    def counting(path: Path, *args: Any) -> Any:
         counts[path.stem] += 1
-        return real(path)
+        return real(path, *args)
 
     monkeypatch.setattr(conversation_file, "read_conversation", counting)
     return counts

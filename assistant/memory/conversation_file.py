@@ -4,25 +4,22 @@ and the `Conversation` read from it.
 Records carry a `version` and a `type`: "meta" (the header: title, created_at, temporary,
 do_not_remember), "message", "update" (a new title, summary or chosen branch), "pending" (a
 change to memory that waits for the user, see `pending`) or "answered" (the user's answer to
-one). Older versions skip the types they do not know. A torn or
-malformed record is skipped with a warning; a file without its header is recovered with a
+one); a type this version does not know is counted as unread and kept. A torn or malformed
+record is skipped with a warning; a file without its header is recovered with a
 placeholder title; records of a newer version make the file unreadable (it is left as it is).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from assistant.fileio import fsync_dir, refuse_newer
+from assistant.fileio import refuse_newer
 from assistant.json_fields import optional_str, string
 from assistant.memory import jsonl
 from assistant.memory.messages import MESSAGE_OVERHEAD_TOKENS, Message, estimate_tokens
@@ -98,6 +95,7 @@ class Conversation:
 
     do_not_remember: bool = False  # imported so: the curator never learns from it
     pending: tuple[PendingChange, ...] = ()  # changes to memory waiting for the user's answer
+    unread: int = 0  # records this version cannot read (kept in the file as they are)
 
     def prompt_messages(self, budget_tokens: int) -> PromptWindow:
         """The summary and the newest messages after `summary_upto` that fit the budget.
@@ -131,14 +129,16 @@ class Conversation:
         return PromptWindow(self.summary, kept, pending[: len(pending) - len(kept)], used)
 
 
-def read_conversation(path: Path) -> tuple[Conversation, list[str]]:
-    """Parse a conversation file (repairing it as `jsonl.read` does) and say what was wrong.
+def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conversation, list[str]]:
+    """Parse a conversation file (repairing it as `jsonl.read` does, `known_size` being the
+    size it had whole) and say what was wrong.
 
-    A file with records of a newer version is a StorageError (and is left as it is).
+    Records this version cannot read stay in the file (`Conversation.unread`). A file with
+    records of a newer version is a StorageError, and is left as it is.
     """
-    loaded = jsonl.read(path)
-    for record in loaded.records:
-        refuse_newer(path, record, RECORD_VERSION)
+    loaded = jsonl.read(
+        path, known_size=known_size, vet=lambda r: refuse_newer(path, r, RECORD_VERSION)
+    )
     problems: list[str] = []
     meta: dict[str, Any] | None = None
     title: str | None = None
@@ -174,10 +174,16 @@ def read_conversation(path: Path) -> tuple[Conversation, list[str]]:
                 pending[change.id] = change
             elif kind == "answered":
                 pending.pop(string(record, "id"), None)
+            elif kind != "meta":  # a kind of record of a later version
+                raise ValueError(f"unknown type {kind!r}")
         except ValueError:
             bad += 1
     if bad:
-        problems.append(f"{path.name}: skipped {bad} malformed record(s).")
+        problems.append(
+            f"Conversation {title or (meta or {}).get('title', path.stem)!r} ({path.name}): "
+            f"{bad} {'record' if bad == 1 else 'records'} this version cannot read "
+            "were kept in its file, unchanged."
+        )
     if meta is None:
         problems.append(
             f"{path.name}: its header record is missing; titled it {RECOVERED_TITLE!r}."
@@ -204,30 +210,9 @@ def read_conversation(path: Path) -> tuple[Conversation, list[str]]:
         do_not_remember=meta.get("do_not_remember", False),
         leaf_id=leaf,
         pending=tuple(pending.values()),
+        unread=bad,
     )
     return conversation, loaded.warnings + problems
-
-
-def create_file(path: Path, data: bytes) -> None:
-    """Atomically create `path` holding `data`; FileExistsError if it exists (never replaced)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            os.link(tmp, path)  # unlike os.replace, fails if another writer created `path`
-        except FileExistsError:
-            raise
-        except OSError:  # a file system without hard links: check, then rename
-            if path.exists():
-                raise FileExistsError(path) from None
-            os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-    fsync_dir(path.parent)
 
 
 def file_record(kind: str, body: Mapping[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from assistant.memory.conversation_file import Conversation, is_valid_id
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 2  # 2: entries say do_not_remember
+INDEX_VERSION = 3  # 2: entries say do_not_remember; 3: and how many records were unread
 INDEX_NAME = "index.json"
 
 
@@ -34,6 +34,12 @@ class ConversationInfo:
     message_count: int
     temporary: bool
     do_not_remember: bool = False
+    unread: int = 0  # records this version cannot read, kept in the file
+
+    @property
+    def empty(self) -> bool:
+        """Whether it holds nothing at all: no message, nothing this version cannot read."""
+        return self.message_count == 0 and self.unread == 0
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,7 @@ class ListingEntry:
     temporary: bool
     last_message_id: str | None
     do_not_remember: bool = False
+    unread: int = 0
 
     def info(self, conversation_id: str) -> ConversationInfo:
         """The listing entry."""
@@ -60,6 +67,7 @@ class ListingEntry:
             self.message_count,
             self.temporary,
             self.do_not_remember,
+            self.unread,
         )
 
     def matches(self, st: os.stat_result) -> bool:
@@ -80,6 +88,7 @@ class ListingEntry:
             conversation.temporary,
             branch[-1].id if (branch := conversation.branch()) else None,
             conversation.do_not_remember,
+            conversation.unread,
         )
 
     @classmethod
@@ -104,6 +113,7 @@ _ENTRY_TYPES: dict[str, type | tuple[type, ...]] = {
     "temporary": bool,
     "last_message_id": (str, type(None)),
     "do_not_remember": bool,
+    "unread": int,
 }
 
 
@@ -114,6 +124,7 @@ class Listing:
     def __init__(self, directory: Path) -> None:
         self.path = directory / INDEX_NAME
         self._dirty = False
+        self.problem: str | None = None  # why the cache on disk could not be used, if damaged
         self.entries: dict[str, ListingEntry] = self._load()
 
     def set(self, conversation_id: str, entry: ListingEntry) -> None:
@@ -138,9 +149,14 @@ class Listing:
 
     def _load(self) -> dict[str, ListingEntry]:
         try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"))
-            if not isinstance(raw, dict) or raw.get("version") != INDEX_VERSION:
-                raise ValueError(f"not a version {INDEX_VERSION} index")
+            text = self.path.read_text(encoding="utf-8")
+            raw = json.loads(text) if text.strip() else None
+            if not isinstance(raw, dict):
+                raise ValueError("it is empty" if raw is None else "not a JSON object")
+            if raw.get("version") != INDEX_VERSION and isinstance(raw.get("version"), int):
+                log.info("rebuilding the conversation index of version %s", raw["version"])
+                self._dirty = True  # of another version: rebuilt quietly
+                return {}
             entries = raw.get("conversations")
             if not isinstance(entries, dict):
                 raise ValueError("no 'conversations' object")
@@ -151,8 +167,12 @@ class Listing:
             }
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError) as exc:
-            log.info("rebuilding the conversation index: %s", exc)
+        except (OSError, ValueError, TypeError) as exc:
+            self.problem = (
+                f"The conversation list's cache {INDEX_NAME} was unreadable "
+                f"({exc}); rebuilt it from the conversation files."
+            )
+            log.warning("%s", self.problem)
             self._dirty = True
             return {}
 

@@ -21,12 +21,11 @@ from typing import Any
 
 from assistant import paths
 from assistant.errors import StorageError
-from assistant.fileio import make_dir, storage_error
+from assistant.fileio import create_new, make_dir, remove_file, storage_error
 from assistant.memory import conversation_file, jsonl
 from assistant.memory.conversation_file import (
     Conversation,
     clean_title,
-    create_file,
     file_record,
     is_valid_id,
 )
@@ -83,6 +82,8 @@ class ConversationStore:
         self._lock = threading.RLock()
         self._subscribers: Subscribers[str] = Subscribers("conversation")
         self._listing = Listing(self.directory)
+        if self._listing.problem is not None:
+            self.warnings.append(self._listing.problem)
         self._marker = WriteMarker(self.directory / WRITES_NAME)
         self._index = MessageIndex(
             self.directory,
@@ -102,7 +103,7 @@ class ConversationStore:
         path = self._path(cid)
         with self._lock:
             try:  # whole or not at all: a crash must not leave a file without its header
-                create_file(path, jsonl.encode(file_record("meta", meta)))
+                create_new(path, jsonl.encode(file_record("meta", meta)))
                 st = path.stat()
             except OSError as exc:
                 raise storage_error("save the new conversation to", path, exc) from exc
@@ -153,7 +154,7 @@ class ConversationStore:
         path = self._path(conversation_id)
         with self._lock:
             try:
-                create_file(path, data)
+                create_new(path, data)
                 st = path.stat()
             except FileExistsError:
                 raise ConversationExistsError(conversation_id) from None
@@ -179,6 +180,23 @@ class ConversationStore:
     def exists(self, conversation_id: str) -> bool:
         """Whether a conversation with this id is in the store."""
         return is_valid_id(conversation_id) and self._path(conversation_id).exists()
+
+    def is_empty(self, conversation_id: str) -> bool:
+        """Whether a conversation holds nothing: no message, nor anything this version cannot
+        read (False if there is no such conversation)."""
+        with self._lock:
+            try:
+                return self._fresh_entry(conversation_id).info(conversation_id).empty
+            except StorageError:
+                return False
+
+    def delete_if_empty(self, conversation_id: str) -> bool:
+        """Delete a conversation if it holds nothing (`is_empty`); whether it did."""
+        with self._lock:
+            if not self.is_empty(conversation_id):
+                return False
+            self.delete(conversation_id)
+        return True
 
     def load(self, conversation_id: str) -> Conversation:
         """Read a conversation with all its messages."""
@@ -311,7 +329,7 @@ class ConversationStore:
         """Delete a conversation's file."""
         with self._lock:
             try:
-                self._path(conversation_id).unlink()
+                remove_file(self._path(conversation_id))
             except FileNotFoundError:
                 self._forget(conversation_id)
                 raise ConversationNotFoundError(conversation_id) from None
@@ -409,14 +427,24 @@ class ConversationStore:
     def _rescan(self, conversation_id: str) -> Conversation:
         """Read a file, renewing its cache entry and (if it changed) its search documents."""
         path = self._path(conversation_id)
+        known = self._listing.entries.get(conversation_id)
         try:
-            conversation, warnings = conversation_file.read_conversation(path)
+            conversation, warnings = conversation_file.read_conversation(
+                path, None if known is None else known.size
+            )
             st = path.stat()
         except FileNotFoundError:
             self._forget(conversation_id)
             raise ConversationNotFoundError(conversation_id) from None
         except OSError as exc:
             raise StorageError(f"Could not read conversation {path}: {exc}") from exc
+        if known is not None and st.st_size < known.size:
+            lost = known.message_count - len(conversation.messages)
+            if lost > 0:
+                warnings.append(
+                    f"Conversation {conversation.title!r}: {lost} of its {known.message_count} "
+                    "messages are missing: its file is shorter than when it was last saved."
+                )
         self.warnings += [w for w in warnings if w not in self.warnings]
         entry = ListingEntry.of(conversation, st)
         changed = self._listing.entries.get(conversation_id) != entry

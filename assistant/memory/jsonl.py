@@ -6,10 +6,12 @@ import contextlib
 import json
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assistant import failpoints
 from assistant.errors import StorageError
 from assistant.fileio import (
     NOFOLLOW,
@@ -36,6 +38,10 @@ class Loaded:
 
     records: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    damaged_end: Path | None = None  # the copy kept of a file whose damaged end was cut off
+
+
+Vet = Callable[[dict[str, Any]], None]
 
 
 def encode(record: dict[str, Any]) -> bytes:
@@ -43,12 +49,16 @@ def encode(record: dict[str, Any]) -> bytes:
     return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
-def read(path: Path) -> Loaded:
+def read(path: Path, *, known_size: int | None = None, vet: Vet | None = None) -> Loaded:
     """Read every record of `path`, repairing the file so that appends can go on.
 
-    A torn last line (a write cut short by a crash, never acknowledged) is cut off. Corrupt
-    lines elsewhere are skipped: the original file is first copied to
-    `<name>.corrupt-<timestamp>`, then rewritten with the good lines, with a warning saying so.
+    `vet` sees each record before anything is changed: an exception it raises (a record of a
+    newer version) leaves the file as it is. A torn last line (an append cut short by a crash,
+    never acknowledged) is cut off quietly. An end that is damaged instead (NUL bytes, not the
+    start of a record, or starting before `known_size`, the size the file is known to have had
+    whole) is cut off too, after the original file was copied to `<name>.corrupt-<timestamp>`
+    (`Loaded.damaged_end`), with a warning. Corrupt lines elsewhere are skipped: the original
+    file is first copied aside, then rewritten with the good lines, with a warning saying so.
     A symbolic link is refused (StorageError), as is a file that cannot be read.
     """
     refuse_link(path)
@@ -72,10 +82,23 @@ def read(path: Path) -> Loaded:
             raise ValueError("not all records are objects")
     except ValueError:
         bad = _parse_lines(lines, loaded)
-    kept = copy_aside(path) if bad else None  # the original, before anything is changed
+    last = _complete(tail)
+    if vet is not None:
+        for record in [*loaded.records, *([last] if last else [])]:
+            vet(record)
+    damaged = bool(tail) and last is None and not _torn(tail, len(data) - len(tail), known_size)
+    kept = copy_aside(path) if bad or damaged else None  # the original, before any change
     if tail:
-        _repair_tail(path, len(data), tail, loaded)
-    if kept is not None:
+        _repair_tail(path, len(data), tail, last, loaded)
+    if damaged and kept is not None:
+        loaded.damaged_end = kept
+        msg = (
+            f"{path.name}: its last {len(tail):,} bytes were damaged and cut off; the file as "
+            f"found was kept as {kept.name}."
+        )
+        log.warning(msg)
+        loaded.warnings.append(msg)
+    if bad and kept is not None:
         atomic_write_bytes(path, b"".join(encode(r) for r in loaded.records))
         msg = (
             f"{path.name}: skipped {bad} unreadable line(s); the original file was kept as "
@@ -84,6 +107,22 @@ def read(path: Path) -> Loaded:
         log.warning(msg)
         loaded.warnings.append(msg)
     return loaded
+
+
+def _complete(tail: bytes) -> dict[str, Any] | None:
+    """The record in a last line that only lacks its newline, else None."""
+    try:
+        record = json.loads(tail) if tail else None
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _torn(tail: bytes, start: int, known_size: int | None) -> bool:
+    """Whether an incomplete last line at byte `start` is an append cut short by a crash: the
+    start of a record, without NUL bytes (a zeroed end), after what the file had whole."""
+    after_known = known_size is None or start >= known_size
+    return after_known and tail.startswith(b"{") and b"\0" not in tail
 
 
 def read_tail(path: Path, offset: int) -> list[dict[str, Any]] | None:
@@ -101,7 +140,10 @@ def read_tail(path: Path, offset: int) -> list[dict[str, Any]] | None:
     if _parse_lines(lines, loaded):
         return None
     if tail:
-        _repair_tail(path, offset + len(data), tail, loaded)
+        last = _complete(tail)
+        if last is None and not _torn(tail, offset + len(data) - len(tail), None):
+            return None  # a damaged end: `read` keeps a copy and says so
+        _repair_tail(path, offset + len(data), tail, last, loaded)
     return loaded.records
 
 
@@ -142,16 +184,15 @@ def _parse_lines(lines: list[bytes], loaded: Loaded) -> int:
     return bad
 
 
-def _repair_tail(path: Path, size: int, tail: bytes, loaded: Loaded) -> None:
-    """Keep a complete last record that only lacks its newline; cut off a torn one."""
-    try:
-        record = json.loads(tail)
-    except ValueError:
-        record = None
+def _repair_tail(
+    path: Path, size: int, tail: bytes, record: dict[str, Any] | None, loaded: Loaded
+) -> None:
+    """Keep a complete last `record` that only lacks its newline; else cut the tail off."""
     with writing(path, "repair"):
+        failpoints.reach("repair", path)
         fd = os.open(path, os.O_WRONLY | NOFOLLOW | _BINARY)
         try:
-            if isinstance(record, dict):
+            if record is not None:
                 loaded.records.append(record)
                 os.lseek(fd, size, os.SEEK_SET)
                 _write_all(fd, b"\n")
@@ -187,6 +228,8 @@ class Appender:
         refuse_link(self.path)
         with writing(self.path, "open"):
             created = not self.path.exists()
+            if created:
+                failpoints.reach("append.create", self.path)
             self._fd = os.open(self.path, _APPEND_FLAGS, 0o600)
             if created:
                 fsync_dir(self.path.parent)
@@ -200,7 +243,9 @@ class Appender:
             self._check_same_file()
             start = os.fstat(self._fd).st_size
             try:
+                failpoints.tear("append.write", self.path, self._fd, data)
                 _write_all(self._fd, data)
+                failpoints.reach("append.fsync", self.path)
                 os.fsync(self._fd)
             except OSError:
                 with contextlib.suppress(OSError):

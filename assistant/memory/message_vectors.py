@@ -156,8 +156,8 @@ class MessageVectors:
                 messages = data["messages"].tolist()
         except FileNotFoundError:
             return None
-        except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
-            log.warning("Ignoring the message vector cache %s: %s", path.name, exc)
+        except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+            log.warning("Ignoring the message vector cache %s: %s", path.name, exc or "empty")
             return None
         if vectors.ndim != 2 or not len(vectors) == len(messages) == len(conversations):
             return None

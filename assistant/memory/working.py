@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.errors import StorageError
-from assistant.fileio import atomic_write_json, read_json_object, set_aside
+from assistant.fileio import atomic_write_json, copy_aside, read_json_object, set_aside
 from assistant.memory.subscribers import Subscribers
 
 log = logging.getLogger(__name__)
@@ -92,7 +92,9 @@ class WorkingMemory:
             isinstance(k, str) and isinstance(v, str) for k, v in results.items()
         ):
             raise ValueError("'results' is not an object of strings")
-        memory = cls(task, list(subgoals), [], {})
+        # The limits of `update` hold on loading too (the newest subgoals, notes and results).
+        kept = [_clip(s, MAX_SUBGOAL_CHARS) for s in subgoals[-MAX_SUBGOALS:]]
+        memory = cls(_clip(task, MAX_TASK_CHARS), kept, [], {})
         for note in scratchpad:
             _add_note(memory, note)
         for name, value in results.items():
@@ -119,12 +121,21 @@ class WorkingMemoryStore:
                 raise ValueError("it has no 'conversations' object")
             if raw.get("version") != WORKING_VERSION:
                 raise ValueError(f"unsupported version {raw.get('version')!r}")
-            return {
+            memories = {
                 cid: WorkingMemory.from_json(entry) for cid, entry in raw["conversations"].items()
             }
         except ValueError as exc:
             self.warnings.append(set_aside(self.path, "Working memory file", exc))
             return {}
+        if any(m.to_json() != _as_written(raw["conversations"][c]) for c, m in memories.items()):
+            kept = copy_aside(self.path)
+            message = (
+                f"Working memory: some of it was over its limits and was shortened; the file as "
+                f"found was kept as {kept.name}."
+            )
+            log.warning(message)
+            self.warnings.append(message)
+        return memories
 
     def get(self, conversation_id: str) -> WorkingMemory:
         """A copy of the conversation's working memory (empty if it has none)."""
@@ -210,6 +221,11 @@ class WorkingMemoryStore:
         except OSError as exc:
             raise StorageError(f"Could not save working memory to {self.path}: {exc}") from exc
         self._memories = memories
+
+
+def _as_written(raw: dict[str, Any]) -> dict[str, Any]:
+    """A valid entry of the file with its defaults, as `WorkingMemory.to_json` writes one."""
+    return {name: raw.get(name, value) for name, value in WorkingMemory().to_json().items()}
 
 
 def _push_subgoal(memory: WorkingMemory, subgoal: str) -> None:

@@ -19,6 +19,7 @@ from assistant.transfer.export import (
     export_summary,
     write_export,
 )
+from assistant.transfer.markdown import conversation_markdown
 from assistant.transfer.plan import (
     FORMAT_NAMES,
     POLICIES,
@@ -62,6 +63,7 @@ __all__ = [
     "SuggestedMemory",
     "Unreadable",
     "apply_import",
+    "conversation_markdown",
     "counted",
     "export_data",
     "export_summary",

@@ -105,7 +105,7 @@ class ConversationListModel(QAbstractListModel):
         if role == IdRole:
             return info.id
         if role == EmptyRole:
-            return info.message_count == 0
+            return info.empty
         if role == TemporaryRole:
             return info.temporary
         return None

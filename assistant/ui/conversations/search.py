@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from assistant.memory import ConversationHit, ConversationStore
 from assistant.ui.chat.markdown import plain_text
+from assistant.ui.conversations.hit_delegate import HIT_TEXT_ROLE, HitDelegate
 from assistant.ui.debounce import Debounced
 from assistant.ui.jobs import LatestJob, Progress
 
@@ -58,6 +59,8 @@ class ChatSearchDialog(QDialog):
         self.hits.setObjectName("chatSearchHits")
         self.hits.setAccessibleName("Messages found")
         self.hits.setWordWrap(True)
+        self.hits.setItemDelegate(HitDelegate(self.hits))
+        self._searched = ""  # the words of the search under way, to mark in its hits
         self.hits.itemActivated.connect(self._open)
         self.field = _QueryField(self.hits, self)
         self.field.setObjectName("chatSearchField")
@@ -97,6 +100,7 @@ class ChatSearchDialog(QDialog):
             return store.search(query, k=HITS)
 
         self._search.run(search)
+        self._searched = query
         self.status.setText("Searching…")
 
     @property
@@ -108,8 +112,9 @@ class ChatSearchDialog(QDialog):
         self.hits.clear()
         for hit in found:
             snippet = " ".join(plain_text(hit.snippet).split())  # the words, not the Markdown
-            item = QListWidgetItem(f"{hit.title}\n{snippet}", self.hits)
+            item = QListWidgetItem(f"{hit.title}\n{snippet}", self.hits)  # what is read aloud
             item.setData(_HIT, (hit.conversation_id, hit.message_id))
+            item.setData(HIT_TEXT_ROLE, (hit.title, snippet, self._searched))
             item.setToolTip(snippet)
         if found:
             self.hits.setCurrentRow(0)

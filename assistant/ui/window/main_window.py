@@ -407,6 +407,8 @@ class MainWindow(QMainWindow):
         menu.import_.triggered.connect(self._import)
         menu.import_folder.triggered.connect(self._import_folder)
         menu.export.triggered.connect(self._export)
+        menu.export_conversation.triggered.connect(self._export_conversation)
+        menu.copy_conversation.triggered.connect(self._copy_conversation)
         menu.settings.triggered.connect(self.open_settings)
         menu.find.triggered.connect(self.find_bar.open_bar)
         menu.search.triggered.connect(self.search_conversations)
@@ -439,10 +441,11 @@ class MainWindow(QMainWindow):
         return listing[0].id if listing else None
 
     def _drop_leftovers(self) -> None:
-        """Delete the empty and temporary conversations an earlier run left behind."""
+        """Delete the empty and temporary conversations an earlier run left behind (one with
+        records this version cannot read is not empty: it is kept)."""
         store = self.workspace.conversations
         for info in store.all():
-            if info.temporary or info.message_count == 0:
+            if info.temporary or info.empty:
                 self._delete_quietly(info.id)
 
     def new_conversation(self, temporary: bool = False) -> str:
@@ -487,7 +490,7 @@ class MainWindow(QMainWindow):
         if not store.exists(conversation_id):
             return
         conversation = store.load(conversation_id)
-        if not (conversation.temporary or not conversation.messages):
+        if not (conversation.temporary or store.is_empty(conversation_id)):
             return
         if self._is_answering(conversation_id):
             self._leave_later.add(conversation_id)
@@ -767,6 +770,22 @@ class MainWindow(QMainWindow):
         from assistant.ui.transfer.dialogs import export_conversations
 
         export_conversations(self, self.workspace, self._current)
+
+    def _export_conversation(self) -> None:
+        from assistant.ui.transfer.conversation_export import export_conversation
+
+        if self._current is not None:
+            export_conversation(self, self.workspace.conversations, self._current, self._show_saved)
+
+    def _show_saved(self, path: str) -> None:
+        self.statusBar().showMessage(f"Saved to {path}", NOTICE_MS)
+
+    def _copy_conversation(self) -> None:
+        from assistant.ui.transfer.conversation_export import copy_conversation
+
+        if self._current is not None:
+            copy_conversation(self.workspace.conversations, self._current)
+            self.statusBar().showMessage("Conversation copied as Markdown", 3000)
 
     def _about(self) -> None:
         QMessageBox.about(

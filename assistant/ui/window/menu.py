@@ -38,6 +38,16 @@ class MainMenu:
         )
         self.import_folder.setToolTip("Import an unpacked ChatGPT or Claude export")
         self.export = action("&Export…", "actionExport", "Export conversations and memories")
+        self.export_conversation = action(
+            "Export This &Conversation…",
+            "actionExportConversation",
+            "Save this conversation as Markdown, a web page or PDF",
+        )
+        self.copy_conversation = action(
+            "&Copy Conversation",
+            "actionCopyConversation",
+            "Copy this conversation as Markdown",
+        )
         self.quit = action("&Quit", "actionQuit")
         self.find = action("&Find in conversation…", "actionFind", "Find text in this chat")
         self.search = action(
@@ -73,6 +83,8 @@ class MainMenu:
             self.import_,
             self.import_folder,
             self.export,
+            self.export_conversation,
+            self.copy_conversation,
             self.find,
             self.search,
             self.settings,
@@ -90,9 +102,12 @@ class MainMenu:
         file_menu.addActions([self.new, self.new_temporary])
         file_menu.addSeparator()
         file_menu.addActions([self.import_, self.import_folder, self.export])
+        file_menu.addAction(self.export_conversation)
         file_menu.addSeparator()
         file_menu.addAction(self.quit)
         edit_menu = bar.addMenu("&Edit")
+        edit_menu.addAction(self.copy_conversation)
+        edit_menu.addSeparator()
         edit_menu.addActions([self.find, self.search])
         edit_menu.addSeparator()
         edit_menu.addAction(self.settings)
@@ -132,6 +147,7 @@ class MainMenu:
             self.show_conversations: [QKeySequence("Ctrl+Shift+L")],
             self.show_memory: [QKeySequence("Ctrl+Shift+M")],
             self.shortcuts: [QKeySequence(_Key.HelpContents)],
+            self.copy_conversation: [QKeySequence("Ctrl+Shift+C")],
         }
         for target, sequences in keys.items():
             unique = list(dict.fromkeys(s for s in sequences if not s.isEmpty()))
@@ -145,6 +161,7 @@ class MainMenu:
             self.new_temporary,
             self.find,
             self.search,
+            self.copy_conversation,
             self.next_conversation,
             self.previous_conversation,
             self.focus_input,

@@ -1,0 +1,257 @@
+"""The failpoint harness, in the spirit of SQLite's crash tests: run the workload
+(`tests.reliability.workload`) once to list every failpoint it passes, then once per failpoint
+and occurrence with a crash (SIGKILL) there, and after each crash reopen the data dir and check
+what must hold whatever the moment of the crash (`check`):
+
+- every acknowledged write is there (settings, working memory, messages, titles, summaries,
+  memories and their edits, imports), and nothing acknowledged as deleted or forgotten is;
+- a forgotten memory is not active, and once a close (which compacts) was acknowledged after
+  its forget, no file of the data dir holds its words;
+- every vector on disk belongs to the current text of its memory or message;
+- the derived files agree with the logs: reopening after deleting every cache gives the same;
+- nothing is reported on reopening (a crash is not damage), and nothing is left in a
+  `.corrupt-*` copy or deleted that had content.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assistant.datalock import DataDirLock
+from assistant.failpoints import ENV
+from assistant.fileio import remove_stale_temp_files
+from assistant.memory import ConversationStore
+from assistant.memory.message_vectors import MessageVectors
+from assistant.memory.semantic import SemanticMemory
+from assistant.memory.working import WorkingMemoryStore
+from assistant.paths import conversations_dir, memory_dir, settings_file
+from assistant.settings import Settings
+from tests.embedders import HashEmbedder, hashed_vector
+
+REPO = Path(__file__).resolve().parents[2]
+TIMEOUT_S = 120  # a guard against a hang, not a speed limit
+SAME_VECTOR = 0.98  # cosine: the stored vector is the text's (8-bit rows are not exact)
+DERIVED = ("memory/semantic-index.npz", "memory/vectors-*", "conversations/index.json")
+DERIVED_MESSAGES = "conversations/vectors-*"
+
+
+@dataclass
+class Run:
+    """What the workload said before it ended (or was killed)."""
+
+    acks: list[dict[str, Any]] = field(default_factory=list)
+    forgetting: set[str] = field(default_factory=set)  # forgets asked for: done or not
+    crashed: bool = False
+
+    def acked(self, what: str) -> list[dict[str, Any]]:
+        """The acknowledgements of one kind, in order."""
+        return [a for a in self.acks if a["ack"] == what]
+
+
+def workload(root: Path, failpoints: str = "") -> Run:
+    """Run the workload on `root` (with `ASSISTANT_FAILPOINTS=failpoints`) to its end or crash."""
+    env = {**os.environ, "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
+    env[ENV] = failpoints
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests.reliability.workload", str(root)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    run = Run(crashed=proc.returncode != 0)
+    if proc.returncode not in (0, -9, 137):
+        raise RuntimeError(f"the workload failed: {proc.stderr.decode()[-3000:]}")
+    for line in proc.stdout.decode().split("\n")[:-1]:  # a kill can cut the last one short
+        record = json.loads(line)
+        if "forgetting" in record:
+            run.forgetting.add(record["forgetting"])
+        else:
+            run.acks.append(record)
+    return run
+
+
+def failpoints(tmp: Path) -> list[str]:
+    """Every failpoint the workload passes, in order, as often as it passes each."""
+    trace = tmp / "trace.txt"
+    root = tmp / "traced"
+    root.mkdir()
+    run = workload(root, f"trace:{trace}")
+    problems = check(root, run)
+    assert run.acks[-1]["ack"] == "done" and not problems, problems
+    return trace.read_text(encoding="utf-8").split()
+
+
+def crash_points(trace: list[str], *, every: bool = True) -> list[tuple[str, int]]:
+    """(failpoint, occurrence) to crash at: each failpoint's first, middle and last passage
+    (`every`), or only its first."""
+    counts = Counter(trace)
+    points: list[tuple[str, int]] = []
+    for name in dict.fromkeys(trace):
+        n = counts[name]
+        chosen = sorted({1, (n + 1) // 2, n}) if every else [1]
+        points += [(name, at) for at in chosen]
+    return points
+
+
+def crash_and_check(tmp: Path, name: str, at: int) -> list[str]:
+    """Crash the workload at the `at`-th passage of failpoint `name`; the problems found."""
+    root = tmp / f"{name}@{at}"
+    root.mkdir()
+    run = workload(root, f"crash:{name}@{at}")
+    if not run.crashed:
+        return [f"{name}@{at}: the workload did not reach it"]
+    return [f"{name}@{at}: {p}" for p in check(root, run)]
+
+
+# -- the checks ---------------------------------------------------------------------------------
+
+
+@dataclass
+class State:
+    """What a data dir holds, as the stores read it."""
+
+    settings: int
+    working: dict[str, str]
+    conversations: dict[str, tuple[str, str, tuple[str, ...]]]  # title, summary, message ids
+    memories: dict[str, tuple[str, str]]  # id: text, state (forgotten ones left out)
+
+
+def check(root: Path, run: Run) -> list[str]:
+    """What is wrong in `root` after `run` (see the module's docstring)."""
+    problems: list[str] = []
+    with DataDirLock(root):  # the killed workload's lock is stale: taken over
+        remove_stale_temp_files(root)
+        state = _open(root, problems, with_vectors=True)
+        problems += _missing(state, run)
+        problems += _leftovers(root, run)
+        for pattern in (*DERIVED, DERIVED_MESSAGES):
+            for path in root.glob(pattern):
+                path.unlink()
+        rebuilt = _open(root, [], with_vectors=False)
+    if rebuilt != state:
+        problems.append(f"the caches disagreed with the logs: {state} != {rebuilt} rebuilt")
+    return problems
+
+
+def _open(root: Path, problems: list[str], *, with_vectors: bool) -> State:
+    """Open every store, note its warnings and (`with_vectors`) any stale vector."""
+    settings, warnings = Settings.load(settings_file(root))
+    working = WorkingMemoryStore(memory_dir(root))
+    memory = SemanticMemory.open(memory_dir(root), HashEmbedder())
+    conversations = ConversationStore(root, HashEmbedder())
+    try:
+        listing = conversations.all()
+        warnings += working.warnings + memory.warnings + conversations.warnings
+        problems += [f"reported on opening: {w}" for w in warnings]
+        loaded = {info.id: conversations.load(info.id) for info in listing}
+        if with_vectors:
+            problems += _stale_memory_vectors(memory)
+            problems += _stale_message_vectors(root, loaded)
+        return State(
+            settings.memories_per_prompt,
+            {cid: working.get(cid).task for cid in working.conversation_ids()},
+            {
+                cid: (c.title, c.summary, tuple(m.id for m in c.messages))
+                for cid, c in loaded.items()
+            },
+            {i.id: (i.text, i.state) for i in memory.all(None) if i.state != "forgotten"},
+        )
+    finally:
+        memory.close()
+        conversations.close()
+
+
+def _stale_memory_vectors(memory: SemanticMemory) -> list[str]:
+    vectors = memory._vectors
+    if vectors is None:
+        return []
+    stale = []
+    for item in memory.all():
+        slot = memory._slot_of[item.id]
+        if vectors.has(slot):
+            cosine = float(vectors._m[slot] @ hashed_vector(item.text, vectors.dim))
+            if cosine < SAME_VECTOR:
+                stale.append(f"memory {item.id} has the vector of another text ({item.text!r})")
+    return stale
+
+
+def _stale_message_vectors(root: Path, loaded: dict[str, Any]) -> list[str]:
+    vectors = MessageVectors.load(conversations_dir(root), HashEmbedder().name)
+    if vectors is None:
+        return []
+    stale = []
+    for cid, conversation in loaded.items():
+        for message in conversation.messages:
+            row = vectors.row((cid, message.id))
+            if row >= 0:
+                cosine = float(vectors.matrix[row] @ hashed_vector(message.content, vectors.dim))
+                if cosine < SAME_VECTOR:
+                    stale.append(f"message {cid}/{message.id} has the vector of another text")
+    return stale
+
+
+def _missing(state: State, run: Run) -> list[str]:
+    """The acknowledged writes that are not in `state`, and what is there but should not be."""
+    problems = []
+    settings = [a["value"] for a in run.acked("settings")]
+    if state.settings < (settings[-1] if settings else 6):
+        problems.append(f"settings {state.settings} after {settings[-1]} was acknowledged")
+    tasks = ["plan the trip", "book the train"]
+    for a in run.acked("working")[-1:]:
+        if state.working.get(a["id"]) not in tasks[tasks.index(a["task"]) :]:
+            problems.append(f"working memory {state.working.get(a['id'])!r} after {a['task']!r}")
+    deleted = {a["id"] for a in run.acked("deleted")}
+    for a in run.acked("conversation"):
+        if (a["id"] in state.conversations) == (a["id"] in deleted):
+            problems.append(f"conversation {a['id']} {'kept' if a['id'] in deleted else 'lost'}")
+    for a in run.acked("message"):
+        if a["message"] not in state.conversations.get(a["id"], ("", "", ()))[2]:
+            problems.append(f"message {a['id']}/{a['message']} lost")
+    for a in run.acked("title"):
+        if state.conversations[a["id"]][0] != a["title"]:
+            problems.append(f"title {a['title']!r} lost")
+    for a in run.acked("summary"):
+        if not state.conversations[a["id"]][1]:
+            problems.append("summary lost")
+    forgotten = {a["id"] for a in run.acked("forget")}
+    edits = {a["id"]: a["text"] for a in run.acked("edit")}
+    for a in run.acked("memory"):
+        have = state.memories.get(a["id"])
+        if a["id"] in forgotten:
+            if have is not None and have[1] == "active":
+                problems.append(f"forgotten memory {a['id']} came back")
+        elif a["id"] not in run.forgetting and have is None:
+            problems.append(f"memory {a['id']} lost")
+        elif have is not None and have[0] != edits.get(a["id"], have[0]):
+            problems.append(f"memory {a['id']} reads {have[0]!r}, not {edits[a['id']]!r}")
+    for a in run.acked("import"):
+        if len(state.conversations.get(a["id"], ("", "", ()))[2]) != 3:
+            problems.append(f"imported conversation {a['id']} lost")
+        if all(text != a["text"] for text, _ in state.memories.values()):
+            problems.append("imported memory lost")
+    return problems
+
+
+def _leftovers(root: Path, run: Run) -> list[str]:
+    """Words of memories forgotten before an acknowledged close still on disk; copies aside."""
+    problems = [f"a copy aside: {p.name}" for p in root.rglob("*.corrupt-*")]
+    closes = [i for i, a in enumerate(run.acks) if a["ack"] == "closed"]
+    gone = [
+        a["text"].split()[2].encode()  # its own word, "zq<n>x"
+        for i, a in enumerate(run.acks)
+        if a["ack"] == "forget" and any(c > i for c in closes)
+    ]
+    for path in root.rglob("*"):
+        if path.is_file() and path.name != "assistant.lock":
+            data = path.read_bytes()
+            problems += [f"{path.name} still holds {w.decode()!r}" for w in gone if w in data]
+    return problems

@@ -1,0 +1,165 @@
+"""One fixed sequence of writes to every store of a data dir, for the failpoint harness:
+`python -m tests.reliability.workload DIR`.
+
+It holds the data dir's lock like the app and prints one JSON line after each write returned
+(acknowledged, so promised durable): `{"ack": WHAT, ...}`. Run with `ASSISTANT_FAILPOINTS`
+(see `assistant.failpoints`) it records the failpoints it passes, or dies at one of them; the
+harness then checks the data dir against what was acknowledged (`tests.reliability.crashes`).
+Every store is here: settings, working memory, conversations (create, append, rename, summary,
+delete, listing, message vectors), the memory log and its caches (add, edit, forget,
+compaction, close and reopen), and an import.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from assistant.datalock import DataDirLock
+from assistant.fileio import remove_stale_temp_files
+from assistant.memory import ConversationStore
+from assistant.memory.semantic import SemanticMemory
+from assistant.memory.working import WorkingMemoryStore
+from assistant.paths import memory_dir, settings_file
+from assistant.settings import Settings
+from assistant.transfer import StoreSet, apply_import, parse_import
+from tests.embedders import HashEmbedder
+
+STAMP = "2024-05-01T10:00:00+00:00"
+IMPORTED = "imported0conversation"
+
+
+def ack(what: str, **details: Any) -> None:
+    """Say that a write returned."""
+    print(json.dumps({"ack": what, **details}), flush=True)
+
+
+def memory_text(n: int) -> str:
+    """The text of the n-th memory: words of its own, so that a leftover copy is found."""
+    return f"remembered fact zq{n}x about topic {n % 3}"
+
+
+def export() -> bytes:
+    """An export of one conversation of three messages and one memory."""
+    messages = [
+        {
+            "id": f"m{j}",
+            "parent_id": f"m{j - 1}" if j else None,
+            "role": "user" if j % 2 == 0 else "assistant",
+            "content": f"imported line {j} about the harbour",
+            "created_at": STAMP,
+        }
+        for j in range(3)
+    ]
+    memory = {
+        "id": "imported0memory",
+        "text": memory_text(99),
+        "kind": "fact",
+        "importance": 0.5,
+        "pinned": False,
+        "created_at": STAMP,
+        "updated_at": STAMP,
+        "last_accessed": STAMP,
+        "state": "active",
+    }
+    document = {
+        "format": "assistant.export",
+        "version": 1,
+        "exported_at": STAMP,
+        "app": {"name": "Assistant", "version": "0"},
+        "conversations": [
+            {
+                "id": IMPORTED,
+                "title": "Imported",
+                "created_at": STAMP,
+                "updated_at": STAMP,
+                "summary": "",
+                "messages": messages,
+            }
+        ],
+        "memories": [memory],
+    }
+    return json.dumps(document).encode("utf-8")
+
+
+def run(root: Path) -> None:
+    """The writes, in order (see the module's docstring)."""
+    path = settings_file(root)
+    Settings(memories_per_prompt=7).save(path)
+    ack("settings", value=7)
+
+    conversations = ConversationStore(root, HashEmbedder())
+    working = WorkingMemoryStore(memory_dir(root))
+    cid = conversations.create("Crash test").id
+    ack("conversation", id=cid)
+    working.update(cid, task="plan the trip")
+    ack("working", id=cid, task="plan the trip")
+    for n in range(3):
+        message = conversations.append(cid, "user" if n % 2 == 0 else "assistant", f"line {n}")
+        ack("message", id=cid, message=message.id)
+    conversations.rename(cid, "Renamed")
+    ack("title", id=cid, title="Renamed")
+    conversations.set_summary(cid, "a summary", message.id)
+    ack("summary", id=cid)
+
+    memory = SemanticMemory.open(memory_dir(root), HashEmbedder())
+    items = []
+    for n in range(6):
+        items.append(memory.add(memory_text(n)))
+        ack("memory", id=items[-1].id, text=memory_text(n))
+    edited = memory.update(items[0].id, text=memory_text(10))
+    ack("edit", id=edited.id, text=edited.text)
+    _forget(memory, items[1].id, memory_text(1))
+    memory.compact()
+    ack("compact")
+    apply_import(parse_import(export()), StoreSet(conversations, memory), "skip")
+    ack("import", id=IMPORTED, text=memory_text(99))
+    items.append(memory.add(memory_text(6)))
+    ack("memory", id=items[-1].id, text=memory_text(6))
+    memory.close()
+    ack("closed")
+
+    # The next close compacts the log to less than the cache written above reflects.
+    memory = SemanticMemory.open(memory_dir(root), HashEmbedder())
+    for n in (2, 4, 5):
+        _forget(memory, items[n].id, memory_text(n))
+    edited = memory.update(items[3].id, text=memory_text(13))
+    ack("edit", id=edited.id, text=edited.text)
+    memory.close()
+    ack("closed")
+
+    conversations.embed_pending()
+    conversations.close()
+    ack("message-vectors")
+    empty = conversations.create("Empty").id
+    ack("conversation", id=empty)
+    conversations.delete(empty)
+    ack("deleted", id=empty)
+    conversations.all()  # saves the listing
+    ack("listing")
+    working.update(cid, task="book the train")
+    ack("working", id=cid, task="book the train")
+    Settings(memories_per_prompt=8).save(path)
+    ack("settings", value=8)
+    ack("done")
+
+
+def _forget(memory: SemanticMemory, item_id: str, text: str) -> None:
+    print(json.dumps({"forgetting": item_id, "text": text}), flush=True)  # done or not
+    memory.forget(item_id)
+    ack("forget", id=item_id, text=text)
+
+
+def main(argv: list[str]) -> int:
+    """Run the workload once on DIR."""
+    root = Path(argv[0])
+    with DataDirLock(root):
+        remove_stale_temp_files(root)
+        run(root)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,86 @@
+"""One conversation as Markdown, HTML or PDF, and copied whole."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtGui import QGuiApplication
+from pytestqt.qtbot import QtBot
+
+from assistant.memory import ConversationStore
+from assistant.transfer import conversation_markdown
+from assistant.ui.transfer import conversation_export
+from assistant.ui.transfer.conversation_export import FORMATS, document_bytes, file_name
+from assistant.ui.window.main_window import MainWindow
+from tests.desktop import shown_window
+
+pytestmark = pytest.mark.gui
+
+CALL = {"id": "c1", "type": "function", "function": {"name": "recall", "arguments": '{"q": 1}'}}
+
+
+def trip(store: ConversationStore) -> str:
+    cid = store.create("Trip: Lisbon/Porto?").id
+    store.append(cid, "user", "When does the *train* leave?")
+    store.append(cid, "assistant", "", tool_calls=[CALL])
+    result = store.append(cid, "tool", "train at nine\nmore", tool_call_id="c1")
+    first = store.append(cid, "assistant", "At **nine**.\n\n1. one\n2. two")
+    store.set_leaf(cid, result.id)
+    store.append(cid, "assistant", "Another version")  # a sibling: another branch
+    store.set_leaf(cid, first.id)
+    return cid
+
+
+def test_markdown_holds_the_branch_on_screen_with_tools_in_one_line(data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+    text = conversation_markdown(store.load(trip(store)))
+    assert text.startswith("# Trip: Lisbon/Porto?\n\n*")
+    assert "**You**\n\nWhen does the *train* leave?" in text
+    assert '> ▸ `recall` {"q": 1}' in text
+    assert "> → train at nine more" in text
+    assert text.endswith("**Assistant**\n\nAt **nine**.\n\n1. one\n2. two\n")
+    assert "Another version" not in text
+    assert "c1" not in text  # no ids
+
+
+@pytest.mark.parametrize("suffix", [".md", ".html", ".pdf"])
+def test_each_format_is_written_whole(qapp: object, suffix: str) -> None:
+    data = document_bytes("# Title\n\n**You**\n\nHello there", suffix, "Title")
+    if suffix == ".md":
+        assert data == b"# Title\n\n**You**\n\nHello there"
+    elif suffix == ".html":
+        assert b"<title>Title</title>" in data and b"Hello there" in data
+    else:
+        assert data.startswith(b"%PDF-") and data.rstrip().endswith(b"%%EOF")
+        assert b"/Type /Page" in data
+    assert suffix in FORMATS.values()
+
+
+def test_a_file_name_is_made_from_the_title() -> None:
+    assert file_name("Trip: Lisbon/Porto?") == "Trip LisbonPorto"
+    assert file_name("???") == "Conversation"
+    assert len(file_name("x" * 300)) == 80
+
+
+@pytest.fixture
+def window(qtbot: QtBot, data_dir: Path) -> Iterator[MainWindow]:
+    cid = trip(ConversationStore(data_dir))
+    win = shown_window(qtbot, data_dir)
+    qtbot.waitUntil(lambda: win.conversations.current_id() == cid)
+    yield win
+    win.close()
+
+
+def test_the_window_saves_and_copies_the_conversation_on_screen(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "out"  # no suffix: Markdown
+    monkeypatch.setattr(conversation_export, "get_save_file_name", lambda *_a: str(target))
+    window.menu.export_conversation.trigger()
+    written = target.with_suffix(".md")
+    qtbot.waitUntil(lambda: "Saved to" in window.statusBar().currentMessage(), timeout=10000)
+    assert written.read_text().startswith("# Trip: Lisbon/Porto?")
+    window.menu.copy_conversation.trigger()
+    assert QGuiApplication.clipboard().text() == written.read_text()

@@ -1,0 +1,66 @@
+"""Failpoints: named by the file and the step, off unless a child process is started with
+`ASSISTANT_FAILPOINTS`; and a few crashes of the harness (`make test-reliability` runs them
+all: `tests/reliability/test_failpoints.py`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assistant import failpoints
+from tests.reliability.crashes import crash_and_check, workload
+
+# A few crash points of each kind of step: a torn append, a snapshot before and after its
+# rename, a new file before its link, a cache, a removal.
+SAMPLE = [
+    ("conversation.append.write", 3),
+    ("settings.snapshot.rename", 2),
+    ("working.snapshot.dirsync", 1),
+    ("conversation-index.snapshot.fsync", 1),
+    ("memory-log.append.write", 4),
+    ("conversation.delete", 1),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("data/settings.json", "settings"),
+        ("data/memory/working.json", "working"),
+        ("data/memory/semantic.jsonl", "memory-log"),
+        ("data/memory/semantic-index.npz", "memory-index"),
+        ("data/memory/vectors-hash-0a1b2c3d.npy", "memory-vectors"),
+        ("data/conversations/0a1b.jsonl", "conversation"),
+        ("data/conversations/index.json", "conversation-index"),
+        ("data/conversations/vectors-hash.npz", "message-vectors"),
+        ("data/mcp.json", "mcp"),
+        ("data/elsewhere.txt", "other"),
+    ],
+)
+def test_a_failpoint_is_named_by_its_kind_of_file(path: str, kind: str) -> None:
+    assert failpoints.kind_of(Path(path)) == kind
+
+
+def test_failpoints_are_off_unless_asked_for() -> None:
+    assert failpoints._ARMED is None
+    failpoints.reach("snapshot.rename", Path("settings.json"))  # nothing happens
+
+
+def test_the_workload_passes_a_failpoint_of_every_step_of_every_store(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.txt"
+    root = tmp_path / "data"
+    root.mkdir()
+    run = workload(root, f"trace:{trace}")
+    assert run.acks[-1]["ack"] == "done"
+    names = set(trace.read_text().split())
+    for kind in ("settings", "working", "conversation-index", "memory-index"):
+        assert {f"{kind}.snapshot.{step}" for step in ("write", "fsync", "rename")} <= names
+    assert {"conversation.append.write", "conversation.create.link", "conversation.delete"} <= names
+    assert {"memory-log.append.fsync", "memory-log.snapshot.rename"} <= names
+    assert {"memory-vectors.snapshot.rename", "message-vectors.snapshot.rename"} <= names
+
+
+@pytest.mark.parametrize(("name", "at"), SAMPLE)
+def test_a_crash_there_loses_nothing_acknowledged(tmp_path: Path, name: str, at: int) -> None:
+    assert crash_and_check(tmp_path, name, at) == []
