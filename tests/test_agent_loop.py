@@ -27,7 +27,9 @@ from assistant.agent.events import (
 from assistant.agent.loop import (
     CANCELLED_TOOL_RESULT,
     EMPTY_REPLY,
+    LOOPING_NOTICE,
     NO_TOOLS_NOTICE,
+    REPEATED_RESULT,
     SUMMARY_MAX_TOKENS,
     SUMMARY_PROMPT,
     Agent,
@@ -175,7 +177,8 @@ def test_several_tool_calls_in_one_response(h: Harness) -> None:
 def test_step_limit_then_answer_without_tools(data_dir: Path, provider: ScriptedProvider) -> None:
     h = Harness(data_dir, provider, max_steps=3, auto_memories=False)
     cid = h.conversations.create().id
-    h.provider.enqueue(*[calls(("current_datetime", {})) for _ in range(3)], "Here is what I have.")
+    steps = [calls(("calculator", {"expression": f"{n}+{n}"})) for n in range(3)]
+    h.provider.enqueue(*steps, "Here is what I have.")
     h.turn(cid, "loop forever")
     assert len(h.of(ToolCallFinished)) == 3
     (finished,) = h.of(Finished)
@@ -183,6 +186,27 @@ def test_step_limit_then_answer_without_tools(data_dir: Path, provider: Scripted
     last = h.provider.requests[-1]
     assert last["tools"] is None
     assert "used all your tool steps" in last["messages"][-1]["content"]
+
+
+def test_the_same_tool_call_runs_twice_at_most_then_tools_stop(h: Harness) -> None:
+    """A small model that calls the date tool again and again: the third identical call (the
+    same arguments in any order) is refused, and the model answers without tools."""
+    cid = h.conversations.create().id
+    h.provider.enqueue(
+        calls(("calculator", {"expression": "1+1"})),
+        calls(("calculator", '{"expression":  "1+1"}'), ("current_datetime", {})),
+        calls(("calculator", {"expression": "1+1"})),
+        "It is 2.",
+    )
+    h.turn(cid, "what is 1+1?")
+    finished = h.of(ToolCallFinished)
+    assert [e.ok for e in finished] == [True, True, True, False]
+    assert finished[-1].result == REPEATED_RESULT.format(times=2)
+    assert [n.text for n in h.of(Notice)].count(LOOPING_NOTICE) == 1
+    assert h.provider.requests[-1]["tools"] is None
+    assert h.provider.requests[2]["tools"] is not None
+    (done,) = h.of(Finished)
+    assert done.text == "It is 2."
 
 
 def test_relevant_and_pinned_memories_are_in_the_prompt(h: Harness) -> None:

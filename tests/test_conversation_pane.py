@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QInputDialog
 from pytestqt.qtbot import QtBot
 
 from assistant.memory import ConversationStore, Message
+from assistant.timestamps import stamp
+from assistant.ui.conversations.group_delegate import GroupRole, heading
 from assistant.ui.conversations.pane import ConversationPane, IdRole
+from assistant.ui.times import list_group
 
 pytestmark = pytest.mark.gui
 
@@ -156,10 +160,10 @@ def test_delete_asks_first(
 ) -> None:
     keep = started(pane, store, "keep")
     doomed = started(pane, store, "doomed")
-    monkeypatch.setattr(pane, "confirm_delete", lambda title: False)
+    monkeypatch.setattr(pane, "confirm_delete", lambda titles: False)
     pane.delete_current()
     assert store.exists(doomed)
-    monkeypatch.setattr(pane, "confirm_delete", lambda title: True)
+    monkeypatch.setattr(pane, "confirm_delete", lambda titles: True)
     pane.delete_current()
     assert not store.exists(doomed)
     assert pane.current_id() == keep
@@ -207,3 +211,63 @@ def test_a_long_title_is_elided_not_scrolled_sideways(
     pane.show()
     qtbot.waitExposed(pane)
     assert pane.view.horizontalScrollBar().maximum() == 0
+
+
+def test_pinned_come_first_archived_hide_and_headings_group_by_day(
+    qtbot: QtBot, pane: ConversationPane, store: ConversationStore
+) -> None:
+    old = Message("o1", None, "user", "hi", "2025-03-02T10:00:00Z")
+    store.import_conversation("march", "In March", old.created_at, [old])
+    first = started(pane, store, "First")
+    second = started(pane, store, "Second")
+    assert titles(pane) == ["Second", "First", "In March"]
+    model = pane.view.model()
+    groups = [model.index(r, 0).data(GroupRole) for r in range(model.rowCount())]
+    assert groups == ["Today", "Today", "March 2025"]
+    assert [heading(model.index(r, 0)) for r in range(3)] == ["Today", None, "March 2025"]
+    pane.select(first)
+    pane.toggle_pinned()
+    qtbot.waitUntil(lambda: titles(pane) == ["First", "Second", "In March"])
+    assert model.index(0, 0).data(GroupRole) == "Pinned"
+    pane.select(second)
+    pane.toggle_archived()
+    qtbot.waitUntil(lambda: titles(pane) == ["First", "In March"])
+    pane.set_show_archived(True)
+    assert titles(pane) == ["First", "Second", "In March"]
+    assert "Archived conversation" in model.index(1, 0).data(Qt.ItemDataRole.ToolTipRole)
+    pane.select(second)
+    pane.toggle_archived()  # unarchive
+    qtbot.waitUntil(lambda: not store.load(second).archived)
+    pane.set_show_archived(False)
+    qtbot.waitUntil(lambda: titles(pane) == ["First", "Second", "In March"])
+    pane.select(first)
+    pane.toggle_pinned()  # unpin
+    qtbot.waitUntil(lambda: titles(pane) == ["Second", "First", "In March"])
+    pane.view.grab()  # the headings are drawn
+
+
+@pytest.mark.parametrize(
+    ("days", "group"),
+    [(0, "Today"), (1, "Yesterday"), (3, "Previous 7 days"), (20, "Previous 30 days")],
+)
+def test_recent_groups_are_named_by_how_long_ago(days: int, group: str) -> None:
+    now = datetime(2026, 11, 25, 12, tzinfo=UTC)
+    assert list_group(stamp(now - timedelta(days=days)), now) == group
+    assert list_group("1970-01-01T00:00:03Z", now) == "Date unknown"
+
+
+def test_several_conversations_are_deleted_at_once_after_one_question(
+    monkeypatch: pytest.MonkeyPatch, pane: ConversationPane, store: ConversationStore
+) -> None:
+    keep = started(pane, store, "keep")
+    ids = [started(pane, store, name) for name in ("one", "two")]
+    asked: list[list[str]] = []
+    monkeypatch.setattr(pane, "confirm_delete", lambda titles: asked.append(titles) or True)
+    selection = pane.view.selectionModel()
+    for cid in ids:
+        index = pane.view.model().index(pane.model.row_of(cid), 0)
+        selection.select(index, QItemSelectionModel.SelectionFlag.Select)
+    pane.delete_current()
+    assert asked == [["two", "one"]]
+    assert [store.exists(cid) for cid in ids] == [False, False]
+    assert store.exists(keep) and titles(pane) == ["keep"]

@@ -535,3 +535,22 @@ def test_branches_survive_reopening_and_the_leaf_chooses_one(tmp_path: Path) -> 
     assert follow.parent_id == first.id
     with pytest.raises(ValueError, match="no message"):
         store.set_leaf(cid, "nope")
+
+
+def test_pinned_and_archived_are_kept_in_the_file_and_the_listing(data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+    cid = store.create("Keep").id
+    store.append(cid, "user", "hello")
+    store.set_flags(cid, pinned=True)
+    store.set_flags(cid, archived=True)
+    store.set_flags(cid, pinned=False)
+    (info,) = store.all()
+    assert (info.pinned, info.archived) == (False, True)
+    again = ConversationStore(data_dir)  # from the file, and from the listing's cache
+    (info,) = again.all()
+    assert (info.pinned, info.archived) == (False, True)
+    (data_dir / "conversations" / "index.json").unlink()
+    loaded = ConversationStore(data_dir).load(cid)
+    assert (loaded.pinned, loaded.archived) == (False, True)
+    (info,) = ConversationStore(data_dir).all()
+    assert (info.pinned, info.archived) == (False, True)

@@ -243,6 +243,25 @@ def test_round_trip_into_a_fresh_data_dir(
         reopened.memory.close()
 
 
+def test_pinned_and_archived_conversations_stay_so_through_export_and_import(
+    source: tuple[StoreSet, dict[str, str]], target: StoreSet
+) -> None:
+    stores, ids = source
+    stores.conversations.set_flags(ids["trip"], pinned=True)
+    stores.conversations.set_flags(ids["tea"], archived=True)
+    data = exported(stores)
+    flags = {c["id"]: (c.get("pinned"), c.get("archived")) for c in data["conversations"]}
+    assert flags == {ids["trip"]: (True, None), ids["tea"]: (None, True)}
+    apply_import(parse_import(json.dumps(data)), target, "skip")
+    listed = {i.id: (i.pinned, i.archived) for i in target.conversations.all()}
+    assert listed == {ids["trip"]: (True, False), ids["tea"]: (False, True)}
+    assert comparable(exported(target)) == comparable(data)
+    bad = json.loads(json.dumps(data))
+    bad["conversations"][0]["pinned"] = "yes"
+    with pytest.raises(InvalidImportError, match=r"conversations\[0\]\.pinned"):
+        parse_import(json.dumps(bad))
+
+
 def test_second_import_with_skip_changes_nothing(
     source: tuple[StoreSet, dict[str, str]], target: StoreSet
 ) -> None:

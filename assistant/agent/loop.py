@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -70,6 +71,15 @@ SUMMARY_OVERHEAD = 40
 OVERFLOW_RETRIES = 2
 # Tools are offered only while their schemas take at most this share of the prompt budget.
 TOOLS_SHARE = 0.5
+# The same tool call (name and arguments) runs at most this often in a turn; small models can
+# call the date tool eight times a turn. A repeat past it is refused, and the turn goes on
+# without tools.
+REPEAT_LIMIT = 2
+REPEATED_RESULT = (
+    "Not run: this exact call was already made {times} times for this message. Use the results "
+    "you have and answer the user."
+)
+LOOPING_NOTICE = "The model kept repeating the same tool call; it answered without tools."
 NO_TOOLS_NOTICE = (
     "The model's context window is too small for tools: it answers without them "
     "(memories are still saved after each reply)."
@@ -109,6 +119,7 @@ class _Turn:
     shrink: float = 1.0  # the budget's factor after overflows with no window stated
     use_tools: bool = True  # False when the tool schemas would take too much of the budget
     prompt_tokens: int = 0  # the estimated size of the last prompt built
+    calls: Counter[tuple[str, str]] = field(default_factory=Counter)  # by name and arguments
 
     @property
     def cid(self) -> str:
@@ -117,6 +128,16 @@ class _Turn:
     @property
     def long_term(self) -> bool:
         return not self.conversation.temporary
+
+    def count_call(self, call: ToolCallRequest) -> int:
+        """How often this turn has asked for this call (this time included)."""
+        try:
+            arguments = json.dumps(json.loads(call.arguments or "{}"), sort_keys=True)
+        except ValueError:
+            arguments = call.arguments
+        key = (call.name, arguments)
+        self.calls[key] += 1
+        return self.calls[key]
 
 
 class Agent:
@@ -478,11 +499,18 @@ class Agent:
                     )
                 raise OperationCancelledError
             turn.on_event(ToolCallStarted(turn.cid, call.id, call.name, call.arguments))
-            try:
-                result = turn.registry.call(call.name, call.arguments, self._tool_scope(turn))
-                ok = True
-            except ToolError as exc:
-                result, ok = f"Error: {exc}", False
+            times = turn.count_call(call)
+            if times > REPEAT_LIMIT:
+                result, ok = REPEATED_RESULT.format(times=times - 1), False
+                if turn.use_tools:
+                    turn.use_tools = False  # the next model call is offered no tools
+                    turn.on_event(Notice(turn.cid, LOOPING_NOTICE))
+            else:
+                try:
+                    result = turn.registry.call(call.name, call.arguments, self._tool_scope(turn))
+                    ok = True
+                except ToolError as exc:
+                    result, ok = f"Error: {exc}", False
             self._tool_result(turn, messages, call, result, ok=ok)
             turn.on_event(ToolCallFinished(turn.cid, call.id, call.name, result, ok))
             for edit in turn.context.edits:

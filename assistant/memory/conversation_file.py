@@ -2,10 +2,11 @@
 and the `Conversation` read from it.
 
 Records carry a `version` and a `type`: "meta" (the header: title, created_at, temporary,
-do_not_remember), "message", "update" (a new title, summary or chosen branch), "pending" (a
-change to memory that waits for the user, see `pending`) or "answered" (the user's answer to
-one); a type this version does not know is counted as unread and kept. A torn or malformed
-record is skipped with a warning; a file without its header is recovered with a
+do_not_remember), "message", "update" (a new title, summary, chosen branch, or whether it is
+pinned or archived in the list), "pending" (a change to memory that waits for the user, see
+`pending`) or "answered" (the user's answer to one); a type this version does not know is
+counted as unread and kept. A torn or malformed record is skipped with a warning; a file
+without its header is recovered with a
 placeholder title; records of a newer version make the file unreadable (it is left as it is).
 """
 
@@ -96,6 +97,8 @@ class Conversation:
     do_not_remember: bool = False  # imported so: the curator never learns from it
     pending: tuple[PendingChange, ...] = ()  # changes to memory waiting for the user's answer
     unread: int = 0  # records this version cannot read (kept in the file as they are)
+    pinned: bool = False  # kept at the top of the list
+    archived: bool = False  # out of the list until the user shows archived ones
 
     def prompt_messages(self, budget_tokens: int) -> PromptWindow:
         """The summary and the newest messages after `summary_upto` that fit the budget.
@@ -147,6 +150,7 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
     messages: list[Message] = []
     leaf: str | None = None
     pending: dict[str, PendingChange] = {}
+    flags = {"pinned": False, "archived": False}
     bad = 0
     for record in loaded.records:
         kind = record.get("type")
@@ -155,12 +159,7 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
                 messages.append(Message.from_json(record))
                 leaf = messages[-1].id
             elif kind == "meta" and meta is None:
-                string(record, "title")
-                string(record, "created_at")
-                for flag in ("temporary", "do_not_remember"):
-                    if not isinstance(record.get(flag, False), bool):
-                        raise ValueError(f"{flag!r} must be true or false")
-                meta = record
+                meta = _checked_meta(record)
             elif kind == "update":
                 if "title" in record:
                     title = string(record, "title")
@@ -169,6 +168,10 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
                     summary_upto = optional_str(record, "summary_upto")
                 if "leaf" in record:
                     leaf = optional_str(record, "leaf")
+                for flag in flags.keys() & record.keys():
+                    if not isinstance(record[flag], bool):
+                        raise ValueError(f"{flag!r} must be true or false")
+                    flags[flag] = record[flag]
             elif kind == "pending":
                 change = PendingChange.from_json(record)
                 pending[change.id] = change
@@ -211,8 +214,20 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
         leaf_id=leaf,
         pending=tuple(pending.values()),
         unread=bad,
+        pinned=flags["pinned"],
+        archived=flags["archived"],
     )
     return conversation, loaded.warnings + problems
+
+
+def _checked_meta(record: dict[str, Any]) -> dict[str, Any]:
+    """The header record, checked; ValueError if a field is bad."""
+    string(record, "title")
+    string(record, "created_at")
+    for flag in ("temporary", "do_not_remember"):
+        if not isinstance(record.get(flag, False), bool):
+            raise ValueError(f"{flag!r} must be true or false")
+    return record
 
 
 def file_record(kind: str, body: Mapping[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from assistant.memory.conversation_file import Conversation, is_valid_id
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 3  # 2: entries say do_not_remember; 3: and how many records were unread
+INDEX_VERSION = 4  # 2: entries say do_not_remember; 3: how many records were unread; 4: flags
 INDEX_NAME = "index.json"
 
 
@@ -35,6 +35,8 @@ class ConversationInfo:
     temporary: bool
     do_not_remember: bool = False
     unread: int = 0  # records this version cannot read, kept in the file
+    pinned: bool = False
+    archived: bool = False
 
     @property
     def empty(self) -> bool:
@@ -56,6 +58,8 @@ class ListingEntry:
     last_message_id: str | None
     do_not_remember: bool = False
     unread: int = 0
+    pinned: bool = False
+    archived: bool = False
 
     def info(self, conversation_id: str) -> ConversationInfo:
         """The listing entry."""
@@ -68,6 +72,8 @@ class ListingEntry:
             self.temporary,
             self.do_not_remember,
             self.unread,
+            self.pinned,
+            self.archived,
         )
 
     def matches(self, st: os.stat_result) -> bool:
@@ -89,6 +95,8 @@ class ListingEntry:
             branch[-1].id if (branch := conversation.branch()) else None,
             conversation.do_not_remember,
             conversation.unread,
+            conversation.pinned,
+            conversation.archived,
         )
 
     @classmethod
@@ -114,6 +122,8 @@ _ENTRY_TYPES: dict[str, type | tuple[type, ...]] = {
     "last_message_id": (str, type(None)),
     "do_not_remember": bool,
     "unread": int,
+    "pinned": bool,
+    "archived": bool,
 }
 
 

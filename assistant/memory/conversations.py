@@ -124,6 +124,8 @@ class ConversationStore:
         summary_upto: str | None = None,
         temporary: bool = False,
         do_not_remember: bool = False,
+        pinned: bool = False,
+        archived: bool = False,
     ) -> ConversationInfo:
         """Create a conversation with this id, metadata and messages in one atomic write.
 
@@ -150,6 +152,8 @@ class ConversationStore:
             records.append(
                 file_record("update", {"summary": summary, "summary_upto": summary_upto})
             )
+        if pinned or archived:
+            records.append(file_record("update", {"pinned": pinned, "archived": archived}))
         data = b"".join(jsonl.encode(r) for r in records)
         path = self._path(conversation_id)
         with self._lock:
@@ -171,6 +175,8 @@ class ConversationStore:
                 temporary,
                 messages[-1].id if messages else None,
                 do_not_remember,
+                pinned=pinned,
+                archived=archived,
             )
             self._listing.set(conversation_id, entry)
             self._index.replace(conversation_id, [] if temporary else messages)
@@ -287,6 +293,33 @@ class ConversationStore:
             st = self._write(conversation_id, record)
             self._listing.set(
                 conversation_id, replace(entry, size=st.st_size, mtime_ns=st.st_mtime_ns)
+            )
+        self._subscribers.notify(conversation_id)
+
+    def set_flags(
+        self, conversation_id: str, *, pinned: bool | None = None, archived: bool | None = None
+    ) -> None:
+        """Pin or unpin a conversation (kept at the top of the list), archive or unarchive it
+        (out of the list until archived ones are shown); None leaves a flag as it is."""
+        changes = {
+            name: value
+            for name, value in (("pinned", pinned), ("archived", archived))
+            if value is not None
+        }
+        if not changes:
+            return
+        with self._lock:
+            entry = self._fresh_entry(conversation_id)
+            st = self._write(conversation_id, file_record("update", changes))
+            self._listing.set(
+                conversation_id,
+                replace(
+                    entry,
+                    size=st.st_size,
+                    mtime_ns=st.st_mtime_ns,
+                    pinned=changes.get("pinned", entry.pinned),
+                    archived=changes.get("archived", entry.archived),
+                ),
             )
         self._subscribers.notify(conversation_id)
 

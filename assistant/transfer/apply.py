@@ -172,6 +172,8 @@ def _import_conversation(
                 conversation.messages,
                 summary=conversation.summary,
                 do_not_remember=conversation.do_not_remember,
+                pinned=conversation.pinned,
+                archived=conversation.archived,
             )
         except ConversationExistsError:
             if policy == "skip":

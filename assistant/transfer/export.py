@@ -51,8 +51,9 @@ def export_data(
             "summary": conversation.summary,
             "messages": [m.to_json() for m in conversation.messages],
         }
-        if conversation.do_not_remember:
-            entry["do_not_remember"] = True
+        for flag in ("do_not_remember", "pinned", "archived"):
+            if getattr(conversation, flag):
+                entry[flag] = True
         conversations.append(entry)
     data: dict[str, Any] = {
         "format": FORMAT,

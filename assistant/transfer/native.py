@@ -114,9 +114,16 @@ def _conversation(raw: dict[str, Any], path: str) -> ImportedConversation:
         check_messages(messages)
     except ValueError as exc:  # "messages[i].field: problem"
         raise inside(path, exc) from None
-    do_not_remember = flag(raw, "do_not_remember", path)
     return ImportedConversation(
-        cid, title, created_at, updated_at, summary, messages, do_not_remember
+        cid,
+        title,
+        created_at,
+        updated_at,
+        summary,
+        messages,
+        flag(raw, "do_not_remember", path),
+        flag(raw, "pinned", path),
+        flag(raw, "archived", path),
     )
 
 

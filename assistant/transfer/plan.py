@@ -69,6 +69,8 @@ class ImportedConversation:
     summary: str
     messages: tuple[Message, ...]
     do_not_remember: bool = False  # ChatGPT's `is_do_not_remember`: the curator stays away
+    pinned: bool = False  # at the top of the list
+    archived: bool = False  # out of the list until archived ones are shown
 
     @classmethod
     def of_turns(

@@ -56,3 +56,26 @@ def day_text(moment: datetime, *, short: bool = False) -> str:
     year = "" if local.year == now_utc().astimezone().year else f" {local.year}"
     month = local.strftime("%b" if short else "%B")
     return f"{local.day} {month}{year}"
+
+
+def list_group(stamp: str, now: datetime | None = None) -> str:
+    """The group a conversation last active at `stamp` is listed under: "Today",
+    "Yesterday", "Previous 7 days", "Previous 30 days", then its month ("March 2025"), or
+    "Date unknown"."""
+    try:
+        moment = parse(stamp)
+    except ValueError:
+        return "Date unknown"
+    if moment.year < UNDATED_BEFORE_YEAR:
+        return "Date unknown"
+    local, today = moment.astimezone(), (now or now_utc()).astimezone()
+    days = (today.date() - local.date()).days
+    if days <= 0:
+        return "Today"
+    if days == 1:
+        return "Yesterday"
+    if days < 7:
+        return "Previous 7 days"
+    if days < 30:
+        return "Previous 30 days"
+    return f"{local:%B %Y}"

@@ -1,5 +1,5 @@
-"""The conversation list: newest first, filtered by title and content, new / temporary chat,
-rename / delete."""
+"""The conversation list: pinned first, then newest first under date headings; filtered by
+title and content; new / temporary chat, rename, pin, archive, delete (several at once)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QAction, QFont, QGuiApplication, QIcon, QKeySequence, QPalette
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QHBoxLayout,
     QInputDialog,
     QLabel,
@@ -30,16 +31,19 @@ from PySide6.QtWidgets import (
 )
 
 from assistant.memory import ConversationHit, ConversationInfo, ConversationStore
+from assistant.ui.conversations.group_delegate import GroupDelegate, GroupRole
 from assistant.ui.debounce import Debounced
 from assistant.ui.icons import draw_clock, drawn_icon
-from assistant.ui.jobs import LatestJob, Progress
+from assistant.ui.jobs import LatestJob, Progress, run_job
 from assistant.ui.theme import set_muted
-from assistant.ui.times import listing_time
+from assistant.ui.times import list_group, listing_time
 from assistant.ui.wording import count
 
 IdRole = Qt.ItemDataRole.UserRole + 1
 EmptyRole = Qt.ItemDataRole.UserRole + 2
 TemporaryRole = Qt.ItemDataRole.UserRole + 3
+PinnedRole = Qt.ItemDataRole.UserRole + 4
+ArchivedRole = Qt.ItemDataRole.UserRole + 5
 Index = QModelIndex | QPersistentModelIndex
 # Imports that carry no time at all are dated in 1970, in file order.
 FILTER_DELAY_MS = 150
@@ -53,7 +57,8 @@ class ConversationListModel(QAbstractListModel):
     def __init__(self, store: ConversationStore) -> None:
         super().__init__()
         self._store = store
-        self._rows: list[ConversationInfo] = store.all()
+        self.show_archived = False
+        self._rows: list[ConversationInfo] = self._listed()
         self._icons: dict[str, QIcon] = {}  # the temporary chat's icon, by text colour
 
     def _temporary_icon(self) -> QIcon:
@@ -63,9 +68,14 @@ class ConversationListModel(QAbstractListModel):
             self._icons[color.name()] = drawn_icon("", draw_clock, color)
         return self._icons[color.name()]
 
+    def _listed(self) -> list[ConversationInfo]:
+        """The rows: pinned ones first, each part newest first; archived ones only if shown."""
+        rows = [i for i in self._store.all() if self.show_archived or not i.archived]
+        return sorted(rows, key=lambda info: not info.pinned)  # stable: newest first stays
+
     def refresh(self) -> None:
         """Re-read the listing (cheap: the store caches it) and update the rows."""
-        rows = self._store.all()
+        rows = self._listed()
         if [r.id for r in rows] == [r.id for r in self._rows]:
             self._rows = rows
             if rows:
@@ -89,7 +99,7 @@ class ConversationListModel(QAbstractListModel):
         if role == Qt.ItemDataRole.AccessibleTextRole:
             return f"{info.title} (temporary chat)" if info.temporary else info.title
         if role == Qt.ItemDataRole.ToolTipRole:
-            kind = "Conversation"
+            kind = "Archived conversation" if info.archived else "Conversation"
             if info.temporary:
                 kind = "Temporary chat (not remembered)"
             elif info.do_not_remember:
@@ -102,6 +112,12 @@ class ConversationListModel(QAbstractListModel):
             font = QFont()
             font.setItalic(True)
             return font
+        if role == GroupRole:
+            return "Pinned" if info.pinned else list_group(info.updated_at)
+        if role == PinnedRole:
+            return info.pinned
+        if role == ArchivedRole:
+            return info.archived
         if role == IdRole:
             return info.id
         if role == EmptyRole:
@@ -192,6 +208,10 @@ class ConversationPane(QWidget):
         layout.addWidget(self.search_note)
         layout.addWidget(self.view, 1)
 
+        self._build_actions()
+
+    def _build_actions(self) -> None:
+        """Rename, pin, archive and delete, on the list's keys and its context menu."""
         self._rename_action = QAction("Rename…", self)
         self._rename_action.setShortcut(QKeySequence(Qt.Key.Key_F2))
         self._rename_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -200,7 +220,20 @@ class ConversationPane(QWidget):
         self._delete_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
         self._delete_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self._delete_action.triggered.connect(self.delete_current)
-        self.view.addActions([self._rename_action, self._delete_action])
+        self._pin_action = QAction("Pin", self)
+        self._pin_action.setShortcut(QKeySequence("Ctrl+Shift+P"))
+        self._pin_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self._pin_action.triggered.connect(self.toggle_pinned)
+        self._archive_action = QAction("Archive", self)
+        self._archive_action.setShortcut(QKeySequence("Ctrl+Shift+A"))
+        self._archive_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self._archive_action.triggered.connect(self.toggle_archived)
+        self.show_archived_action = QAction("Show Archived Conversations", self)
+        self.show_archived_action.setCheckable(True)
+        self.show_archived_action.toggled.connect(self.set_show_archived)
+        self.view.addActions(
+            [self._rename_action, self._pin_action, self._archive_action, self._delete_action]
+        )
 
     def _build_filter(self) -> QLineEdit:
         field = QLineEdit(self)
@@ -221,7 +254,8 @@ class ConversationPane(QWidget):
         view.setAccessibleName("Conversations")
         view.setAccessibleDescription("Your conversations, the most recent first")
         view.setModel(self._proxy)
-        view.setUniformItemSizes(True)
+        view.setItemDelegate(GroupDelegate(view))  # headings make the rows' heights differ
+        view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         # Long titles are elided at the pane's width rather than scrolled sideways.
         view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -233,6 +267,11 @@ class ConversationPane(QWidget):
         """The selected conversation's id."""
         index = self.view.currentIndex()
         value = index.data(IdRole) if index.isValid() else None
+        return value if isinstance(value, str) else None
+
+    def first_id(self) -> str | None:
+        """The conversation at the top of the list."""
+        value = self._proxy.index(0, 0).data(IdRole)
         return value if isinstance(value, str) else None
 
     def select(self, conversation_id: str | None) -> None:
@@ -362,13 +401,56 @@ class ConversationPane(QWidget):
             self._store.rename(cid, title)
             self.refresh()
 
+    def selected_ids(self) -> list[str]:
+        """The selected conversations, in list order (the current one if none is selected)."""
+        rows = sorted(self.view.selectionModel().selectedRows(), key=lambda i: i.row())
+        ids = [str(i.data(IdRole)) for i in rows]
+        current = self.current_id()
+        return ids or ([current] if current is not None else [])
+
+    def toggle_pinned(self) -> None:
+        """Pin the selected conversations (unpin them if the current one is pinned)."""
+        pinned = not bool(self.view.currentIndex().data(PinnedRole))
+        self._set_flags(self.selected_ids(), pinned=pinned)
+
+    def toggle_archived(self) -> None:
+        """Archive the selected conversations (unarchive them if the current one is)."""
+        archived = not bool(self.view.currentIndex().data(ArchivedRole))
+        self._set_flags(self.selected_ids(), archived=archived)
+
+    def _set_flags(self, ids: list[str], **flags: bool) -> None:
+        """Write the flags in the background, then list the conversations again."""
+        if not ids:
+            return
+        store = self._store
+
+        def write(_progress: Progress) -> None:
+            for cid in ids:
+                store.set_flags(cid, **flags)
+
+        run_job(write, on_done=lambda _none: self.refresh(), on_error=self._on_flags_failed)
+
+    def _on_flags_failed(self, message: str) -> None:
+        self._show_note(f"Could not change the conversation: {message}")
+
+    def set_show_archived(self, shown: bool) -> None:
+        """List archived conversations too, or not."""
+        self.model.show_archived = shown
+        with QSignalBlocker(self.show_archived_action):
+            self.show_archived_action.setChecked(shown)
+        self.refresh()
+
     def delete_current(self) -> None:
-        """Delete the selected conversation after confirmation."""
-        cid = self.current_id()
-        if cid is None or not self.confirm_delete(self.view.currentIndex().data()):
+        """Delete the selected conversations after one confirmation."""
+        ids = self.selected_ids()
+        if not ids:
+            return
+        titles = [str(self.model.index(self.model.row_of(cid)).data()) for cid in ids]
+        if not self.confirm_delete(titles):
             return
         row = self.view.currentIndex().row()
-        self._store.delete(cid)
+        for cid in ids:
+            self._store.delete(cid)
         self.model.refresh()
         next_row = min(row, self._proxy.rowCount() - 1)
         if next_row >= 0:
@@ -376,16 +458,20 @@ class ConversationPane(QWidget):
         else:
             self.select(None)
 
-    def confirm_delete(self, title: str) -> bool:
+    def confirm_delete(self, titles: list[str]) -> bool:
         """Ask before deleting (tests replace this)."""
+        what = f"“{titles[0]}”" if len(titles) == 1 else count(len(titles), "conversation")
         box = QMessageBox(
             QMessageBox.Icon.Warning,
-            "Delete conversation",
-            f"Delete “{title}”?",
+            "Delete conversation" if len(titles) == 1 else "Delete conversations",
+            f"Delete {what}?",
             QMessageBox.StandardButton.Cancel,
             self,
         )
-        box.setInformativeText("Its messages are removed for good; memories learned from it stay.")
+        box.setInformativeText(
+            ("Its messages are" if len(titles) == 1 else "Their messages are")
+            + " removed for good; memories learned from them stay."
+        )
         delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         box.exec()
@@ -394,9 +480,16 @@ class ConversationPane(QWidget):
     def _menu(self, position: Any) -> None:
         if not self.view.indexAt(position).isValid():
             return
+        current = self.view.currentIndex()
+        self._pin_action.setText("Unpin" if current.data(PinnedRole) else "Pin")
+        self._archive_action.setText("Unarchive" if current.data(ArchivedRole) else "Archive")
         menu = QMenu(self)
         menu.addAction(self._rename_action)
+        menu.addActions([self._pin_action, self._archive_action])
+        menu.addSeparator()
         menu.addAction(self._delete_action)
+        menu.addSeparator()
+        menu.addAction(self.show_archived_action)
         menu.exec(self.view.viewport().mapToGlobal(position))
 
     def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:

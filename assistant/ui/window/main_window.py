@@ -437,8 +437,8 @@ class MainWindow(QMainWindow):
     # -- conversations ---------------------------------------------------------------------------
 
     def _first_conversation(self) -> str | None:
-        listing = self.workspace.conversations.all()
-        return listing[0].id if listing else None
+        """The first conversation of the list as shown (pinned first, archived left out)."""
+        return self.conversations.first_id()
 
     def _drop_leftovers(self) -> None:
         """Delete the empty and temporary conversations an earlier run left behind (one with
