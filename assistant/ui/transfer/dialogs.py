@@ -57,6 +57,7 @@ PROGRESS_DELAY_MS = 200
 STATUS_MILLISECONDS = 10_000
 MAX_LISTED_CONFLICTS = 50
 SUGGESTION_CHARS = 90  # a suggested memory's check box shows its start
+MAX_LISTED_PINNED = 20  # pinned memories of an export offered to keep pinned, one box each
 
 # -- hooks -------------------------------------------------------------------------------------
 
@@ -241,6 +242,7 @@ class ImportPreviewDialog(QDialog):
         self._add_summary(layout)
         self._add_unreadable(layout)
         self._add_suggestions(layout)
+        self._add_pinned(layout)
         self._add_conflicts(layout)
 
     def _add_summary(self, layout: QVBoxLayout) -> None:
@@ -303,6 +305,26 @@ class ImportPreviewDialog(QDialog):
                 self.suggestion_checks.append((check, suggestion))
             layout.addWidget(box)
 
+    def _add_pinned(self, layout: QVBoxLayout) -> None:
+        """The memories pinned in the export: they arrive unpinned unless ticked here."""
+        pinned = [m for m in self.preview.plan.memories if m.pinned]
+        self.pinned_checks: list[tuple[QCheckBox, str]] = []
+        if not pinned:
+            return
+        box = QGroupBox("Pinned in the export: keep them pinned (in every prompt)?", self)
+        box.setObjectName("importPinned")
+        box_layout = QVBoxLayout(box)
+        for item in pinned[:MAX_LISTED_PINNED]:
+            check = QCheckBox(shorten(item.text, SUGGESTION_CHARS), box)
+            check.setObjectName("importPinnedCheck")
+            check.setToolTip(item.text)
+            box_layout.addWidget(check)
+            self.pinned_checks.append((check, item.id))
+        if len(pinned) > MAX_LISTED_PINNED:
+            more = len(pinned) - MAX_LISTED_PINNED
+            box_layout.addWidget(QLabel(f"… and {more} more, which arrive unpinned", box))
+        layout.addWidget(box)
+
     def _add_conflicts(self, layout: QVBoxLayout) -> None:
         preview, plan = self.preview, self.preview.plan
         self.conflicts_label = QLabel(self._conflict_text(), self)
@@ -362,6 +384,10 @@ class ImportPreviewDialog(QDialog):
     def policy(self) -> ConflictPolicy:
         """The chosen conflict policy."""
         return "copy" if self.copy_radio.isChecked() else "skip"
+
+    def kept_pinned(self) -> tuple[str, ...]:
+        """The ids of the pinned memories the user ticked to keep pinned (none by default)."""
+        return tuple(memory_id for check, memory_id in self.pinned_checks if check.isChecked())
 
     def chosen_suggestions(self) -> tuple[SuggestedMemory, ...]:
         """The suggested memories the user ticked (none by default)."""
@@ -446,13 +472,20 @@ class _ImportFlow(QObject):
             self.deleteLater()
             return
         policy, suggestions, cancel = dialog.policy(), dialog.chosen_suggestions(), self._cancel
+        keep_pinned = dialog.kept_pinned()
         self._show_progress("Importing…", "importProgressDialog")
         assert self._progress is not None
         self._progress.setMaximum(max(plan.total + len(suggestions), 1))
         workspace = self._workspace
         run_job(
             lambda report: apply_import(
-                plan, workspace, policy, report, suggestions=suggestions, cancel=cancel.is_set
+                plan,
+                workspace,
+                policy,
+                report,
+                suggestions=suggestions,
+                keep_pinned=keep_pinned,
+                cancel=cancel.is_set,
             ),
             on_done=lambda result: self._on_imported(plan, result),
             on_error=self._on_import_failed,
