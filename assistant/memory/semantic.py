@@ -47,7 +47,7 @@ from assistant.memory.items import (
 from assistant.memory.ranking import SearchConfig, fuse
 from assistant.memory.subscribers import Subscribers
 from assistant.memory.text import expand_last, matched_words, query_terms, terms, tokenize
-from assistant.memory.tombstones import Fingerprint, Tombstone
+from assistant.memory.tombstones import Fingerprint, Meaning, Tombstone, fold
 from assistant.memory.vectors import VectorMatrix
 from assistant.timestamps import now_utc, stamp
 
@@ -726,15 +726,35 @@ class SemanticMemory:
         return item
 
     def is_forgotten_fact(self, text: str) -> bool:
-        """Whether `text` says a fact that was forgotten (it matches a tombstone)."""
+        """Whether `text` says a fact that was forgotten: it matches a tombstone by its words
+        or, with the embedder at hand, by its meaning (other words, a homoglyph)."""
         with self._lock:
-            return bool(self._buried_as(text))
+            if self._buried_as(text):
+                return True
+            model = self._embedder.name if self._embedder is not None else None
+            sketched = any(
+                t.fingerprint.model == model for ts in self._tombstones.values() for t in ts
+            )
+        if not sketched:
+            return False
+        meaning = self._meanings([text])[0]
+        with self._lock:
+            return bool(meaning is not None and self._buried_as(text, meaning))
 
-    def _buried_as(self, text: str) -> list[str]:
-        """The ids of the forgotten memories whose tombstones match `text` (under the lock)."""
+    def _meanings(self, texts: Sequence[str]) -> list[Meaning | None]:
+        """The meanings of `texts` (their folded text's vectors) for tombstones; call outside
+        the lock. None for each when there is no embedder or it fails."""
+        embedded = self._embed([fold(t) for t in texts])
+        if embedded is None:
+            return [None] * len(texts)
+        return [Meaning(embedded.embedder.name, v) for v in embedded.vectors]
+
+    def _buried_as(self, text: str, meaning: Meaning | None = None) -> list[str]:
+        """The ids of the forgotten memories whose tombstones match `text` (under the lock):
+        by its words, and by its `meaning` if given."""
         if not self._tombstones:
             return []
-        fingerprint = Fingerprint.of(text)
+        fingerprint = Fingerprint.of(text, meaning)
         return [
             memory_id
             for memory_id, tombstones in self._tombstones.items()
@@ -822,7 +842,7 @@ class SemanticMemory:
         for row, item in enumerate(fresh):
             if item.id in self._slot_of:  # added meanwhile
                 done.present.append(item.id)
-            elif dedupe and self._buried_as(item.text):
+            elif dedupe and self._buried_as(item.text, self._meaning_of(vectors, row)):
                 done.forgotten.append(item.id)
                 del done.ids[item.id]
             else:
@@ -839,6 +859,12 @@ class SemanticMemory:
                     MemoryEvent(same, "merged", now, by="import", related_id=item.id, reason=reason)
                 )
         return new, merges
+
+    def _meaning_of(self, vectors: npt.NDArray[np.float32] | None, row: int) -> Meaning | None:
+        """The meaning of an item being imported, from its row of `vectors` (of the embedder)."""
+        if vectors is None or self._embedder is None:
+            return None
+        return Meaning(self._embedder.name, vectors[row])
 
     def _same_memory(
         self,
@@ -1024,25 +1050,35 @@ class SemanticMemory:
     ) -> MemoryItem:
         """Change an item's state or pin with an event of `kind`; a forget leaves a
         tombstone for each text the memory had, a restore lifts them."""
+        meanings: dict[str, Meaning | None] = {}
         if kind == "forgotten":
             self._history_ready()  # the texts it had before
+            texts = self._texts_had(item_id)
+            meanings = dict(zip(texts, self._meanings(texts), strict=True))
         with self._lock:
             item = self._item(item_id)._replace(updated_at=now_utc(), **changes)
             buried = []
             if kind == "forgotten":
-                texts = [item.text] + [
-                    text
-                    for e in self._history.of(item_id)
-                    for text in (e.text_before, e.text_after)
-                    if text is not None
-                ]
-                prints = {f.hash: f for f in map(Fingerprint.of, texts)}.values()
+                texts = list(dict.fromkeys([*meanings, *self._texts_had(item_id)]))
+                prints = [Fingerprint.of(t, meanings.get(t)) for t in texts]
                 buried = [Tombstone(item_id, f, item.updated_at) for f in prints]
             lifted = [item_id] if kind == "restored" and item_id in self._tombstones else []
             event = MemoryEvent(item_id, kind, item.updated_at, by=by)
             self._commit([item], [event], buried=buried, lifted=lifted)
         self._emit("updated", [item_id])
         return item
+
+    def _texts_had(self, item_id: str) -> list[str]:
+        """Every text a memory had: now and in its history."""
+        with self._lock:
+            item = self._item(item_id)
+            history = [
+                text
+                for e in self._history.of(item_id)
+                for text in (e.text_before, e.text_after)
+                if text is not None
+            ]
+        return list(dict.fromkeys([item.text, *history]))
 
     def pin(self, item_id: str, pinned: bool = True, *, by: Origin = "user") -> MemoryItem:
         """Pin (always in the prompt, never decays) or unpin an item."""
