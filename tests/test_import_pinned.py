@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pytestqt.qtbot import QtBot
 from PySide6.QtWidgets import QWidget
+from pytestqt.qtbot import QtBot
 
 from assistant.cli import main
 from assistant.memory.semantic import SemanticMemory

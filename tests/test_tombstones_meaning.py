@@ -99,4 +99,5 @@ def test_a_tombstone_with_a_sketch_round_trips_and_an_old_one_still_reads() -> N
 
 
 def test_folding_makes_look_alikes_plain() -> None:
-    assert fold("Тhе usеr’s dοg Βiscuit ｎｕｒｓｅ") == "the user’s dog biscuit nurse"
+    looks_alike = "\u0422h\u0435 us\u0435r's d\u03bfg \u0392iscuit \uff4e\uff55\uff52\uff53\uff45"
+    assert fold(looks_alike) == "the user's dog biscuit nurse"

@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001 (the homoglyphs are the point)
 """A labelled set for tombstones by meaning: forgotten facts, the same facts in other words (a
 synonym, a paraphrase, another language, homoglyphs), and other facts that must not match them.
 
@@ -18,24 +19,44 @@ REWORDINGS: list[tuple[str, str, How]] = [
     ("The user works as a nurse", "The user is employed as a nurse", "synonym"),
     ("The user's dog is called Biscuit", "Biscuit is the name of the user's dog", "paraphrase"),
     ("The user is afraid of flying", "The user has a fear of airplanes", "synonym"),
-    ("The user drinks green tea every morning", "Each morning the user has green tea", "paraphrase"),
+    (
+        "The user drinks green tea every morning",
+        "Each morning the user has green tea",
+        "paraphrase",
+    ),
     ("The user is learning to play the cello", "The user takes cello lessons", "paraphrase"),
     ("The user's birthday is on 12 March", "The user was born on March 12", "paraphrase"),
     ("The user is divorced", "The user's marriage ended in divorce", "paraphrase"),
     ("The user has two children", "The user is a parent of two kids", "synonym"),
     ("The user hates coriander", "The user really dislikes cilantro", "synonym"),
-    ("The user owes their brother 500 euros", "The user's brother lent them 500 euros", "paraphrase"),
+    (
+        "The user owes their brother 500 euros",
+        "The user's brother lent them 500 euros",
+        "paraphrase",
+    ),
     ("The user has diabetes", "The user is diabetic", "synonym"),
     ("The user is looking for a new job", "The user is searching for another job", "synonym"),
     ("The user voted for the Green party", "The user cast their vote for the Greens", "paraphrase"),
-    ("The user's password hint is their cat's name", "The user uses the cat's name as a password hint", "paraphrase"),
+    (
+        "The user's password hint is their cat's name",
+        "The user uses the cat's name as a password hint",
+        "paraphrase",
+    ),
     ("The user's sister lives in Porto", "La hermana del usuario vive en Oporto", "language"),
-    ("The user is allergic to penicillin", "L'utilisateur est allergique à la pénicilline", "language"),
+    (
+        "The user is allergic to penicillin",
+        "L'utilisateur est allergique à la pénicilline",
+        "language",
+    ),
     ("The user works as a nurse", "Der Nutzer arbeitet als Krankenpfleger", "language"),
     ("The user's dog is called Biscuit", "Il cane dell'utente si chiama Biscuit", "language"),
     ("The user has diabetes", "O usuário tem diabetes", "language"),
     ("The user is afraid of flying", "Der Nutzer hat Flugangst", "language"),
-    ("The user drinks green tea every morning", "L'utilisateur boit du thé vert chaque matin", "language"),
+    (
+        "The user drinks green tea every morning",
+        "L'utilisateur boit du thé vert chaque matin",
+        "language",
+    ),
     ("The user has two children", "El usuario tiene dos hijos", "language"),
     ("The user is learning to play the cello", "De gebruiker leert cello spelen", "language"),
     ("The user is divorced", "L'utente è divorziato", "language"),
