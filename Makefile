@@ -53,6 +53,7 @@ bench: $(DEV_STAMP)
 	$(BIN)/python -m tests.bench.memory_bench
 	$(BIN)/python -m tests.bench.ui_bench
 	$(BIN)/python -m tests.bench.import_bench
+	$(BIN)/python -m tests.bench.knowledge_bench
 	$(BIN)/python -m tests.bench.recall_bench --ablation --scale 100000
 	$(BIN)/python -m tests.bench.tombstone_bench
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from assistant.agent.capabilities import CapabilityMemory
 from assistant.credentials import Credentials
 from assistant.errors import ProviderError, StorageError
+from assistant.knowledge import Knowledge
 from assistant.memory import (
     ConversationStore,
     Embedder,
@@ -19,6 +20,7 @@ from assistant.memory import (
     TopicStore,
     WorkingMemoryStore,
 )
+from assistant.memory.memory_keys import tie_memories_to_messages
 from assistant.notices import Notices
 from assistant.openai_client import OpenAIClients
 from assistant.paths import memory_dir, settings_file
@@ -45,6 +47,7 @@ class Workspace:
     conversations: ConversationStore
     working: WorkingMemoryStore
     topics: TopicStore
+    knowledge: Knowledge  # the knowledge folders (loaded and kept up to date by a service)
     warnings: list[str] = field(default_factory=list)
     notices: Notices = field(default_factory=Notices)
     capabilities: CapabilityMemory = field(init=False)
@@ -73,18 +76,21 @@ class Workspace:
             conversations=ConversationStore(root, embedder),
             working=WorkingMemoryStore(memory_dir(root)),
             topics=TopicStore(memory_dir(root)),
+            knowledge=Knowledge(root, embedder),
             notices=notices,
             embedder=embedder,
             clients=clients,
         )
         workspace.conversations.all()  # scans changed files: their problems are reported now
         workspace._tie_working_memory_to_conversations()
+        tie_memories_to_messages(memory, workspace.conversations)
         workspace.warnings = [
             *warnings,
             *memory.warnings,
             *workspace.conversations.warnings,
             *workspace.working.warnings,
             *workspace.topics.warnings,
+            *workspace.knowledge.warnings,
         ]
         return workspace
 
@@ -118,6 +124,7 @@ class Workspace:
         self.embedder = embedder
         self.memory.set_embedder(embedder)
         self.conversations.set_embedder(embedder)
+        self.knowledge.index.set_embedder(embedder)
 
     def provider(self) -> OpenAIProvider:
         """The chat provider the settings describe; ProviderError if none is configured."""
@@ -178,6 +185,7 @@ class Workspace:
             reflector=self._reflector(provider),
             notices=self.notices,
             upkeep=upkeep or run_now,
+            knowledge=self.knowledge,
         )
 
     def _reflector(self, provider: OpenAIProvider) -> Reflector:
@@ -204,6 +212,7 @@ class Workspace:
         server connections."""
         self.memory.close()
         self.conversations.close()
+        self.knowledge.close()
         self.clients.close()
 
 

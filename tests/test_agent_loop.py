@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from assistant.agent.cancel import CancelToken
+from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.chat import ChatResponse
 from assistant.agent.curator import EXTRACT_MAX_TOKENS, TOPIC_MAX_TOKENS, Curator
 from assistant.agent.events import (
@@ -313,6 +313,29 @@ def test_cancel_between_tools_closes_every_call(h: Harness) -> None:
     assert [m.role for m in messages] == ["user", "assistant", "tool", "tool"]
     assert all(m.content == CANCELLED_TOOL_RESULT for m in messages[2:])
     assert all(m.stop_reason == "stopped" for m in messages[2:])  # the chat shows "Stopped."
+
+
+def test_stopped_before_the_first_word_after_tools_is_kept_as_stopped(h: Harness) -> None:
+    """Stop while the model thinks about a tool's result (a local server's only slot): the chat
+    says Stopped, not that the reply did not finish; the mark is not sent to the model."""
+    cid = h.conversations.create().id
+    cancel = CancelToken()
+
+    def stopped_while_waiting(messages: list[dict[str, object]]) -> object:
+        cancel.cancel()
+        raise OperationCancelledError
+
+    h.provider.enqueue(calls(("calculator", {"expression": "1+1"})), stopped_while_waiting)  # type: ignore[arg-type]
+    h.turn(cid, "go", cancel)
+    assert h.of(Cancelled)
+    last = h.conversations.load(cid).messages[-1]
+    assert (last.role, last.content, last.stop_reason) == ("assistant", "", "stopped")
+    h.provider.enqueue("Hello again.")
+    h.turn(cid, "hello")
+    sent = h.provider.requests[-1]["messages"]
+    assert all(
+        m.get("content") != "" or m.get("tool_calls") for m in sent if m["role"] == "assistant"
+    )
 
 
 def test_old_messages_are_summarized_when_over_budget(

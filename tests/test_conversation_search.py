@@ -205,3 +205,41 @@ def test_search_stays_current_as_messages_come_and_go(data_dir: Path) -> None:
     store.delete(later)
     assert store.search("rain") == []
     assert [h.message_id for h in store.search("vehicle")] == [ids["ask"]]
+
+
+def test_days_and_relative_periods_are_resolved_against_now() -> None:
+    now = datetime(2023, 9, 1, 12, 0, tzinfo=UTC)
+    day = (datetime(2023, 10, 12, tzinfo=UTC), datetime(2023, 10, 15, tzinfo=UTC))
+    assert time_span("What did Melanie show on October 13, 2023?", now) == day
+    assert time_span("the party on 13th October, 2023", now) == day
+    june = (datetime(2023, 6, 1, tzinfo=UTC), datetime(2023, 7, 1, tzinfo=UTC))
+    assert time_span("When did we go camping in June?", now) == june
+    october = (datetime(2022, 10, 1, tzinfo=UTC), datetime(2022, 11, 1, tzinfo=UTC))
+    assert time_span("the trip last October", now) == october  # the last one before now
+    september = datetime(2022, 9, 1, tzinfo=UTC), datetime(2022, 10, 1, tzinfo=UTC)
+    assert time_span("last September", now) == september  # this one has only begun
+    assert time_span("two weeks ago", now) == (
+        datetime(2023, 8, 15, tzinfo=UTC),  # 18 August, give or take half a week
+        datetime(2023, 8, 23, tzinfo=UTC),
+    )
+    assert time_span("31 June, 2023", now) is None  # no such day
+    assert time_span("in May I ask", now) is not None  # "in May" is a month...
+    assert time_span("may I ask", now) is None  # ...but a bare "may" is not
+
+
+def test_a_relative_period_favours_messages_of_then(data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+    messages = [
+        Message(f"m{i}", f"m{i - 1}" if i else None, "user", text, when)
+        for i, (text, when) in enumerate(
+            [
+                ("Camping by the lake", "2023-06-10T10:00:00Z"),
+                ("Camping in the hills", "2023-07-02T10:00:00Z"),
+            ]
+        )
+    ]
+    store.import_conversation("trips", "Trips", messages[0].created_at, messages)
+    now = datetime(2023, 9, 1, tzinfo=UTC)
+    assert store.search("camping in June", now=now)[0].message_id == "m0"
+    assert store.search("camping in July", now=now)[0].message_id == "m1"
+    assert store.search("camping on 10 June, 2023")[0].message_id == "m0"

@@ -97,3 +97,34 @@ def test_a_supersede_by_the_curator_shows_a_line_whose_undo_brings_the_old_fact_
     assert [i.id for i in memory.all()] == [porto.id]
     qtbot.waitUntil(lambda: "Undone: Replaced" in win.chat.toPlainText(), timeout=10000)
     win.close()
+
+
+def test_an_old_undo_never_throws_away_a_later_change_and_an_undo_can_be_redone(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    """The agent remembers; the user pins the memory; the old Undo line must not forget it."""
+    memory = window.workspace.memory
+    remember = {"text": "The user's sister is Ana", "kind": "fact"}
+    fake_openai.enqueue(
+        Reply.tool_calls(ToolCall("remember", json.dumps(remember))), Reply.text("Noted.")
+    )
+    window.input.setPlainText("My sister is Ana")
+    window.send_button.click()
+    qtbot.waitUntil(lambda: "Noted." in window.chat.toPlainText(), timeout=10000)
+    (item,) = memory.all()
+    memory.pin(item.id)  # in the sidebar, after the reply
+    window.chat.anchorClicked.emit(QUrl("undo-memory:0"))
+    qtbot.waitUntil(lambda: "Could not undo" in window.chat.toPlainText(), timeout=10000)
+    assert "it was pinned" in window.chat.toPlainText()
+    current = memory.get(item.id)
+    assert current is not None and current.state == "active" and current.pinned
+    memory.pin(item.id, False)  # as the reply left it: now Undo may forget it, and Redo
+    window.chat.anchorClicked.emit(QUrl("undo-memory:0"))
+    qtbot.waitUntil(lambda: "Undone: Remembered" in window.chat.toPlainText(), timeout=10000)
+    assert memory.get(item.id).state == "forgotten"  # type: ignore[union-attr]
+    assert "· Redo" in window.chat.toPlainText()
+    window.chat.anchorClicked.emit(QUrl("redo-memory:0"))
+    qtbot.waitUntil(
+        lambda: memory.get(item.id).state == "active",  # type: ignore[union-attr]
+        timeout=10000,
+    )

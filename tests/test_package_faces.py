@@ -8,7 +8,7 @@ import pytest
 
 from tests import child
 
-FACES = ["assistant.agent", "assistant.memory"]
+FACES = ["assistant.agent", "assistant.knowledge", "assistant.memory"]
 
 
 @pytest.mark.parametrize("name", FACES)

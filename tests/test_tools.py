@@ -129,7 +129,9 @@ def test_schema_is_a_copy() -> None:
 
 
 def test_context_names() -> None:
-    assert frozenset({"memory", "working", "conversations", "context"}) == CONTEXT_NAMES
+    assert (
+        frozenset({"memory", "working", "conversations", "knowledge", "context"}) == CONTEXT_NAMES
+    )
 
 
 def test_minimal_tool_without_parameters() -> None:

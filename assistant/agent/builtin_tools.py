@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assistant.agent import calculator as calc
 from assistant.agent.change_budget import MAX_CHANGES_PER_REPLY, ReplyBudget
@@ -23,6 +23,9 @@ from assistant.memory import (
 )
 from assistant.memory.pending import PendingAction, PendingChange, PendingReason
 from assistant.timestamps import now_utc
+
+if TYPE_CHECKING:
+    from assistant.knowledge import Knowledge
 
 MAX_CHANGES_PER_TURN = MAX_CHANGES_PER_REPLY  # the name tests and older callers know
 
@@ -295,6 +298,23 @@ def search_conversations(query: str, conversations: ConversationStore, k: int = 
 
 
 @tool
+def search_files(query: str, knowledge: Knowledge, k: int = 5) -> str:
+    """Search the user's own files (their knowledge folders: notes, documents, PDFs, code) for
+    passages about something. Cite the file and page or lines you used.
+
+    Args:
+        query: Words to look for.
+        k: How many passages to return at most (1 to 10).
+    """
+    from assistant.knowledge import passages
+
+    hits = knowledge.search(query, k=max(1, min(k, 10)))
+    if not hits:
+        return "No matching passages in the user's files."
+    return fence("file passages", passages(hits))
+
+
+@tool
 def calculator(expression: str) -> str:
     """Evaluate an arithmetic expression exactly, e.g. "sqrt(2) * (3 + 4) ** 2".
 
@@ -315,10 +335,12 @@ MEMORY_TOOLS = (remember, recall, forget, pin)
 OTHER_TOOLS = (update_working_memory, search_conversations, calculator, current_datetime)
 
 
-def builtin_registry(*, long_term_memory: bool = True) -> ToolRegistry:
-    """The built-in tools; temporary chats (no long-term memory) get no memory tools."""
+def builtin_registry(*, long_term_memory: bool = True, files: bool = False) -> ToolRegistry:
+    """The built-in tools; temporary chats (no long-term memory) get no memory tools, and
+    `search_files` is there when the user has files in knowledge folders."""
     registry = ToolRegistry()
     tools: tuple[Tool, ...] = (MEMORY_TOOLS if long_term_memory else ()) + OTHER_TOOLS
+    tools += (search_files,) if files else ()
     for t in tools:
         registry.register(t)
     return registry

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assistant.agent.budget import prompt_budget, reply_limit
 from assistant.agent.builtin_tools import ToolContext, builtin_registry
@@ -49,6 +49,9 @@ from assistant.memory import (
 from assistant.memory.pending import PendingChange
 from assistant.notices import Notices
 from assistant.timestamps import now_utc
+
+if TYPE_CHECKING:
+    from assistant.knowledge import Knowledge
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +159,7 @@ class Agent:
         upkeep: UpkeepRunner = run_now,
         clock: Callable[[], datetime] = now_utc,
         notices: Notices | None = None,
+        knowledge: Knowledge | None = None,
     ) -> None:
         self.provider = provider
         self.memory = memory
@@ -167,6 +171,7 @@ class Agent:
         self.upkeep = upkeep
         self.clock = clock
         self.notices = notices  # said once per run of the app; else notices are turn events
+        self.knowledge = knowledge  # the user's files, searched by the `search_files` tool
 
     def run(
         self, conversation_id: str, user_text: str, on_event: EventSink, cancel: CancelToken
@@ -244,7 +249,10 @@ class Agent:
             on_event=on_event,
             cancel=cancel,
             context=context,
-            registry=builtin_registry(long_term_memory=not conversation.temporary),
+            registry=builtin_registry(
+                long_term_memory=not conversation.temporary,
+                files=self.knowledge is not None and bool(self.knowledge.sources.folders),
+            ),
         )
         try:
             self._steps(turn)
@@ -470,8 +478,10 @@ class Agent:
         raise AssertionError("unreachable")  # the loop returns or raises
 
     def _save_partial(self, turn: _Turn, shown: list[str], stop_reason: str) -> None:
-        """Keep what was shown of a reply that ended early, marked with why."""
-        if shown:
+        """Keep what was shown of a reply that ended early, marked with why; a reply stopped
+        by the user before its first word is kept empty, so the chat says "Stopped" (and not
+        that it did not finish) after its tool calls, also after a restart."""
+        if shown or stop_reason == "stopped":
             self.conversations.append(
                 turn.cid,
                 "assistant",
@@ -518,12 +528,15 @@ class Agent:
             turn.context.edits.clear()
 
     def _tool_scope(self, turn: _Turn) -> dict[str, Any]:
-        return {
+        scope = {
             "memory": self.memory,
             "working": self.working,
             "conversations": self.conversations,
             "context": turn.context,
         }
+        if self.knowledge is not None:
+            scope["knowledge"] = self.knowledge
+        return scope
 
     def _tool_result(
         self,

@@ -91,6 +91,15 @@ def pinned_tokens(pinned: Sequence[MemoryItem]) -> int:
     return sum(estimate_tokens(memory_line(i)) + 1 for i in pinned)
 
 
+def _stopped_empty(message: Message) -> bool:
+    return (
+        message.role == "assistant"
+        and message.stop_reason is not None
+        and not message.content
+        and not message.tool_calls
+    )
+
+
 def to_prompt_message(message: Message) -> dict[str, Any]:
     """A stored message as sent; a `system` message (only imports have them) becomes a note."""
     if message.role == "system":
@@ -156,6 +165,7 @@ def build_prompt(
         temporary=conversation.temporary,
     )
     messages = [{"role": "system", "content": system}]
-    messages.extend(to_prompt_message(m) for m in window.messages)
+    # A reply stopped before its first word is kept as a mark for the chat, not sent.
+    messages.extend(to_prompt_message(m) for m in window.messages if not _stopped_empty(m))
     ids = tuple(dict.fromkeys([i.id for i in pinned] + [i.id for i in relevant]))
     return Prompt(messages, ids, window.overflow)

@@ -18,7 +18,7 @@ from assistant.errors import ToolError
 
 log = logging.getLogger(__name__)
 
-CONTEXT_NAMES = frozenset({"memory", "working", "conversations", "context"})
+CONTEXT_NAMES = frozenset({"memory", "working", "conversations", "knowledge", "context"})
 
 _SCALARS: dict[object, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
 _EXPECTED = {

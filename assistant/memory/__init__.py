@@ -20,7 +20,7 @@ if TYPE_CHECKING:
         ConversationNotFoundError,
         ConversationStore,
     )
-    from assistant.memory.edits import MemoryEdit, undo
+    from assistant.memory.edits import ChangedSinceError, MemoryEdit, can_redo, redo, undo
     from assistant.memory.embedding import Embedder, LazyEmbedder, embedding_batches
     from assistant.memory.items import (
         KINDS,
@@ -55,11 +55,12 @@ _MODULES = {
     "conversations": (
         "DEFAULT_TITLE",
         "ConversationExistsError",
+        "ChangedSinceError",
         "ConversationNotFoundError",
         "ConversationStore",
     ),
     "messages": ("Message", "check_messages", "estimate_tokens"),
-    "edits": ("MemoryEdit", "undo"),
+    "edits": ("ChangedSinceError", "MemoryEdit", "can_redo", "redo", "undo"),
     "embedding": ("Embedder", "LazyEmbedder", "embedding_batches"),
     "items": (
         "KINDS",
@@ -88,6 +89,7 @@ __all__ = [
     "DEFAULT_TITLE",
     "KINDS",
     "MAX_TEXT_CHARS",
+    "ChangedSinceError",
     "Conversation",
     "ConversationExistsError",
     "ConversationHit",
@@ -117,11 +119,13 @@ __all__ = [
     "TopicStore",
     "WorkingMemory",
     "WorkingMemoryStore",
+    "can_redo",
     "check_messages",
     "embedding_batches",
     "estimate_tokens",
     "is_valid_id",
     "listing_order",
+    "redo",
     "undo",
 ]
 

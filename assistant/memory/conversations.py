@@ -16,13 +16,14 @@ import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from assistant import paths
 from assistant.errors import StorageError
 from assistant.fileio import create_new, make_dir, remove_file, storage_error
-from assistant.memory import conversation_file, jsonl
+from assistant.memory import conversation_file, jsonl, message_index_cache
 from assistant.memory.conversation_file import (
     Conversation,
     clean_title,
@@ -130,7 +131,9 @@ class ConversationStore:
         """Create a conversation with this id, metadata and messages in one atomic write.
 
         The messages keep their ids, parents, timestamps, roles, tool calls and memory ids.
-        `do_not_remember` marks a conversation the curator must never learn from.
+        `do_not_remember` marks a conversation the curator must never learn from. The search
+        index is built first if it was not (from its cache, if any), so that it takes the
+        conversation in as it is written, and is saved with the store.
         Raises ValueError (see `check_messages`) for invalid input and ConversationExistsError
         if the id is taken; then nothing is written. A crash leaves the whole file or none.
         """
@@ -157,6 +160,8 @@ class ConversationStore:
         data = b"".join(jsonl.encode(r) for r in records)
         path = self._path(conversation_id)
         with self._lock:
+            if not self._index.built:  # index as the import writes: the first search is quick
+                self._sync_index()
             try:
                 create_new(path, data)
                 st = path.stat()
@@ -372,14 +377,21 @@ class ConversationStore:
             self._forget(conversation_id)
         self._subscribers.notify(conversation_id)
 
-    def search(self, query: str, k: int = 10) -> list[ConversationHit]:
+    def search(
+        self, query: str, k: int = 10, *, now: datetime | None = None
+    ) -> list[ConversationHit]:
         """The `k` best-matching user and assistant messages of non-temporary conversations
-        (see `MessageIndex.search`)."""
-        return self._index.search(query, k)
+        (see `MessageIndex.search`; `now` resolves "last May" and the like)."""
+        return self._index.search(query, k, now=now)
 
     def set_embedder(self, embedder: Embedder | None) -> None:
         """Search by meaning with this embedder's vectors from now on (None: keywords only)."""
         self._index.set_embedder(embedder)
+
+    def set_message_keys(self, changes: Mapping[tuple[str, str], Sequence[str]]) -> None:
+        """Find these messages, by (conversation id, message id), also by these texts (the
+        memories extracted from them), instead of the texts they had (see `message_keys`)."""
+        self._index.set_keys(changes)
 
     def pending_embeddings(self) -> int:
         """How many searched messages have no vector of the current embedder."""
@@ -395,8 +407,15 @@ class ConversationStore:
         return self._index.embed_pending(progress, cancel)
 
     def close(self) -> None:
-        """Save what is not saved yet (the vector cache)."""
-        self._index.close()
+        """Save what is not saved yet (the listing, the vector cache, the search index)."""
+        with self._lock:
+            self._listing.save()
+            self._index.close()
+            if self._index.built and self._index.dirty:
+                entries = self._listing.entries.items()
+                files = {cid: (e.size, e.mtime_ns) for cid, e in entries}
+                message_index_cache.save(self.directory, self._index.snapshot(files))
+                self._index.dirty = False
 
     def _sync_index(self) -> None:
         """Bring the search index up to date with the files: built from all of them on first
@@ -406,10 +425,27 @@ class ConversationStore:
         stamp = self._marker.stamp()
         if not self._index.built:
             self._index.build()
+            cached = self._restore_index()
             for cid in list(self._listing.entries):
-                self._try_rescan(cid)
+                if cid not in cached:
+                    self._try_rescan(cid)
         self._refresh()
         self._marker.caught_up(stamp)
+
+    def _restore_index(self) -> set[str]:
+        """Fill the new index from its cache, keeping the conversations whose files have not
+        changed since (returned); the others are read again."""
+        state = message_index_cache.load(self.directory)
+        if state is None or not self._index.restore(state):
+            return set()
+        fresh = set()
+        for cid, stat in state.files.items():
+            entry = self._listing.entries.get(cid)
+            if entry is not None and (entry.size, entry.mtime_ns) == stat:
+                fresh.add(cid)
+        for cid in set(state.order) - fresh:
+            self._index.remove(cid)
+        return fresh
 
     def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:
         """Call `callback(conversation_id)` after each change; returns the unsubscribe function."""

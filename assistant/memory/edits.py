@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from assistant.errors import AssistantError
 from assistant.memory.items import MemoryItem
 
 if TYPE_CHECKING:
@@ -50,9 +51,65 @@ class MemoryEdit:
         return f"{verb} {quote(self.after.text)}"
 
 
+class ChangedSinceError(AssistantError):
+    """The memory changed after the edit (by you, or by the agent): undoing it now would
+    throw that change away, so it is left to the sidebar."""
+
+
+def _changed_since(current: MemoryItem | None, expected: MemoryItem) -> str | None:
+    """How `current` differs from the memory as an edit left it (None: it does not)."""
+    if current is None:
+        return "it is gone"
+    if current.state != expected.state:
+        return {"forgotten": "it was forgotten", "archived": "it was archived"}.get(
+            current.state, "it was restored"
+        )
+    if current.pinned != expected.pinned:
+        return "it was pinned" if current.pinned else "it was unpinned"
+    if (current.text, current.kind) != (expected.text, expected.kind):
+        return "it was edited"
+    return None
+
+
+def _check_unchanged(memory: SemanticMemory, expected: MemoryItem) -> None:
+    reason = _changed_since(memory.get(expected.id), expected)
+    if reason is not None:
+        raise ChangedSinceError(
+            f"the memory changed since ({reason}); change it in the memory pane instead."
+        )
+
+
+def can_redo(edit: MemoryEdit) -> bool:
+    """Whether an undone `edit` can be made again from the chat."""
+    return edit.action != "superseded"
+
+
+def redo(memory: SemanticMemory, edit: MemoryEdit) -> MemoryItem:
+    """Make an undone `edit` again, if the memory is still as the undo left it."""
+    before, after = edit.before, edit.after
+    if before is None:  # remembered: the undo forgot it
+        _check_unchanged(memory, after._replace(state="forgotten"))
+        return memory.restore(after.id)
+    _check_unchanged(memory, before)
+    if edit.action == "forgot":
+        return memory.forget(after.id)
+    if edit.action in ("pinned", "unpinned"):
+        return memory.pin(after.id, after.pinned)
+    if edit.action == "superseded":
+        raise ChangedSinceError("a replacement cannot be made again from the chat.")
+    return memory.update(
+        after.id, text=after.text, kind=after.kind, importance=after.importance, tags=after.tags
+    )
+
+
 def undo(memory: SemanticMemory, edit: MemoryEdit) -> MemoryItem:
-    """Put the memory back as it was before `edit`; returns it as it is now."""
+    """Put the memory back as it was before `edit`; returns it as it is now.
+
+    ChangedSinceError if the memory is no longer as the edit left it (pinned, edited or
+    forgotten since): an old Undo never throws away a later change.
+    """
     before, item_id = edit.before, edit.memory_id
+    _check_unchanged(memory, edit.after)
     if before is None:
         return memory.forget(item_id)
     if edit.action == "forgot":

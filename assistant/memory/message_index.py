@@ -15,8 +15,9 @@ import logging
 import math
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,9 @@ import numpy.typing as npt
 from assistant.errors import AssistantError
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.embedding import Embedder, embedding_batches
+from assistant.memory.entities import mentions, names
+from assistant.memory.message_index_cache import IndexState
+from assistant.memory.message_keys import MessageKeys
 from assistant.memory.message_vectors import MessageKey, MessageVectors
 from assistant.memory.messages import Message
 from assistant.memory.ranking import SearchConfig, fuse_rankings
@@ -126,12 +130,16 @@ class MessageIndex:
         self._bm25 = BM25Index(config.bm25_k1, config.bm25_b)
         self._built = False
         self._docs: dict[int, tuple[str, str, str]] = {}  # key: conversation, message, text
+        self._key_of: dict[MessageKey, int] = {}  # (conversation, message) -> key
+        self._keys = MessageKeys()  # the texts messages are also found by
         self._doc_keys: dict[str, list[int]] = {}  # conversation -> its keys, in order
         self._prev: dict[int, int] = {}  # key -> key of the message before it, if searched
         self._times: dict[int, str] = {}  # key -> created_at
         self._next_key = 0
         self._arrays: _SearchArrays | None = None
         self._pending: set[int] | None = None  # keys without a vector; None: not known yet
+        self._pending_keys: list[str] | None = None  # key texts without a vector
+        self.dirty = False  # changed since it was read from or written to the cache
 
     @property
     def built(self) -> bool:
@@ -153,20 +161,91 @@ class MessageIndex:
             return
         self.remove(conversation_id)
         self._doc_keys[conversation_id] = []
+        if len(messages) > 1:
+            self._arrays = None  # rebuilt once, not copied for each message (an import)
         for message in messages:
             self.add(conversation_id, message)
+        self.dirty = True
 
-    def search(self, query: str, k: int = 10) -> list[ConversationHit]:
+    def snapshot(self, files: Mapping[str, tuple[int, int]]) -> IndexState:
+        """What the index holds, for the cache; `files` has the (size, mtime_ns) of the file
+        of each conversation as the index holds it."""
+        keys = sorted(self._docs)
+        docs = [self._docs[key] for key in keys]
+        return IndexState(
+            files={cid: files[cid] for cid in self._doc_keys if cid in files},
+            order={cid: list(keys) for cid, keys in self._doc_keys.items()},
+            keys=np.array(keys, dtype=np.int64),
+            conversations=[d[0] for d in docs],
+            messages=[d[1] for d in docs],
+            texts=[d[2] for d in docs],
+            times=[self._times[key] for key in keys],
+            prev=np.array([self._prev.get(key, -1) for key in keys], dtype=np.int64),
+            key_texts={m: t for m, t in self._keys.texts.items() if m in self._key_of},
+            bm25=self._bm25.snapshot(),
+            next_key=self._next_key,
+            flavour=self._flavour(),
+        )
+
+    def restore(self, state: IndexState) -> bool:
+        """Hold what a cache holds (before any conversation is indexed); False if it was made
+        with other settings. The store then drops the conversations changed since."""
+        if state.flavour != self._flavour():
+            return False
+        cfg = self.config
+        self._bm25 = BM25Index.from_snapshot(state.bm25, cfg.bm25_k1, cfg.bm25_b)
+        keys = state.keys.tolist()
+        docs = zip(state.conversations, state.messages, state.texts, strict=True)
+        self._docs = dict(zip(keys, docs, strict=True))
+        pairs = zip(state.conversations, state.messages, strict=True)
+        self._key_of = dict(zip(pairs, keys, strict=True))
+        self._times = dict(zip(keys, state.times, strict=True))
+        self._prev = {k: p for k, p in zip(keys, state.prev.tolist(), strict=True) if p >= 0}
+        self._doc_keys = {cid: list(ks) for cid, ks in state.order.items()}
+        self._next_key = state.next_key
+        self._arrays, self._pending = None, None
+        # Documents indexed with keys that have changed since (memories edited or forgotten)
+        were, now = state.key_texts, self._keys.texts
+        stale = [m for m in set(were) | set(now) if were.get(m, ()) != now.get(m, ())]
+        for message in stale:
+            self._reindex(message)
+        self.dirty = bool(stale)
+        return True
+
+    def _flavour(self) -> str:
+        """What the keyword documents hold (a cache made otherwise is not used)."""
+        return f"context={self.config.keyword_context};keys={self.config.message_keys}"
+
+    def _reindex(self, message: MessageKey) -> None:
+        """Index a message's keyword document again (its keys changed)."""
+        key = self._key_of.get(message)
+        if key is not None:
+            self._bm25.remove(key)
+            self._bm25.add(key, self._terms(key))
+            self.dirty = True
+
+    def set_keys(self, changes: Mapping[MessageKey, Sequence[str]]) -> None:
+        """Index these messages also under these texts (the memories extracted from them),
+        instead of the keys they had; no texts: no keys (see `message_keys`)."""
+        with self._lock:
+            for message in self._keys.set(changes):
+                self._reindex(message)
+            self._pending_keys = None
+
+    def search(
+        self, query: str, k: int = 10, *, now: datetime | None = None
+    ) -> list[ConversationHit]:
         """The `k` best-matching user and assistant messages of non-temporary conversations.
 
         A message qualifies if it (or the message before it) shares a non-stop word with the
         query, or its meaning score reaches `min_similarity`. Scores are 0..1 (see `ranking`).
+        A period the query names ("last May") is resolved against `now` (default: now).
         """
         tokens, required = query_terms(query)
         if not required or k <= 0:
             return []
         qvec = self._query_vector(query)
-        span = time_span(query)
+        span = time_span(query, now)
         cfg = self.config
         depth = max(cfg.depth, k)
         with self._lock:
@@ -181,12 +260,16 @@ class MessageIndex:
                 start, end = (stamp(moment) for moment in span)
                 inside = [start <= self._times[key] < end for key in order]
                 relevance += cfg.date_weight * np.array(inside)
+            wanted = names(query)
+            if wanted and cfg.entity_weight:
+                named = [mentions(self._docs[key][2], wanted) for key in order]
+                relevance += cfg.entity_weight * np.array(named)
             words = [w for w in tokenize(query) if is_informative(w)]
             hits = []
             for i in np.argsort(-relevance, kind="stable")[:k].tolist():
                 cid, mid, text = self._docs[order[i]]
                 title = self._title_of(cid)
-                snippet = _snippet(text, words)
+                snippet = make_snippet(text, words)
                 score, written = float(relevance[i]), self._times[order[i]]
                 hits.append(ConversationHit(cid, mid, title, snippet, score, written))
             return hits
@@ -206,6 +289,7 @@ class MessageIndex:
             self._vectors_loaded = False
             self._arrays = None
             self._pending = None
+            self._keys.vectors = None
 
     def _current_vectors(self) -> MessageVectors | None:
         """The vectors of the current embedder, read from the cache on first use."""
@@ -213,6 +297,7 @@ class MessageIndex:
             return None
         if not self._vectors_loaded:
             self._vectors = MessageVectors.load(self.directory, self._embedder.name)
+            self._keys.load(self.directory, self._embedder.name)
             self._vectors_loaded = True
             self._arrays = None
             self._pending = None
@@ -221,12 +306,13 @@ class MessageIndex:
     def _save_vectors(self) -> None:
         if self._vectors is not None and self._vectors.unsaved:
             self._vectors.save(self.directory)
+        self._keys.save(self.directory)
 
     def _query_vector(self, query: str) -> npt.NDArray[np.float32] | None:
         """The query's unit vector, if some messages have vectors to compare it with."""
         with self._lock:
             embedder = self._embedder
-            vectors = self._current_vectors()
+            vectors = self._current_vectors() or self._keys.vectors
             if embedder is None or vectors is None or not len(vectors):
                 return None
         try:
@@ -242,7 +328,16 @@ class MessageIndex:
     def pending_embeddings(self) -> int:
         """How many searched messages have no vector of the current embedder."""
         with self._lock:
-            return len(self._unembedded())
+            return len(self._unembedded()) + len(self._unembedded_keys())
+
+    def _unembedded_keys(self) -> list[str]:
+        """The key texts without a vector of the current embedder."""
+        if self._embedder is None or not self.config.message_keys:
+            return []
+        self._current_vectors()
+        if self._pending_keys is None:
+            self._pending_keys = self._keys.pending()
+        return self._pending_keys
 
     def _unembedded(self) -> list[tuple[int, str]]:
         """(key, text) of the searched messages without a vector, in key order."""
@@ -265,14 +360,15 @@ class MessageIndex:
     ) -> int:
         """Embed the searched messages that have no vector, in batches; returns how many.
 
-        Resumable: vectors are cached as they come (every `SAVE_EVERY` messages, and at the end
-        if they are a twentieth of all), so a run that is stopped goes on from there next time.
+        Resumable: vectors are cached as they come (every `SAVE_EVERY` messages or a tenth of
+        those with vectors, and at the end if they are a twentieth of all), so a run that is
+        stopped goes on from there next time.
         `progress(done, total)` follows each batch; `cancel()` is checked between batches.
         Raises the embedder's error (a ProviderError) if a batch fails.
         """
         with self._lock:
             embedder = self._embedder
-            todo = self._unembedded()
+            todo = self._unembedded() + [(-1, text) for text in self._unembedded_keys()]
         done = 0
         try:
             for batch in embedding_batches(todo):
@@ -284,10 +380,20 @@ class MessageIndex:
                 with self._lock:
                     if embedder is not self._embedder:
                         break  # the embedder changed meanwhile
-                    if self._vectors is None:
+                    own = [i for i, (key, _) in enumerate(batch) if key >= 0]
+                    if own and self._vectors is None:
                         self._vectors = MessageVectors(embedder.name, vectors.shape[1])
-                    self._store_vectors(self._vectors, [key for key, _ in batch], vectors)
-                    if self._vectors.unsaved >= SAVE_EVERY:
+                    if own and self._vectors is not None:
+                        keys = [batch[i][0] for i in own]
+                        self._store_vectors(self._vectors, keys, vectors[own])
+                    if len(own) < len(batch):
+                        texts = [t for key, t in batch if key < 0]
+                        self._keys.store(embedder.name, texts, vectors[len(own) :])
+                        self._pending_keys = None
+                    unsaved = [v.unsaved for v in (self._vectors, self._keys.vectors) if v]
+                    # Every SAVE_EVERY rows, or a tenth of all: each save rewrites the file.
+                    total = len(self._vectors or ()) + len(self._keys.vectors or ())
+                    if max(unsaved, default=0) >= max(SAVE_EVERY, total // 10):
                         self._save_vectors()
                 done += len(batch)
         finally:
@@ -297,6 +403,8 @@ class MessageIndex:
                 # twentieth (the rest is saved by `close`, or embedded again after a crash).
                 if store is not None and store.unsaved * 20 >= len(store):
                     self._save_vectors()
+                elif embedder is self._embedder:
+                    self._keys.save(self.directory)
         if progress is not None:
             progress(done, done)
         return done
@@ -343,10 +451,31 @@ class MessageIndex:
             extra = np.zeros(len(at))
             extra[has] = vectors.similarity(before_rows[has], qvec)
             score = score + cfg.context_weight * extra
+        if cfg.message_keys and len(self._keys):
+            at, score = self._with_keys(qvec, wanted, at, score)
         keep = score >= np.float64(cfg.min_similarity)
         at, score = at[keep], score[keep]
         order = np.lexsort((arrays.keys[at], -score))[:depth]
         return [(int(arrays.keys[at[i]]), float(score[i])) for i in order]
+
+    def _with_keys(
+        self,
+        qvec: npt.NDArray[np.float32],
+        wanted: int,
+        at: npt.NDArray[np.int64],
+        score: npt.NDArray[np.float64],
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """The candidates (positions, meaning scores) with those of the messages whose keys are
+        among the closest: a message's score is the best of its own and its keys'."""
+        best = dict(zip(at.tolist(), score.tolist(), strict=True))
+        position = self._arrays.position if self._arrays is not None else {}
+        for message, sim in self._keys.best(qvec, wanted).items():
+            key = self._key_of.get(message)
+            place = position.get(key, -1) if key is not None else -1
+            if place >= 0 and sim > best.get(place, -np.inf):
+                best[place] = sim
+        places = np.fromiter(best, dtype=np.int64, count=len(best))
+        return places, np.fromiter(best.values(), dtype=np.float64, count=len(best))
 
     def _search_arrays(self, vectors: MessageVectors) -> _SearchArrays:
         """The searched messages as arrays (rebuilt after changes): keys, vector rows, previous,
@@ -377,13 +506,12 @@ class MessageIndex:
         keys = self._doc_keys.setdefault(conversation_id, [])
         key = self._next_key
         self._next_key += 1
-        context: list[str] = []
         if keys:
             self._prev[key] = keys[-1]
-            if self.config.keyword_context:
-                context = terms(self._docs[keys[-1]][2])
-        self._bm25.add(key, own + context)
         self._docs[key] = (conversation_id, message.id, message.content)
+        self._key_of[(conversation_id, message.id)] = key
+        self._bm25.add(key, self._terms(key, own))
+        self.dirty = True
         self._times[key] = stamp(parse_time(message.created_at))
         keys.append(key)
         row = -1 if self._vectors is None else self._vectors.row((conversation_id, message.id))
@@ -392,10 +520,24 @@ class MessageIndex:
         if self._arrays is not None:  # keys grow, so the new one goes last
             self._arrays = self._arrays.appended(key, row, self._prev.get(key, -1))
 
+    def _terms(self, key: int, own: list[str] | None = None) -> list[str]:
+        """The keyword document of an indexed message: its words, those of the message before
+        it (`keyword_context`) and those of its keys (`message_keys`)."""
+        cid, mid, text = self._docs[key]
+        out = terms(text) if own is None else own
+        if self.config.keyword_context and key in self._prev:
+            out = out + terms(self._docs[self._prev[key]][2])
+        if self.config.message_keys:
+            for key_text in self._keys.texts.get((cid, mid), ()):
+                out = out + terms(key_text)
+        return out
+
     def remove(self, conversation_id: str) -> None:
         """Drop the messages of a conversation from the index."""
+        self.dirty |= conversation_id in self._doc_keys
         for key in self._doc_keys.pop(conversation_id, []):
             self._bm25.remove(key)
+            del self._key_of[self._docs[key][:2]]
             del self._docs[key]
             self._prev.pop(key, None)
             del self._times[key]
@@ -404,14 +546,14 @@ class MessageIndex:
             self._arrays = None
 
 
-def _snippet(text: str, words: Sequence[str]) -> str:
-    """About SNIPPET_CHARS of `text` on one line, around the first of `words` in it."""
+def make_snippet(text: str, words: Sequence[str], chars: int = SNIPPET_CHARS) -> str:
+    """About `chars` of `text` on one line, around the first of `words` in it."""
     flat = " ".join(text.split())
-    if len(flat) <= SNIPPET_CHARS:
+    if len(flat) <= chars:
         return flat
     alternatives = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
     match = re.search(rf"(?<![^\W_])(?:{alternatives})(?![^\W_])", flat.lower())
     pos = match.start() if match else 0
-    start = max(0, min(pos - SNIPPET_CHARS // 3, len(flat) - SNIPPET_CHARS))
-    end = start + SNIPPET_CHARS
+    start = max(0, min(pos - chars // 3, len(flat) - chars))
+    end = start + chars
     return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")

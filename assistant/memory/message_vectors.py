@@ -9,7 +9,6 @@ another model, and saved as embedding goes on, so a stopped run resumes where it
 
 from __future__ import annotations
 
-import io
 import logging
 import re
 import zipfile
@@ -18,8 +17,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from assistant.fileio import atomic_write_bytes
+from assistant.fileio import atomic_write_with
 from assistant.memory.arrays import ensure_capacity
+from assistant.memory.blas import one_thread
 from assistant.memory.projection import Projection
 from assistant.memory.quantize import pack, stored, unpack
 
@@ -34,10 +34,11 @@ FloatMatrix = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 
 
-def cache_path(directory: Path, model: str) -> Path:
-    """Where the vectors of `model` are cached in the conversations directory."""
+def cache_path(directory: Path, model: str, prefix: str = "vectors") -> Path:
+    """Where the vectors of `model` are cached in the conversations directory (`prefix`
+    "vectors": of the messages; "keys": of the texts messages are also indexed under)."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model)
-    return directory / f"vectors-{safe}.npz"
+    return directory / f"{prefix}-{safe}.npz"
 
 
 class MessageVectors:
@@ -49,9 +50,10 @@ class MessageVectors:
     a second) when the rows first pass that size and again at each `REFIT_GROWTH`-fold growth.
     """
 
-    def __init__(self, model: str, dim: int) -> None:
+    def __init__(self, model: str, dim: int, prefix: str = "vectors") -> None:
         self.model = model
         self.dim = dim
+        self.prefix = prefix  # of the cache file's name
         self.matrix = np.zeros((0, dim), dtype=np.float32)
         self._row: dict[MessageKey, int] = {}
         self._saved = 0  # rows in the cache file
@@ -102,18 +104,29 @@ class MessageVectors:
         """Rows likely to be among the `candidates` most similar to the unit `query`, and their
         exact cosines (every row, up to `EXACT_UP_TO` rows or without a projection)."""
         n = len(self._row)
-        if self._projection is None or candidates >= n:
-            rows = np.arange(n, dtype=np.int64)
-            sims: FloatMatrix = self.matrix[:n] @ query
-            return rows, sims
-        estimate = self._projected[:n] @ self._projection.project_query(query)
-        rows = np.sort(np.argpartition(estimate, n - candidates)[n - candidates :])
-        exact: FloatMatrix = self.matrix[rows] @ query
+        with one_thread():
+            if self._projection is None or candidates >= n:
+                rows = np.arange(n, dtype=np.int64)
+                sims: FloatMatrix = self.matrix[:n] @ query
+                return rows, sims
+            estimate = self._projected[:n] @ self._projection.project_query(query)
+            rows = np.sort(np.argpartition(estimate, n - candidates)[n - candidates :])
+            exact: FloatMatrix = self.matrix[rows] @ query
         return rows.astype(np.int64), exact
 
     def similarity(self, rows: IntArray, query: FloatMatrix) -> FloatMatrix:
         """The exact cosines of some rows with a unit `query`."""
-        out: FloatMatrix = self.matrix[rows] @ query
+        with one_thread():
+            out: FloatMatrix = self.matrix[rows] @ query
+        return out
+
+    def subset(self, keys: list[MessageKey]) -> MessageVectors:
+        """A copy holding only the vectors of `keys` (those it has), as not saved yet."""
+        have = [key for key in dict.fromkeys(keys) if key in self._row]
+        out = MessageVectors(self.model, self.dim, self.prefix)
+        out.matrix = self.matrix[[self._row[key] for key in have]]
+        out._row = {key: i for i, key in enumerate(have)}
+        out._update_projection(0, len(have))
         return out
 
     @property
@@ -122,28 +135,28 @@ class MessageVectors:
         return len(self._row) - self._saved
 
     def save(self, directory: Path) -> None:
-        """Write the cache atomically; a failure is logged, nothing is lost."""
+        """Write the cache atomically, straight to the file (no copy of it in memory); a
+        failure is logged, nothing is lost."""
         keys = list(self._row)
-        buffer = io.BytesIO()
-        np.savez(
-            buffer,
-            version=np.array(CACHE_VERSION),
-            model=np.array(self.model),
-            conversations=np.array([c for c, _ in keys], dtype=str),
-            messages=np.array([m for _, m in keys], dtype=str),
-            vectors=pack(self.matrix[: len(keys)]),
-        )
+        arrays = {
+            "version": np.array(CACHE_VERSION),
+            "model": np.array(self.model),
+            "conversations": np.array([c for c, _ in keys], dtype=str),
+            "messages": np.array([m for _, m in keys], dtype=str),
+            "vectors": pack(self.matrix[: len(keys)]),
+        }
         try:
-            atomic_write_bytes(cache_path(directory, self.model), buffer.getvalue())
+            path = cache_path(directory, self.model, self.prefix)
+            atomic_write_with(path, lambda f: np.savez(f, **arrays))  # type: ignore[arg-type]
         except OSError as exc:
             log.warning("Could not save the message vectors: %s", exc)
             return
         self._saved = len(keys)
 
     @classmethod
-    def load(cls, directory: Path, model: str) -> MessageVectors | None:
+    def load(cls, directory: Path, model: str, prefix: str = "vectors") -> MessageVectors | None:
         """The cached vectors of `model`, or None if there are none usable."""
-        path = cache_path(directory, model)
+        path = cache_path(directory, model, prefix)
         try:
             with np.load(path, allow_pickle=False) as data:
                 if int(data["version"]) != CACHE_VERSION or str(data["model"]) != model:
@@ -161,7 +174,7 @@ class MessageVectors:
             return None
         if vectors.ndim != 2 or not len(vectors) == len(messages) == len(conversations):
             return None
-        out = cls(model, vectors.shape[1])
+        out = cls(model, vectors.shape[1], prefix)
         out.matrix = vectors
         out._row = {key: i for i, key in enumerate(zip(conversations, messages, strict=True))}
         out._saved = len(out._row)

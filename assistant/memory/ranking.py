@@ -41,6 +41,13 @@ class SearchConfig:
     # A query that names a period ("in May 2023", "last week") adds this to the relevance of
     # the messages written in it.
     date_weight: float = 0.25
+    # Conversation search finds a message also by the texts it is indexed under: the memories
+    # extracted from it (`message_keys`).
+    message_keys: bool = True
+    # A query that names someone or something ("Caroline", "Lisbon") may add this to the
+    # relevance of the results that mention every name (see `entities`; measured: it did not
+    # help conversation search).
+    entity_weight: float = 0.0
     min_similarity: float = 0.3  # below this cosine, meaning alone does not make a result
     importance_weight: float = 0.1
     recency_weight: float = 0.05

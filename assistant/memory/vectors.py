@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from assistant.fileio import atomic_write_json, atomic_write_with
 from assistant.memory.arrays import ensure_capacity, with_headroom
+from assistant.memory.blas import one_thread
 from assistant.memory.projection import Projection
 from assistant.memory.quantize import pack, packed_width, stored, unpack_into
 
@@ -185,6 +186,17 @@ class VectorMatrix:
         With more than `exact_up_to` vectors and a projection, only the `candidates` best slots
         by the projected estimate are scored exactly; otherwise every slot is.
         """
+        with one_thread():
+            return self._nearest(query, allowed, depth, exact_up_to, candidates)
+
+    def _nearest(
+        self,
+        query: FloatMatrix,
+        allowed: npt.NDArray[np.bool_],
+        depth: int,
+        exact_up_to: int,
+        candidates: int,
+    ) -> tuple[IntArray, FloatMatrix]:
         end = min(len(allowed), self._end)
         mask = allowed[:end] & self._has[:end]
         candidates = max(candidates, depth, 1)

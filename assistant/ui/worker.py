@@ -17,6 +17,7 @@ from assistant.agent import events
 from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.events import AgentEvent, Failed
 from assistant.errors import AssistantError
+from assistant.priority import lower_this_thread
 from assistant.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -50,6 +51,11 @@ class AgentWorker(QObject):
         self._upkeep_lock = threading.Lock()
         self._upkeep_queue: deque[Upkeep] = deque()
         self._upkeep_running = False
+        self._idle = threading.Event()  # no turn is running (embedding waits for it)
+        self._idle.set()
+        self._embed_lock = threading.Lock()
+        self._embedding = False  # the background embedding job runs
+        self._embed_again = False  # asked for while it ran: it goes round once more
 
     def cancel(self) -> None:
         """Stop the running turn, not memory upkeep (safe to call from any thread)."""
@@ -81,6 +87,7 @@ class AgentWorker(QObject):
         if self._stopping.is_set():  # checked after the new token: `stop()` cancels one of them
             return
         self.busy_changed.emit(True)
+        self._idle.clear()
         try:
             try:
                 agent = self._workspace.agent(upkeep=self._schedule_upkeep)
@@ -96,9 +103,9 @@ class AgentWorker(QObject):
             else:
                 agent.run(conversation_id, text, self._emit, self._cancel)
         finally:
+            self._idle.set()
             self.busy_changed.emit(False)
-        if self._workspace.conversations.pending_embeddings():
-            self.embed_messages()  # the turn's new messages, for search by meaning
+        self.embed_missing()  # the turn's new messages and memories, for search by meaning
 
     def _emit(self, event: AgentEvent) -> None:
         self.agent_event.emit(event)
@@ -154,30 +161,66 @@ class AgentWorker(QObject):
 
     @Slot()
     def embed_missing(self) -> None:
-        """Give vectors to the memories that have none (after a model change or offline)."""
+        """Give vectors to the memories and past messages that have none (after an import, a
+        model change, offline work), in the background (see `_embed_all`)."""
+        with self._embed_lock:
+            if self._embedding:
+                self._embed_again = True
+                return
+            self._embedding = True
+        QThreadPool.globalInstance().start(self._run_embedding)
+
+    def _run_embedding(self) -> None:
+        """A thread-pool job (closing waits for it) that runs the embedding on a thread of its
+        own: its low priority stays with that thread, not with a pooled one."""
+        thread = threading.Thread(target=self._embed_all, name="background-embedding")
+        thread.start()
+        thread.join()
+
+    def _embed_all(self) -> None:
+        """Embed what has no vector, at a low priority, waiting while a reply is written; again
+        if more was asked for meanwhile. Resumable: what was embedded is cached as it goes."""
+        lower_this_thread()
+        while not self._stopping.is_set():
+            self._embed_memories()
+            self._embed_messages()
+            with self._embed_lock:
+                if not self._embed_again or self._stopping.is_set():
+                    self._embedding = False
+                    return
+                self._embed_again = False
+        with self._embed_lock:
+            self._embedding = False
+
+    def _between_batches(self) -> bool:
+        """Wait while a turn runs (its reply has the machine); True once the app is closing."""
+        while not self._idle.wait(0.2):
+            if self._stopping.is_set():
+                return True
+        return self._stopping.is_set()
+
+    def _embed_memories(self) -> None:
         memory = self._workspace.memory
         if memory.embedding_status().model is None:
             return
         try:
             memory.embed_missing(
                 lambda done, total: self.progress.emit("Embedding memories", done, total),
-                cancel=self._stopping.is_set,
+                cancel=self._between_batches,
             )
         except AssistantError as exc:
             log.warning("Embedding memories failed: %s", exc)
         finally:
             self.progress.emit("Embedding memories", 0, 0)
-        self.embed_messages()
 
-    def embed_messages(self) -> None:
-        """Give vectors to the past messages that have none, so chat search finds by meaning.
-
-        Resumable: what was embedded is cached as it goes, and a later run goes on from there.
-        """
+    def _embed_messages(self) -> None:
         conversations = self._workspace.conversations
+        if not conversations.pending_embeddings():
+            return
         try:
             conversations.embed_pending(
-                lambda done, total: self.progress.emit("Embedding messages", done, total)
+                lambda done, total: self.progress.emit("Embedding messages", done, total),
+                cancel=self._between_batches,
             )
         except AssistantError as exc:
             log.warning("Embedding messages failed: %s", exc)

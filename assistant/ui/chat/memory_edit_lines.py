@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QUrl
 
-from assistant.memory import MemoryEdit, SemanticMemory, undo
+from assistant.memory import MemoryEdit, SemanticMemory, can_redo, redo, undo
 from assistant.ui.chat.view import ChatView
 from assistant.ui.jobs import run_job
 
 UNDO_SCHEME = "undo-memory"
+REDO_SCHEME = "redo-memory"
 
 
 class MemoryEditLines(QObject):
@@ -42,26 +43,43 @@ class MemoryEditLines(QObject):
 
     def _add_line(self, index: int) -> None:
         edit = self._edits[index][1]
-        if index in self._undone:
-            self._chat.add_line(f"Undone: {edit.describe()}")
-        else:
+        if index not in self._undone:
             self._chat.add_line(f"↺ {edit.describe()} · ", ("Undo", f"{UNDO_SCHEME}:{index}"))
+        elif can_redo(edit):
+            self._chat.add_line(f"Undone: {edit.describe()} · ", ("Redo", f"{REDO_SCHEME}:{index}"))
+        else:
+            self._chat.add_line(f"Undone: {edit.describe()}")
 
     def undo(self, index: int) -> None:
-        """Undo change `index` (once), in the background."""
+        """Undo change `index`, in the background (not if the memory changed since)."""
         if not 0 <= index < len(self._edits) or index in self._undone:
             return
         self._undone.add(index)
         edit, memory = self._edits[index][1], self._memory
         run_job(
             lambda _p: undo(memory, edit),
-            on_done=lambda _item: self._chat.add_line(f"Undone: {edit.describe()}"),
-            on_error=lambda message: self._on_failed(index, message),
+            on_done=lambda _item: self._add_line(index),
+            on_error=lambda message: self._on_failed(index, "undo", message),
         )
 
-    def _on_failed(self, index: int, message: str) -> None:
+    def redo(self, index: int) -> None:
+        """Make undone change `index` again, in the background."""
+        if index not in self._undone or not can_redo(self._edits[index][1]):
+            return
         self._undone.discard(index)
-        self._chat.add_line(f"⚠ Could not undo: {message}")
+        edit, memory = self._edits[index][1], self._memory
+        run_job(
+            lambda _p: redo(memory, edit),
+            on_done=lambda _item: self._add_line(index),
+            on_error=lambda message: self._on_failed(index, "redo", message),
+        )
+
+    def _on_failed(self, index: int, what: str, message: str) -> None:
+        if what == "undo":
+            self._undone.discard(index)
+        else:
+            self._undone.add(index)
+        self._chat.add_line(f"⚠ Could not {what}: {message}")
 
     def _on_rendered(self, conversation_id: str) -> None:
         for index, (cid, _) in enumerate(self._edits):
@@ -72,3 +90,5 @@ class MemoryEditLines(QObject):
         kind, _, value = url.toString().partition(":")
         if kind == UNDO_SCHEME and value.isdigit():
             self.undo(int(value))
+        elif kind == REDO_SCHEME and value.isdigit():
+            self.redo(int(value))

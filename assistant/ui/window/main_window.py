@@ -45,6 +45,7 @@ from assistant.ui.window.status_bar import StatusBar
 from assistant.ui.wording import count
 
 if TYPE_CHECKING:
+    from assistant.knowledge import KnowledgeEvent
     from assistant.memory import Conversation
     from assistant.ui.worker import AgentEvent
     from assistant.workspace import Workspace
@@ -254,6 +255,7 @@ class MainWindow(QMainWindow):
         self.splitter.restoreState(layout)
         self.side_panes.apply(self.width())
         self._start_worker(workspace)
+        self._start_knowledge(workspace)
         QThreadPool.globalInstance().start(warm_up_highlighting)
         self._connect()
         for action in self.menu.workspace_actions:
@@ -400,6 +402,14 @@ class MainWindow(QMainWindow):
         self.thread_.start()
         self._maintain.emit()
 
+    def _start_knowledge(self, workspace: Workspace) -> None:
+        """Keep the knowledge folders' index up to date in the background."""
+        from assistant.ui.knowledge.bridge import KnowledgeBridge
+
+        self.knowledge = KnowledgeBridge(workspace.knowledge, self)
+        self.knowledge.changed.connect(self._on_knowledge)
+        self.knowledge.start()
+
     def _connect(self) -> None:
         menu = self.menu
         menu.new.triggered.connect(self._on_new)
@@ -410,6 +420,7 @@ class MainWindow(QMainWindow):
         menu.export_conversation.triggered.connect(self._export_conversation)
         menu.copy_conversation.triggered.connect(self._copy_conversation)
         menu.settings.triggered.connect(self.open_settings)
+        menu.knowledge.triggered.connect(self.open_knowledge)
         menu.find.triggered.connect(self.find_bar.open_bar)
         menu.search.triggered.connect(self.search_conversations)
         menu.memory_timeline.triggered.connect(self.sidebar.show_timeline)
@@ -695,6 +706,18 @@ class MainWindow(QMainWindow):
             self._show_welcome_if_needed()
             self._embed.emit()
 
+    def open_knowledge(self) -> None:
+        """Show the knowledge folders, their rules, progress and files."""
+        from assistant.ui.knowledge.page import KnowledgeDialog
+
+        KnowledgeDialog(self.knowledge, self).exec()
+
+    def _on_knowledge(self, event: KnowledgeEvent) -> None:
+        what = "Reading files" if event.phase == "reading" else "Preparing file search"
+        self.status.set_progress(what, event.done, event.total if event.done < event.total else 0)
+        if event.problem:
+            self._show_notice(event.problem)
+
     def set_theme(self, name: str) -> None:
         """Use theme `name` ("system", "light", "dark") now and from the next start."""
         theme.apply(name)
@@ -896,6 +919,8 @@ class MainWindow(QMainWindow):
                 log.warning("Could not save the window layout: %s", exc)
         if hasattr(self, "bridge"):
             self.bridge.disconnect_stores()
+        if hasattr(self, "knowledge"):
+            self.knowledge.stop()
         if stopped:
             self.workspace.close()
         else:

@@ -54,6 +54,9 @@ class MainMenu:
             "&Search all conversations…", "actionSearch", "Find a message in any conversation"
         )
         self.settings = action("&Settings…", "actionSettings", "Connect a model, memory options")
+        self.knowledge = action(
+            "&Knowledge folders…", "actionKnowledge", "Folders of files Assistant can search"
+        )
         self.focus_input = action("Focus the &message box", "actionFocusInput")
         self.stop = action("S&top the reply", "actionStop")
         self.next_conversation = action("&Next conversation", "actionNextConversation")
@@ -88,6 +91,7 @@ class MainMenu:
             self.find,
             self.search,
             self.settings,
+            self.knowledge,
             self.next_conversation,
             self.previous_conversation,
             self.stop,
@@ -110,7 +114,7 @@ class MainMenu:
         edit_menu.addSeparator()
         edit_menu.addActions([self.find, self.search])
         edit_menu.addSeparator()
-        edit_menu.addAction(self.settings)
+        edit_menu.addActions([self.settings, self.knowledge])
         view_menu = bar.addMenu("&View")
         view_menu.addActions([self.show_conversations, self.show_memory, self.memory_timeline])
         view_menu.addSeparator()

@@ -2,8 +2,26 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
+
+from assistant.ui.wording import number
+
+ESTIMATE_AFTER = 5.0  # seconds of work before a time left is shown (the rate settles first)
+
+
+def time_left(seconds: float) -> str:
+    """'about 40 s left', 'about 12 min left', 'about 2 h 5 min left'."""
+    if seconds < 60:
+        return f"about {max(5, round(seconds / 5) * 5)} s left"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"about {minutes} min left"
+    return f"about {minutes // 60} h {minutes % 60} min left"
+
 
 MODEL_WIDTH = 260  # a long model path is cut in the middle, so messages keep their room
 
@@ -32,8 +50,12 @@ class ElidedLabel(QLabel):
 class StatusBar(QStatusBar):
     """Permanent labels on the right; transient messages on the left."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, parent: QWidget | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         super().__init__(parent)
+        self._clock = clock
+        self._started: tuple[str, float, int] | None = None  # what, when, done then
         self.setObjectName("statusBar")
         self.setAccessibleName("Status")
         self.upkeep_label = QLabel(self)
@@ -78,12 +100,23 @@ class StatusBar(QStatusBar):
         self.upkeep_label.setVisible(pending > 0)
 
     def set_progress(self, what: str, done: int, total: int) -> None:
-        """Show background progress; `total` 0 hides it."""
+        """Show background progress with its numbers ("Embedding messages 1,200 / 9,000 ·
+        about 3 min left", the time left from the rate since this work began); `total` 0
+        hides it."""
         if total <= 0:
+            self._started = None
             self.progress.hide()
             self.progress_label.hide()
             return
-        self.progress_label.setText(what)
+        now = self._clock()
+        if self._started is None or self._started[0] != what or done < self._started[2]:
+            self._started = (what, now, done)
+        text = f"{what} {number(done)} / {number(total)}"
+        _, began, done_then = self._started
+        elapsed = now - began
+        if elapsed >= ESTIMATE_AFTER and done > done_then:
+            text += " · " + time_left((total - done) * elapsed / (done - done_then))
+        self.progress_label.setText(text)
         self.progress_label.show()
         self.progress.setMaximum(total)
         self.progress.setValue(done)

@@ -1,0 +1,1 @@
+"""The user's files in the window: the knowledge service's bridge, the Knowledge page."""

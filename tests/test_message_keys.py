@@ -1,0 +1,119 @@
+"""Messages found also by the memories extracted from them (their keys), by words and meaning."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from assistant.memory import ConversationStore
+from assistant.memory.items import Source
+from assistant.memory.memory_keys import tie_memories_to_messages
+from assistant.memory.message_keys import PREFIX
+from assistant.memory.message_vectors import MessageVectors, cache_path
+from assistant.memory.semantic import SemanticMemory
+from assistant.paths import memory_dir
+from tests.test_conversation_search import ConceptEmbedder
+
+
+def chat(store: ConversationStore) -> tuple[str, dict[str, str]]:
+    """A conversation whose words say little; returns its id and message ids by a short name."""
+    cid = store.create("Weekend").id
+    ids = {
+        "went": store.append(cid, "user", "We finally went there on Saturday.").id,
+        "nice": store.append(cid, "assistant", "Sounds lovely, how was it?").id,
+        "other": store.append(cid, "user", "I cooked pasta afterwards.").id,
+    }
+    return cid, ids
+
+
+def test_a_message_is_found_by_the_words_of_its_memory(data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+    cid, ids = chat(store)
+    assert store.search("lighthouse") == []
+    store.set_message_keys({(cid, ids["went"]): ["The user visited the lighthouse in Porto."]})
+    assert [h.message_id for h in store.search("lighthouse")] == [ids["went"]]
+    hit = store.search("lighthouse")[0]
+    assert hit.snippet == "We finally went there on Saturday."  # the message, not its key
+    store.set_message_keys({(cid, ids["went"]): []})  # the memory is gone: so is the key
+    assert store.search("lighthouse") == []
+
+
+def test_keys_given_before_the_index_is_built_are_used(data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+    cid, ids = chat(store)
+    store.close()
+    fresh = ConversationStore(data_dir)  # its index is built on the first search
+    fresh.set_message_keys({(cid, ids["nice"]): ["The lighthouse tour was lovely."]})
+    assert [h.message_id for h in fresh.search("lighthouse tour")] == [ids["nice"]]
+
+
+def test_a_message_is_found_by_the_meaning_of_its_memory(data_dir: Path) -> None:
+    embedder = ConceptEmbedder()
+    store = ConversationStore(data_dir, embedder)
+    cid, ids = chat(store)
+    store.set_message_keys({(cid, ids["went"]): ["The user drove the car to the coast."]})
+    assert store.pending_embeddings() == 4  # three messages and one key
+    assert store.embed_pending() == 4
+    assert store.pending_embeddings() == 0
+    hits = store.search("vehicle")  # no shared word: by the key's meaning alone
+    assert [h.message_id for h in hits] == [ids["went"]]
+    off = ConversationStore(data_dir, embedder, store._index.config.__class__(message_keys=False))
+    assert off.search("vehicle") == []  # the same search without keys finds nothing
+
+
+def test_the_key_cache_keeps_only_current_keys(data_dir: Path) -> None:
+    embedder = ConceptEmbedder()
+    store = ConversationStore(data_dir, embedder)
+    cid, ids = chat(store)
+    store.set_message_keys(
+        {
+            (cid, ids["went"]): ["The user drove the car to the coast."],
+            (cid, ids["other"]): ["The user has a puppy."],
+        }
+    )
+    store.embed_pending()
+    store.close()
+    path = cache_path(store.directory, embedder.name, PREFIX)
+    cached = MessageVectors.load(store.directory, embedder.name, PREFIX)
+    assert cached is not None and len(cached) == 2
+    assert b"puppy" not in path.read_bytes()  # the cache names texts by a hash only
+
+    again = ConversationStore(data_dir, embedder)
+    again.set_message_keys(
+        {
+            (cid, ids["went"]): ["The user drove the car to the coast."],
+            (cid, ids["other"]): [],  # that memory was forgotten
+        }
+    )
+    assert again.pending_embeddings() == 0  # the kept key needs no embedding again
+    assert [h.message_id for h in again.search("vehicle")] == [ids["went"]]
+    assert again.search("dog") == []
+    again.close()
+    cached = MessageVectors.load(store.directory, embedder.name, PREFIX)
+    assert cached is not None and len(cached) == 1  # the forgotten memory's vector is gone
+
+
+def test_memories_become_keys_of_their_messages_and_follow_changes(data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+    cid, ids = chat(store)
+    memory = SemanticMemory.open(memory_dir(data_dir))
+    learned = memory.add(
+        "The user visited the lighthouse.", source=Source(cid, ids["went"]), origin="curator"
+    )
+    memory.add("The user likes tea.", origin="user")  # no source: no key
+    stop = tie_memories_to_messages(memory, store)
+    assert [h.message_id for h in store.search("lighthouse")] == [ids["went"]]
+    assert store.search("tea") == []
+
+    memory.add("The user cooked carbonara.", source=Source(cid, ids["other"]), origin="curator")
+    assert [h.message_id for h in store.search("carbonara")] == [ids["other"]]
+    memory.update(learned.id, text="The user visited the old windmill.")
+    assert store.search("lighthouse") == []
+    assert [h.message_id for h in store.search("windmill")] == [ids["went"]]
+    memory.forget(learned.id)
+    assert store.search("windmill") == []  # a forgotten memory is no key
+
+    stop()
+    memory.add("The user saw a heron.", source=Source(cid, ids["nice"]), origin="curator")
+    assert store.search("heron") == []  # no longer tied
+    memory.close()
+    store.close()
