@@ -29,6 +29,7 @@ from assistant.memory import index_cache, jsonl
 from assistant.memory.arrays import ensure_capacity, with_headroom
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.embedding import Embedder, embedding_batches
+from assistant.memory.fading import archive_limit, decay_clock
 from assistant.memory.history import History, creation, events_of, select, told, with_text
 from assistant.memory.items import (
     KINDS,
@@ -115,6 +116,7 @@ class SemanticMemory:
         self.directory = directory
         self.config = config or SearchConfig()
         self.warnings: list[str] = []
+        self.clock_warning: str | None = None  # what the last decay said of the clock
         self._lock = threading.RLock()
         self._subscribers: Subscribers[MemoryChange] = Subscribers("memory")
         self._embedder = embedder
@@ -1206,13 +1208,21 @@ class SemanticMemory:
         every `half_life_days` since its last use or its last decay, whichever is later (so
         a period never counts twice). A memory changes only once it has lost a fifth or more
         (no daily trickle of events); a "decayed" event says by how much and why. One that
-        falls below `archive_below` is archived. Pinned memories never decay. Returns the
-        events, decayed and archived."""
+        falls below `archive_below` is archived, a few a pass (see `fading`). Pinned memories
+        never decay. A clock behind or far ahead of the store is guarded against and reported
+        in `clock_warning`. Returns the events, decayed and archived."""
         if not half_life_days > 0:
             raise ValueError(
                 f"The half-life must be a positive number of days, not {half_life_days}."
             )
-        at = now or now_utc()
+        with self._lock:
+            clock = decay_clock(now or now_utc(), self._newest_time())
+        self.clock_warning = clock.warning
+        if clock.warning is not None:
+            log.warning("Decay: %s", clock.warning)
+        if clock.at is None:
+            return []
+        at = clock.at
         when = at.timestamp()
         step = half_life_days * 86400 * math.log2(1 / _DECAY_FACTOR)  # seconds to lose a fifth
         changed: list[MemoryItem] = []
@@ -1220,6 +1230,7 @@ class SemanticMemory:
         with self._lock:
             n = self._n()
             due = self._active[:n] & ~self._pinned[:n] & (self._last_used[:n] <= when - step)
+            faded: list[tuple[MemoryItem, MemoryEvent]] = []
             for slot in np.flatnonzero(due).tolist():
                 item = self._items[slot]
                 since = max(item.last_accessed, item.decayed_at or item.last_accessed)
@@ -1228,30 +1239,53 @@ class SemanticMemory:
                     continue
                 importance = item.importance * 0.5 ** (days / half_life_days)
                 unused = (at - item.last_accessed).days
-                events.append(
-                    MemoryEvent(
-                        item.id,
-                        "decayed",
-                        at,
-                        reason=f"not used for {unused} days",
-                        importance_before=item.importance,
-                        importance_after=importance,
-                    )
+                event = MemoryEvent(
+                    item.id,
+                    "decayed",
+                    at,
+                    reason=f"not used for {unused} days",
+                    importance_before=item.importance,
+                    importance_after=importance,
                 )
                 item = item._replace(importance=importance, decayed_at=at, updated_at=at)
-                if importance < archive_below:
-                    item = item._replace(state="archived")
-                    events.append(
-                        MemoryEvent(
-                            item.id, "archived", at, reason=f"importance below {archive_below:g}"
-                        )
-                    )
-                changed.append(item)
+                faded.append((item, event))
+            # The least important of those below the line go, a few a pass (see `fading`):
+            # faded now, or in an earlier pass that had no room for them.
+            earlier = self._faded_earlier(n, archive_below, {i.id for i, _ in faded})
+            now_below = [i for i, _ in faded if i.importance < archive_below]
+            below = sorted([*now_below, *earlier], key=_importance)
+            archived = {i.id for i in below[: archive_limit(int(self._active[:n].sum()))]}
+            reason = f"importance below {archive_below:g}"
+            for item, event in faded:
+                events.append(event)
+                if item.id in archived:
+                    events.append(MemoryEvent(item.id, "archived", at, reason=reason))
+                changed.append(item._replace(state="archived") if item.id in archived else item)
+            for item in earlier:
+                if item.id in archived:
+                    events.append(MemoryEvent(item.id, "archived", at, reason=reason))
+                    changed.append(item._replace(state="archived", updated_at=at))
             if changed:
                 self._commit(changed, events)
         if changed:
             self._emit("updated", [i.id for i in changed])
         return events
+
+    def _faded_earlier(self, n: int, below: float, besides: set[str]) -> list[MemoryItem]:
+        """Active unpinned memories that faded below the line in an earlier pass (under the
+        lock), but those in `besides`."""
+        slots = np.flatnonzero(self._active[:n] & ~self._pinned[:n]).tolist()
+        return [
+            item
+            for item in (self._items[slot] for slot in slots)
+            if item.decayed_at is not None and item.importance < below and item.id not in besides
+        ]
+
+    def _newest_time(self) -> datetime | None:
+        """The newest time the store recorded: a memory made, changed or used (under the
+        lock)."""
+        times = [max(i.updated_at, i.last_accessed) for i in self._items[: self._n()]]
+        return max(times, default=None)
 
     # -- search --------------------------------------------------------------------------------
 
@@ -1478,6 +1512,10 @@ def _refuse_newer(record: dict[str, Any]) -> None:
             f"{LOG_NAME} was made by a newer version of Assistant (record version {version}); "
             "update Assistant to open it. The file was left as it is."
         )
+
+
+def _importance(item: MemoryItem) -> float:
+    return item.importance
 
 
 def _truncation_warning(lost: index_cache.Cached, restored: int, kept: Path | None) -> str:
