@@ -350,6 +350,12 @@ class OpenAIProvider:
             raise _malformed("no events")
         if not answered:
             raise _malformed("an answer without choices")
+        if finish_reason is None and (text or calls.result()):
+            # The stream ended without saying why: the server died or was cut off mid-reply.
+            raise ProviderError(
+                f"The server at {self.server_url} stopped sending before the answer was "
+                "finished (no finish reason)."
+            )
         return ChatResponse("".join(text), calls.result(), finish_reason)
 
     def _whole(self, request: _Request, shown: _Shown, cancel: CancelToken | None) -> ChatResponse:

@@ -1052,23 +1052,34 @@ class SemanticMemory:
     ) -> MemoryItem:
         """Change an item's state or pin with an event of `kind`; a forget leaves a
         tombstone for each text the memory had, a restore lifts them."""
-        meanings: dict[str, Meaning | None] = {}
         if kind == "forgotten":
             self._history_ready()  # the texts it had before
-            texts = self._texts_had(item_id)
-            meanings = dict(zip(texts, self._meanings(texts), strict=True))
         with self._lock:
             item = self._item(item_id)._replace(updated_at=now_utc(), **changes)
             buried = []
             if kind == "forgotten":
-                texts = list(dict.fromkeys([*meanings, *self._texts_had(item_id)]))
-                prints = [Fingerprint.of(t, meanings.get(t)) for t in texts]
+                # The meaning of the text it has now, from its vector (no embedding: forget
+                # runs on the GUI thread too); earlier texts by their words.
+                meaning = self._stored_meaning(item_id)
+                prints = [
+                    Fingerprint.of(text, meaning if text == item.text else None)
+                    for text in self._texts_had(item_id)
+                ]
                 buried = [Tombstone(item_id, f, item.updated_at) for f in prints]
             lifted = [item_id] if kind == "restored" and item_id in self._tombstones else []
             event = MemoryEvent(item_id, kind, item.updated_at, by=by)
             self._commit([item], [event], buried=buried, lifted=lifted)
         self._emit("updated", [item_id])
         return item
+
+    def _stored_meaning(self, item_id: str) -> Meaning | None:
+        """The meaning of a memory's text from its stored vector, if it has one (under the
+        lock)."""
+        slot = self._slot_of.get(item_id)
+        if self._vectors is None or slot is None:
+            return None
+        vector = self._vectors.vector(slot)
+        return None if vector is None else Meaning(self._vectors.name, vector)
 
     def _texts_had(self, item_id: str) -> list[str]:
         """Every text a memory had: now and in its history."""
