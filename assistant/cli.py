@@ -1,4 +1,5 @@
-"""Command line: open the window, `export` / `import`, `--self-test`, `--data-dir`, `--version`."""
+"""Command line: open the window, `export` / `import`, `mcp`, `--self-test`, `--data-dir`,
+`--version`."""
 
 from __future__ import annotations
 
@@ -76,7 +77,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="what to do with a conversation that is already here (default: skip); memories "
         "already here are never imported twice",
     )
+    mcp = commands.add_parser(
+        "mcp",
+        parents=[common],
+        help="serve your memory to other AI apps over MCP (stdio), through the app if it runs",
+    )
+    mcp.add_argument(
+        "--http",
+        metavar="PORT",
+        type=_port,
+        help="serve over Streamable HTTP on 127.0.0.1:PORT instead (0: any free port), with "
+        "the token kept in the data dir's mcp-token",
+    )
     return parser
+
+
+def _port(text: str) -> int:
+    """A TCP port number (0: any free one), for argparse."""
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}")
+    return int(text)
 
 
 # Qt's own command-line options (QGuiApplication, QApplication): passed on to Qt.
@@ -124,6 +144,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return export_command(root, Path(args.out), args.conversations, args.memories)
     if args.command == "import":
         return import_command(root, Path(args.source), args.on_conflict)
+    if args.command == "mcp":
+        from assistant.mcp_server import serve
+
+        serve(root, args.http)
+        return 0
     if args.self_test:
         return self_test(root, started, timing=args.timing)
     from assistant.ui.app import run_app

@@ -13,6 +13,7 @@ import contextlib
 import os
 import socket
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from assistant.errors import StorageError
 from assistant.fileio import storage_error
 
 LOCK_NAME = "assistant.lock"
+_RETRY_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -71,8 +73,20 @@ class DataDirLock:
         """Whether this object holds the lock."""
         return self._fd is not None
 
-    def acquire(self) -> None:
-        """Take the lock (a stale one too); DataDirLockedError if a live process has it."""
+    def acquire(self, wait_s: float = 0.0) -> None:
+        """Take the lock (a stale one too); DataDirLockedError if a live process has it, after
+        trying for `wait_s` seconds (for a holder that keeps it briefly: `assistant mcp`)."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                self._acquire()
+                return
+            except DataDirLockedError:
+                if time.monotonic() >= deadline:
+                    raise
+            time.sleep(_RETRY_S)
+
+    def _acquire(self) -> None:
         if self._fd is not None:
             return
         for _ in range(5):  # the file may be removed by its holder between open and lock

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from assistant.agent.capabilities import CapabilityMemory
 from assistant.credentials import Credentials
 from assistant.errors import ProviderError, StorageError
-from assistant.knowledge import Knowledge
+from assistant.knowledge import AttachmentStore, Knowledge
 from assistant.memory import (
     ConversationStore,
     Embedder,
@@ -48,6 +48,7 @@ class Workspace:
     working: WorkingMemoryStore
     topics: TopicStore
     knowledge: Knowledge  # the knowledge folders (loaded and kept up to date by a service)
+    attachments: AttachmentStore  # files attached to messages, by conversation
     warnings: list[str] = field(default_factory=list)
     notices: Notices = field(default_factory=Notices)
     capabilities: CapabilityMemory = field(init=False)
@@ -60,13 +61,23 @@ class Workspace:
         self.capabilities = CapabilityMemory(self.notices.say)
 
     @classmethod
-    def open(cls, root: Path, credentials: Credentials | None = None) -> Workspace:
-        """Open (or create) every store in `root`; problems found on disk become warnings."""
+    def open(
+        cls,
+        root: Path,
+        credentials: Credentials | None = None,
+        *,
+        embedder_before: Embedder | None = None,
+    ) -> Workspace:
+        """Open (or create) every store in `root`; problems found on disk become warnings.
+
+        `embedder_before`: the embedder of a workspace opened on `root` before, kept if the
+        settings still name it (the built-in model is not loaded again).
+        """
         settings, warnings = Settings.load(settings_file(root))
         credentials = credentials or Credentials()
         notices = Notices()
         clients = OpenAIClients()
-        embedder = _embedder(settings, credentials, notices, clients)
+        embedder = _embedder(settings, credentials, notices, clients, embedder_before)
         memory = SemanticMemory.open(memory_dir(root), embedder)
         workspace = cls(
             root=root,
@@ -77,6 +88,7 @@ class Workspace:
             working=WorkingMemoryStore(memory_dir(root)),
             topics=TopicStore(memory_dir(root)),
             knowledge=Knowledge(root, embedder),
+            attachments=AttachmentStore(root),
             notices=notices,
             embedder=embedder,
             clients=clients,
@@ -95,11 +107,13 @@ class Workspace:
         return workspace
 
     def _tie_working_memory_to_conversations(self) -> None:
-        """A conversation's working memory goes with it: at once, and for those gone before."""
+        """A conversation's working memory and attachments go with it: at once, and for those
+        gone before (working memory)."""
 
         def drop_if_gone(conversation_id: str) -> None:
             if self.conversations.exists(conversation_id):
                 return
+            self.attachments.drop(conversation_id)
             try:
                 self.working.drop(conversation_id)
             except StorageError as exc:  # the conversation is gone all the same

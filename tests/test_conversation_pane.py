@@ -146,13 +146,33 @@ def test_next_and_previous_conversation_wrap_around(
 
 
 def test_rename(
-    monkeypatch: pytest.MonkeyPatch, pane: ConversationPane, store: ConversationStore
+    qtbot: QtBot,
+    monkeypatch: pytest.MonkeyPatch,
+    pane: ConversationPane,
+    store: ConversationStore,
 ) -> None:
     cid = pane.new_conversation()
-    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("  Holiday   plans ", True))
-    pane.rename_current()
+    monkeypatch.setattr(pane, "ask_title", lambda _title: "  Holiday   plans ")
+    pane.rename_current()  # written in the background
+    qtbot.waitUntil(lambda: titles(pane) == ["Holiday plans"])
     assert store.load(cid).title == "Holiday plans"
-    assert titles(pane) == ["Holiday plans"]
+
+
+def test_the_rename_dialog_is_wide_enough_for_the_title(
+    monkeypatch: pytest.MonkeyPatch, pane: ConversationPane
+) -> None:
+    long = "A rather long conversation title about the trip to Lisbon in the spring"
+    seen: list[tuple[str, int]] = []
+
+    def answer(dialog: QInputDialog) -> int:
+        seen.append((dialog.textValue(), dialog.minimumWidth()))
+        dialog.setTextValue("Lisbon")
+        return int(QInputDialog.DialogCode.Accepted)
+
+    monkeypatch.setattr(QInputDialog, "exec", answer)
+    assert pane.ask_title(long) == "Lisbon"
+    ((shown, width),) = seen
+    assert shown == long and width >= pane.fontMetrics().horizontalAdvance(long)
 
 
 def test_delete_asks_first(

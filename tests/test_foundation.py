@@ -197,9 +197,10 @@ def test_self_test_reports_unwritable_data_dir(tmp_path: Path) -> None:
 def test_core_never_imports_qt() -> None:
     code = (
         "import sys, assistant.memory, assistant.agent, assistant.settings, "
-        "assistant.credentials, assistant.paths, assistant.errors, assistant.fileio\n"
+        "assistant.credentials, assistant.paths, assistant.errors, assistant.fileio, "
+        "assistant.app_link, assistant.mcp_server\n"
         "import pkgutil, importlib\n"
-        "for pkg in (assistant.memory, assistant.agent):\n"
+        "for pkg in (assistant.memory, assistant.agent, assistant.mcp_server):\n"
         "    for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.'):\n"
         "        importlib.import_module(m.name)\n"
         "qt = sorted(m for m in sys.modules if m.startswith('PySide6'))\n"

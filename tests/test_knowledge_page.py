@@ -1,24 +1,30 @@
 """The Knowledge page on a real service: adding a folder shows progress then each file's status;
-rules are saved and applied; the window starts the service and stops it when it closes."""
+rules are saved and applied; the window starts the service and stops it when it closes; a
+reply that read files shows where, and a click opens the file there."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QFileDialog, QTreeWidgetItem
 from pytestqt.qtbot import QtBot
 
 from assistant.knowledge import Knowledge, KnowledgeEvent
 from assistant.knowledge.reading import ENCRYPTED
 from assistant.ui.knowledge.bridge import KnowledgeBridge
+from assistant.ui.knowledge.opening import FilePreview
 from assistant.ui.knowledge.page import KnowledgePage, progress_text
 from tests.desktop import configure, shown_window
 from tests.embedders import HashEmbedder
-from tests.fake_openai import FakeOpenAI
+from tests.fake_openai import FakeOpenAI, Reply, ToolCall
 from tests.files import make_pdf
+from tests.test_chat_view import anchors
 
 pytestmark = pytest.mark.gui
 
@@ -108,3 +114,45 @@ def test_the_window_runs_the_service_and_stops_it_on_close(
     qtbot.waitUntil(lambda: bool(win.workspace.knowledge.search("platypus")), timeout=20000)
     win.close()
     assert not any(t.name == "knowledge" for t in threading.enumerate())
+
+
+def test_a_reply_that_read_files_shows_citations_that_open_them(
+    qtbot: QtBot,
+    data_dir: Path,
+    fake_openai: FakeOpenAI,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    (folder / "plan.md").write_text("# Plan\n\nIntro.\n\n## Budget\n\nAsk the board in March.\n")
+    make_pdf(folder / "report.pdf", ["Contents.", "The board meets in March."])
+    knowledge = Knowledge(data_dir, None)
+    knowledge.set_sources(knowledge.sources.with_folder(str(folder)))
+    configure(data_dir, fake_openai)
+    win = shown_window(qtbot, data_dir)
+    qtbot.waitUntil(lambda: len(win.workspace.knowledge.index) == 4, timeout=20000)
+    fake_openai.enqueue(
+        Reply.tool_calls(ToolCall("search_files", json.dumps({"query": "board March"}))),
+        Reply.text("Ask the board in March (plan.md; report.pdf p. 2)."),
+    )
+    win.input.setPlainText("When do we ask the board?")
+    qtbot.keyClick(win.input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "Files read:" in win.chat.toPlainText(), timeout=20000)
+    text = win.chat.toPlainText()
+    assert "Searched your files for 'board March' · 2 found" in text
+    assert "▤ report.pdf p. 2" in text
+    assert "▤ plan.md Plan > Budget, lines 5-7" in text
+    opened: list[str] = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()))
+    cites = [h for h in anchors(win.chat) if h.startswith("cite:")]
+    assert len(cites) == 2
+    shown: list[FilePreview] = []
+    monkeypatch.setattr(FilePreview, "show", lambda self: shown.append(self))  # noqa: PLW0108
+    for href in cites:
+        win.chat.anchorClicked.emit(QUrl(href))
+    assert opened == [str(folder / "report.pdf")]  # a PDF opens in the system's viewer
+    (preview,) = shown  # text opens in the app, at its lines
+    assert preview.highlighted == "## Budget\n\nAsk the board in March."
+    preview.deleteLater()
+    win.close()

@@ -27,10 +27,12 @@ from PySide6.QtWidgets import (
 from pytestqt.qtbot import QtBot
 
 from assistant.cli import split_qt_arguments
+from assistant.memory import ConversationStore
 from assistant.ui import theme
 from assistant.ui.window.main_window import MainWindow
 from assistant.ui.wording import count
-from tests.desktop import shown_window
+from tests.desktop import configure, shown_window
+from tests.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.gui
 
@@ -281,3 +283,52 @@ def test_qt_options_on_the_command_line_reach_qt() -> None:
     )
     assert ours == ["--data-dir", "D"]
     assert qt == ["-style", "fusion", "-reverse", "-platform=offscreen"]
+
+
+@pytest.mark.parametrize("connected", [False, True])
+def test_tab_alone_reaches_every_part_of_the_window(
+    qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI, connected: bool
+) -> None:
+    """From the message box, Tab goes round the three panes and back (both panes shown, as on
+    a screen wide enough for them), and Shift+Tab goes round the other way."""
+    if connected:
+        configure(data_dir, fake_openai)
+        store = ConversationStore(data_dir)
+        cid = store.create("Tea").id
+        store.append(cid, "user", "I like tea")
+        store.append(cid, "assistant", "Noted: **tea**.")
+    window = shown_window(qtbot, data_dir)
+    window.menu.show_conversations.setChecked(True)
+    window.menu.show_memory.setChecked(True)
+    window.workspace.memory.add("The user likes tea")  # the memory list, not its empty state
+    qtbot.waitUntil(lambda: window.sidebar.memories.model.rowCount() == 1)
+    window.activateWindow()
+    window.input.setFocus()
+    qtbot.waitUntil(window.input.hasFocus)
+    wanted = {
+        "chatInput",
+        "sendButton",
+        "newConversationButton",
+        "temporaryChatButton",
+        "conversationFilter",
+        "conversationList",
+        "chatView" if connected else "welcomeSettingsButton",  # no model: the welcome
+        "memorySearch",
+        "memoryKindFilter",
+        "memoryStateFilter",
+        "memoryTimelineButton",
+        "memoryList",
+        "memoryAddButton",
+    }
+    for key in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
+        reached: list[str] = []
+        for _ in range(80):
+            widget = QApplication.focusWidget()
+            assert widget is not None
+            reached.append(widget.objectName())
+            qtbot.keyClick(widget, key)
+            if QApplication.focusWidget() is window.input:
+                break
+        assert QApplication.focusWidget() is window.input, "the Tab cycle never came back"
+        assert wanted <= set(reached), wanted - set(reached)
+    window.close()

@@ -14,11 +14,12 @@ from pytestqt.qtbot import QtBot
 
 from assistant.memory import MemoryItem, SearchHit, Source
 from assistant.memory.items import MemoryEvent
+from assistant.memory.why import why_text
 from assistant.timestamps import now_utc
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.memory.detail import memory_href
 from assistant.ui.memory.sidebar import MemorySidebar
-from assistant.ui.memory.wording import event_text, why_text
+from assistant.ui.memory.wording import event_text
 from assistant.ui.times import day_text
 from assistant.workspace import Workspace
 from tests.desktop import configure

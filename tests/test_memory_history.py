@@ -12,7 +12,7 @@ from assistant.errors import StorageError
 from assistant.memory import semantic
 from assistant.memory.history import USED_KEPT
 from assistant.memory.items import MemoryEvent, MemoryItem, Source
-from assistant.memory.semantic import LOG_NAME, SemanticMemory
+from assistant.memory.semantic import LOG_NAME, LOG_VERSION, SemanticMemory
 from tests.embedders import HashEmbedder
 
 
@@ -262,7 +262,8 @@ def test_a_log_of_version_1_opens_and_gains_history(mem_dir: Path) -> None:
 
 def test_a_record_of_a_newer_version_is_refused_and_the_file_kept(mem_dir: Path) -> None:
     mem_dir.mkdir()
-    newer = _V1_LOG + '{"version":3,"op":"event","event":{"memory_id":"old1"}}\n'
+    record = {"version": LOG_VERSION + 1, "op": "event", "event": {"memory_id": "old1"}}
+    newer = _V1_LOG + json.dumps(record) + "\n"
     (mem_dir / LOG_NAME).write_text(newer)
     with pytest.raises(StorageError, match="newer version"):
         SemanticMemory.open(mem_dir)

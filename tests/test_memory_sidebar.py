@@ -19,7 +19,7 @@ from pytestqt.qtbot import QtBot
 
 from assistant.memory.fading import archive_limit
 from assistant.memory.items import MemoryItem, SearchHit, Source
-from assistant.timestamps import now_utc
+from assistant.timestamps import now_utc, relative_time
 from assistant.transfer import apply_import, export_data, parse_import
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.memory.detail import source_href
@@ -28,7 +28,6 @@ from assistant.ui.memory.html import EMPTY_WORKING
 from assistant.ui.memory.list_view import EMPTY_MEMORIES
 from assistant.ui.memory.model import HitRole, ItemRole, MemoryListModel, caption
 from assistant.ui.memory.sidebar import MemorySidebar
-from assistant.ui.times import relative_time
 from assistant.workspace import Workspace
 from tests.embedders import HashEmbedder, hashed_vector
 from tests.sidebars import DIM, remember, shown_sidebar

@@ -1,5 +1,6 @@
 """The curator: after a turn, extract memories from the exchange, decide what each one changes
-in long-term memory (add, refine, supersede or nothing: see `decisions`), and keep topics."""
+in long-term memory (add, refine, supersede or nothing: see `decisions`), and keep topics; and
+the same rules for a statement another app asks to remember (`take`, for `assistant mcp`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time
-from typing import Any
+from typing import Any, Literal
 
 from assistant.agent.cancel import CancelToken
 from assistant.agent.change_budget import ReplyBudget
@@ -22,7 +23,7 @@ from assistant.agent.decisions import (
     parse_decisions,
 )
 from assistant.agent.model_json import listed
-from assistant.errors import AssistantError
+from assistant.errors import AssistantError, ProviderError
 from assistant.memory import (
     KINDS,
     ForgottenFactError,
@@ -30,6 +31,7 @@ from assistant.memory import (
     MemoryItem,
     MemoryKind,
     Message,
+    Origin,
     SemanticMemory,
     Source,
     TopicStore,
@@ -75,12 +77,37 @@ class Candidate:
     topic: str
 
 
+TakenAction = Literal["added", "updated", "superseded", "known", "pinned", "forgotten"]
+
+
+@dataclass(frozen=True)
+class Taken:
+    """What `Curator.take` did with a statement: `item` is the memory added, changed, already
+    saying it ("known") or left alone as pinned; `before`, the memory as it was (updated,
+    superseded)."""
+
+    action: TakenAction
+    item: MemoryItem | None
+    before: MemoryItem | None = None
+    reason: str = ""
+
+
+_TAKEN: dict[str, TakenAction] = {
+    "remembered": "added",
+    "updated": "updated",
+    "superseded": "superseded",
+}
+
+
 class Curator:
-    """Turns finished exchanges into long-term memories; never raises to the caller."""
+    """Turns finished exchanges into long-term memories; never raises to the caller.
+
+    Without a provider (no model set up) only `take` works, with the fallback decisions.
+    """
 
     def __init__(
         self,
-        provider: ChatProvider,
+        provider: ChatProvider | None,
         memory: SemanticMemory,
         topics: TopicStore,
     ) -> None:
@@ -117,7 +144,14 @@ class Curator:
             changed: list[str] = []  # the topics of the memories added or changed
             for candidate, decision in zip(candidates, decisions, strict=True):
                 try:
-                    item = self._apply(candidate, decision, source, report, budget)
+                    item = self._apply(
+                        candidate,
+                        decision,
+                        report,
+                        source=source,
+                        tags=[f"topic:{candidate.topic}"],
+                        budget=budget,
+                    )
                 except ForgottenFactError:  # forgotten meanwhile, or a refined text says it
                     log.info("Curator: not learning a forgotten fact again: %.80r", candidate.text)
                     continue
@@ -132,7 +166,38 @@ class Curator:
             return []
         return stored
 
+    def take(
+        self, text: str, kind: MemoryKind, importance: float, *, origin: Origin, client: str
+    ) -> Taken:
+        """Remember a statement another app sent (`client`, e.g. through MCP) by the rules of
+        the curator: a forgotten fact is not learned again, a pinned memory is not changed, the
+        same fact refines the memory that says it, a contradiction supersedes it with history.
+
+        Raises ValueError for a statement that cannot be a memory (empty, too long, bad kind).
+        """
+        text = " ".join(text.split())
+        if self.memory.is_forgotten_fact(text):
+            return Taken("forgotten", None, reason="the user made the assistant forget it")
+        candidate = Candidate(kind, text, importance, topic="general")
+        exchange = f"{client} asks to remember: {text}"
+        [decision] = self.decide(exchange, [candidate], None)
+        if decision.action == "NOTHING":
+            known = self.memory.get(decision.target) if decision.target else None
+            return Taken("known", known, reason=decision.reason)
+        pinned = self._pinned_target(decision)
+        if pinned is not None:
+            return Taken("pinned", pinned, reason=decision.reason)
+        edits: list[MemoryEdit] = []
+        try:
+            self._apply(candidate, decision, edits.append, origin=origin, client=client)
+        except ForgottenFactError:  # a refined text says a forgotten fact
+            return Taken("forgotten", None, reason="the user made the assistant forget it")
+        [edit] = edits
+        return Taken(_TAKEN[edit.action], edit.after, edit.before, decision.reason)
+
     def _extract(self, exchange: str, cancel: CancelToken | None) -> list[Candidate]:
+        if self.provider is None:
+            raise ProviderError("No model is set up to extract memories.")
         response = self.provider.chat(
             [{"role": "system", "content": EXTRACT_PROMPT}, {"role": "user", "content": exchange}],
             json_mode=True,
@@ -197,7 +262,10 @@ class Curator:
         related: Sequence[Sequence[MemoryItem]],
         cancel: CancelToken | None,
     ) -> dict[int, Decision]:
-        """The model's valid decisions by position in `candidates` (none if the call fails)."""
+        """The model's valid decisions by position in `candidates` (none if the call fails or
+        there is no model)."""
+        if self.provider is None:
+            return {}
         today = now_utc().astimezone().date()
         request = decision_request(exchange, [c.text for c in candidates], related, today)
         try:
@@ -222,36 +290,48 @@ class Curator:
             return Decision(0, "NOTHING", similar[0][0].id, "a near-duplicate is remembered")
         return Decision(0, "ADD", None, "no decision from the model")
 
+    def _pinned_target(self, decision: Decision) -> MemoryItem | None:
+        """The pinned memory a decision would change (pinned ones change only when the user
+        confirms), if it would change one."""
+        if decision.action in ("ADD", "NOTHING") or decision.target is None:
+            return None
+        target = self.memory.get(decision.target)
+        return target if target is not None and target.is_current and target.pinned else None
+
     def _apply(
         self,
         candidate: Candidate,
         decision: Decision,
-        source: Source,
         report: Callable[[MemoryEdit], None],
-        budget: ReplyBudget,
+        *,
+        source: Source | None = None,
+        tags: Sequence[str] = (),
+        origin: Origin = "curator",
+        client: str | None = None,
+        budget: ReplyBudget | None = None,
     ) -> MemoryItem | None:
-        """Carry out one decision, or offer it when over the budget; returns the memory added
-        or changed, if any."""
+        """Carry out one decision as `origin`, or offer it when over the reply's `budget` (if
+        it has one); returns the memory added or changed, if any."""
         action = decision.action
         if action == "NOTHING":
+            return None
+        pinned = self._pinned_target(decision)
+        if pinned is not None:
+            log.info("Curator: left the pinned memory %s as it is (%s)", pinned.id, action)
             return None
         target = self.memory.get(decision.target) if decision.target else None
         if action != "ADD" and (target is None or not target.is_current):
             log.info("Curator: %s of a memory no longer current: added instead", action)
             action = "ADD"
-        elif target is not None and target.pinned:  # changes only when the user confirms
-            log.info("Curator: left the pinned memory %s as it is (%s)", target.id, action)
-            return None
         elif action == "UPDATE" and target is not None and len(target.text) > SHOWN_CHARS:
             # The model saw it cut, so its refined text would lose the rest: keep both.
             log.info("Curator: added rather than refine the long memory %s", target.id)
             action = "ADD"
         change = _CHANGES["ADD" if target is None else action]
-        if not budget.take(change):
+        if budget is not None and not budget.take(change):
             kept = None if change == "remember" else target
             budget.offer(_offered(change, candidate, decision, kept, source))
             return None
-        tags = [f"topic:{candidate.topic}"]
         since = _start_of(decision.since) if decision.since else None
         if action == "ADD" or target is None:
             item = self.memory.add(
@@ -260,18 +340,20 @@ class Curator:
                 candidate.importance,
                 source=source,
                 tags=tags,
-                origin="curator",
+                origin=origin,
                 valid_from=since,
+                client=client,
             )
             report(MemoryEdit("remembered", None, item))
         elif action == "UPDATE":
             item = self.memory.merge_into(
                 target.id,
                 decision.text or candidate.text,
-                by="curator",
+                by=origin,
                 source=source,
                 kind=candidate.kind,
                 importance=max(candidate.importance, target.importance),
+                client=client,
             )
             report(MemoryEdit("updated", target, item))
         else:
@@ -280,11 +362,12 @@ class Curator:
                 candidate.text,
                 candidate.kind,
                 candidate.importance,
-                by="curator",
+                by=origin,
                 source=source,
                 reason=decision.reason or "a newer fact replaces it",
                 valid_from=since,
                 tags=tags,
+                client=client,
             )
             report(MemoryEdit("superseded", target, item))
         return item
@@ -297,6 +380,8 @@ class Curator:
         if not items:
             return
         listing = "\n".join(f"- {i.text}" for i in items[-20:])
+        if self.provider is None:
+            return
         response = self.provider.chat(
             [{"role": "system", "content": TOPIC_PROMPT}, {"role": "user", "content": listing}],
             max_tokens=TOPIC_MAX_TOKENS,
@@ -319,7 +404,7 @@ def _offered(
     candidate: Candidate,
     decision: Decision,
     target: MemoryItem | None,
-    source: Source,
+    source: Source | None,
 ) -> PendingChange:
     """A decision over the reply's budget, as a suggestion for the user."""
     text = decision.text if change == "update" and decision.text else candidate.text
@@ -332,7 +417,7 @@ def _offered(
         importance=candidate.importance,
         target_id=target.id if target is not None else None,
         target_text=target.text if target is not None else None,
-        message_id=source.message_id,
+        message_id=source.message_id if source is not None else None,
     )
 
 

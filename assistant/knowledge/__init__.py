@@ -11,6 +11,13 @@ from typing import TYPE_CHECKING
 from assistant.lazy import lazy_getattr
 
 if TYPE_CHECKING:
+    from assistant.knowledge.attachments import (
+        Attached,
+        Attachment,
+        AttachmentError,
+        AttachmentStore,
+        prepare,
+    )
     from assistant.knowledge.citations import Citation, citations_in, passages
     from assistant.knowledge.formats import FileKind, kind_of
     from assistant.knowledge.index import FileHit, FileIndex, cite
@@ -21,6 +28,7 @@ if TYPE_CHECKING:
     from assistant.knowledge.sources import Sources
 
 _MODULES = {
+    "attachments": ("Attached", "Attachment", "AttachmentError", "AttachmentStore", "prepare"),
     "citations": ("Citation", "citations_in", "passages"),
     "formats": ("FileKind", "kind_of"),
     "index": ("FileHit", "FileIndex", "cite"),
@@ -33,6 +41,10 @@ _MODULES = {
 _HOME = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
+    "Attached",
+    "Attachment",
+    "AttachmentError",
+    "AttachmentStore",
     "Chunk",
     "Citation",
     "FileHit",
@@ -50,6 +62,7 @@ __all__ = [
     "cite",
     "kind_of",
     "passages",
+    "prepare",
     "read_file",
 ]
 

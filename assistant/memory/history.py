@@ -100,7 +100,9 @@ def told(item: MemoryItem, events: Sequence[MemoryEvent]) -> list[MemoryEvent]:
 
 def creation(item: MemoryItem) -> MemoryEvent:
     """The "created" event of an item (as the log keeps it: without the text)."""
-    return MemoryEvent(item.id, "created", item.created_at, by=item.origin, source=item.source)
+    return MemoryEvent(
+        item.id, "created", item.created_at, by=item.origin, source=item.source, client=item.client
+    )
 
 
 def with_text(event: MemoryEvent, item: MemoryItem, events: Sequence[MemoryEvent]) -> MemoryEvent:

@@ -225,12 +225,18 @@ def _items(strings: dict[str, Any], columns: dict[str, Any], count: int) -> list
     return items
 
 
-_LINKS = ("valid_from", "valid_to", "supersedes", "superseded_by", "rests_on")
+# Fields most items lack (kept by slot, as `to_json` writes them); "client": origin "mcp".
+_LINKS = ("valid_from", "valid_to", "supersedes", "superseded_by", "rests_on", "client")
 
 
 def _has_links(item: MemoryItem) -> bool:
     return bool(
-        item.valid_from or item.valid_to or item.supersedes or item.superseded_by or item.rests_on
+        item.valid_from
+        or item.valid_to
+        or item.supersedes
+        or item.superseded_by
+        or item.rests_on
+        or item.client
     )
 
 

@@ -14,8 +14,9 @@ from assistant.timestamps import now_utc, stamp
 MemoryKind = Literal["fact", "preference", "plan", "decision", "task", "event", "insight"]
 MemoryState = Literal["active", "archived", "forgotten"]
 # Who made a memory or changed it: user: typed in the sidebar; tool: the model's `remember` tool;
-# curator: extracted after a turn; import: from an export file; reflection: an insight.
-Origin = Literal["user", "tool", "curator", "import", "reflection"]
+# curator: extracted after a turn; import: from an export file; reflection: an insight; mcp: an
+# MCP client (another AI app) through `assistant mcp`, whose name the memory and event keep.
+Origin = Literal["user", "tool", "curator", "import", "reflection", "mcp"]
 EventType = Literal[
     "created",
     "edited",
@@ -77,6 +78,7 @@ class MemoryItem(NamedTuple):
     superseded_by: str | None = None  # id of the memory that replaced this one
     rests_on: tuple[str, ...] = ()  # for insights: the memories it rests on
     decayed_at: datetime | None = None  # when its importance last decayed
+    client: str | None = None  # origin "mcp": the MCP client's name ("Claude Desktop")
 
     @property
     def is_current(self) -> bool:
@@ -133,6 +135,8 @@ class MemoryItem(NamedTuple):
                 raw[name] = list(getattr(self, name))
         if self.superseded_by is not None:
             raw["superseded_by"] = self.superseded_by
+        if self.client is not None:
+            raw["client"] = self.client
         return raw
 
     @classmethod
@@ -165,6 +169,9 @@ class MemoryItem(NamedTuple):
         superseded_by = raw.get("superseded_by")
         if superseded_by is not None and not isinstance(superseded_by, str):
             raise ValueError("superseded_by: expected a memory id")
+        client = raw.get("client")
+        if client is not None and not isinstance(client, str):
+            raise ValueError("client: expected a string")
         return cls(
             id=item_id,
             text=text,
@@ -185,6 +192,7 @@ class MemoryItem(NamedTuple):
             superseded_by=superseded_by,
             rests_on=_ids(raw, "rests_on"),
             decayed_at=_time(raw, "decayed_at") if raw.get("decayed_at") is not None else None,
+            client=client,
         )
 
 
@@ -203,6 +211,7 @@ class MemoryEvent:
     reason: str | None = None  # superseded / decayed: in words
     importance_before: float | None = None  # decayed
     importance_after: float | None = None  # decayed
+    client: str | None = None  # by "mcp": the MCP client's name
 
     def to_json(self) -> dict[str, Any]:
         """The event as a JSON object; fields that are None are left out."""
@@ -225,7 +234,7 @@ class MemoryEvent:
         if by is not None and by not in ORIGINS:
             raise ValueError(f"by: unknown origin {by!r}")
         values: dict[str, Any] = {}
-        for name in ("text_before", "text_after", "related_id", "reason"):
+        for name in ("text_before", "text_after", "related_id", "reason", "client"):
             value = raw.get(name)
             if value is not None and not isinstance(value, str):
                 raise ValueError(f"{name}: expected a string")
@@ -255,6 +264,7 @@ _EVENT_OPTIONAL = (
     "reason",
     "importance_before",
     "importance_after",
+    "client",
 )
 
 

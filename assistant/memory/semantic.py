@@ -54,7 +54,10 @@ from assistant.timestamps import now_utc, stamp
 
 log = logging.getLogger(__name__)
 
-LOG_VERSION = 2  # 2: origins, links and validity in items; `event` records; `used` replies
+LOG_VERSION = 3  # 2: origins, links and validity in items; `event` records; `used` replies
+# 3: origin "mcp" with the MCP client's name. Only the records that hold them say 3, so a log
+# without them still opens in a version that knows 2, and one with them is refused cleanly.
+_PLAIN_VERSION = 2
 LOG_NAME = "semantic.jsonl"
 MAX_TEXT_CHARS = 2000  # a memory is a fact, not a document; bounds every prompt it enters
 MERGE_THRESHOLD = 0.85  # a new memory this similar to an active one is merged into it
@@ -62,7 +65,8 @@ ARCHIVE_BELOW = 0.1  # decay archives a memory whose importance falls below this
 _DECAY_FACTOR = 0.8  # decay changes a memory once its importance would fall to this share
 _MIN_COMPACT_DEAD = 500
 
-LEARNED: tuple[Origin, ...] = ("curator", "reflection")  # never learn a forgotten fact again
+# Never learn a forgotten fact again from these (the user's own adding lifts the tombstone).
+LEARNED: tuple[Origin, ...] = ("curator", "reflection", "mcp")
 
 Subscriber = Callable[[MemoryChange], None]
 Progress = Callable[[int, int], None]
@@ -270,7 +274,7 @@ class SemanticMemory:
     ) -> list[MemoryEvent]:
         """Apply a record to `items` and `tombstones`; the events it holds (history only: read,
         not applied)."""
-        if record.get("version") not in (1, LOG_VERSION):
+        if record.get("version") not in (1, _PLAIN_VERSION, LOG_VERSION):
             raise ValueError(f"unsupported record version {record.get('version')!r}")
         events = events_of(record)
         op = record.get("op")
@@ -359,7 +363,7 @@ class SemanticMemory:
             *(_tombstone(t) for t in buried),
             *(_put(i) for i in items),
             *(_event(e) for e in events),
-            *({"version": LOG_VERSION, "op": "lift", "memory_id": i} for i in lifted),
+            *({"version": _PLAIN_VERSION, "op": "lift", "memory_id": i} for i in lifted),
         )
         slots = [self._place(item) for item in items]
         self._history.record(events)
@@ -696,9 +700,10 @@ class SemanticMemory:
         origin: Origin = "user",
         valid_from: datetime | None = None,
         rests_on: Sequence[str] = (),
+        client: str | None = None,
     ) -> MemoryItem:
         """Remember `text` (a "created" event says who and from where); durable when this
-        returns. `vector` skips the embedder.
+        returns. `vector` skips the embedder; `client` names the MCP client (origin "mcp").
 
         A fact that was forgotten is refused (ForgottenFactError) if the curator or a
         reflection learns it; the user adding it lifts its tombstone.
@@ -717,6 +722,7 @@ class SemanticMemory:
             origin=origin,
             valid_from=valid_from,
             rests_on=tuple(rests_on),
+            client=client,
         )
         with self._lock:
             lifted = self._buried_as(text) if origin == "user" else []
@@ -943,16 +949,20 @@ class SemanticMemory:
         kind: MemoryKind | None = None,
         importance: float | None = None,
         related_id: str | None = None,
+        client: str | None = None,
     ) -> MemoryItem:
         """Refine a memory with a new statement of the same fact (a "merged" event keeps the
-        text before); `related_id` names a memory merged in, if it was one (an import)."""
+        text before); `related_id` names a memory merged in, if it was one (an import);
+        `client`, the MCP client that did it."""
         changes: dict[str, Any] = {"text": _clean_text(text)}
         self._refuse_forgotten(changes["text"], by)
         if kind is not None:
             changes["kind"] = kind
         if importance is not None:
             changes["importance"] = float(importance)
-        return self._edit(item_id, changes, "merged", by=by, source=source, related_id=related_id)
+        return self._edit(
+            item_id, changes, "merged", by=by, source=source, related_id=related_id, client=client
+        )
 
     def _edit(
         self,
@@ -963,6 +973,7 @@ class SemanticMemory:
         by: Origin,
         source: Source | None,
         related_id: str | None = None,
+        client: str | None = None,
     ) -> MemoryItem:
         """Apply changes of content with an "edited" or "merged" event and new vectors."""
         with self._lock:
@@ -983,6 +994,7 @@ class SemanticMemory:
                 text_after=text if text != old.text else None,
                 related_id=related_id,
                 reason=_what_changed(old, item),
+                client=client,
             )
             [slot] = self._commit([item], [event])
             if embedded is not None and self._items[slot].text == text:
@@ -1004,6 +1016,7 @@ class SemanticMemory:
         reason: str,
         valid_from: datetime | None = None,
         tags: Sequence[str] = (),
+        client: str | None = None,
     ) -> MemoryItem:
         """Replace a memory by a new fact: the new memory is created (`supersedes` names the
         old one); the old one is archived, stops holding at `valid_from` (default now), links
@@ -1023,6 +1036,7 @@ class SemanticMemory:
                 origin=by,
                 valid_from=valid_from,
                 supersedes=(old_id,),
+                client=client,
             )
             ended = old._replace(
                 state="archived",
@@ -1038,6 +1052,7 @@ class SemanticMemory:
                 source=source,
                 related_id=new.id,
                 reason=reason,
+                client=client,
             )
             _, slot = self._commit([ended, new], [event, creation(new)])
             if embedded is not None:
@@ -1539,7 +1554,7 @@ def _truncation_warning(lost: index_cache.Cached, restored: int, kept: Path | No
 
 
 def _tombstone(tombstone: Tombstone) -> dict[str, Any]:
-    return {"version": LOG_VERSION, "op": "tombstone", "tombstone": tombstone.to_json()}
+    return {"version": _PLAIN_VERSION, "op": "tombstone", "tombstone": tombstone.to_json()}
 
 
 def _field(record: dict[str, Any], name: str) -> str:
@@ -1550,11 +1565,16 @@ def _field(record: dict[str, Any], name: str) -> str:
 
 
 def _put(item: MemoryItem) -> dict[str, Any]:
-    return {"version": LOG_VERSION, "op": "put", "item": item.to_json()}
+    return {"version": _version(item.client), "op": "put", "item": item.to_json()}
 
 
 def _event(event: MemoryEvent) -> dict[str, Any]:
-    return {"version": LOG_VERSION, "op": "event", "event": event.to_json()}
+    return {"version": _version(event.client), "op": "event", "event": event.to_json()}
+
+
+def _version(client: str | None) -> int:
+    """The version of a record that names an MCP client (3) or not (2)."""
+    return _PLAIN_VERSION if client is None else LOG_VERSION
 
 
 def _events_in(path: Path, start: int, end: int) -> list[MemoryEvent]:

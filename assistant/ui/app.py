@@ -18,12 +18,15 @@ from assistant.datalock import DataDirLock, DataDirLockedError
 from assistant.errors import AssistantError, StorageError
 from assistant.fileio import remove_stale_temp_files
 from assistant.resources import app_icon_files
+from assistant.ui.jobs import run_job
 from assistant.ui.shutdown import join_all
-from assistant.ui.single_instance import InstanceServer, send_request
+from assistant.ui.single_instance import NOT_READY, InstanceServer, MemoryRequest, send_request
 from assistant.ui.system_libraries import explain, missing_libraries, uses_xcb
 from assistant.ui.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
+
+LOCK_WAIT_S = 30.0  # for a process that holds the data dir briefly (`assistant mcp`, a request)
 
 
 def _application(qt_arguments: Sequence[str] = ()) -> QApplication:
@@ -51,7 +54,8 @@ def run_app(root: Path, qt_arguments: Sequence[str] = ()) -> int:
     """Show the main window on `root` and run the event loop until it closes.
 
     The data dir's lock is held until the process ends. If another instance holds it, that one
-    is asked to come to the front instead; if it does not answer, the user is told why.
+    is asked to come to the front instead; if it does not answer, the lock is waited for a
+    while (`assistant mcp` holds it for one request at a time), then the user is told why.
     `qt_arguments` are Qt's own options from the command line (`-style fusion`...).
     """
     if uses_xcb(os.environ, qt_arguments) and (missing := missing_libraries()):
@@ -61,21 +65,20 @@ def run_app(root: Path, qt_arguments: Sequence[str] = ()) -> int:
     lock = DataDirLock(root)
     try:
         lock.acquire()
-    except DataDirLockedError as exc:
+    except DataDirLockedError:
         if send_request(root, {"action": "activate"}):
             return 0
-        QMessageBox.critical(None, APP_NAME, str(exc))
-        return 1
+        try:
+            lock.acquire(wait_s=LOCK_WAIT_S)
+        except StorageError as exc:  # still held (DataDirLockedError says by whom)
+            QMessageBox.critical(None, APP_NAME, str(exc))
+            return 1
     except StorageError as exc:
         QMessageBox.critical(None, APP_NAME, f"Could not open your data in {root}:\n\n{exc}")
         return 1
     remove_stale_temp_files(root)
     window = MainWindow()
-    server = InstanceServer(window)
-    server.activate.connect(lambda: _bring_to_front(window))
-    server.import_file.connect(window.import_path)
-    if not server.listen(root):
-        log.warning("A second start cannot hand over to this window: no local socket")
+    server = instance_server(window, root)
 
     def cannot_open(message: str) -> None:
         QMessageBox.critical(window, APP_NAME, f"Could not open your data in {root}:\n\n{message}")
@@ -92,6 +95,31 @@ def run_app(root: Path, qt_arguments: Sequence[str] = ()) -> int:
     finally:
         server.close()
         lock.release()
+
+
+def instance_server(window: MainWindow, root: Path) -> InstanceServer:
+    """The window's local socket, where later starts, `assistant import` and `assistant mcp`
+    reach it."""
+    server = InstanceServer(window)
+    server.activate.connect(lambda: _bring_to_front(window))
+    server.import_file.connect(window.import_path)
+    server.memory_handler = lambda request: _serve_memory(window, request)
+    if not server.listen(root):
+        log.warning("A second start cannot hand over to this window: no local socket")
+    return server
+
+
+def _serve_memory(window: MainWindow, request: MemoryRequest) -> None:
+    """Run a memory request of `assistant mcp` on the thread pool; reply on the GUI thread."""
+    if not window.is_ready():
+        request.reply(NOT_READY)
+        return
+    worker = window.worker
+    run_job(
+        lambda _progress: worker.answer(request.payload),
+        on_done=request.reply,
+        on_error=lambda message: request.reply({"ok": False, "error": message}),
+    )
 
 
 def _bring_to_front(window: MainWindow) -> None:

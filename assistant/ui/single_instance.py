@@ -1,34 +1,58 @@
 """The running app listens on a local socket so that a second start hands over instead of opening.
 
 A second `assistant` on the same data directory asks the running one to come to the front;
-`assistant import FILE` asks it to show its import preview of FILE. Each request is one line of
-JSON answered by `ok`. The socket's name is derived from the user and the data directory.
+`assistant import FILE` asks it to show its import preview of FILE; `assistant mcp` sends it
+memory requests (one writer per data dir). Each request is one line of JSON, answered by one
+line: `ok` (or `error`), or for a memory request a JSON object. Where the socket is:
+`assistant.app_link` (which `assistant mcp` uses too, without Qt).
 """
 
 from __future__ import annotations
 
-import getpass
-import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
+from assistant.app_link import MAX_LINE, address
+
 CONNECT_MS = 1000
 REPLY_MS = 3000
-MAX_REQUEST = 64 * 1024
 
 
-def server_name(root: Path) -> str:
-    """The local socket name of the app running on `root`, unique per user and directory."""
-    key = f"{getpass.getuser()}\0{root.resolve()}".encode()
-    return "assistant-" + hashlib.sha256(key).hexdigest()[:24]
+class MemoryRequest:
+    """A memory request from `assistant mcp`: its JSON object, and `reply` for the answer
+    (on the GUI thread; dropped if the requester has gone meanwhile)."""
+
+    def __init__(self, payload: dict[str, Any], socket: QLocalSocket) -> None:
+        self.payload = payload
+        self._socket: QLocalSocket | None = socket
+        socket.disconnected.connect(self._gone)
+
+    def _gone(self) -> None:
+        self._socket = None
+
+    def reply(self, answer: dict[str, Any]) -> None:
+        """Send the answer (a JSON object) and close the connection."""
+        socket, self._socket = self._socket, None
+        if socket is None or not shiboken6.isValid(socket):  # gone, or closed with the app
+            return
+        socket.write(json.dumps(answer, ensure_ascii=False).encode() + b"\n")
+        socket.flush()
+        socket.disconnectFromServer()
+
+
+NOT_READY = {"ok": False, "retry": True, "error": "Assistant is still opening its data."}
 
 
 class InstanceServer(QObject):
-    """Listens for requests from later starts; emits `activate` or `import_file(path)`."""
+    """Listens for requests from later starts and `assistant mcp`; emits `activate` or
+    `import_file(path)`, or passes a memory request to `memory_handler`, which must reply
+    (until there is one, the requester is told to try again)."""
 
     activate = Signal()
     import_file = Signal(str)
@@ -38,10 +62,11 @@ class InstanceServer(QObject):
         self._server = QLocalServer(self)
         self._server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
         self._server.newConnection.connect(self._on_connection)
+        self.memory_handler: Callable[[MemoryRequest], None] | None = None
 
     def listen(self, root: Path) -> bool:
         """Start listening (we hold the data dir's lock, so a leftover socket is stale)."""
-        name = server_name(root)
+        name = address(root)
         QLocalServer.removeServer(name)
         return self._server.listen(name)
 
@@ -56,7 +81,7 @@ class InstanceServer(QObject):
 
     def _on_ready(self, socket: QLocalSocket) -> None:
         if not socket.canReadLine():
-            if socket.bytesAvailable() > MAX_REQUEST:
+            if socket.bytesAvailable() > MAX_LINE:
                 socket.abort()
             return
         line = bytes(socket.readLine().data())
@@ -73,6 +98,13 @@ class InstanceServer(QObject):
             socket.write(b"ok\n")
             self.activate.emit()
             self.import_file.emit(request["path"])
+        elif request.get("action") == "memory":
+            pending = MemoryRequest(request, socket)
+            if self.memory_handler is None:
+                pending.reply(NOT_READY)
+            else:
+                self.memory_handler(pending)  # it replies when the request has run
+            return
         else:
             socket.write(b"error\n")
         socket.flush()
@@ -82,7 +114,7 @@ class InstanceServer(QObject):
 def send_request(root: Path, request: dict[str, Any]) -> bool:
     """Send `request` to the app running on `root`; whether it accepted it."""
     socket = QLocalSocket()
-    socket.connectToServer(server_name(root))
+    socket.connectToServer(address(root))
     if not socket.waitForConnected(CONNECT_MS):
         return False
     socket.write(json.dumps(request).encode() + b"\n")

@@ -9,29 +9,6 @@ from assistant.timestamps import now_utc, parse
 UNDATED_BEFORE_YEAR = 1971  # imports with no time at all are dated by their order in 1970
 
 
-def relative_time(moment: datetime, now: datetime | None = None) -> str:
-    """`moment` in words relative to `now`: "just now", "3 days ago", "over a year ago"."""
-    seconds = ((now or now_utc()) - moment).total_seconds()
-    if seconds < 60:
-        return "just now"
-    minutes = int(seconds // 60)
-    hours, days = minutes // 60, minutes // 1440
-    for amount, unit in (
-        (days // 365, "year"),
-        (days // 30, "month"),
-        (days // 7, "week"),
-    ):
-        if amount:
-            return f"{amount} {unit}{'s' if amount > 1 else ''} ago"
-    if days == 1:
-        return "yesterday"
-    if days:
-        return f"{days} days ago"
-    if hours:
-        return f"{hours} hour{'s' if hours > 1 else ''} ago"
-    return f"{minutes} minute{'s' if minutes > 1 else ''} ago"
-
-
 def date_text(moment: datetime) -> str:
     """`moment` in local time, e.g. "3 Mar 2026, 14:05"."""
     local = moment.astimezone()

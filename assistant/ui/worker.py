@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
 
@@ -144,6 +144,18 @@ class AgentWorker(QObject):
             except Exception:  # a bug must not end upkeep unseen
                 log.exception("Memory upkeep failed")
             self.upkeep_changed.emit(pending - 1)
+
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Run a memory request of `assistant mcp` (from any thread but the GUI's: it may wait
+        for the model); the answer as a JSON object for its socket."""
+        from assistant.mcp_server.operations import answer
+
+        if self._stopping.is_set():
+            return {"ok": False, "retry": True, "error": "Assistant is closing."}
+        try:
+            return {"ok": True, "text": answer(self._workspace, request)}
+        except AssistantError as exc:
+            return {"ok": False, "error": str(exc)}
 
     @Slot()
     def maintain(self) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from assistant.knowledge import citations_in
 from assistant.ui.wording import shorten
 
 MemoryLookup = Callable[[str], str | None]  # memory id -> its text, None if gone
@@ -40,8 +41,8 @@ def summarize(
         memory_id = str(args.get("memory_id", ""))
         text = memory_text(memory_id) if memory_id else None
         return ToolSummary(verb[name], memory_id or None, _quote(text) if text else "a memory")
-    if name in ("recall", "search_conversations"):
-        where = "memory" if name == "recall" else "past conversations"
+    if name in ("recall", "search_conversations", "search_files"):
+        where = _WHERE[name]
         line = f"Searched {where} for '{_quote(str(args.get('query', '')))}'"
         if result is not None:
             line += f" · {_found(name, result)}"
@@ -54,6 +55,10 @@ def summarize(
     if name == "current_datetime":
         return ToolSummary("Checked the date and time")
     return ToolSummary(f"Used {name}")
+
+
+_WHERE = {"recall": "memory", "search_conversations": "past conversations",
+          "search_files": "your files"}  # fmt: skip
 
 
 def _about_memory(
@@ -73,6 +78,7 @@ def _doing(name: str, args: dict[str, Any]) -> str:
         "pin": "Pinning",
         "update_working_memory": "Updating the plan",
         "search_conversations": "Searching past conversations",
+        "search_files": "Searching your files",
         "calculator": "Calculating",
         "current_datetime": "Checking the date and time",
     }
@@ -82,6 +88,8 @@ def _doing(name: str, args: dict[str, Any]) -> str:
 def _found(name: str, result: str) -> str:
     if name == "recall":
         count = len(set(_RECALLED.findall(result)))
+    elif name == "search_files":
+        count = len(citations_in(result))
     else:
         try:
             parsed = json.loads(result)

@@ -3,7 +3,8 @@
 Each message shows with its actions as links under it (copy, copy as text, edit, regenerate)
 and "< 2/3 >" when it has siblings; a reply streams in as Markdown (`StreamingMarkdown`) and,
 once saved, is rendered again from the store. Tool calls show as one line in words that a
-click expands; the memories a reply saw show as chips under it; errors offer Retry.
+click expands; the memories a reply saw, and the places in files it read, show as chips under
+it; errors offer Retry.
 
 A long conversation opens at its last turns; earlier ones are rendered as the user scrolls up
 to them (or finds, or opens a message among them). Lines about the conversation (`add_line`)
@@ -30,6 +31,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
+from assistant.knowledge import Citation, citations_in
 from assistant.memory import Conversation, Message
 from assistant.ui import theme
 from assistant.ui.chat.code_scroll import CodeScroll
@@ -63,6 +65,7 @@ class ChatView(QTextBrowser):
     """Read-only view of a conversation that can also stream a reply into itself."""
 
     memory_clicked = Signal(str)
+    citation_clicked = Signal(object)  # a Citation: a place in a file a reply read
     retry_requested = Signal()
     regenerate_requested = Signal(str)  # the id of the user message to answer again
     edit_requested = Signal(str, str)  # message id, its text
@@ -106,6 +109,7 @@ class ChatView(QTextBrowser):
         self._positions: dict[str, int] = {}  # message id -> where it is shown
         self._texts: dict[str, str] = {}  # message id -> its Markdown, for the copy links
         self._aliases: dict[str, str] = {}  # key of a message shown before it was saved -> id
+        self._citations: list[Citation] = []  # the file chips' places, by their link's number
         self._unsaved = 0  # how many messages were shown before they were saved
         self._head_start = 0  # where the header of the reply being written begins
         self._pinned = True  # to the end: it stays in view as the document grows or is laid out
@@ -132,6 +136,7 @@ class ChatView(QTextBrowser):
         self._positions = {}
         self._texts = {}
         self._aliases = {}
+        self._citations = []
         self._lines_chars = 0
         self._earlier = []
         self._wanted = None
@@ -198,6 +203,7 @@ class ChatView(QTextBrowser):
             self._marker(cursor, f"{ERROR_MARK} The reply did not finish.", retry=True)
         if last.role == "assistant" and not last.tool_calls and last.memory_ids:
             self._chips(cursor, last.memory_ids)
+        self._file_chips(cursor, group)
         text = "\n\n".join(m.content for m in group if m.role == "assistant" and m.content)
         self._texts[first.id] = text
         actions = [("Copy", f"copy:{first.id}"), ("Copy as text", f"copytext:{first.id}")]
@@ -595,6 +601,30 @@ class ChatView(QTextBrowser):
                 cursor.insertText("  ", small)
             cursor.insertText(f" ◆ {label} ", self._link(chip, f"memory:{memory_id}"))
 
+    def _file_chips(self, cursor: QTextCursor, group: list[Message]) -> None:
+        """The places in files that the reply's file searches gave the model."""
+        cited = [
+            citation
+            for m in group
+            if m.role == "tool" and m.name == "search_files" and m.ok
+            for citation in citations_in(m.content)
+        ]
+        if not cited:
+            return
+        self._new_block(cursor)
+        small = self._small()
+        cursor.insertText("Files read: ", small)
+        chip = QTextCharFormat(small)
+        chip.setBackground(self.palette().color(QPalette.ColorRole.AlternateBase))
+        for index, citation in enumerate(dict.fromkeys(cited)):
+            if index:
+                cursor.insertText("  ", small)
+            self._citations.append(citation)
+            href = f"cite:{len(self._citations) - 1}"
+            cursor.insertText(
+                f" ▤ {shorten(citation.label(), CHIP_CHARS)} ", self._link(chip, href)
+            )
+
     # -- copying ---------------------------------------------------------------------------------
 
     def copy_message(self, message_id: str, *, markdown: bool = True) -> None:
@@ -666,6 +696,8 @@ class ChatView(QTextBrowser):
         kind, _, value = url.toString().partition(":")
         if kind == "memory":
             self.memory_clicked.emit(value)
+        elif kind == "cite" and value.isdigit() and int(value) < len(self._citations):
+            self.citation_clicked.emit(self._citations[int(value)])
         elif kind == "copy":
             self.copy_message(value)
         elif kind == "copytext":

@@ -394,12 +394,28 @@ class ConversationPane(QWidget):
         cid = self.current_id()
         if cid is None:
             return
-        title, ok = QInputDialog.getText(
-            self, "Rename conversation", "Title:", text=self.view.currentIndex().data()
+        title = self.ask_title(str(self.view.currentIndex().data()))
+        if title is None or not title.strip():
+            return
+        store = self._store
+        run_job(
+            lambda _progress: store.rename(cid, title),
+            on_done=lambda _none: self.refresh(),
+            on_error=self._on_flags_failed,
         )
-        if ok and title.strip():
-            self._store.rename(cid, title)
-            self.refresh()
+
+    def ask_title(self, title: str) -> str | None:
+        """Ask for a conversation's new title, in a dialog wide enough to read it (tests
+        replace this); None if cancelled."""
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Rename conversation")
+        dialog.setLabelText("Title:")
+        dialog.setTextValue(title)
+        dialog.setMinimumWidth(max(420, self.fontMetrics().horizontalAdvance(title) + 80))
+        try:
+            return dialog.textValue() if dialog.exec() else None
+        finally:
+            dialog.deleteLater()
 
     def selected_ids(self) -> list[str]:
         """The selected conversations, in list order (the current one if none is selected)."""

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QWidget
 
 from assistant.memory import MemoryItem, SearchHit, SemanticMemory, Source
 from assistant.memory.items import MemoryEvent
+from assistant.memory.why import why_text
 from assistant.ui.memory.html import css, paragraphs, section
 from assistant.ui.memory.model import caption
 from assistant.ui.memory.wording import (
@@ -21,7 +22,6 @@ from assistant.ui.memory.wording import (
     event_text,
     no_source_reason,
     origin_text,
-    why_text,
 )
 from assistant.ui.themed_page import ThemedPage
 from assistant.ui.times import day_text

@@ -29,9 +29,11 @@ from assistant.memory import (
     SemanticMemory,
     listing_order,
 )
+from assistant.memory.why import why_text
+from assistant.timestamps import relative_time
 from assistant.ui import theme
-from assistant.ui.memory.wording import origin_short, why_text
-from assistant.ui.times import date_text, relative_time
+from assistant.ui.memory.wording import origin_short
+from assistant.ui.times import date_text
 
 ItemRole = Qt.ItemDataRole.UserRole + 1  # the row's MemoryItem
 HitRole = Qt.ItemDataRole.UserRole + 2  # the row's SearchHit, or None outside search mode

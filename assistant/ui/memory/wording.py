@@ -1,15 +1,13 @@
-"""Memories in words: why a search found one, where one came from, why it has no source,
-and what happened to it (its history)."""
+"""Memories in words: where one came from, why it has no source, and what happened to it (its
+history). Why a search found one is `assistant.memory.why` (the MCP server says it too)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timedelta
 
 from assistant.memory import MemoryItem, SearchHit
 from assistant.memory.items import MemoryEvent, Origin
-from assistant.timestamps import now_utc
-from assistant.ui.times import day_text, relative_time
+from assistant.ui.times import day_text
 from assistant.ui.wording import count, shorten
 
 TitleOf = Callable[[str], str | None]  # a conversation's title, None if it is gone
@@ -20,6 +18,7 @@ ORIGIN_ICONS: dict[str, str] = {
     "curator": "⚙",
     "import": "⇩",
     "reflection": "✦",
+    "mcp": "⇄",
 }
 _BY: dict[str, str] = {
     "user": "you",
@@ -27,51 +26,8 @@ _BY: dict[str, str] = {
     "curator": "the curator",
     "import": "an import",
     "reflection": "a reflection",
+    "mcp": "an MCP client",
 }
-
-IMPORTANT = 0.7  # from this importance on, a memory is "important"
-RECENT = timedelta(days=30)  # a use or an addition this recent helps a memory rank
-
-
-def quoted_list(words: tuple[str, ...] | list[str]) -> str:
-    """'a', 'a' and 'b', 'a', 'b' and 'c'."""
-    quoted = [f"'{w}'" for w in words]
-    if len(quoted) <= 1:
-        return "".join(quoted)
-    return ", ".join(quoted[:-1]) + " and " + quoted[-1]
-
-
-def closeness(similarity: float) -> str:
-    """How close in meaning a cosine similarity is, in words."""
-    if similarity >= 0.6:
-        return "close in meaning"
-    if similarity >= 0.45:
-        return "related in meaning"
-    return "loosely related in meaning"
-
-
-def why_text(hit: SearchHit, now: datetime | None = None) -> str:
-    """Why a search found a memory, in words:
-    "Matches 'sister' and 'Porto'; close in meaning (0.71); important; used yesterday"."""
-    now = now or now_utc()
-    item = hit.item
-    parts: list[str] = []
-    if hit.matched:
-        parts.append(f"matches {quoted_list(hit.matched)}")
-    elif hit.keyword_rank is not None:
-        parts.append("shares words with the search")
-    if hit.similarity is not None:
-        parts.append(f"{closeness(hit.similarity)} ({hit.similarity:.2f})")
-    if item.pinned:
-        parts.append("pinned")
-    if item.importance >= IMPORTANT:
-        parts.append("important")
-    if item.access_count and now - item.last_accessed <= RECENT:
-        parts.append(f"used {relative_time(item.last_accessed, now)}")
-    elif now - item.created_at <= RECENT:
-        parts.append(f"added {relative_time(item.created_at, now)}")
-    text = "; ".join(parts) or "ranked by importance and recency"
-    return text[0].upper() + text[1:]
 
 
 def details_text(hit: SearchHit) -> str:
@@ -105,6 +61,8 @@ def origin_short(item: MemoryItem) -> str:
     if item.origin == "import":
         source = imported_from(item)
         return f"Imported from {source}" if source else "Imported"
+    if item.origin == "mcp":
+        return f"Remembered by {item.client or 'an MCP client'}"
     return f"Insight from {count(len(item.rests_on), 'memory', 'memories')}"
 
 
@@ -119,7 +77,7 @@ def origin_text(item: MemoryItem, title_of: TitleOf) -> str:
         return f"Remembered {where}{when}"
     if item.origin == "curator":
         return f"Extracted by the curator {where.replace('in ', 'from ', 1)}{when}"
-    if item.origin == "import":
+    if item.origin in ("import", "mcp"):
         return f"{origin_short(item)} {when}"
     return f"{origin_short(item)}, {when}"
 
@@ -134,11 +92,15 @@ def no_source_reason(item: MemoryItem, conversation_exists: bool) -> str:
         return "No source: it was imported without its conversation"
     if item.origin == "reflection":
         return "No single source: drawn from other memories"
+    if item.origin == "mcp":
+        return f"No source: {item.client or 'an MCP client'} sent it (through MCP)"
     return "No source: the message was not recorded"
 
 
-def by_text(by: Origin | None) -> str:
-    """Who did something, after "by": "you", "the curator"."""
+def by_text(by: Origin | None, client: str | None = None) -> str:
+    """Who did something, after "by": "you", "the curator", "Claude Desktop" (`client`)."""
+    if by == "mcp" and client:
+        return client
     return _BY.get(by or "", "")
 
 
@@ -150,7 +112,7 @@ def event_text(event: MemoryEvent, item: MemoryItem | None = None) -> str:
     """One event of a memory's history in words: "Importance 0.8 → 0.6, not used for 90 days".
 
     `item`, the memory, if known, names the source of an import ("Imported from ChatGPT")."""
-    who = f" by {by_text(event.by)}" if event.by else ""
+    who = f" by {by_text(event.by, event.client)}" if event.by else ""
     kind = event.type
     if kind == "created" and event.by == "import" and item is not None:
         return origin_short(item)
@@ -161,6 +123,7 @@ def event_text(event: MemoryEvent, item: MemoryItem | None = None) -> str:
             "curator": "Extracted by the curator",
             "import": "Imported",
             "reflection": "Written by a reflection",
+            "mcp": f"Remembered by {by_text('mcp', event.client)}",
         }.get(event.by or "", "Added")
     if kind == "edited":
         return f"Edited{who}: {_quote(event.text_before)} → {_quote(event.text_after)}"

@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QRect, QThread, QThreadPool, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QPalette, QResizeEvent, QShowEvent
+from PySide6.QtGui import (
+    QCloseEvent,
+    QGuiApplication,
+    QMoveEvent,
+    QPalette,
+    QResizeEvent,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -45,7 +52,7 @@ from assistant.ui.window.status_bar import StatusBar
 from assistant.ui.wording import count
 
 if TYPE_CHECKING:
-    from assistant.knowledge import KnowledgeEvent
+    from assistant.knowledge import Citation, KnowledgeEvent
     from assistant.memory import Conversation
     from assistant.ui.worker import AgentEvent
     from assistant.workspace import Workspace
@@ -152,7 +159,7 @@ class MainWindow(QMainWindow):
         self._loader: WorkspaceLoader | None = None
         self._current: str | None = None
         self._leave_later: set[str] = set()  # to delete once its reply has ended
-        self._placed = False  # kept on the screen once shown (the frame's size is known then)
+        self._placed = False  # kept on the screen once shown and framed by the window manager
         self._pending_text: list[str] = []
         self._flush_text = Debounced(TEXT_FLUSH_MS, self._show_pending_text, self, throttled=True)
 
@@ -438,6 +445,7 @@ class MainWindow(QMainWindow):
         self.chat.branch_requested.connect(self._show_branch)
         self.chat.copied.connect(lambda what: self.statusBar().showMessage(what, 3000))
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
+        self.chat.citation_clicked.connect(self._open_citation)
         self.sidebar.source_requested.connect(self.show_message)
         # Coalesce: a turn saves several messages, the list needs one refresh.
         self._refresh_list = Debounced(LIST_REFRESH_MS, self.conversations.refresh, self)
@@ -712,6 +720,11 @@ class MainWindow(QMainWindow):
 
         KnowledgeDialog(self.knowledge, self).exec()
 
+    def _open_citation(self, citation: Citation) -> None:
+        from assistant.ui.knowledge.opening import open_citation
+
+        open_citation(citation, self)
+
     def _on_knowledge(self, event: KnowledgeEvent) -> None:
         what = "Reading files" if event.phase == "reading" else "Preparing file search"
         self.status.set_progress(what, event.done, event.total if event.done < event.total else 0)
@@ -851,11 +864,22 @@ class MainWindow(QMainWindow):
         self.move(fitted.topLeft())
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
-        """Once the window has its frame, make sure all of it is on the screen."""
+        """Once shown, make sure all of the window is on the screen."""
         super().showEvent(event)
-        if not self._placed:
-            self._placed = True
-            self.keep_on_screen()
+        self._place()
+
+    def moveEvent(self, event: QMoveEvent) -> None:  # noqa: N802
+        """On X11 the window manager adds the frame after the window is shown (and moves it):
+        fit the window again then, title bar included (its status bar was below the screen)."""
+        super().moveEvent(event)
+        self._place()
+
+    def _place(self) -> None:
+        if self._placed or not self.isVisible():
+            return
+        self.keep_on_screen()
+        framed = self.frameGeometry() != self.geometry()
+        self._placed = framed or self.windowHandle() is None or _no_frames()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         """Fold or unfold the side panes for the new width."""
@@ -926,6 +950,11 @@ class MainWindow(QMainWindow):
         else:
             log.warning("Background work is still running; the data closes when it is done")
             release_when_finished(self.thread_, self.workspace.close, jobs=True, keep=self.worker)
+
+
+def _no_frames() -> bool:
+    """Whether windows get no frame here (off-screen, or a platform without decorations)."""
+    return QGuiApplication.platformName() in ("offscreen", "minimal", "minimalegl")
 
 
 def _placeholder(text: str, min_width: int, parent: QWidget) -> QLabel:

@@ -1,0 +1,218 @@
+"""Files attached to a message: checked before sending, copied into the data dir (they belong
+to the conversation: they survive the original being moved and go when it is deleted), and
+turned into what the model is sent.
+
+A text file goes whole when it fits the prompt budget, else its passages most related to the
+message (found by the file index) with a note that says so; an image goes as an `image_url`
+part to a model that accepts images, and is refused with a clear line otherwise.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import shutil
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assistant.errors import AssistantError
+from assistant.fileio import atomic_write_with, reason
+from assistant.knowledge.formats import IMAGE_TYPES, FileKind, kind_of
+from assistant.knowledge.index import FileIndex
+from assistant.knowledge.reading import Chunk, UnreadableFileError, read_file
+from assistant.memory.messages import estimate_tokens
+
+log = logging.getLogger(__name__)
+
+ATTACHMENTS_DIR = "attachments"
+MAX_ATTACHMENT_MB = 20  # what OpenAI takes for an image; text this size is summarized anyway
+KINDS_IN_WORDS = "text, Markdown, source code, PDF and images (PNG, JPEG, GIF, WebP)"
+
+
+class AttachmentError(AssistantError):
+    """A file that cannot be attached or sent; the message says why, naming the file."""
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A file attached to a message, as copied into the data dir."""
+
+    path: Path  # attachments/<conversation id>/<attachment id>/<name>
+    size: int
+    kind: FileKind
+    pages: int | None = None
+
+    @property
+    def id(self) -> str:
+        """The attachment's id (its folder's name)."""
+        return self.path.parent.name
+
+    @property
+    def name(self) -> str:
+        """The file's name, as it was attached."""
+        return self.path.name
+
+    def label(self) -> str:
+        """For its chip: "report.pdf · 1.2 MB · 4 pages"."""
+        parts = [self.name, size_in_words(self.size)]
+        if self.pages is not None:
+            parts.append(f"{self.pages} page{'s' if self.pages != 1 else ''}")
+        return " · ".join(parts)
+
+
+def size_in_words(size: int) -> str:
+    """A file size for people: "812 bytes", "14 kB", "1.2 MB"."""
+    if size < 1000:
+        return f"{size} bytes"
+    if size < 1_000_000:
+        return f"{size / 1000:.0f} kB"
+    return f"{size / 1_000_000:.1f} MB"
+
+
+def check(source: Path, max_mb: int = MAX_ATTACHMENT_MB) -> tuple[FileKind, int]:
+    """The kind and size of a file that may be attached; AttachmentError (before anything is
+    copied or sent) if it is not a kind Assistant reads, is over the limit, or cannot be read."""
+    kind = kind_of(source)
+    if kind is None:
+        raise AttachmentError(
+            f"{source.name}: Assistant cannot read this kind of file ({KINDS_IN_WORDS} can be "
+            "attached)."
+        )
+    try:
+        size = source.stat().st_size
+    except OSError as exc:
+        raise AttachmentError(f"{source.name} cannot be read: {reason(exc)}.") from exc
+    if size > max_mb * 2**20:
+        raise AttachmentError(
+            f"{source.name} is {size_in_words(size)}: attachments can be at most {max_mb} MB."
+        )
+    return kind, size
+
+
+class AttachmentStore:
+    """The attachments of every conversation, under `<data dir>/attachments/`."""
+
+    def __init__(self, root: Path) -> None:
+        self.directory = root / ATTACHMENTS_DIR
+
+    def add(self, conversation_id: str, source: Path) -> Attachment:
+        """Copy `source` into the conversation's attachments (checked first, see `check`)."""
+        kind, size = check(source)
+        target = self.directory / conversation_id / uuid.uuid4().hex / source.name
+        try:
+            with source.open("rb") as original:
+                atomic_write_with(target, lambda f: shutil.copyfileobj(original, f))
+        except OSError as exc:
+            raise AttachmentError(f"{source.name} cannot be read: {reason(exc)}.") from exc
+        return Attachment(target, size, kind, _pages(target, kind))
+
+    def of(self, conversation_id: str) -> list[Attachment]:
+        """The attachments of a conversation (in no particular order)."""
+        found = []
+        for folder in sorted((self.directory / conversation_id).glob("*")):
+            for path in folder.iterdir():
+                kind = kind_of(path)
+                if kind is not None and not path.name.startswith("."):
+                    found.append(Attachment(path, path.stat().st_size, kind, _pages(path, kind)))
+        return found
+
+    def drop(self, conversation_id: str) -> None:
+        """Delete a conversation's attachments (it was deleted)."""
+        shutil.rmtree(self.directory / conversation_id, ignore_errors=True)
+
+
+def _pages(path: Path, kind: FileKind) -> int | None:
+    if kind != "pdf":
+        return None
+    try:
+        return read_file(path, "pdf", max_bytes=MAX_ATTACHMENT_MB * 2**20).pages
+    except UnreadableFileError:
+        return None
+
+
+@dataclass
+class Attached:
+    """What attachments add to a user message: text (fenced by the caller), image parts, and
+    notes for the chat ("report.pdf is long: the 6 passages closest to your message were sent")."""
+
+    text: str = ""
+    images: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def prepare(
+    attachments: Sequence[Attachment],
+    message: str,
+    *,
+    budget_tokens: int,
+    accepts_images: bool,
+) -> Attached:
+    """What to send the model for these attachments with `message`, within `budget_tokens`
+    for their text (shared evenly). AttachmentError for an image the model cannot take, or a
+    file that gives no text."""
+    out = Attached()
+    texts = [a for a in attachments if a.kind != "image"]
+    share = budget_tokens // max(1, len(texts))
+    blocks = []
+    for attachment in attachments:
+        if attachment.kind == "image":
+            if not accepts_images:
+                raise AttachmentError(
+                    f"{attachment.name}: this model does not accept images. Remove the image, "
+                    "or choose a model that sees images in Settings."
+                )
+            out.images.append(_image_part(attachment))
+            continue
+        block, note = _text_of(attachment, message, share)
+        blocks.append(block)
+        if note:
+            out.notes.append(note)
+    out.text = "\n\n".join(blocks)
+    return out
+
+
+def _image_part(attachment: Attachment) -> dict[str, Any]:
+    data = base64.b64encode(attachment.path.read_bytes()).decode("ascii")
+    mime = IMAGE_TYPES[attachment.path.suffix.lower()]
+    return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}}
+
+
+def _text_of(attachment: Attachment, message: str, tokens: int) -> tuple[str, str]:
+    """The attachment's text for the prompt (whole, or its passages closest to `message`) and
+    a note if it was cut."""
+    try:
+        reading = read_file(attachment.path, attachment.kind, max_bytes=MAX_ATTACHMENT_MB * 2**20)
+        chunks = list(reading.chunks)
+    except UnreadableFileError as exc:
+        raise AttachmentError(f"{attachment.name}: {exc}") from exc
+    whole = "\n\n".join(_with_place(c) for c in chunks)
+    header = f"File {attachment.name}"
+    if estimate_tokens(whole) <= tokens:
+        return f"{header}:\n{whole}", ""
+    index = FileIndex(None, None)
+    index.put(attachment.name, chunks)
+    position = {chunk.text: i for i, chunk in enumerate(chunks)}
+    ranked = [position[hit.text] for hit in index.search(message, len(chunks))]
+    chosen: list[int] = []
+    used = 0
+    for i in ranked + [i for i in range(len(chunks)) if i not in ranked]:
+        cost = estimate_tokens(chunks[i].text) + 8
+        if used + cost > tokens:
+            continue
+        chosen.append(i)
+        used += cost
+    chosen.sort()
+    note = (
+        f"{attachment.name} is too long for the prompt: the {len(chosen)} of its "
+        f"{len(chunks)} passages closest to your message were sent."
+    )
+    text = "\n\n".join(_with_place(chunks[i]) for i in chosen)
+    return f"{header} ({note}):\n{text}", note
+
+
+def _with_place(chunk: Chunk) -> str:
+    label = chunk.place.label()
+    return f"[{label}]\n{chunk.text}" if label else chunk.text

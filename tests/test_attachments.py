@@ -1,0 +1,114 @@
+"""Attachments: checked before anything is sent, copied into the data dir (surviving the original
+being moved, deleted with the conversation), and sent whole, as the passages closest to the
+message with a note, or as image parts to a model that takes images."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+
+from assistant.knowledge import AttachmentError, AttachmentStore, prepare
+from assistant.workspace import Workspace
+from tests.files import make_pdf
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+
+
+@pytest.fixture
+def store(data_dir: Path) -> AttachmentStore:
+    return AttachmentStore(data_dir)
+
+
+def test_a_copy_belongs_to_the_conversation_and_survives_the_original(
+    store: AttachmentStore, tmp_path: Path
+) -> None:
+    original = make_pdf(tmp_path / "report.pdf", ["One.", "Two.", "Three."])
+    attached = store.add("c1", original)
+    original.rename(tmp_path / "moved.pdf")
+    assert attached.path.read_bytes() == (tmp_path / "moved.pdf").read_bytes()
+    assert attached.label() == f"report.pdf · {attached.size / 1000:.0f} kB · 3 pages"
+    assert store.of("c1") == [attached]
+    assert store.of("c2") == []
+
+
+def test_an_attachment_goes_with_its_conversation(data_dir: Path, tmp_path: Path) -> None:
+    workspace = Workspace.open(data_dir)
+    try:
+        cid = workspace.conversations.create().id
+        note = tmp_path / "note.md"
+        note.write_text("# Note\n\nHello.\n")
+        workspace.attachments.add(cid, note)
+        workspace.conversations.delete(cid)
+        assert workspace.attachments.of(cid) == []
+        assert not (data_dir / "attachments" / cid).exists()
+    finally:
+        workspace.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "size", "message"),
+    [
+        ("huge.pdf", 25 * 2**20, "huge.pdf is 26.2 MB: attachments can be at most 20 MB."),
+        ("tool.exe", 10, "tool.exe: Assistant cannot read this kind of file"),
+    ],
+)
+def test_refused_before_anything_is_copied(
+    store: AttachmentStore, tmp_path: Path, name: str, size: int, message: str
+) -> None:
+    path = tmp_path / name
+    with path.open("wb") as f:
+        f.truncate(size)
+    with pytest.raises(AttachmentError) as raised:
+        store.add("c1", path)
+    assert str(raised.value).startswith(message)
+    assert store.of("c1") == []
+
+
+def test_text_that_fits_goes_whole(store: AttachmentStore, tmp_path: Path) -> None:
+    path = tmp_path / "plan.md"
+    path.write_text("# Plan\n\nAsk the board in March.\n")
+    attached = prepare([store.add("c1", path)], "when?", budget_tokens=1000, accepts_images=False)
+    assert attached.text == "File plan.md:\n[Plan, lines 1-3]\n# Plan\n\nAsk the board in March."
+    assert attached.notes == []
+
+
+def test_a_long_file_sends_the_passages_closest_to_the_message_with_a_note(
+    store: AttachmentStore, tmp_path: Path
+) -> None:
+    pages = [f"Page {n}: routine notes about the weather and the office." for n in range(1, 40)]
+    pages[26] = "The zeppelin hangar lease ends in October; renewal costs 9,000 euros."
+    path = make_pdf(tmp_path / "minutes.pdf", pages)
+    attached = prepare(
+        [store.add("c1", path)], "When does the zeppelin hangar lease end?",
+        budget_tokens=60, accepts_images=False,
+    )  # fmt: skip
+    note = (
+        "minutes.pdf is too long for the prompt: the 2 of its 39 passages closest to your "
+        "message were sent."
+    )
+    assert attached.notes == [note]
+    assert "[p. 27]\nThe zeppelin hangar lease ends in October" in attached.text
+    assert attached.text.startswith(f"File minutes.pdf ({note})")
+
+
+def test_images_go_as_image_parts_or_are_refused_with_a_clear_line(
+    store: AttachmentStore, tmp_path: Path
+) -> None:
+    path = tmp_path / "dot.png"
+    path.write_bytes(PNG)
+    image = store.add("c1", path)
+    attached = prepare([image], "what is this?", budget_tokens=1000, accepts_images=True)
+    url = attached.images[0]["image_url"]["url"]
+    assert url == "data:image/png;base64," + base64.b64encode(PNG).decode()
+    with pytest.raises(AttachmentError, match=r"dot.png: this model does not accept images"):
+        prepare([image], "what is this?", budget_tokens=1000, accepts_images=False)
+
+
+def test_a_pdf_with_no_text_says_so(store: AttachmentStore, tmp_path: Path) -> None:
+    scan = store.add("c1", make_pdf(tmp_path / "scan.pdf", [""], text=False))
+    with pytest.raises(AttachmentError, match=r"scan\.pdf: no text layer"):
+        prepare([scan], "read it", budget_tokens=1000, accepts_images=True)
