@@ -34,3 +34,9 @@ def shown_window(qtbot: QtBot, root: Path) -> MainWindow:
     win.show()
     qtbot.waitExposed(win)
     return win
+
+
+def offline_window(qtbot: QtBot, root: Path, server: FakeOpenAI) -> MainWindow:
+    """A shown window on `server`'s chat model without embeddings (keyword-only memory)."""
+    configure(root, server, embeddings=False)
+    return shown_window(qtbot, root)

@@ -12,7 +12,7 @@ from pytestqt.qtbot import QtBot
 
 from assistant.memory import MemoryItem
 from assistant.ui.window.main_window import MainWindow
-from tests.desktop import configure, shown_window
+from tests.desktop import configure, offline_window, shown_window
 from tests.fake_openai import FakeOpenAI, Reply, ToolCall
 
 pytestmark = pytest.mark.gui
@@ -20,8 +20,7 @@ pytestmark = pytest.mark.gui
 
 @pytest.fixture
 def window(qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI) -> Iterator[MainWindow]:
-    configure(data_dir, fake_openai, embeddings=False)
-    win = shown_window(qtbot, data_dir)
+    win = offline_window(qtbot, data_dir, fake_openai)
     yield win
     win.close()
 

@@ -10,7 +10,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from assistant.ui.window.main_window import MainWindow
-from tests.desktop import configure, shown_window
+from tests.desktop import offline_window
 from tests.fake_openai import FakeOpenAI, Reply, ToolCall
 from tests.test_main_window import send, wait_idle
 
@@ -19,8 +19,7 @@ pytestmark = pytest.mark.gui
 
 @pytest.fixture
 def window(qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI) -> Iterator[MainWindow]:
-    configure(data_dir, fake_openai, embeddings=False)
-    win = shown_window(qtbot, data_dir)
+    win = offline_window(qtbot, data_dir, fake_openai)
     yield win
     win.close()
 

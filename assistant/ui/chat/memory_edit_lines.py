@@ -6,6 +6,8 @@ undoing runs in the background, as restoring may need the embedding server.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QObject, QUrl
 
 from assistant.memory import MemoryEdit, SemanticMemory, can_redo, redo, undo
@@ -52,34 +54,36 @@ class MemoryEditLines(QObject):
 
     def undo(self, index: int) -> None:
         """Undo change `index`, in the background (not if the memory changed since)."""
-        if not 0 <= index < len(self._edits) or index in self._undone:
-            return
-        self._undone.add(index)
-        edit, memory = self._edits[index][1], self._memory
-        run_job(
-            lambda _p: undo(memory, edit),
-            on_done=lambda _item: self._add_line(index),
-            on_error=lambda message: self._on_failed(index, "undo", message),
-        )
+        if 0 <= index < len(self._edits) and index not in self._undone:
+            self._apply(index, "undo", undo, undone=True)
 
     def redo(self, index: int) -> None:
         """Make undone change `index` again, in the background."""
-        if index not in self._undone or not can_redo(self._edits[index][1]):
-            return
-        self._undone.discard(index)
-        edit, memory = self._edits[index][1], self._memory
-        run_job(
-            lambda _p: redo(memory, edit),
-            on_done=lambda _item: self._add_line(index),
-            on_error=lambda message: self._on_failed(index, "redo", message),
-        )
+        if index in self._undone and can_redo(self._edits[index][1]):
+            self._apply(index, "redo", redo, undone=False)
 
-    def _on_failed(self, index: int, what: str, message: str) -> None:
-        if what == "undo":
-            self._undone.discard(index)
-        else:
-            self._undone.add(index)
-        self._chat.add_line(f"⚠ Could not {what}: {message}")
+    def _apply(
+        self,
+        index: int,
+        what: str,
+        change: Callable[[SemanticMemory, MemoryEdit], object],
+        *,
+        undone: bool,
+    ) -> None:
+        """Run `change` on edit `index` in the background; its line says how it went, and a
+        failure puts the edit back as it was."""
+        (self._undone.add if undone else self._undone.discard)(index)
+        edit, memory = self._edits[index][1], self._memory
+
+        def failed(message: str) -> None:
+            (self._undone.discard if undone else self._undone.add)(index)
+            self._chat.add_line(f"⚠ Could not {what}: {message}")
+
+        run_job(
+            lambda _p: change(memory, edit),
+            on_done=lambda _item: self._add_line(index),
+            on_error=failed,
+        )
 
     def _on_rendered(self, conversation_id: str) -> None:
         for index, (cid, _) in enumerate(self._edits):
