@@ -236,6 +236,7 @@ class Workspace:
             disabled=self.settings.mcp_tools_off,
             trusted=self.settings.mcp_trusted,
             on_trust=self._trust_tool,
+            save_image=self.attachments.save_tool_image,
         )
 
     def _trust_tool(self, key: str) -> None:

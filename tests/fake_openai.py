@@ -17,7 +17,8 @@ too long fail with llama.cpp's or OpenAI's wording (`overflow_style`) and, with 
 tells the window on llama.cpp's `/props`, LM Studio's `/api/v0/models`, Ollama's `/api/show` or
 vLLM's `/v1/models`; `stream_tool_choice=False` answers a streamed request with `tool_choice`
 with an empty HTTP 200 (llama-cpp-python's chatml-function-calling); `token_embeddings` returns
-one vector per word instead of one per input; `max_tokens` cuts replies with "length".
+one vector per word instead of one per input; `max_tokens` cuts replies with "length";
+`accepts_images=False` refuses a request with an image part as OpenAI does for a text-only model.
 
 `python -m tests.fake_openai --port 8765` runs it by hand, with a `remember` tool call whenever
 the user says "remember".
@@ -52,6 +53,8 @@ JsonDict = dict[str, Any]
 
 DEFAULT_MODELS = ("fake-chat", "fake-embed")
 DEFAULT_DIM = 64
+# OpenAI's words for an image sent to a model that takes none.
+IMAGES_REFUSED = "Invalid content type. image_url is only supported by certain models."
 MALFORMED_SSE_LINE = b'data: {"id": "broken", "choices": [\n\n'
 
 # OpenAI's error `type` and `code` for the statuses tests use.
@@ -212,6 +215,16 @@ def message_text(message: JsonDict) -> str:
     return ""
 
 
+def _has_image(request: JsonDict) -> bool:
+    """Whether a chat request's messages hold an `image_url` part."""
+    return any(
+        isinstance(part, dict) and part.get("type") == "image_url"
+        for message in request.get("messages") or []
+        if isinstance(message, dict) and isinstance(message.get("content"), list)
+        for part in message["content"]
+    )
+
+
 def last_user_text(request: JsonDict) -> str:
     """The text of the last user message of a chat request, or ''."""
     for message in reversed(request.get("messages") or []):
@@ -344,7 +357,9 @@ class FakeOpenAI:
         context_info: ContextInfo | None = None,
         stream_tool_choice: bool = True,
         token_embeddings: bool = False,
+        accepts_images: bool = True,
     ) -> None:
+        self.accepts_images = accepts_images
         self.context_window = context_window
         self.overflow_style = overflow_style
         self.context_info = context_info
@@ -654,6 +669,9 @@ class _Handler(BaseHTTPRequestHandler):
         if stream and request.get("tool_choice") and not self.fake.stream_tool_choice:
             # llama-cpp-python: "Automatic streaming tool choice is not supported", as an empty 200
             self._send_bytes(200, b"", "text/event-stream")
+            return
+        if not self.fake.accepts_images and _has_image(request):
+            self._send_error(Reply.error(400, IMAGES_REFUSED))
             return
         if self._overflows(request, stream):
             return

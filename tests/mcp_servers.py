@@ -9,6 +9,7 @@ the server speaks Streamable HTTP on 127.0.0.1 on a free port and prints `port N
 
 from __future__ import annotations
 
+import base64
 import os
 import signal
 import socket
@@ -63,6 +64,16 @@ def shop() -> MCPServer:
             ResourceLink(
                 type="resource_link", name="product page", uri=f"https://shop.test/{product}"
             ),
+        ]
+
+    @server.tool(annotations=read_only)
+    def gallery() -> list[Any]:
+        """Six photos, one of a type models are not sent and one whose data is not base64."""
+        svg = base64.b64encode(b"<svg xmlns='http://www.w3.org/2000/svg'/>").decode()
+        return [
+            ImageContent(type="image", data=svg, mime_type="image/svg+xml"),
+            ImageContent(type="image", data="not base64 at all!", mime_type="image/png"),
+            *[ImageContent(type="image", data=PNG_1PX, mime_type="image/png")] * 5,
         ]
 
     @server.tool(annotations=read_only)

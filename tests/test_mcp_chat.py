@@ -8,9 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from PySide6.QtGui import QTextDocument, QTextImageFormat
 from pytestqt.qtbot import QtBot
 
 from assistant.ui.chat.tool_summary import summarize
+from assistant.ui.chat.view import ChatView
 from assistant.ui.window.main_window import MainWindow
 from tests.desktop import configure, shown_window
 from tests.fake_openai import FakeOpenAI, Reply, ToolCall
@@ -95,6 +97,106 @@ def test_denied_the_line_says_it_did_not_run(
     assert "▸ shop · Add note 'A-17' · not run ✗" in window.chat.toPlainText()
     tool = fake_openai.requests_to("/chat/completions")[1].body["messages"][-1]
     assert tool["content"].startswith("Not run: the user did not allow")
+
+
+def thumbnails(view: ChatView) -> list[tuple[str, float]]:
+    """The images in the chat: their resource name and shown width (with the image there)."""
+    found = []
+    block = view.document().begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fmt = it.fragment().charFormat()
+            if fmt.isImageFormat():
+                image = QTextImageFormat(fmt)
+                kind = QTextDocument.ResourceType.ImageResource
+                assert view.document().resource(kind, image.name()) is not None
+                found.append((image.name(), image.width()))
+            it += 1
+        block = block.next()
+    return found
+
+
+def test_an_image_a_tool_returned_shows_as_a_thumbnail(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    photo = json.dumps({"product": "mug"})
+    fake_openai.enqueue(
+        Reply.tool_calls(ToolCall("shop__product_photo", photo)), Reply.text("A white mug.")
+    )
+    send(qtbot, window, "Show me the mug")
+    idle(qtbot, window)
+    shown = thumbnails(window.chat)
+    assert len(shown) == 1 and shown[0][0].startswith("toolimage:") and shown[0][1] == 1
+    sent = fake_openai.requests_to("/chat/completions")[1].body["messages"][-1]
+    assert sent["content"][-1]["image_url"]["url"].startswith("data:image/png;base64,")
+    # Drawn again from the saved conversation (another one shown, then this one): still there.
+    cid = window.session.conversation_id
+    assert cid is not None
+    window.new_conversation()
+    assert thumbnails(window.chat) == []
+    window.conversations.select(cid)
+    assert [name for name, _ in thumbnails(window.chat)] == [
+        f"toolimage:{name}" for name in _kept(window, cid)
+    ]
+
+
+def _kept(window: MainWindow, cid: str) -> list[str]:
+    folder = window.workspace.attachments.directory / cid / "tool-images"
+    return sorted(path.name for path in folder.iterdir())
+
+
+def test_a_question_waiting_for_the_user_is_asked_again_when_shown_again(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    note = json.dumps({"order_id": "A-17", "note": "gift"})
+    fake_openai.enqueue(Reply.tool_calls(ToolCall("shop__add_note", note)), Reply.text("Noted."))
+    send(qtbot, window, "Add a note")
+    asking = lambda: [h for h in anchors(window.chat) if h.startswith("confirm:")]  # noqa: E731
+    qtbot.waitUntil(lambda: bool(asking()))
+    cid = window.session.conversation_id
+    assert cid is not None
+    # Away and back: the question is there again, under the tool line that waits.
+    window.new_conversation()
+    assert asking() == [] and window.session.busy
+    window.conversations.select(cid)
+    assert len(asking()) == 3
+    text = window.chat.toPlainText()
+    assert text.index("▸ shop · Add note 'A-17'") < text.index("⚠ shop · add_note may change")
+    # Drawn anew (as a rebuilt window does, and with another theme): still asked once.
+    window.session.open(cid)
+    window.set_theme("dark")
+    assert len(asking()) == 3
+    assert window.chat.toPlainText().count("may change things") == 1
+    # Answered after all that: the tool runs and the reply ends.
+    click(window.chat, "confirm:once:")
+    idle(qtbot, window)
+    assert "▸ shop · Added note 'A-17'" in window.chat.toPlainText()
+    tool = fake_openai.requests_to("/chat/completions")[1].body["messages"][-1]
+    assert tool["content"].startswith('<data source="MCP server shop">\nNoted on A-17: gift')
+
+
+def test_an_answered_question_is_not_asked_again(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    note = json.dumps({"order_id": "A-17", "note": "gift"})
+    hang = ToolCall("shop__hang", "{}", id="call_hang")
+    fake_openai.enqueue(
+        Reply.tool_calls(ToolCall("shop__add_note", note, id="call_note"), hang),
+        Reply.text("Stopped."),
+    )
+    send(qtbot, window, "Add a note, then wait")
+    qtbot.waitUntil(lambda: any(h.startswith("confirm:") for h in anchors(window.chat)))
+    click(window.chat, "confirm:once:")
+    qtbot.waitUntil(lambda: "▸ shop · Hang" in window.chat.toPlainText())
+    cid = window.session.conversation_id
+    assert cid is not None
+    window.new_conversation()
+    window.conversations.select(cid)
+    assert "may change things" not in window.chat.toPlainText()
+    assert "▸ shop · Added note 'A-17'" in window.chat.toPlainText()
+    window.stop()
+    idle(qtbot, window)
 
 
 def test_server_tool_lines_in_words() -> None:

@@ -56,8 +56,8 @@ def test_a_streamable_http_server_answers(data_dir: Path) -> None:
 def test_results_images_links_errors_and_a_10_mb_result(mcp_shop: McpManager) -> None:
     manager = mcp_shop
     photo = manager.call("shop", "product_photo", {"product": "mug"}, CancelToken())
-    assert photo.images == ("image/png",)
-    assert "[image (image/png" in photo.text and "Photo of mug" in photo.text
+    assert [image.mime_type for image in photo.images] == ["image/png"]
+    assert "[image 1 (image/png" in photo.text and "Photo of mug" in photo.text
     assert "[resource link: product page <https://shop.test/mug>]" in photo.text
     failed = manager.call("shop", "broken_tool", {}, CancelToken())
     assert failed.is_error and "the warehouse database is offline" in failed.text

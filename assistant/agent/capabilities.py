@@ -26,6 +26,7 @@ class Capabilities:
     context_tokens: int | None = None  # the model's context window, in the server's tokens
     context_probed: bool = False  # the server's info endpoints were asked already
     token_ratio: float = 1.0  # the server's tokens per token of our estimate
+    images: bool = True  # takes image parts in messages (learned False when refused)
 
 
 class CapabilityMemory:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
+    from assistant.agent.tool_images import ToolImage
     from assistant.memory import MemoryEdit
 
 
@@ -39,6 +40,7 @@ class ToolCallFinished:
     name: str
     result: str
     ok: bool
+    images: tuple[ToolImage, ...] = ()  # shown to the model after the step's results
     type: Literal["tool_call_finished"] = field(default="tool_call_finished", init=False)
 
 

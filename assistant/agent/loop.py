@@ -31,7 +31,8 @@ from assistant.agent.events import (
 )
 from assistant.agent.prompt import Prompt, build_prompt
 from assistant.agent.reflection import Reflector
-from assistant.agent.tools import Tool, ToolRegistry, ToolSource
+from assistant.agent.tool_images import ToolImage, estimate_message_tokens, images_message
+from assistant.agent.tools import Tool, ToolOutput, ToolRegistry, ToolSource
 from assistant.errors import AssistantError, ContextOverflowError, ProviderError, ToolError
 from assistant.instructions import NO_INSTRUCTIONS, Instructions
 from assistant.memory import (
@@ -349,7 +350,7 @@ class Agent:
         if prompt.instructions_left_out:
             self._say_once(turn, INSTRUCTIONS_LEFT_OUT_NOTICE)
         turn.memory_ids[:] = dict.fromkeys([*turn.memory_ids, *prompt.memory_ids])
-        turn.prompt_tokens = estimate_tokens(json.dumps(prompt.messages)) + tools
+        turn.prompt_tokens = estimate_message_tokens(prompt.messages) + tools
         return prompt.messages
 
     def _relevant(
@@ -449,7 +450,7 @@ class Agent:
             sent = [*messages, {"role": "system", "content": note}] if note else messages
             schemas = turn.registry.schemas() if tools and turn.use_tools else None
             # What is sent now: the tool steps of this turn have grown the prompt.
-            turn.prompt_tokens = estimate_tokens(json.dumps(sent)) + _tokens_of(schemas)
+            turn.prompt_tokens = estimate_message_tokens(sent) + _tokens_of(schemas)
             try:
                 return self.provider.chat(
                     sent,
@@ -499,13 +500,15 @@ class Agent:
     def _run_tools(
         self, turn: _Turn, messages: list[dict[str, Any]], response: ChatResponse
     ) -> None:
-        """Save the assistant's tool calls, run each and save its result."""
+        """Save the assistant's tool calls, run each and save its result; the images they
+        returned follow the results (the API takes images only in user messages)."""
         calls = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
             for c in response.tool_calls
         ]
         saved = self.conversations.append(turn.cid, "assistant", response.content, tool_calls=calls)
         messages.append(saved.to_openai())
+        images: list[tuple[str, ToolImage]] = []
         for index, call in enumerate(response.tool_calls):
             if turn.cancel.cancelled:
                 # Every call needs a result, or the conversation can't be sent again.
@@ -517,13 +520,13 @@ class Agent:
             turn.on_event(ToolCallStarted(turn.cid, call.id, call.name, call.arguments))
             times = turn.count_call(call)
             if times > REPEAT_LIMIT:
-                result, ok = REPEATED_RESULT.format(times=times - 1), False
+                output, ok = ToolOutput(REPEATED_RESULT.format(times=times - 1)), False
                 if turn.use_tools:
                     turn.use_tools = False  # the next model call is offered no tools
                     turn.on_event(Notice(turn.cid, LOOPING_NOTICE))
             else:
                 try:
-                    result, ok = self._run_tool(turn, call)
+                    output, ok = self._run_tool(turn, call)
                 except OperationCancelledError:
                     # A tool that waited (for the user, or a server) was stopped: every call of
                     # the reply still needs a result.
@@ -532,22 +535,27 @@ class Agent:
                             turn, messages, skipped, CANCELLED_TOOL_RESULT, stop_reason="stopped"
                         )
                     raise
-            self._tool_result(turn, messages, call, result, ok=ok)
-            turn.on_event(ToolCallFinished(turn.cid, call.id, call.name, result, ok))
+            self._tool_result(turn, messages, call, output.text, ok=ok)
+            images.extend((call.name, image) for image in output.images)
+            turn.on_event(
+                ToolCallFinished(turn.cid, call.id, call.name, output.text, ok, output.images)
+            )
             for edit in turn.context.edits:
                 turn.on_event(MemoryEdited(turn.cid, edit))
             turn.context.edits.clear()
             turn.registry.reveal(turn.context.revealed)
+        if images:
+            messages.append(images_message(images))
 
-    def _run_tool(self, turn: _Turn, call: ToolCallRequest) -> tuple[str, bool]:
+    def _run_tool(self, turn: _Turn, call: ToolCallRequest) -> tuple[ToolOutput, bool]:
         """Run one call (once allowed, if it asks first): its result and whether it worked."""
         refusal = self._ask_first(turn, call)
         if refusal is not None:
-            return refusal, False
+            return ToolOutput(refusal), False
         try:
-            return turn.registry.call(call.name, call.arguments, self._tool_scope(turn)), True
+            return turn.registry.run(call.name, call.arguments, self._tool_scope(turn)), True
         except ToolError as exc:
-            return f"Error: {exc}", False
+            return ToolOutput(f"Error: {exc}"), False
 
     def _ask_first(self, turn: _Turn, call: ToolCallRequest) -> str | None:
         """Ask the user before a tool that may change things; the result if it may not run.

@@ -27,6 +27,7 @@ from assistant.agent.capabilities import Capabilities, CapabilityMemory
 from assistant.agent.chat import ChatResponse
 from assistant.agent.chat_stream import TransportError, Waiter, pump, read_completion, read_stream
 from assistant.agent.context_window import probe_context_window
+from assistant.agent.tool_images import has_images, without_images
 from assistant.credentials import Credentials
 from assistant.errors import ContextOverflowError, ProviderError
 from assistant.memory import estimate_tokens
@@ -64,6 +65,11 @@ _NO_TOOLS = re.compile(
 )
 # The statuses with which servers reject a field they do not know or support.
 _REJECTING = frozenset({400, 415, 422, 500, 501})
+# A refusal of image parts: OpenAI ("image_url is only supported by certain models"),
+# llama.cpp ("image input is not supported"), vLLM ("is not a multimodal model"), Ollama, LM
+# Studio ("does not support images", "vision").
+_NO_IMAGES = re.compile(r"image|vision|multimodal|mmproj", re.I)
+IMAGES_NOTICE = "This model does not accept images: images from tools are described to it."
 STREAM_TOOLS_NOTICE = "This server cannot stream tool calls; replies arrive whole."
 STREAM_NOTICE = "This server cannot stream replies; they arrive whole."
 _OPTION_NOTICES = {
@@ -185,8 +191,9 @@ class OpenAIProvider:
         for name in caps.dropped:
             options.pop(name, None)
         stream = self._stream and (caps.stream_tools if "tools" in options else caps.stream)
+        sent = [dict(message) for message in messages]
         request = _Request(
-            self.model, [dict(message) for message in messages], options, stream, on_wait
+            self.model, sent if caps.images else without_images(sent), options, stream, on_wait
         )
         try:
             response = self._ask(request, on_text, cancel)
@@ -216,6 +223,8 @@ class OpenAIProvider:
                 return response
             if cancel is not None and cancel.cancelled:
                 raise OperationCancelledError from err
+            if not shown.any and self._drop_images(err, request):
+                continue
             if not shown.any and self._drop_rejected_option(err, request):
                 continue
             if request.stream and not shown.any and (shown.opened or _broken_stream(err)):
@@ -279,6 +288,19 @@ class OpenAIProvider:
                 )
                 return True
         return False
+
+    def _drop_images(self, err: Exception, request: _Request) -> bool:
+        """If `err` refuses the images `request` holds, describe them instead and remember."""
+        if not isinstance(err, openai.APIStatusError) or err.status_code not in _REJECTING:
+            return False
+        if is_overflow(err) or not has_images(request.messages):
+            return False
+        if not _NO_IMAGES.search(error_text(err)):
+            return False
+        log.info("The server refused images; asking again with them described.")
+        request.messages = without_images(request.messages)
+        self._memory.learn(self._key, IMAGES_NOTICE, images=False)
+        return True
 
     def _learn_whole(self, request: _Request, response: ChatResponse) -> None:
         """A whole answer worked where the stream failed: stream no more (for such requests)."""

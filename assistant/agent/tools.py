@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, get_args, get_origin, get_type_hints
 
 from assistant.agent.cancel import OperationCancelledError
+from assistant.agent.tool_images import ToolImage
 from assistant.errors import ToolError
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,14 @@ class External:
     server: str
     name: str  # the server's own name of the tool
     asks: bool  # it may change things: the user allows it in the chat before it runs
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a tool returns when it has images besides its text (an MCP tool's result)."""
+
+    text: str
+    images: tuple[ToolImage, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -190,6 +199,10 @@ class ToolRegistry:
 
     def call(self, name: str, raw_arguments: str, context: Mapping[str, Any]) -> str:
         """Run a tool call from the model and return its result as text; ToolError on failure."""
+        return self.run(name, raw_arguments, context).text
+
+    def run(self, name: str, raw_arguments: str, context: Mapping[str, Any]) -> ToolOutput:
+        """Run a tool call from the model: its text and images; ToolError on failure."""
         found = self._tools.get(name)
         if found is None:
             available = ", ".join(self._tools) or "none"
@@ -209,7 +222,7 @@ class ToolRegistry:
         except Exception as exc:
             log.warning("Tool %s failed", name, exc_info=True)
             raise ToolError(f"{name} failed: {str(exc) or type(exc).__name__}") from exc
-        return _to_text(result)
+        return result if isinstance(result, ToolOutput) else ToolOutput(_to_text(result))
 
 
 def _parse_docstring(name: str, doc: str) -> tuple[str, dict[str, str]]:

@@ -10,6 +10,7 @@ part to a model that accepts images, and is refused with a clear line otherwise.
 from __future__ import annotations
 
 import base64
+import hashlib
 import logging
 import shutil
 import uuid
@@ -18,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assistant.agent.tool_images import EXTENSIONS, ToolImage
 from assistant.errors import AssistantError
-from assistant.fileio import atomic_write_with, reason
+from assistant.fileio import atomic_write_bytes, atomic_write_with, reason
 from assistant.knowledge.formats import IMAGE_TYPES, FileKind, kind_of
 from assistant.knowledge.index import FileIndex
 from assistant.knowledge.reading import Chunk, UnreadableFileError, read_file
@@ -28,6 +30,7 @@ from assistant.memory.messages import estimate_tokens
 log = logging.getLogger(__name__)
 
 ATTACHMENTS_DIR = "attachments"
+TOOL_IMAGES_DIR = "tool-images"  # in a conversation's folder: images its tools returned
 MAX_ATTACHMENT_MB = 20  # what OpenAI takes for an image; text this size is summarized anyway
 KINDS_IN_WORDS = "text, Markdown, source code, PDF and images (PNG, JPEG, GIF, WebP)"
 
@@ -113,11 +116,28 @@ class AttachmentStore:
         """The attachments of a conversation (in no particular order)."""
         found = []
         for folder in sorted((self.directory / conversation_id).glob("*")):
+            if folder.name == TOOL_IMAGES_DIR:
+                continue
             for path in folder.iterdir():
                 kind = kind_of(path)
                 if kind is not None and not path.name.startswith("."):
                     found.append(Attachment(path, path.stat().st_size, kind, _pages(path, kind)))
         return found
+
+    def save_tool_image(self, conversation_id: str, image: ToolImage) -> str:
+        """Keep an image a tool returned in the conversation (it goes with it); its file name,
+        made of its content's hash (saved once however often returned). OSError if it cannot."""
+        data = base64.b64decode(image.data)
+        name = f"{hashlib.sha1(data).hexdigest()}.{EXTENSIONS[image.mime_type]}"
+        path = self.directory / conversation_id / TOOL_IMAGES_DIR / name
+        if not path.exists():
+            atomic_write_bytes(path, data)
+        return name
+
+    def tool_image(self, conversation_id: str, name: str) -> Path | None:
+        """The file of an image `save_tool_image` kept, if it is there."""
+        path = self.directory / conversation_id / TOOL_IMAGES_DIR / Path(name).name
+        return path if path.is_file() else None
 
     def drop(self, conversation_id: str) -> None:
         """Delete a conversation's attachments (it was deleted)."""

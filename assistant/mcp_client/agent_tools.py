@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -20,12 +21,16 @@ from jsonschema.validators import validator_for
 
 from assistant.agent.builtin_tools import ToolContext
 from assistant.agent.prompt import fence
-from assistant.agent.tools import External, Tool
+from assistant.agent.tool_images import IMAGES_LINE, ToolImage
+from assistant.agent.tools import External, Tool, ToolOutput
 from assistant.errors import ToolError
 from assistant.mcp_client.manager import McpManager
 from assistant.mcp_client.selection import ToolIndex
 from assistant.mcp_client.status import McpTool
 
+log = logging.getLogger(__name__)
+
+ImageSaver = Callable[[str, ToolImage], str]  # (conversation id, image) -> its file name
 SELECT_ABOVE = 20  # enabled tools; above, each turn is offered a selection
 SELECTED = 8  # tools offered per turn when selecting (and found per search)
 DESCRIPTION_CHARS = 600  # a server's long description is cut: every turn pays for it
@@ -64,8 +69,10 @@ class McpToolSource:
         disabled: Iterable[str] = (),
         trusted: Iterable[str] = (),
         on_trust: Callable[[str], None] = lambda key: None,
+        save_image: ImageSaver | None = None,
     ) -> None:
         self._manager = manager
+        self._save_image = save_image  # keeps a result's images for the chat
         self._index = index
         self._disabled = frozenset(disabled)  # `server/tool` keys switched off
         self._trusted = set(trusted)  # `server/tool` keys always allowed
@@ -104,12 +111,15 @@ class McpToolSource:
                 raise ToolError(f"{full_name}: {_problem(errors[0])}")
             return dict(arguments)
 
-        def call(arguments: dict[str, Any], context: ToolContext) -> str:
+        def call(arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
             result = manager.call(server, name, arguments, context.cancel)
             text = fence(f"MCP server {server}", result.text)
             if result.is_error:
                 raise ToolError(f"{server} · {name} returned an error:\n{text}")
-            return text
+            saved = self._saved(context.conversation_id, result.images)
+            if saved:  # after the fence: a server cannot write this line
+                text += f"\n{IMAGES_LINE}{', '.join(saved)}"
+            return ToolOutput(text, result.images)
 
         description = item.description or item.title or name
         if len(description) > DESCRIPTION_CHARS:
@@ -123,6 +133,16 @@ class McpToolSource:
             check=check,
             external=External(server, name, asks=self._asks(item)),
         )
+
+    def _saved(self, conversation_id: str, images: tuple[ToolImage, ...]) -> list[str]:
+        """Keep the images in the conversation; their file names (none if they cannot be)."""
+        if self._save_image is None or not images:
+            return []
+        try:
+            return [self._save_image(conversation_id, image) for image in images]
+        except OSError as exc:  # the model still sees them; only the chat's copy is missing
+            log.warning("Could not keep a tool's images: %s", exc)
+            return []
 
     def _asks(self, item: McpTool) -> bool:
         return item.may_change_things and item.key not in self._trusted

@@ -20,6 +20,7 @@ from assistant.agent import events
 from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.confirm import Choice, Confirmations
 from assistant.agent.events import AgentEvent, Failed
+from assistant.agent.tool_images import ToolImage, saved_names
 from assistant.errors import AssistantError
 from assistant.memory import ConversationNotFoundError, ConversationStore
 from assistant.priority import lower_this_thread
@@ -29,7 +30,16 @@ if TYPE_CHECKING:
     from assistant.agent.loop import Agent, Upkeep
     from assistant.agent.reflection import Reflection
 
-__all__ = ["AgentEvent", "AgentWorker", "Reflection", "events", "pinned_overflow", "reflect"]
+__all__ = [
+    "AgentEvent",
+    "AgentWorker",
+    "Reflection",
+    "ToolImage",
+    "events",
+    "pinned_overflow",
+    "reflect",
+    "saved_names",
+]
 
 log = logging.getLogger(__name__)
 

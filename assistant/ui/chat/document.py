@@ -11,7 +11,7 @@ reply in progress (`reply.py`) streams.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtGui import (
     QFont,
@@ -28,8 +28,10 @@ from assistant.knowledge import Citation, citations_in
 from assistant.memory import Conversation, Message
 from assistant.ui import theme
 from assistant.ui.chat.markdown import MarkdownRenderer
+from assistant.ui.chat.thumbnails import ImageLookup, insert_thumbnails, thumbnails
 from assistant.ui.chat.tool_summary import MemoryLookup, summarize
 from assistant.ui.wording import shorten
+from assistant.ui.worker import ToolImage
 
 Versions = dict[str, list[Message]]  # message id -> it and its siblings (`Conversation.versions`)
 CHIP_CHARS = 40
@@ -63,10 +65,12 @@ class ChatDocument:
         palette: Callable[[], QPalette],
         memory_text: MemoryLookup,
         renderer: MarkdownRenderer,
+        tool_image: ImageLookup | None = None,
     ) -> None:
         self.document = document
         self._palette = palette
         self._memory_text = memory_text
+        self._tool_image = tool_image  # the images tools returned, as the conversation keeps them
         self.renderer = renderer
         self.positions: dict[str, int] = {}  # message id -> where it is shown
         self.texts: dict[str, str] = {}  # message id -> its Markdown, for the copy links
@@ -223,8 +227,10 @@ class ChatDocument:
         result: str | None,
         *,
         ok: bool,
+        images: Sequence[ToolImage] = (),
     ) -> None:
-        """A tool call in words (running while `result` is None), with its details if expanded."""
+        """A tool call in words (running while `result` is None), the thumbnails of the images
+        it returned (`images`, else those its result kept), its details if expanded."""
         fmt = QTextBlockFormat()
         fmt.setTopMargin(2)
         fmt.setBottomMargin(2)
@@ -244,6 +250,8 @@ class ChatDocument:
                 cursor.insertText(label, self.link(small, f"memory:{summary.memory_id}"))
             else:
                 cursor.insertText(label, small)
+        if ok and result is not None:
+            insert_thumbnails(cursor, self.document, thumbnails(result, images, self._tool_image))
         if expanded:
             mono = QTextCharFormat(small)
             mono.setFontFamilies(["monospace"])

@@ -7,11 +7,14 @@ come from the saved messages.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtGui import QTextCursor
 
 from assistant.memory import Conversation
 from assistant.ui.chat.document import ERROR_MARK, KEEP, ChatDocument, turns
 from assistant.ui.chat.stream import StreamingMarkdown
+from assistant.ui.worker import ToolImage
 
 
 class ReplyInProgress:
@@ -79,8 +82,10 @@ class ReplyInProgress:
         self._tool_args[call_id] = (name, arguments)
         self._doc.tool_line(cursor, call_id, name, arguments, None, ok=True)
 
-    def finish_tool_call(self, call_id: str, result: str, ok: bool) -> None:
-        """Replace the running tool line with its result (it is the last thing shown)."""
+    def finish_tool_call(
+        self, call_id: str, result: str, ok: bool, images: Sequence[ToolImage] = ()
+    ) -> None:
+        """Replace the running tool line with its result and images (the last thing shown)."""
         start = self._tool_start.pop(call_id, None)
         name, arguments = self._tool_args.pop(call_id, ("", ""))
         if start is None:
@@ -88,7 +93,7 @@ class ReplyInProgress:
         cursor = self._doc.content_end()
         cursor.setPosition(start, KEEP)
         cursor.removeSelectedText()
-        self._doc.tool_line(cursor, call_id, name, arguments, result, ok=ok)
+        self._doc.tool_line(cursor, call_id, name, arguments, result, ok=ok, images=images)
 
     def shift(self, delta: int) -> None:
         """`delta` characters were inserted before everything shown: move the marks along."""

@@ -41,7 +41,14 @@ log = logging.getLogger(__name__)
 TITLE_WORDS = 7
 TEXT_FLUSH_MS = 30  # streamed text is shown in batches at most this often
 ARGUMENTS_CHARS = 80  # of a tool's arguments, in the question before it runs
-_REPLAYED = events.TextDelta | events.ToolCallStarted | events.ToolCallFinished
+# What a reply showed, shown again when its conversation is shown again mid-reply (a question
+# waiting for the user's answer too, until it is answered).
+_REPLAYED = (
+    events.TextDelta
+    | events.ToolCallStarted
+    | events.ToolCallFinished
+    | events.ConfirmationRequested
+)
 _ENDS = events.Finished | events.Failed | events.Cancelled
 
 
@@ -104,6 +111,7 @@ class ChatSession(QObject):
         worker.busy_changed.connect(self._on_busy)
         # Direct: the worker's thread is blocked in the turn that waits for this answer.
         chat.confirmation_answered.connect(worker.confirm, Qt.ConnectionType.DirectConnection)
+        chat.confirmation_answered.connect(self._on_answered)
         chat.retry_requested.connect(self.retry)
         chat.regenerate_requested.connect(self.regenerate)
         chat.branch_requested.connect(self.choose_branch)
@@ -332,6 +340,10 @@ class ChatSession(QObject):
         if event.conversation_id != self._shown:
             if isinstance(event, events.MemoryEdited):  # its line shows with the conversation
                 self._memory_edits.record(event.conversation_id, event.edit)
+            elif isinstance(event, events.ConfirmationRequested):  # asked there when shown
+                held = self._held.get(event.conversation_id)
+                where = f" in “{held.title}”" if held is not None else ""
+                self.notice.emit(f"{event.server} · {event.tool} waits for your answer{where}.")
             return
         if not isinstance(event, events.TextDelta | events.Waiting):
             self._show_pending_text()
@@ -352,7 +364,7 @@ class ChatSession(QObject):
         self._chat.start_tool_call(event.call_id, event.name, event.arguments)
 
     def _on_tool_finished(self, event: events.ToolCallFinished) -> None:
-        self._chat.finish_tool_call(event.call_id, event.result, event.ok)
+        self._chat.finish_tool_call(event.call_id, event.result, event.ok, event.images)
 
     def _on_confirmation(self, event: events.ConfirmationRequested) -> None:
         """A tool of an MCP server may change things: the reply waits for the user's answer."""
@@ -362,6 +374,14 @@ class ChatSession(QObject):
             f"⚠ {event.server} · {event.tool} may change things ({arguments}). Run it?",
             [("Allow once", "once"), ("Always allow this tool", "always"), ("Deny", "deny")],
         )
+
+    def _on_answered(self, call_id: str, _choice: str) -> None:
+        """A question was answered: shown again, the reply no longer asks it."""
+        self._reply = [
+            e
+            for e in self._reply
+            if not (isinstance(e, events.ConfirmationRequested) and e.call_id == call_id)
+        ]
 
     def _on_memory_edited(self, event: events.MemoryEdited) -> None:
         self._memory_edits.show(event.conversation_id, event.edit)
@@ -405,7 +425,9 @@ class ChatSession(QObject):
             if isinstance(event, events.ToolCallStarted):
                 self._chat.start_tool_call(event.call_id, event.name, event.arguments)
             elif isinstance(event, events.ToolCallFinished):
-                self._chat.finish_tool_call(event.call_id, event.result, event.ok)
+                self._chat.finish_tool_call(event.call_id, event.result, event.ok, event.images)
+            elif isinstance(event, events.ConfirmationRequested):
+                self._on_confirmation(event)
         if text:
             self._chat.append_delta("".join(text))
 

@@ -30,7 +30,9 @@ from assistant.ui.chat.code_scroll import CodeScroll
 from assistant.ui.chat.document import ERROR_MARK, KEEP, ChatDocument, Versions, turns
 from assistant.ui.chat.markdown import CODE_LINK, MarkdownRenderer, plain_text
 from assistant.ui.chat.reply import ReplyInProgress
+from assistant.ui.chat.thumbnails import ImageLookup
 from assistant.ui.chat.tool_summary import MemoryLookup
+from assistant.ui.worker import ToolImage
 
 TAIL_GROUPS = 40  # the turns (a message, or a reply with its tools) a conversation opens with
 EARLIER_GROUPS = 60  # and how many more each scroll to the top renders
@@ -49,7 +51,13 @@ class ChatView(QTextBrowser):
     rendered = Signal(str)  # a conversation was drawn anew from its saved messages
     confirmation_answered = Signal(str, str)  # tool call id, "once" | "always" | "deny"
 
-    def __init__(self, memory_text: MemoryLookup, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        memory_text: MemoryLookup,
+        parent: QWidget | None = None,
+        *,
+        tool_image: ImageLookup | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("chatView")
         self.setAccessibleName("Conversation")
@@ -64,7 +72,11 @@ class ChatView(QTextBrowser):
         self.document().setDocumentMargin(16)
         self._code_scroll = CodeScroll(self)
         self._doc = ChatDocument(
-            self.document(), self.palette, memory_text, MarkdownRenderer(self, self.palette)
+            self.document(),
+            self.palette,
+            memory_text,
+            MarkdownRenderer(self, self.palette),
+            tool_image,
         )
         self._reply = ReplyInProgress(self._doc)
         self._asking: dict[str, int] = {}  # tool call id -> where its question starts
@@ -216,9 +228,11 @@ class ChatView(QTextBrowser):
         self._reply.start_tool_call(call_id, name, arguments)
         self._scroll_to_end()
 
-    def finish_tool_call(self, call_id: str, result: str, ok: bool) -> None:
-        """Replace the running tool line with its result (it is the last thing shown)."""
-        self._reply.finish_tool_call(call_id, result, ok)
+    def finish_tool_call(
+        self, call_id: str, result: str, ok: bool, images: Sequence[ToolImage] = ()
+    ) -> None:
+        """Replace the running tool line with its result and the thumbnails of its images."""
+        self._reply.finish_tool_call(call_id, result, ok, images)
 
     def ask_to_run(self, call_id: str, question: str, choices: Sequence[tuple[str, str]]) -> None:
         """Under a running tool line: `question` and a link per (label, choice); the first

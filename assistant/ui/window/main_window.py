@@ -161,7 +161,7 @@ class MainWindow(QMainWindow):
         self.conversations.setMinimumWidth(LIST_MIN_WIDTH)
         self.sidebar = MemorySidebar(workspace, self.bridge, self)
         self.sidebar.setMinimumWidth(SIDEBAR_MIN_WIDTH)
-        self.chat = ChatView(self._memory_text, self.stack)
+        self.chat = ChatView(self._memory_text, self.stack, tool_image=self._tool_image)
         self.memory_edits = MemoryEditLines(self.chat, workspace.memory, self)
         self.find_bar = FindBar(self.chat, self.chat_pane, before_find=self.chat.load_all)
         self.welcome = welcome_panel(self.open_settings, self.stack)
@@ -377,6 +377,11 @@ class MainWindow(QMainWindow):
         dialog.chosen.connect(self.show_message)
         dialog.exec()
         dialog.deleteLater()
+
+    def _tool_image(self, name: str) -> Path | None:
+        """An image a tool returned in the conversation shown, as the conversation keeps it."""
+        shown = self.session.conversation_id
+        return None if shown is None else self.workspace.attachments.tool_image(shown, name)
 
     def _memory_text(self, memory_id: str) -> str | None:
         item = self.workspace.memory.get(memory_id)
