@@ -61,7 +61,7 @@ def item(page: McpPage, *path: str) -> QTreeWidgetItem:
 
 
 def test_statuses_and_tools_show(qtbot: QtBot, page: McpPage) -> None:
-    qtbot.waitUntil(lambda: item(page, "shop").text(1).startswith("ready · 8 tools"), timeout=60000)
+    qtbot.waitUntil(lambda: item(page, "shop").text(1).startswith("ready · 9 tools"), timeout=60000)
     assert item(page, "typo").text(1).startswith("failed: MCP server 'typo': unknown field(s)")
     assert item(page, "shop", "refund_order").text(1) == "asks before it runs"
     assert item(page, "shop", "lookup_order").text(1) == ""
@@ -70,7 +70,7 @@ def test_statuses_and_tools_show(qtbot: QtBot, page: McpPage) -> None:
 
 
 def test_tool_and_server_switches_are_saved(qtbot: QtBot, page: McpPage, data_dir: Path) -> None:
-    qtbot.waitUntil(lambda: item(page, "shop").childCount() == 8, timeout=60000)
+    qtbot.waitUntil(lambda: item(page, "shop").childCount() == 9, timeout=60000)
     item(page, "shop", "lookup_order").setCheckState(0, Qt.CheckState.Unchecked)
     saved, _ = Settings.load(settings_file(data_dir))
     assert saved.mcp_tools_off == ["shop/lookup_order"]
@@ -154,3 +154,40 @@ def test_import_from_claude_desktop(
     config = McpConfig.load(data_dir / "mcp.json")
     assert config.servers["files"].args == ("fs",)
     assert config.servers["shop"].command != "other"
+
+
+def test_the_page_is_a_page_of_the_settings_dialog(
+    qtbot: QtBot, data_dir: Path, messages: list[str]
+) -> None:
+    from PySide6.QtWidgets import QTabWidget
+
+    from assistant.ui.settings.dialog import SettingsDialog
+
+    write_config(data_dir, {"shop": stdio("shop")})
+    workspace = Workspace.open(data_dir)
+    workspace.mcp.start()
+    try:
+        dialog = SettingsDialog(workspace)
+        qtbot.addWidget(dialog)
+        tabs = dialog.findChild(QTabWidget, "settingsPages")
+        assert tabs is not None
+        titles = [tabs.tabText(i) for i in range(tabs.count())]
+        assert titles[-1] == "MCP servers"
+        page = tabs.widget(titles.index("MCP servers"))
+        assert isinstance(page, McpPage) and page in dialog.pages
+        tabs.setCurrentWidget(page)
+        qtbot.waitUntil(lambda: item(page, "shop").text(1).startswith("ready"), timeout=60000)
+        # Its changes apply at once (the page says so): Cancel does not take them back.
+        item(page, "shop", "lookup_order").setCheckState(0, Qt.CheckState.Unchecked)
+        dialog.reject()
+        saved, _ = Settings.load(settings_file(data_dir))
+        assert saved.mcp_tools_off == ["shop/lookup_order"]
+        # And OK on another page keeps them.
+        again = SettingsDialog(workspace)
+        qtbot.addWidget(again)
+        again.accept()
+        saved, _ = Settings.load(settings_file(data_dir))
+        assert saved.mcp_tools_off == ["shop/lookup_order"]
+    finally:
+        workspace.close()
+        wait_until(lambda: server_processes(data_dir) == [])

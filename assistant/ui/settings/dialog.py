@@ -1,6 +1,7 @@
-"""The settings dialog: pages of settings (the model server and key, memory), saved only on OK.
+"""The settings dialog: pages of settings (the model server and key, memory, MCP servers),
+saved only on OK (the MCP servers page applies its changes at once, and says so).
 
-Each page is a `SettingsPage` (`page.py`); a new page is one more entry in `_pages`.
+Each page is a `SettingsPage` (`page.py`); a new page is one more entry in `pages`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
 from assistant.errors import AssistantError
 from assistant.settings import Settings
 from assistant.ui.settings.form import SettingsForm, align_labels
+from assistant.ui.settings.mcp_page import McpPage
 from assistant.ui.settings.memory_page import MemoryPage
 from assistant.ui.settings.model_page import ModelPage
 from assistant.ui.settings.page import SettingsPage
@@ -43,6 +45,7 @@ class SettingsDialog(QDialog):
         self.pages: list[SettingsPage] = [
             ModelPage(workspace.settings, workspace.credentials),
             MemoryPage(),
+            McpPage(workspace),
         ]
         # Before the pages are tabs: a tab widget asks their sizes at once.
         align_labels(form for page in self.pages for form in page.findChildren(SettingsForm))
@@ -59,9 +62,6 @@ class SettingsDialog(QDialog):
         )
         self._buttons.accepted.connect(self.accept)
         self._buttons.rejected.connect(self.reject)
-        mcp = self._buttons.addButton("MCP servers…", QDialogButtonBox.ButtonRole.ActionRole)
-        mcp.setObjectName("mcpServersButton")
-        mcp.clicked.connect(self._open_mcp)
         layout = QVBoxLayout(self)
         layout.setSpacing(12)
         layout.addWidget(self._tabs)
@@ -75,11 +75,6 @@ class SettingsDialog(QDialog):
         layout.activate()
         layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
         self.setMinimumSize(layout.totalMinimumSize())
-
-    def _open_mcp(self) -> None:
-        from assistant.ui.settings.mcp_page import McpDialog
-
-        McpDialog(self._workspace, self).exec()
 
     def sizeHint(self) -> QSize:  # noqa: N802 - a Qt override
         """Wide enough for long URLs and model names without stretching the window."""

@@ -1,6 +1,10 @@
-"""Settings for MCP servers: each with its status and tool switches; add, edit, remove,
-enable, restart, and import Claude Desktop's servers. Changes are saved at once (mcp.json, and
-the tool switches in the settings) and the servers follow them."""
+"""The MCP servers page of the settings: each server with its status and tool switches; add,
+edit, remove, enable, restart, and import Claude Desktop's servers.
+
+Unlike the other pages, its changes are saved at once (mcp.json, and the tool switches in the
+settings) and the servers follow them: a server's status is only known once it runs, and the
+page says so.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,6 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QDialog,
-    QDialogButtonBox,
     QHBoxLayout,
     QMessageBox,
     QPlainTextEdit,
@@ -31,8 +33,15 @@ from assistant.mcp_client.config import (
 from assistant.mcp_client.manager import mcp_secret_name
 from assistant.mcp_client.status import McpTool, ServerStatus
 from assistant.paths import settings_file
+from assistant.ui.settings.form import note
 from assistant.ui.settings.mcp_server_dialog import ServerDialog
+from assistant.ui.settings.page import SettingsPage
 from assistant.workspace import Workspace
+
+ABOUT = (
+    "Tools from MCP servers, for the model to use. Changes here apply at once. A tool that "
+    "may change things asks in the chat before it runs."
+)
 
 _SERVER = Qt.ItemDataRole.UserRole  # a server item's name
 _TOOL = Qt.ItemDataRole.UserRole + 1  # a tool item's `server/tool` key
@@ -44,8 +53,10 @@ class _Relay(QObject):
     changed = Signal(object)  # ServerStatus
 
 
-class McpPage(QWidget):
+class McpPage(SettingsPage):
     """The MCP servers of the workspace."""
+
+    title = "MCP servers"
 
     def __init__(self, workspace: Workspace, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -68,6 +79,7 @@ class McpPage(QWidget):
         buttons.addStretch(1)
         self.import_button = self._button("Import from Claude Desktop", self.import_claude, buttons)
         layout = QVBoxLayout(self)
+        layout.addWidget(note(self, text=ABOUT))
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.detail)
         layout.addLayout(buttons)
@@ -246,22 +258,6 @@ class McpPage(QWidget):
             self._workspace.settings.save(settings_file(self._workspace.root))
         except AssistantError as exc:
             QMessageBox.warning(self, "MCP servers", str(exc))
-
-
-class McpDialog(QDialog):
-    """The MCP page in a window of its own (from Settings)."""
-
-    def __init__(self, workspace: Workspace, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("mcpDialog")
-        self.setWindowTitle("MCP servers")
-        self.page = McpPage(workspace, self)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.page)
-        layout.addWidget(buttons)
-        self.resize(640, 460)
 
 
 def _describe(status: ServerStatus, config: McpConfig) -> str:
