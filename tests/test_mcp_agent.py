@@ -26,12 +26,13 @@ from assistant.agent.loop import (
     Agent,
     AgentConfig,
 )
-from assistant.mcp_client.agent_tools import McpToolSource, model_name, split_name
+from assistant.mcp_client.agent_tools import McpToolSource, model_name, split_name, unique_names
 from assistant.mcp_client.manager import McpManager
 from assistant.mcp_client.selection import ToolIndex
 from assistant.memory import ConversationStore
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.working import WorkingMemoryStore
+from tests.mcp_helpers import running, stdio, wait_state, write_config
 from tests.scripted import ScriptedProvider, calls
 
 pytestmark = pytest.mark.slow
@@ -116,6 +117,27 @@ def test_names_keep_the_servers_tool_name_and_fit_the_api() -> None:
     long = model_name("s" * 80, "search_everything")
     assert len(long) <= 64 and long.endswith("__search_everything")
     assert model_name("a" * 80, "x") != model_name("a" * 81, "x")
+
+
+def test_tools_whose_names_collide_are_each_offered_and_reach_their_server(
+    data_dir: Path,
+) -> None:
+    # "my files" and "my_files" are both "my_files" once made safe for the API.
+    write_config(data_dir, {"my files": stdio("shop"), "my_files": stdio("shop")})
+    with running(data_dir) as manager:
+        for name in ("my files", "my_files"):
+            assert wait_state(manager, name, "ready", "failed").state == "ready"
+        names = unique_names(manager.tools())
+        first, second = names["my files/lookup_order"], names["my_files/lookup_order"]
+        assert first == "my_files__lookup_order" != second
+        assert second.endswith("__lookup_order") and len(second) <= 64
+        t = Turns(data_dir, manager)
+        t.provider.enqueue(calls((second, {"order_id": "A-17"})), "It shipped.")
+        t.turn("Where is order A-17?")
+        offered = t.offered()
+        assert first in offered and second in offered
+        (done,) = t.of(ToolCallFinished)
+        assert done.ok and done.result.startswith('<data source="MCP server my_files">')
 
 
 def test_switched_off_tools_are_not_offered(data_dir: Path, mcp_shop: McpManager) -> None:

@@ -39,17 +39,34 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 MAX_NAME = 64
 
 
-def model_name(server: str, tool: str) -> str:
-    """The name the model calls a server's tool by: `server__tool`, made safe and short."""
+def model_name(server: str, tool: str, *, distinct: bool = False) -> str:
+    """The name the model calls a server's tool by: `server__tool`, made safe and short.
+
+    `distinct`: with a digest of the real names after the server's, for a name that another
+    tool has already (server names that differ only in characters made safe: "my files" and
+    "my_files").
+    """
     safe_server, safe_tool = _UNSAFE.sub("_", server), _UNSAFE.sub("_", tool)
     name = f"{safe_server}__{safe_tool}"
-    if len(name) <= MAX_NAME:
+    if len(name) <= MAX_NAME and not distinct:
         return name
     digest = hashlib.sha1(f"{server}\0{tool}".encode()).hexdigest()[:6]
     room = MAX_NAME - len(safe_tool) - len(digest) - 3
     if room >= 1:
         return f"{safe_server[:room]}{digest}__{safe_tool}"
     return f"{digest}__{safe_tool[: MAX_NAME - len(digest) - 2]}"
+
+
+def unique_names(tools: Iterable[McpTool]) -> dict[str, str]:
+    """The model's name of each tool (by `server/tool` key), no two the same."""
+    names: dict[str, str] = {}
+    for tool in tools:
+        name = model_name(tool.server, tool.name)
+        if name in names.values():
+            name = model_name(tool.server, tool.name, distinct=True)
+            log.warning("MCP tool %s is offered as %s: its usual name is taken", tool.key, name)
+        names[tool.key] = name
+    return names
 
 
 def split_name(name: str) -> tuple[str, str] | None:
@@ -86,12 +103,13 @@ class McpToolSource:
         """Every enabled tool; beyond SELECT_ABOVE all but the relevant ones hidden, and the
         `find_tools` search offered."""
         enabled = self.enabled()
-        tools = [self._tool(item) for item in enabled]
+        names = unique_names(enabled)
+        tools = [self._tool(item, names[item.key]) for item in enabled]
         if len(enabled) <= SELECT_ABOVE:
             return tools, frozenset()
-        chosen = {model_name(t.server, t.name) for t in self._index.rank(query, enabled, SELECTED)}
+        chosen = {names[t.key] for t in self._index.rank(query, enabled, SELECTED)}
         hidden = frozenset(t.name for t in tools) - chosen
-        return [*tools, self._finder(enabled)], hidden
+        return [*tools, self._finder(enabled, names)], hidden
 
     def trust(self, tool: Tool) -> None:
         """Remember that the user always allows this tool."""
@@ -100,10 +118,9 @@ class McpToolSource:
             self._trusted.add(key)
             self._on_trust(key)
 
-    def _tool(self, item: McpTool) -> Tool:
+    def _tool(self, item: McpTool, full_name: str) -> Tool:
         manager, server, name = self._manager, item.server, item.name
         validator = validator_for(item.input_schema)(item.input_schema)
-        full_name = model_name(server, name)
 
         def check(arguments: Mapping[str, Any]) -> dict[str, Any]:
             errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: e.path)
@@ -147,19 +164,15 @@ class McpToolSource:
     def _asks(self, item: McpTool) -> bool:
         return item.may_change_things and item.key not in self._trusted
 
-    def _finder(self, enabled: list[McpTool]) -> Tool:
+    def _finder(self, enabled: list[McpTool], names: Mapping[str, str]) -> Tool:
         index = self._index
 
         def find(arguments: dict[str, Any], context: ToolContext) -> str:
             found = index.rank(str(arguments["query"]), enabled, SELECTED)
             if not found:
                 return "No tool matches; try other words."
-            names = [model_name(t.server, t.name) for t in found]
-            context.revealed.update(names)
-            lines = [
-                f"- {n}: {t.description or t.title or t.name}"
-                for n, t in zip(names, found, strict=True)
-            ]
+            context.revealed.update(names[t.key] for t in found)
+            lines = [f"- {names[t.key]}: {t.description or t.title or t.name}" for t in found]
             return "These tools can be called now:\n" + fence("tool search", "\n".join(lines))
 
         schema = {
