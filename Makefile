@@ -57,6 +57,7 @@ bench: $(DEV_STAMP)
 	$(BIN)/python -m tests.bench.import_bench
 	$(BIN)/python -m tests.bench.knowledge_bench
 	$(BIN)/python -m tests.bench.mcp_bench
+	$(BIN)/python -m tests.bench.mcp_server_bench
 	$(BIN)/python -m tests.bench.recall_bench --ablation --scale 100000
 
 # The app core against real llama-cpp-python servers (slow the first time: it compiles). Not in `test`.

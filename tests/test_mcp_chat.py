@@ -157,6 +157,7 @@ def test_a_question_waiting_for_the_user_is_asked_again_when_shown_again(
     cid = window.session.conversation_id
     assert cid is not None
     # Away and back: the question is there again, under the tool line that waits.
+    assert window.status.connection_label.text() == "Waiting for your answer…"
     window.new_conversation()
     assert asking() == [] and window.session.busy
     window.conversations.select(cid)
@@ -170,10 +171,36 @@ def test_a_question_waiting_for_the_user_is_asked_again_when_shown_again(
     assert window.chat.toPlainText().count("may change things") == 1
     # Answered after all that: the tool runs and the reply ends.
     click(window.chat, "confirm:once:")
+    assert window.status.connection_label.text() == "Thinking…"
     idle(qtbot, window)
     assert "▸ shop · Added note 'A-17'" in window.chat.toPlainText()
     tool = fake_openai.requests_to("/chat/completions")[1].body["messages"][-1]
     assert tool["content"].startswith('<data source="MCP server shop">\nNoted on A-17: gift')
+
+
+def test_a_question_asked_elsewhere_is_told_and_one_left_unanswered_says_so(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    from assistant.ui.worker import events
+
+    note = json.dumps({"order_id": "A-17", "note": "gift"})
+    fake_openai.enqueue(Reply.tool_calls(ToolCall("shop__add_note", note)))
+    send(qtbot, window, "Add a note")
+    qtbot.waitUntil(lambda: any(h.startswith("confirm:") for h in anchors(window.chat)))
+    cid = window.session.conversation_id
+    assert cid is not None
+    # Stopped before an answer: the question gives way to a line that says so.
+    window.stop()
+    idle(qtbot, window)
+    text = window.chat.toPlainText()
+    assert "may change things" not in text and "Not answered" in text
+    assert not any(h.startswith("confirm:") for h in anchors(window.chat))
+    # A question from a conversation not shown: the status bar says where it waits.
+    window.new_conversation()
+    asked = events.ConfirmationRequested(cid, "call_x", "shop__add_note", "shop", "add_note", "{}")
+    window.worker.agent_event.emit(asked)
+    qtbot.waitUntil(lambda: "waits for your answer" in window.statusBar().currentMessage())
+    assert window.statusBar().currentMessage() == "shop · add_note waits for your answer."
 
 
 def test_an_answered_question_is_not_asked_again(

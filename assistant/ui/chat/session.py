@@ -369,6 +369,7 @@ class ChatSession(QObject):
     def _on_confirmation(self, event: events.ConfirmationRequested) -> None:
         """A tool of an MCP server may change things: the reply waits for the user's answer."""
         arguments = shorten(" ".join(event.arguments.split()), ARGUMENTS_CHARS)
+        self.connection.emit("Waiting for your answer…", "")
         self._chat.ask_to_run(
             event.call_id,
             f"⚠ {event.server} · {event.tool} may change things ({arguments}). Run it?",
@@ -377,6 +378,7 @@ class ChatSession(QObject):
 
     def _on_answered(self, call_id: str, _choice: str) -> None:
         """A question was answered: shown again, the reply no longer asks it."""
+        self.connection.emit("Thinking…", "")
         self._reply = [
             e
             for e in self._reply

@@ -255,16 +255,21 @@ class ChatView(QTextBrowser):
 
     def _answer(self, value: str) -> None:
         choice, _, call_id = value.partition(":")
+        said = {"once": "Allowed once", "always": "Always allowed", "deny": "Not allowed"}
+        if self._settle(call_id, said.get(choice, choice)):
+            self.confirmation_answered.emit(call_id, choice)
+
+    def _settle(self, call_id: str, label: str) -> bool:
+        """Put `label` in place of the question about `call_id`; False if none is asked."""
         start = self._asking.pop(call_id, None)
         if start is None:  # answered already
-            return
+            return False
         cursor = self._doc.content_end()
         cursor.setPosition(start, KEEP)
         cursor.removeSelectedText()
         self._doc.new_block(cursor)
-        said = {"once": "Allowed once", "always": "Always allowed", "deny": "Not allowed"}
-        cursor.insertText(said.get(choice, choice), self._doc.small())
-        self.confirmation_answered.emit(call_id, choice)
+        cursor.insertText(label, self._doc.small())
+        return True
 
     def finish_reply(self, conversation: Conversation, error: str | None = None) -> None:
         """The turn is over (done, stopped or failed): show the reply as saved.
@@ -273,6 +278,8 @@ class ChatView(QTextBrowser):
         """
         at_bottom = self._at_bottom()
         self._conversation = conversation
+        for call_id in list(self._asking):  # the reply ended (stopped) before an answer
+            self._settle(call_id, "Not answered")
         if not self._reply.finish(conversation, error):  # not all of this turn is shown
             self.show_conversation(conversation)
         elif at_bottom:
