@@ -117,4 +117,3 @@ def test_stats_round_trip_in_a_message_and_bad_ones_are_named() -> None:
     raw["stats"] = {**stats.to_json(), "reply_tokens": "forty"}
     with pytest.raises(FieldError, match=r"stats\.reply_tokens"):
         Message.from_json(raw)
-
