@@ -179,23 +179,27 @@ class ProjectStore:
         instructions: str = "",
         isolated: bool = False,
         knowledge: Sequence[str] = (),
-        project_id: str | None = None,
-        created_at: str | None = None,
     ) -> Project:
-        """A new project, saved; ProjectExistsError if the name (or `project_id`) is taken,
-        ValueError for a bad name or instructions."""
+        """A new project, saved; ProjectExistsError if the name is taken, ValueError for a bad
+        name or instructions."""
         now = stamp()
-        project = Project.from_json(
-            {
-                "id": project_id or uuid.uuid4().hex,
-                "name": name,
-                "instructions": instructions,
-                "isolated": isolated,
-                "knowledge": list(knowledge),
-                "created_at": created_at or now,
-                "updated_at": now,
-            }
+        return self.insert(
+            Project.from_json(
+                {
+                    "id": uuid.uuid4().hex,
+                    "name": name,
+                    "instructions": instructions,
+                    "isolated": isolated,
+                    "knowledge": list(knowledge),
+                    "created_at": now,
+                    "updated_at": now,
+                }
+            )
         )
+
+    def insert(self, project: Project) -> Project:
+        """Save a project as it is (an import's); ProjectExistsError if its id or name is
+        taken."""
         with self._lock:
             if project.id in self._projects:
                 raise ProjectExistsError(f"A project with the id {project.id} exists already.")

@@ -207,6 +207,14 @@ class Workspace:
                 self.memory.move(item.id, None)
         self.projects.delete(project_id)
 
+    def adopt_instructions(self, instructions: Instructions) -> bool:
+        """Take an export's custom instructions if there are none here (nothing is replaced);
+        whether they were taken. StorageError if they cannot be saved."""
+        if instructions.empty or not self.settings.instructions().empty:
+            return False
+        self.set_instructions(instructions)
+        return True
+
     def agent_fingerprint(self) -> tuple[str, str | None, str | None]:
         """What the agent is built from (the settings but the window's state, the key, the
         server override): an agent is good for as long as this stays the same."""
