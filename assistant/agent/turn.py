@@ -12,7 +12,7 @@ from assistant.agent.chat import ToolCallRequest
 from assistant.agent.chat_scope import ChatScope
 from assistant.agent.events import EventSink
 from assistant.agent.tools import ToolRegistry
-from assistant.memory import Conversation, Message
+from assistant.memory import Conversation, Message, ReplyStats
 
 
 @dataclass
@@ -31,6 +31,7 @@ class Turn:
     prompt_tokens: int = 0  # the estimated size of the last prompt built
     calls: Counter[tuple[str, str]] = field(default_factory=Counter)  # by name and arguments
     scope: ChatScope = field(default_factory=ChatScope)  # its project, and the memories it sees
+    stats: ReplyStats | None = None  # of the last model call: its tokens and speed
 
     @property
     def cid(self) -> str:

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from assistant.memory.messages import Message, check_messages, estimate_tokens
     from assistant.memory.openai_embedder import OpenAIEmbedder
     from assistant.memory.ranking import SearchConfig
+    from assistant.memory.reply_stats import ReplyStats
     from assistant.memory.scopes import EVERYWHERE, MemoryScope, Scope
     from assistant.memory.semantic import MAX_TEXT_CHARS, ForgottenFactError, SemanticMemory
     from assistant.memory.topics import Topic, TopicStore
@@ -80,6 +81,7 @@ _MODULES = {
     "openai_embedder": ("OpenAIEmbedder",),
     "ranking": ("SearchConfig",),
     "scopes": ("EVERYWHERE", "MemoryScope", "Scope"),
+    "reply_stats": ("ReplyStats",),
     "semantic": ("MAX_TEXT_CHARS", "ForgottenFactError", "SemanticMemory"),
     "topics": ("Topic", "TopicStore"),
     "working": ("WorkingMemory", "WorkingMemoryStore"),
@@ -115,6 +117,7 @@ __all__ = [
     "Message",
     "OpenAIEmbedder",
     "Origin",
+    "ReplyStats",
     "Scope",
     "SearchConfig",
     "SearchHit",
