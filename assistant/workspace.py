@@ -30,6 +30,7 @@ from assistant.model_options import ModelOptions
 from assistant.notices import Notices
 from assistant.openai_client import OpenAIClients
 from assistant.paths import memory_dir, settings_file
+from assistant.projects import ProjectStore
 from assistant.settings import BASE_URL_ENV, LOCAL_EMBEDDING_MODEL, Settings
 
 if TYPE_CHECKING:
@@ -61,6 +62,7 @@ class Workspace:
     topics: TopicStore
     knowledge: Knowledge  # the knowledge folders (loaded and kept up to date by a service)
     attachments: AttachmentStore  # files attached to messages, by conversation
+    projects: ProjectStore  # projects: their names, instructions and knowledge folders
     warnings: list[str] = field(default_factory=list)
     notices: Notices = field(default_factory=Notices)
     capabilities: CapabilityMemory = field(init=False)
@@ -109,6 +111,7 @@ class Workspace:
             topics=TopicStore(memory_dir(root)),
             knowledge=Knowledge(root, embedder),
             attachments=AttachmentStore(root),
+            projects=ProjectStore(root),
             notices=notices,
             embedder=embedder,
             clients=clients,
@@ -123,6 +126,7 @@ class Workspace:
             *workspace.working.warnings,
             *workspace.topics.warnings,
             *workspace.knowledge.warnings,
+            *workspace.projects.warnings,
         ]
         return workspace
 
@@ -197,6 +201,25 @@ class Workspace:
         self.settings.instructions_about = instructions.about
         self.settings.instructions_answer = instructions.answer
 
+    def delete_project(self, project_id: str) -> None:
+        """Delete a project: its conversations move to no project and its memories become
+        global (each with a "moved" event), then its file goes."""
+        for info in self.conversations.all():
+            if info.project == project_id:
+                self.conversations.set_project(info.id, None)
+        for item in self.memory.all(state=None):
+            if item.project == project_id and item.state != "forgotten":
+                self.memory.move(item.id, None)
+        self.projects.delete(project_id)
+
+    def adopt_instructions(self, instructions: Instructions) -> bool:
+        """Take an export's custom instructions if there are none here (nothing is replaced);
+        whether they were taken. StorageError if they cannot be saved."""
+        if instructions.empty or not self.settings.instructions().empty:
+            return False
+        self.set_instructions(instructions)
+        return True
+
     def agent_fingerprint(self) -> tuple[str, str | None, str | None]:
         """What the agent is built from (the settings but the window's state, the key, the
         server override): an agent is good for as long as this stays the same."""
@@ -250,6 +273,7 @@ class Workspace:
             confirmations=confirmations,
             knowledge=self.knowledge,
             choose_model=self._turn_model,
+            projects=self.projects,
         )
 
     def _turn_model(self, conversation: Conversation) -> TurnModel:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from assistant.agent.builtin_tools import ToolContext
 from assistant.agent.cancel import CancelToken
 from assistant.agent.chat import ToolCallRequest
+from assistant.agent.chat_scope import ChatScope
 from assistant.agent.events import EventSink
 from assistant.agent.model_choice import TurnModel
 from assistant.agent.tools import ToolRegistry
@@ -31,6 +32,7 @@ class Turn:
     use_tools: bool = True  # False when the tool schemas would take too much of the budget
     prompt_tokens: int = 0  # the estimated size of the last prompt built
     calls: Counter[tuple[str, str]] = field(default_factory=Counter)  # by name and arguments
+    scope: ChatScope = field(default_factory=ChatScope)  # its project, and the memories it sees
     stats: ReplyStats | None = None  # of the last model call: its tokens and speed
 
     @property
