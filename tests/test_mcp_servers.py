@@ -67,6 +67,17 @@ def test_results_images_links_errors_and_a_10_mb_result(mcp_shop: McpManager) ->
     assert "The result was cut: it had 10,485,760 characters" in big.text
 
 
+def test_a_call_that_takes_too_long_is_given_up_with_a_clear_message(data_dir: Path) -> None:
+    write_config(data_dir, {"shop": stdio("shop")})
+    with running(data_dir, call_timeout=1) as manager:
+        wait_state(manager, "shop", "ready")
+        with pytest.raises(ToolError, match="MCP server 'shop' did not answer within 1 seconds"):
+            manager.call("shop", "hang", {}, CancelToken())
+        # The server still answers other calls.
+        answer = manager.call("shop", "lookup_order", {"order_id": "A-1"}, CancelToken())
+        assert "Order A-1" in answer.text
+
+
 def test_a_hanging_call_is_stopped_by_cancel(mcp_shop: McpManager) -> None:
     manager = mcp_shop
     cancel = CancelToken()

@@ -34,7 +34,6 @@ from assistant.mcp_client.status import McpTool, ServerFailedError, ServerStatus
 
 log = logging.getLogger(__name__)
 
-CALL_TIMEOUT = 300.0  # seconds for one tool call (a hang is stopped sooner by the reply's Stop)
 MAX_RESTARTS = 5  # restarts in a row after a crash; then the server stays failed
 STDERR_TAIL_CHARS = 2000
 MAX_TOOL_PAGES = 50
@@ -51,12 +50,14 @@ class Connection:
         *,
         start_timeout: float,
         first_backoff: float,
+        call_timeout: float,
     ) -> None:
         self.config = config
         self._env = env  # `config.env` with the keyring's secrets filled in
         self._on_status = on_status
         self._start_timeout = start_timeout
         self._first_backoff = first_backoff
+        self._call_timeout = call_timeout
         self._client: Client | None = None
         self._stop = anyio.Event()
         self._wake = anyio.Event()  # ends a backoff early (a restart asked for)
@@ -138,7 +139,7 @@ class Connection:
                 transport = await self._transport(stack)
                 client = Client(
                     _watched(transport, closed, self._not_mcp),
-                    read_timeout_seconds=CALL_TIMEOUT,
+                    read_timeout_seconds=self._call_timeout,
                     client_info=mcp_types.Implementation(name=APP_NAME, version=__version__),
                 )
                 await stack.enter_async_context(client)
@@ -205,11 +206,16 @@ class Connection:
             raise ServerFailedError(f"MCP server '{self.config.name}' is not running.")
         try:
             result = await client.call_tool(name, arguments)
-        except TimeoutError:
+        except MCPError as exc:
+            if exc.error.code != mcp_types.REQUEST_TIMEOUT:
+                raise ServerFailedError(
+                    f"MCP server '{self.config.name}': {_explain(exc)}"
+                ) from exc
             raise ServerFailedError(
-                f"MCP server '{self.config.name}' did not answer within {CALL_TIMEOUT:.0f} seconds."
+                f"MCP server '{self.config.name}' did not answer within "
+                f"{self._call_timeout:g} seconds; the call was given up."
             ) from None
-        except (MCPError, RuntimeError, ValueError) as exc:  # RuntimeError: bad structured output
+        except (RuntimeError, ValueError) as exc:  # RuntimeError: bad structured output
             raise ServerFailedError(f"MCP server '{self.config.name}': {_explain(exc)}") from exc
         return to_result(result)
 

@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 STOP_TIMEOUT = 15.0  # seconds for every server to stop (the SDK kills after about 4)
 START_TIMEOUT = 30.0  # seconds for a server to start and list its tools
+CALL_TIMEOUT = 300.0  # seconds for one tool call (a hang is stopped sooner by the reply's Stop)
 FIRST_BACKOFF = 1.0  # seconds before the first restart after a crash; doubles each time
 
 
@@ -47,11 +48,13 @@ class McpManager:
         *,
         start_timeout: float = START_TIMEOUT,
         first_backoff: float = FIRST_BACKOFF,
+        call_timeout: float = CALL_TIMEOUT,
     ) -> None:
         self.path = config_path(root)
         self._credentials = credentials
         self._start_timeout = start_timeout
         self._first_backoff = first_backoff
+        self._call_timeout = call_timeout
         self._lock = threading.Lock()
         self._statuses: dict[str, ServerStatus] = {}
         self._connections: dict[str, Connection] = {}
@@ -144,6 +147,7 @@ class McpManager:
             self._report,
             start_timeout=self._start_timeout,
             first_backoff=self._first_backoff,
+            call_timeout=self._call_timeout,
         )
         self._connections[server.name] = connection
         self._tasks[server.name] = asyncio.get_running_loop().create_task(connection.run())
