@@ -201,6 +201,32 @@ class ChatDocument:
         self.shift_positions(start, self.document.characterCount() - size)
         return True
 
+    def link_near(self, position: int, *, forward: bool) -> QTextCursor | None:
+        """A cursor selecting the first link after `position` (or the last one before it)."""
+        found: tuple[int, int] | None = None
+        block = self.document.findBlock(min(position, self.document.characterCount() - 1))
+        while block.isValid():
+            fragments = []
+            it = block.begin()
+            while not it.atEnd():
+                fragments.append(it.fragment())
+                it += 1
+            for fragment in fragments if forward else reversed(fragments):
+                start, end = fragment.position(), fragment.position() + fragment.length()
+                inside = start >= position if forward else end <= position
+                if inside and fragment.charFormat().isAnchor():
+                    found = (start, end)
+                    break
+            if found is not None:
+                break
+            block = block.next() if forward else block.previous()
+        if found is None:
+            return None
+        cursor = QTextCursor(self.document)
+        cursor.setPosition(found[0])
+        cursor.setPosition(found[1], KEEP)
+        return cursor
+
     def _tool_block(self, call_id: str) -> QTextBlock | None:
         """The block of the tool line of `call_id` (its link opens the details)."""
         href = f"tool:{call_id}"

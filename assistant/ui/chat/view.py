@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QContextMenuEvent,
+    QFocusEvent,
     QGuiApplication,
     QShowEvent,
     QTextBlockFormat,
@@ -339,6 +340,27 @@ class ChatView(QTextBrowser):
         super().showEvent(event)
         if pinned:
             self._scroll_to_end()
+
+    def focusInEvent(self, event: QFocusEvent) -> None:  # noqa: N802
+        """Reached by Tab: on the last message's first link (Shift+Tab: the last link), not
+        at the top of a long conversation; with no link there, Tab goes on past the chat."""
+        super().focusInEvent(event)
+        reason = event.reason()
+        if reason not in (Qt.FocusReason.TabFocusReason, Qt.FocusReason.BacktabFocusReason):
+            return
+        forward = reason == Qt.FocusReason.TabFocusReason
+        start = self._last_message_start() if forward else self.document().characterCount()
+        link = self._doc.link_near(start, forward=forward)
+        if link is None:
+            self.focusNextPrevChild(forward)
+            return
+        self.setTextCursor(link)
+        self.ensureCursorVisible()
+
+    def _last_message_start(self) -> int:
+        """Where the last message (or whole reply) shown begins; 0 if none."""
+        shown = [at for key, at in self._doc.positions.items() if key in self._doc.texts]
+        return max(shown, default=0)
 
     def _on_anchor(self, url: QUrl) -> None:
         kind, _, value = url.toString().partition(":")

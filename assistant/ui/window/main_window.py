@@ -26,7 +26,7 @@ from assistant import APP_NAME
 from assistant.errors import AssistantError
 from assistant.paths import settings_file
 from assistant.settings import PROVIDERS, read_ui_state
-from assistant.ui import theme
+from assistant.ui import focus_ring, theme
 from assistant.ui.chat.pane import ChatPane
 from assistant.ui.debounce import Debounced
 from assistant.ui.shutdown import release_when_finished, stop_thread
@@ -108,6 +108,7 @@ class MainWindow(QMainWindow):
         self.memory_label = self.status.memory_label
         self.progress = self.status.progress
         self.fit_to_screen()
+        focus_ring.install()
         self.input.setFocus()
         if workspace is not None:
             self._restore_layout(workspace.settings.ui_state)
@@ -307,6 +308,7 @@ class MainWindow(QMainWindow):
         self.input.stop.connect(self._on_escape)
         self.chat.edit_requested.connect(self._begin_edit)
         self.chat.copied.connect(lambda what: self.statusBar().showMessage(what, 3000))
+        self.chat.copied.connect(lambda _what: self.input.setFocus())  # typing goes on there
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
         self.chat.citation_clicked.connect(self._open_citation)
         self.sidebar.source_requested.connect(self.show_message)
