@@ -110,10 +110,11 @@ def test_tab_into_the_chat_starts_at_the_last_message(qtbot: QtBot, window: Main
 
 
 def _ring_pixels(image: QImage, rect: tuple[int, int, int, int], colour: QColor) -> float:
-    """The share of pixels along the inside of `rect`'s edge (1 px in) that are `colour`."""
+    """The share of pixels along the outside of `rect`'s edge (1 px out) that are `colour`."""
     x, y, w, h = rect
-    points = [(x + i, row) for i in range(4, w - 4) for row in (y + 1, y + h - 2)]
-    points += [(column, y + j) for j in range(4, h - 4) for column in (x + 1, x + w - 2)]
+    points = [(x + i, row) for i in range(4, w - 4) for row in (y - 1, y + h)]
+    points += [(column, y + j) for j in range(4, h - 4) for column in (x - 1, x + w)]
+    points = [(px, py) for px, py in points if image.rect().contains(px, py)]  # not off the edge
     near = 0
     for px, py in points:
         pixel = image.pixelColor(px, py)
@@ -170,4 +171,4 @@ def test_a_click_on_a_button_shows_no_ring_but_a_click_in_a_text_field_does(
     assert ring is not None and ring.isHidden()
     qtbot.mouseClick(window.input, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(window.input.hasFocus)
-    assert ring.isVisible() and ring.target is window.input
+    assert ring.isVisible() and ring.widget() is window.input
