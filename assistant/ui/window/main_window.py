@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from assistant import APP_NAME
 from assistant.errors import AssistantError
-from assistant.paths import settings_file
+from assistant.paths import drafts_file, settings_file
 from assistant.settings import read_ui_state
 from assistant.ui import focus_ring, theme
 from assistant.ui.chat.pane import ChatPane
@@ -147,6 +147,7 @@ class MainWindow(QMainWindow):
         """Build the panes on `workspace`, start the agent's worker, show the last conversation."""
         from assistant.ui.bridge import StoreBridge
         from assistant.ui.chat.code_highlight import warm_up as warm_up_highlighting
+        from assistant.ui.chat.drafts import Drafts
         from assistant.ui.chat.find_bar import FindBar
         from assistant.ui.chat.memory_edit_lines import MemoryEditLines
         from assistant.ui.chat.session import ChatSession
@@ -177,6 +178,7 @@ class MainWindow(QMainWindow):
         self.session = ChatSession(
             self.worker, workspace.conversations, self.chat, self.memory_edits, self
         )
+        self.drafts = Drafts(drafts_file(workspace.root), self.composer, self)
         self._start_knowledge(workspace)
         workspace.mcp.start()  # the MCP servers start in a thread of their own
         QThreadPool.globalInstance().start(warm_up_highlighting)
@@ -189,7 +191,7 @@ class MainWindow(QMainWindow):
         self.statusBar().clearMessage()
         self._update_status()
         self._show_welcome_if_needed()
-        self.conversations.select(self._first_conversation())
+        self._open_first()
         if workspace.warnings:
             self._report_problems(workspace)
         self.input.setFocus()
@@ -316,6 +318,8 @@ class MainWindow(QMainWindow):
         session.connection.connect(self._on_connection)
         session.notice.connect(self._show_notice)
         session.conversation_changed.connect(self.sidebar.set_conversation)
+        session.conversation_changed.connect(self.drafts.show)
+        self.drafts.notice.connect(self._show_notice)
         self.bridge.conversation_written.connect(session.on_written)
         # Coalesce: a turn saves several messages, the list needs one refresh.
         self._refresh_list = Debounced(LIST_REFRESH_MS, self.conversations.refresh_later, self)
@@ -324,6 +328,15 @@ class MainWindow(QMainWindow):
         self.bridge.notice.connect(self._show_notice)
 
     # -- conversations ---------------------------------------------------------------------------
+
+    def _open_first(self) -> None:
+        """At start: the new chat a message was begun in, else the list's first conversation."""
+        if self.drafts.has_new_chat_draft():
+            self.new_conversation()
+        else:
+            self.conversations.select(self._first_conversation())
+        if warning := self.drafts.take_warning():
+            self._show_notice(warning)
 
     def _first_conversation(self) -> str | None:
         """The first conversation of the list as shown (pinned first, archived left out)."""
@@ -584,8 +597,9 @@ class MainWindow(QMainWindow):
                 self._end_session()
             try:
                 self._save_layout()
+                self.drafts.save_now()
             except (AssistantError, OSError) as exc:  # quitting still closes the stores
-                log.warning("Could not save the window layout: %s", exc)
+                log.warning("Could not save the window layout or drafts: %s", exc)
         if hasattr(self, "bridge"):
             self.bridge.disconnect_stores()
         if hasattr(self, "knowledge"):
