@@ -74,6 +74,7 @@ class ChatDocument:
         self.expanded: set[str] = set()  # the tool calls shown with their details
         self.citations: list[Citation] = []  # the file chips' places, by their link's number
         self.lines_chars = 0  # how much of the document's end the lines about it take
+        self.user_ids: set[str] = set()  # the user messages shown: each begins a turn
 
     def clear(self) -> None:
         """Forget what was written (the document was cleared)."""
@@ -83,6 +84,7 @@ class ChatDocument:
         self.aliases = {}
         self.citations = []
         self.lines_chars = 0
+        self.user_ids = set()
 
     def end(self) -> QTextCursor:
         """A cursor at the document's end."""
@@ -119,6 +121,7 @@ class ChatDocument:
     def user_message(self, cursor: QTextCursor, versions: Versions, message: Message) -> None:
         """A user message, with its header and actions."""
         self.positions[message.id] = cursor.position()
+        self.user_ids.add(message.id)
         self.header(cursor, "You", message.id, versions.get(message.id, []))
         self.user_text(cursor, message.content)
         self.texts[message.id] = message.content
@@ -402,10 +405,31 @@ class ChatDocument:
             href = f"cite:{len(self.citations) - 1}"
             cursor.insertText(f" ▤ {shorten(citation.label(), CHIP_CHARS)} ", self.link(chip, href))
 
+    def turn_end(self, user_message_id: str) -> int | None:
+        """Where the turn that a user message began ends (where the next one begins, or the
+        conversation's end); None if that message is not shown."""
+        start = self.positions.get(user_message_id)
+        if start is None or user_message_id not in self.user_ids:
+            return None
+        later = [self.positions[u] for u in self.user_ids if self.positions.get(u, -1) > start]
+        return min(later, default=self.content_end().position())
+
     def add_line(self, text: str, link: tuple[str, str] | None = None) -> None:
         """Append a small muted line of plain `text` under the conversation, with an optional
         (label, href) link after it."""
         cursor = self.end()
+        self.lines_chars += self._line(cursor, text, link)
+
+    def insert_line(self, at: int, text: str, link: tuple[str, str] | None = None) -> int:
+        """Insert such a line in the conversation at `at` (the end of a turn); returns how many
+        characters it took (the marks after it have moved that far)."""
+        cursor = QTextCursor(self.document)
+        cursor.setPosition(at)
+        size = self._line(cursor, text, link)
+        self.shift_positions(at - 1, size)  # a turn that began at `at` begins after the line
+        return size
+
+    def _line(self, cursor: QTextCursor, text: str, link: tuple[str, str] | None) -> int:
         start = cursor.position()
         fmt = QTextBlockFormat()
         fmt.setTopMargin(2)
@@ -418,7 +442,7 @@ class ChatDocument:
             anchor.setFontUnderline(True)
             cursor.insertText(link[0], anchor)
         cursor.setCharFormat(QTextCharFormat())
-        self.lines_chars += cursor.position() - start
+        return cursor.position() - start
 
 
 def _saved_tool_call(

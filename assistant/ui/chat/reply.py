@@ -90,6 +90,10 @@ class ReplyInProgress:
         cursor.removeSelectedText()
         self._doc.tool_line(cursor, call_id, name, arguments, result, ok=ok)
 
+    def begins_after(self, position: int) -> bool:
+        """Whether the turn being answered begins at or after `position`."""
+        return self.active and self._start is not None and self._start >= position
+
     def shift(self, delta: int) -> None:
         """`delta` characters were inserted before everything shown: move the marks along."""
         if self._start is not None:

@@ -274,6 +274,26 @@ class ChatView(QTextBrowser):
         if at_bottom:
             self._scroll_to_end()
 
+    def add_turn_line(
+        self, turn_id: str | None, text: str, link: tuple[str, str] | None = None
+    ) -> None:
+        """Like `add_line`, but under the turn that user message `turn_id` began (with the
+        other lines of that turn); under the conversation if that turn is not shown."""
+        at = None if turn_id is None else self._doc.turn_end(turn_id)
+        if at is None and self._reply.active:  # the turn being answered: under its tool line
+            at = self._doc.content_end().position()
+        if at is None:
+            self.add_line(text, link)
+            return
+        at_bottom = self._at_bottom()
+        before_reply = self._reply.begins_after(at)
+        size = self._doc.insert_line(at, text, link)
+        if before_reply:  # a turn before the one being answered: its marks move down
+            self._reply.shift(size)
+            self._asking = {call: start + size for call, start in self._asking.items()}
+        if at_bottom:
+            self._scroll_to_end()
+
     # -- copying ---------------------------------------------------------------------------------
 
     def copy_message(self, message_id: str, *, markdown: bool = True) -> None:
