@@ -40,4 +40,3 @@ def write_drafts(path: Path, drafts: dict[str, str]) -> None:
     """Replace the file with `drafts` (StorageError if the disk refuses)."""
     with writing(path):
         atomic_write_json(path, {"version": DRAFTS_VERSION, "drafts": drafts})
-
