@@ -300,7 +300,7 @@ class ChatDocument:
         fmt = QTextCharFormat()
         palette = self._palette()
         fmt.setForeground(theme.danger(palette) if danger else theme.muted(palette))
-        fmt.setFontPointSize(max(7.0, QFont().pointSizeF() * 0.85))
+        fmt.setFontPointSize(max(7.0, self.document.defaultFont().pointSizeF() * 0.85))
         return fmt
 
     def link(self, base: QTextCharFormat, href: str) -> QTextCharFormat:

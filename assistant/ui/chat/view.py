@@ -328,9 +328,10 @@ class ChatView(QTextBrowser):
         menu.exec(event.globalPos())
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802
-        """A new palette (theme): render the conversation again in its colours."""
+        """A new palette (theme) or font (text size): render the conversation again in it."""
         super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange and not self._reply.active:
+        redraw = (QEvent.Type.PaletteChange, QEvent.Type.FontChange)
+        if event.type() in redraw and not self._reply.active:
             position = self.verticalScrollBar().value()
             self.show_conversation(self._conversation)
             self.verticalScrollBar().setValue(position)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from assistant.errors import AssistantError
 from assistant.settings import Settings
+from assistant.ui.settings.appearance_page import AppearancePage
 from assistant.ui.settings.form import SettingsForm, align_labels
 from assistant.ui.settings.memory_page import MemoryPage
 from assistant.ui.settings.model_page import ModelPage
@@ -43,6 +44,7 @@ class SettingsDialog(QDialog):
         self.pages: list[SettingsPage] = [
             ModelPage(workspace.settings, workspace.credentials),
             MemoryPage(),
+            AppearancePage(),
         ]
         # Before the pages are tabs: a tab widget asks their sizes at once.
         align_labels(form for page in self.pages for form in page.findChildren(SettingsForm))

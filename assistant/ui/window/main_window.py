@@ -179,6 +179,7 @@ class MainWindow(QMainWindow):
             self.worker, workspace.conversations, self.chat, self.memory_edits, self
         )
         self.drafts = Drafts(drafts_file(workspace.root), self.composer, self)
+        self._start_reading(workspace)
         self._start_knowledge(workspace)
         workspace.mcp.start()  # the MCP servers start in a thread of their own
         QThreadPool.globalInstance().start(warm_up_highlighting)
@@ -272,6 +273,20 @@ class MainWindow(QMainWindow):
         self.worker.progress.connect(self._on_progress)
         self.thread_.start()
         self._maintain.emit()
+
+    def _start_reading(self, workspace: Workspace) -> None:
+        """The chat's reading width, and its text size as last chosen (kept when changed)."""
+        from assistant.ui.chat.reading import STATE_KEY, ReadingLayout, parse_size
+
+        settings = workspace.settings
+        self.reading = ReadingLayout(self.chat, self.chat.rendered, (self.input,), self)
+        self.reading.set_size(parse_size(settings.ui_state.get(STATE_KEY)))
+        self.reading.size_changed.connect(
+            lambda size: settings.ui_state.__setitem__(STATE_KEY, str(size))
+        )
+        self.menu.text_larger.triggered.connect(lambda: self.reading.step(1))
+        self.menu.text_smaller.triggered.connect(lambda: self.reading.step(-1))
+        self.menu.text_reset.triggered.connect(lambda: self.reading.step(0))
 
     def _start_knowledge(self, workspace: Workspace) -> None:
         """Keep the knowledge folders' index up to date in the background."""
@@ -435,10 +450,12 @@ class MainWindow(QMainWindow):
 
     def open_settings(self) -> None:
         """Show the settings; on OK, apply them and re-embed if the model changed."""
+        from assistant.ui.chat.reading import STATE_KEY, parse_size
         from assistant.ui.settings.dialog import SettingsDialog
 
         dialog = SettingsDialog(self.workspace, self)
         if dialog.exec():
+            self.reading.set_size(parse_size(self.workspace.settings.ui_state.get(STATE_KEY)))
             self._update_status()
             self._show_welcome_if_needed()
             self._embed.emit()
