@@ -87,7 +87,10 @@ class Drafts(QObject):
             self._key = key
             self._on_typed()
             return
-        self._key = key
+        first, self._key = self._key == _NOTHING_SHOWN, key
+        if first and self._composer.input.toPlainText().strip():
+            self._on_typed()  # typed while the data was opening: it stays, as this one's draft
+            return
         self._restoring = True
         try:
             self._composer.input.setPlainText("" if key is None else self._texts.get(key, ""))

@@ -39,6 +39,7 @@ class ReplyInProgress:
     def add_user_message(self, text: str) -> None:
         """Show the user's message (with its actions), then the reply's header."""
         doc = self._doc
+        doc.lines_chars = 0  # the lines under the conversation stay with the turn before
         cursor = doc.content_end()
         self._start = cursor.position()
         self._shows_user = True
@@ -46,6 +47,7 @@ class ReplyInProgress:
         key = f"unsaved{self._unsaved}"  # until the saved message gives its id
         doc.positions[key] = cursor.position()
         doc.texts[key] = text
+        doc.user_ids.add(key)
         doc.header(cursor, "You", "", [])
         doc.user_text(cursor, text)
         doc.actions(cursor, [("Copy", f"copy:{key}"), ("Edit", f"edit:{key}")])
@@ -134,6 +136,8 @@ class ReplyInProgress:
                 doc.aliases[key] = user.id
                 doc.texts[user.id] = doc.texts.pop(key, user.content)
                 doc.positions[user.id] = doc.positions.pop(key, start)
+                doc.user_ids.discard(key)
+                doc.user_ids.add(user.id)
             doc.positions[groups[-1][0].id] = self._head_start
             doc.reply_tail(doc.content_end(), groups[-1], error)
             cursor.endEditBlock()
@@ -143,6 +147,7 @@ class ReplyInProgress:
         cursor.removeSelectedText()
         doc.texts.pop(key, None)
         doc.positions.pop(key, None)
+        doc.user_ids.discard(key)
         if user is not None:
             doc.user_message(cursor, versions, user)
         if answered:

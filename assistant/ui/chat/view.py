@@ -277,12 +277,11 @@ class ChatView(QTextBrowser):
     def add_turn_line(
         self, turn_id: str | None, text: str, link: tuple[str, str] | None = None
     ) -> None:
-        """Like `add_line`, but under the turn that user message `turn_id` began (with the
-        other lines of that turn); under the conversation if that turn is not shown."""
+        """Like `add_line`, but under the turn that user message `turn_id` began, with the
+        other lines of that turn. The last turn's lines (and those of a turn not shown) sit
+        under the conversation, below a reply being written, until the next turn begins."""
         at = None if turn_id is None else self._doc.turn_end(turn_id)
-        if at is None and self._reply.active:  # the turn being answered: under its tool line
-            at = self._doc.content_end().position()
-        if at is None:
+        if at is None or at >= self._doc.content_end().position():
             self.add_line(text, link)
             return
         at_bottom = self._at_bottom()
