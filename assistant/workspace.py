@@ -17,6 +17,7 @@ from assistant.instructions import Instructions
 from assistant.knowledge import AttachmentStore, Knowledge
 from assistant.mcp_client.manager import McpManager
 from assistant.memory import (
+    Conversation,
     ConversationStore,
     Embedder,
     LazyEmbedder,
@@ -208,6 +209,14 @@ class Workspace:
             if item.project == project_id and item.state != "forgotten":
                 self.memory.move(item.id, None)
         self.projects.delete(project_id)
+
+    def instructions_for(self, conversation: Conversation | None) -> Instructions:
+        """The instructions a conversation's prompt has: the global ones, and its project's."""
+        instructions = self.settings.instructions()
+        project = None if conversation is None else self.projects.get(conversation.project)
+        if project is None or conversation is None or conversation.temporary:
+            return instructions
+        return instructions.in_project(project.name, project.instructions)
 
     def adopt_instructions(self, instructions: Instructions) -> bool:
         """Take an export's custom instructions if there are none here (nothing is replaced);
