@@ -26,6 +26,7 @@ from assistant.memory import (
     WorkingMemoryStore,
 )
 from assistant.memory.memory_keys import tie_memories_to_messages
+from assistant.model_options import ModelOptions
 from assistant.notices import Notices
 from assistant.openai_client import OpenAIClients
 from assistant.paths import memory_dir, settings_file
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from assistant.agent.chat import ChatProvider
     from assistant.agent.confirm import Confirmations
     from assistant.agent.loop import Agent, UpkeepRunner
+    from assistant.agent.model_choice import TurnModel
     from assistant.agent.provider import OpenAIProvider
     from assistant.agent.reflection import Reflection, Reflector, Tries
     from assistant.agent.turn_gate import TurnGate
@@ -278,8 +280,37 @@ class Workspace:
             extra_tools=self._mcp_tools(),
             confirmations=confirmations,
             knowledge=self.knowledge,
+            choose_model=self._turn_model,
             projects=self.projects,
         )
+
+    def _turn_model(self, conversation: Conversation) -> TurnModel:
+        """A turn's model: the conversation's choice or the settings' one, with the options
+        in force (the conversation's over the model's)."""
+        from assistant.agent.model_choice import TurnModel
+        from assistant.agent.provider import OpenAIProvider
+
+        model = conversation.model or self.settings.chat_model
+        options = conversation.options.over(self.settings.options_for(model))
+        provider = OpenAIProvider(
+            self.clients.get(self.settings, self.credentials),
+            model,
+            extra_params=options.request_params(),
+            capabilities=self.capabilities,
+        )
+        return TurnModel(provider, options, self.tools_looped)
+
+    def tools_looped(self, model: str) -> None:
+        """With "auto" tool use, `model` looped on tools: it gets none from now on."""
+        self.set_model_options(model, self.settings.options_for(model).learned_off())
+
+    def set_model_options(self, model: str, options: ModelOptions) -> None:
+        """Keep `model`'s options in the settings. StorageError if they cannot be saved (the
+        settings are then as they were)."""
+        changed = dataclasses.replace(self.settings)
+        changed.set_options_for(model, options)
+        changed.save(settings_file(self.root))
+        self.settings.model_options = changed.model_options
 
     def _mcp_tools(self) -> McpToolSource:
         from assistant.mcp_client.agent_tools import McpToolSource

@@ -27,8 +27,10 @@ from assistant.agent.events import (
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
+    ToolsTurnedOff,
     Waiting,
 )
+from assistant.agent.model_choice import ModelChooser, TurnModel
 from assistant.agent.prompt import Prompt, build_prompt
 from assistant.agent.reflection import Reflector
 from assistant.agent.reply_timing import Stopwatch
@@ -131,6 +133,7 @@ class Agent:
         extra_tools: ToolSource | None = None,
         confirmations: Confirmations | None = None,
         knowledge: Knowledge | None = None,
+        choose_model: ModelChooser | None = None,
         projects: ProjectStore | None = None,
     ) -> None:
         self.provider = provider
@@ -150,6 +153,7 @@ class Agent:
         self.extra_tools = extra_tools  # tools from MCP servers
         self.confirmations = confirmations  # the user's answers when a tool asks first
         self.knowledge = knowledge  # the user's files, searched by the `search_files` tool
+        self.choose_model = choose_model  # a conversation's model; None: always `provider`
         self.projects = projects  # a chat in a project sees its memories and instructions
 
     def run(
@@ -239,6 +243,7 @@ class Agent:
             cancel=cancel,
             scope=scope.memory,
         )
+        model = self.choose_model(conversation) if self.choose_model else TurnModel(self.provider)
         turn = Turn(
             conversation=conversation,
             user=user,
@@ -246,8 +251,10 @@ class Agent:
             cancel=cancel,
             context=context,
             registry=self._registry(conversation, user.content),
+            model=model,
             scope=scope,
         )
+        turn.use_tools = model.options.uses_tools
         try:
             self._steps(turn)
         finally:
@@ -279,8 +286,7 @@ class Agent:
 
     def _budget(self, turn: Turn) -> int:
         """The prompt budget for this turn, tool schemas not included."""
-        window = self.provider.context_window()
-        budget = prompt_budget(self.config.prompt_budget_tokens, window)
+        budget = prompt_budget(self.config.prompt_budget_tokens, turn.model.window())
         return int(budget * turn.shrink)
 
     def _prompt(self, turn: Turn) -> list[dict[str, Any]]:
@@ -393,19 +399,20 @@ class Agent:
             turn.prompt_tokens = estimate_tokens(json.dumps(sent)) + _tokens_of(schemas)
             try:
                 watch = Stopwatch()
-                response = self.provider.chat(
+                model = turn.model
+                response = model.provider.chat(
                     sent,
                     tools=schemas,
                     on_text=on_text,
                     cancel=turn.cancel,
                     max_tokens=reply_limit(
-                        self.config.reply_max_tokens,
-                        self.provider.context_window(),
+                        model.options.max_tokens or self.config.reply_max_tokens,
+                        model.window(),
                         turn.prompt_tokens,
                     ),
                     on_wait=on_wait,
                 )
-                turn.stats = watch.stats(self.provider.model, response, turn.prompt_tokens)
+                turn.stats = watch.stats(model.provider.model, response, turn.prompt_tokens)
                 return response
             except ContextOverflowError as exc:
                 if shown or retry == OVERFLOW_RETRIES:
@@ -464,7 +471,7 @@ class Agent:
                 result, ok = REPEATED_RESULT.format(times=times - 1), False
                 if turn.use_tools:
                     turn.use_tools = False  # the next model call is offered no tools
-                    turn.on_event(Notice(turn.cid, LOOPING_NOTICE))
+                    self._tools_looped(turn)
             else:
                 try:
                     result, ok = self._run_tool(turn, call)
@@ -482,6 +489,15 @@ class Agent:
                 turn.on_event(MemoryEdited(turn.cid, edit))
             turn.context.edits.clear()
             turn.registry.reveal(turn.context.revealed)
+
+    def _tools_looped(self, turn: Turn) -> None:
+        """Say the model looped on tools; with "auto" tool use, it gets no tools from now on."""
+        model = turn.model
+        if model.options.tools == "auto" and model.tools_looped is not None:
+            model.tools_looped(model.provider.model)
+            turn.on_event(ToolsTurnedOff(turn.cid, model.provider.model))
+        else:
+            turn.on_event(Notice(turn.cid, LOOPING_NOTICE))
 
     def _run_tool(self, turn: Turn, call: ToolCallRequest) -> tuple[str, bool]:
         """Run one call (once allowed, if it asks first): its result and whether it worked."""

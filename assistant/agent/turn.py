@@ -11,6 +11,7 @@ from assistant.agent.cancel import CancelToken
 from assistant.agent.chat import ToolCallRequest
 from assistant.agent.chat_scope import ChatScope
 from assistant.agent.events import EventSink
+from assistant.agent.model_choice import TurnModel
 from assistant.agent.tools import ToolRegistry
 from assistant.memory import Conversation, Message, ReplyStats
 
@@ -25,6 +26,7 @@ class Turn:
     cancel: CancelToken
     context: ToolContext
     registry: ToolRegistry
+    model: TurnModel  # the model asked, with its options
     memory_ids: list[str] = field(default_factory=list)
     shrink: float = 1.0  # the budget's factor after overflows with no window stated
     use_tools: bool = True  # False when the tool schemas would take too much of the budget

@@ -38,6 +38,7 @@ from assistant.memory.ranking import SearchConfig
 from assistant.memory.reply_stats import ReplyStats
 from assistant.memory.subscribers import Subscribers
 from assistant.memory.write_marker import WriteMarker
+from assistant.model_options import ModelOptions
 from assistant.timestamps import is_timestamp, stamp
 
 log = logging.getLogger(__name__)
@@ -314,6 +315,14 @@ class ConversationStore:
         }
         if changes:
             self._update(conversation_id, changes, **changes)
+
+    def set_model(
+        self, conversation_id: str, model: str | None, options: ModelOptions | None = None
+    ) -> None:
+        """Choose the chat model of a conversation (None: the settings' one) and its own
+        options over the model's (None: none)."""
+        body = {"model": model, "options": (options or ModelOptions()).to_json()}
+        self._update(conversation_id, body)
 
     def set_project(self, conversation_id: str, project: str | None) -> None:
         """Move a conversation into a project (its id), or out of any (None). ValueError for a
