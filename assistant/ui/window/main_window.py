@@ -141,12 +141,13 @@ class MainWindow(QMainWindow):
         from assistant.ui.chat.session import ChatSession
         from assistant.ui.chat.view import ChatView
         from assistant.ui.conversations.pane import ConversationPane
+        from assistant.ui.conversations.project_actions import connect_projects
         from assistant.ui.memory.sidebar import MemorySidebar
 
         self.workspace = workspace
         self._attached = True
         self.bridge = StoreBridge(workspace, self)
-        self.conversations = ConversationPane(workspace.conversations, self)
+        self.conversations = ConversationPane(workspace.conversations, self, workspace.projects)
         self.conversations.setMinimumWidth(LIST_MIN_WIDTH)
         self.sidebar = MemorySidebar(workspace, self.bridge, self)
         self.sidebar.setMinimumWidth(SIDEBAR_MIN_WIDTH)
@@ -171,6 +172,7 @@ class MainWindow(QMainWindow):
         workspace.mcp.start()  # the MCP servers start in a thread of their own
         QThreadPool.globalInstance().start(warm_up_highlighting)
         self._connect()
+        self.projects = connect_projects(self, self.menu.projects_menu, workspace)
         for action in self.menu.workspace_actions:
             action.setEnabled(True)
         # Only now: standard keys load the Qt namespace (40 ms), which the frame does without.
