@@ -307,10 +307,7 @@ class MainWindow(QMainWindow):
         session.connection.connect(self._on_connection)
         session.notice.connect(self._show_notice)
         session.conversation_changed.connect(self.sidebar.set_conversation)
-        model_bar = self.chat_pane.model_bar
-        session.conversation_changed.connect(model_bar.show_conversation)
-        model_bar.model_chosen.connect(self.worker.set_model)
-        self.chat.tools_on_requested.connect(model_bar.turn_tools_on)
+        self.chat_pane.model_bar.wire(session, self.worker, self.chat, self._update_status)
         self.bridge.conversation_written.connect(session.on_written)
         # Coalesce: a turn saves several messages, the list needs one refresh.
         self._refresh_list = Debounced(LIST_REFRESH_MS, self.conversations.refresh_later, self)
@@ -479,7 +476,7 @@ class MainWindow(QMainWindow):
         self.stack.setCurrentWidget(self.welcome if show else self.chat)
 
     def _update_status(self) -> None:
-        self.status.show_workspace(self.workspace)
+        self.status.show_workspace(self.workspace, self.chat_pane.model_bar.current_model())
 
     def _on_progress(self, what: str, done: int, total: int) -> None:
         self.status.set_progress(what, done, total)
