@@ -222,6 +222,7 @@ class Workspace:
             extra_tools=self._mcp_tools(),
             confirmations=confirmations,
             knowledge=self.knowledge,
+            attachments=self.attachments,
         )
 
     def _mcp_tools(self) -> McpToolSource:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from assistant.agent.attached import TurnFiles, turn_files
 from assistant.agent.budget import prompt_budget, reply_limit
 from assistant.agent.builtin_tools import ToolContext, builtin_registry
 from assistant.agent.cancel import CancelToken, OperationCancelledError
@@ -35,6 +36,7 @@ from assistant.agent.tools import Tool, ToolRegistry, ToolSource
 from assistant.errors import AssistantError, ContextOverflowError, ProviderError, ToolError
 from assistant.instructions import NO_INSTRUCTIONS, Instructions
 from assistant.memory import (
+    AttachedFile,
     Conversation,
     ConversationStore,
     MemoryEdit,
@@ -49,7 +51,7 @@ from assistant.notices import Notices
 from assistant.timestamps import now_utc
 
 if TYPE_CHECKING:
-    from assistant.knowledge import Knowledge
+    from assistant.knowledge import AttachmentStore, Knowledge
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +131,8 @@ class _Turn:
     use_tools: bool = True  # False when the tool schemas would take too much of the budget
     prompt_tokens: int = 0  # the estimated size of the last prompt built
     calls: Counter[tuple[str, str]] = field(default_factory=Counter)  # by name and arguments
+    files: TurnFiles | None = None  # the attached files' part of the prompt
+    files_read: bool = False  # `files` is set (they are read once a turn)
 
     @property
     def cid(self) -> str:
@@ -168,6 +172,7 @@ class Agent:
         extra_tools: ToolSource | None = None,
         confirmations: Confirmations | None = None,
         knowledge: Knowledge | None = None,
+        attachments: AttachmentStore | None = None,
     ) -> None:
         self.provider = provider
         self.memory = memory
@@ -186,14 +191,24 @@ class Agent:
         self.extra_tools = extra_tools  # tools from MCP servers
         self.confirmations = confirmations  # the user's answers when a tool asks first
         self.knowledge = knowledge  # the user's files, searched by the `search_files` tool
+        self.attachments = attachments  # the files attached to messages (None: not sent)
 
     def run(
-        self, conversation_id: str, user_text: str, on_event: EventSink, cancel: CancelToken
+        self,
+        conversation_id: str,
+        user_text: str,
+        on_event: EventSink,
+        cancel: CancelToken,
+        *,
+        attachments: Sequence[AttachedFile] = (),
     ) -> None:
-        """Answer `user_text` in the conversation; reports through `on_event`, never raises."""
+        """Answer `user_text` (carrying `attachments`, copied into the data dir) in the
+        conversation; reports through `on_event`, never raises."""
 
         def start() -> Message:
-            return self.conversations.append(conversation_id, "user", user_text)
+            return self.conversations.append(
+                conversation_id, "user", user_text, attachments=attachments
+            )
 
         self._guarded(conversation_id, start, on_event, cancel)
 
@@ -204,8 +219,11 @@ class Agent:
         user_text: str,
         on_event: EventSink,
         cancel: CancelToken,
+        *,
+        attachments: Sequence[AttachedFile] = (),
     ) -> None:
-        """Answer `user_text` as a new version of a user message; the old one stays a branch."""
+        """Answer `user_text` as a new version of a user message; the old one stays a branch.
+        The new version carries the old one's attachments and `attachments`."""
 
         def start() -> Message:
             conversation = self.conversations.load(conversation_id)
@@ -213,7 +231,10 @@ class Agent:
             if edited is None or edited.role != "user":
                 raise AssistantError("That message is no longer in the conversation.")
             self.conversations.set_leaf(conversation_id, edited.parent_id)
-            return self.conversations.append(conversation_id, "user", user_text)
+            carried = (*edited.attachments, *attachments)
+            return self.conversations.append(
+                conversation_id, "user", user_text, attachments=carried
+            )
 
         self._guarded(conversation_id, start, on_event, cancel)
 
@@ -329,6 +350,9 @@ class Agent:
             if turn.use_tools:
                 self._say_once(turn, NO_TOOLS_NOTICE)
             turn.use_tools, tools = False, 0
+        if not turn.files_read:
+            turn.files = self._files(turn, budget - tools)
+            turn.files_read = True
 
         def build() -> Prompt:
             return build_prompt(
@@ -339,6 +363,7 @@ class Agent:
                 working=working,
                 budget_tokens=budget - tools,
                 instructions=self.config.instructions,
+                files=turn.files,
             )
 
         prompt = build()
@@ -351,6 +376,15 @@ class Agent:
         turn.memory_ids[:] = dict.fromkeys([*turn.memory_ids, *prompt.memory_ids])
         turn.prompt_tokens = estimate_tokens(json.dumps(prompt.messages)) + tools
         return prompt.messages
+
+    def _files(self, turn: _Turn, budget: int) -> TurnFiles | None:
+        """The attached files' part of the prompt; what was cut or not sent is said."""
+        if self.attachments is None:
+            return None
+        files = turn_files(self.attachments, turn.conversation, turn.user, budget)
+        for note in files.notes if files is not None else ():
+            turn.on_event(Notice(turn.cid, note))
+        return files
 
     def _relevant(
         self, conversation: Conversation, user_text: str, exclude: set[str]

@@ -39,7 +39,12 @@ if TYPE_CHECKING:
     )
     from assistant.memory.local_embedder import LocalEmbedder
     from assistant.memory.message_index import ConversationHit
-    from assistant.memory.messages import Message, check_messages, estimate_tokens
+    from assistant.memory.messages import (
+        AttachedFile,
+        Message,
+        check_messages,
+        estimate_tokens,
+    )
     from assistant.memory.openai_embedder import OpenAIEmbedder
     from assistant.memory.ranking import SearchConfig
     from assistant.memory.semantic import MAX_TEXT_CHARS, ForgottenFactError, SemanticMemory
@@ -57,7 +62,7 @@ _MODULES = {
         "ConversationStore",
         "ConversationWrite",
     ),
-    "messages": ("Message", "check_messages", "estimate_tokens"),
+    "messages": ("AttachedFile", "Message", "check_messages", "estimate_tokens"),
     "edits": ("ChangedSinceError", "MemoryEdit", "can_redo", "redo", "undo"),
     "embedding": ("Embedder", "LazyEmbedder", "embedding_batches"),
     "embedding_upkeep": ("EmbeddingStatus",),
@@ -88,6 +93,7 @@ __all__ = [
     "DEFAULT_TITLE",
     "KINDS",
     "MAX_TEXT_CHARS",
+    "AttachedFile",
     "ChangedSinceError",
     "Conversation",
     "ConversationExistsError",

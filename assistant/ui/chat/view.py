@@ -41,6 +41,7 @@ class ChatView(QTextBrowser):
 
     memory_clicked = Signal(str)
     citation_clicked = Signal(object)  # a Citation: a place in a file a reply read
+    attachment_clicked = Signal(object)  # an AttachedFile of the conversation shown
     retry_requested = Signal()
     regenerate_requested = Signal(str)  # the id of the user message to answer again
     edit_requested = Signal(str, str)  # message id, its text
@@ -190,9 +191,10 @@ class ChatView(QTextBrowser):
 
     # -- the reply being written ------------------------------------------------------------------
 
-    def add_user_message(self, text: str) -> None:
-        """Show the user's message at once (with its actions), then wait for the reply."""
-        self._reply.add_user_message(text)
+    def add_user_message(self, text: str, files: Sequence[str] = ()) -> None:
+        """Show the user's message at once (with the labels of the files it carries, and its
+        actions), then wait for the reply."""
+        self._reply.add_user_message(text, files)
         self._scroll_to_end()
 
     def start_reply(self, *, resumed: bool = False) -> None:
@@ -348,6 +350,10 @@ class ChatView(QTextBrowser):
             self.memory_clicked.emit(value)
         elif kind == "cite" and value.isdigit() and int(value) < len(citations):
             self.citation_clicked.emit(citations[int(value)])
+        elif kind == "attached" and self._conversation is not None:
+            found = self._conversation.attachment(value)
+            if found is not None:
+                self.attachment_clicked.emit(found)
         elif kind == "copy":
             self.copy_message(value)
         elif kind == "copytext":

@@ -43,6 +43,7 @@ from assistant.ui.wording import count
 
 if TYPE_CHECKING:
     from assistant.knowledge import Citation, KnowledgeEvent
+    from assistant.memory import AttachedFile
     from assistant.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -186,6 +187,7 @@ class MainWindow(QMainWindow):
         # Only now: standard keys load the Qt namespace (40 ms), which the frame does without.
         self.menu.install_shortcuts()
         self.send_button.setEnabled(True)
+        self.composer.attach_button.setEnabled(True)
         self.statusBar().clearMessage()
         self._update_status()
         self._show_welcome_if_needed()
@@ -294,6 +296,7 @@ class MainWindow(QMainWindow):
         menu.settings.triggered.connect(self.open_settings)
         menu.instructions.triggered.connect(self.open_instructions)
         menu.knowledge.triggered.connect(self.open_knowledge)
+        menu.attach.triggered.connect(self.composer.pick_files)
         menu.find.triggered.connect(self.find_bar.open_bar)
         menu.search.triggered.connect(self.search_conversations)
         menu.memory_timeline.triggered.connect(self.sidebar.show_timeline)
@@ -309,6 +312,7 @@ class MainWindow(QMainWindow):
         self.chat.copied.connect(lambda what: self.statusBar().showMessage(what, 3000))
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
         self.chat.citation_clicked.connect(self._open_citation)
+        self.chat.attachment_clicked.connect(self._open_attachment)
         self.sidebar.source_requested.connect(self.show_message)
         session = self.session
         session.busy_changed.connect(self._set_busy)
@@ -385,9 +389,13 @@ class MainWindow(QMainWindow):
     # -- sending ---------------------------------------------------------------------------------
 
     def send(self) -> None:
-        """Send the input's text (a new version of a message while editing one)."""
+        """Send the input's text and files (a new version of a message while editing one);
+        a file that cannot be sent is named, and nothing is sent or cleared."""
+        from assistant.knowledge import AttachmentError
+
         text = self.input.toPlainText().strip()
-        if not text or self.session.busy:
+        files = self.composer.attachments.files()
+        if not (text or files) or self.session.busy:
             return
         if not self.workspace.is_configured():
             self._show_welcome_if_needed()
@@ -396,10 +404,16 @@ class MainWindow(QMainWindow):
         if self.session.conversation is None:
             self.new_conversation()
         edited = self.composer.editing
-        if (edited is None or not self.session.edit(edited, text)) and not self.session.send(text):
+        try:
+            sent = edited is not None and self.session.edit(edited, text, files)
+            if not sent and not self.session.send(text, files):
+                return
+        except AttachmentError as exc:
+            self.composer.attachments.say(str(exc))
             return
         self.composer.end_edit()
         self.input.clear()
+        self.composer.attachments.clear()
 
     def _begin_edit(self, message_id: str, text: str) -> None:
         if not self.session.busy:
@@ -473,6 +487,14 @@ class MainWindow(QMainWindow):
         from assistant.ui.knowledge.opening import open_citation
 
         open_citation(citation, self)
+
+    def _open_attachment(self, attached: AttachedFile) -> None:
+        from assistant.knowledge import Citation, Place
+        from assistant.ui.knowledge.opening import open_citation
+
+        cid = self.session.conversation_id or ""
+        path = self.workspace.attachments.path(cid, attached)
+        open_citation(Citation(str(path), Place()), self)
 
     def _on_knowledge(self, event: KnowledgeEvent) -> None:
         what = "Reading files" if event.phase == "reading" else "Preparing file search"
