@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument(
         "--memories", action="store_true", help="include long-term memories (never secrets)"
     )
+    export.add_argument(
+        "--attachments", action="store_true", help="include the files attached to messages"
+    )
     imp = commands.add_parser(
         "import",
         parents=[common],
@@ -137,7 +140,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{APP_NAME}: cannot use the data directory: {exc}", file=sys.stderr)
         return 2
     if args.command == "export":
-        return export_command(root, Path(args.out), args.conversations, args.memories)
+        return export_command(
+            root, Path(args.out), args.conversations, args.memories, attachments=args.attachments
+        )
     if args.command == "import":
         return import_command(root, Path(args.source), args.on_conflict)
     if args.command == "mcp":
@@ -153,7 +158,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def export_command(
-    root: Path, out: Path, conversation_ids: Sequence[str] | None, memories: bool
+    root: Path,
+    out: Path,
+    conversation_ids: Sequence[str] | None,
+    memories: bool,
+    *,
+    attachments: bool = False,
 ) -> int:
     """`assistant export`: write the export file and say what it holds."""
     from assistant.transfer import export_data, export_summary, write_export
@@ -163,7 +173,10 @@ def export_command(
         with _locked(root):
             stores = Workspace.open(root, embed=False)  # no key needed: the keyring is not read
             try:
-                data = export_data(stores, conversation_ids, include_memories=memories)
+                files = stores.attachments if attachments else None
+                data = export_data(
+                    stores, conversation_ids, include_memories=memories, attachments=files
+                )
                 write_export(out, data)
             finally:
                 stores.close()

@@ -5,6 +5,7 @@ message with a note, or as image parts to a model that takes images."""
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -169,3 +170,24 @@ def test_a_message_keeps_its_attachments_and_refuses_names_that_leave_their_fold
         entry = {**raw["attachments"][0], **bad}  # type: ignore[dict-item]
         with pytest.raises(FieldError, match=rf"attachments\[0\]\.{field}: "):
             Message.from_json({**raw, "attachments": [entry]})
+
+
+def test_the_command_line_export_includes_the_files_when_asked(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    from assistant.cli import main
+
+    workspace = Workspace.open(data_dir, embed=False)
+    try:
+        cid = workspace.conversations.create().id
+        image = tmp_path / "dot.png"
+        image.write_bytes(PNG)
+        ref = workspace.attachments.add(cid, image).ref()
+        workspace.conversations.append(cid, "user", "A dot.", attachments=[ref])
+    finally:
+        workspace.close()
+    for flags, data in (([], None), (["--attachments"], base64.b64encode(PNG).decode())):
+        out = tmp_path / "out.json"
+        assert main(["export", str(out), *flags]) == 0
+        (entry,) = json.loads(out.read_text())["conversations"][0]["messages"][0]["attachments"]
+        assert entry.get("data") == data and entry["name"] == "dot.png"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import logging
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -9,12 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 from assistant import APP_NAME, __version__
 from assistant.errors import StorageError
-from assistant.fileio import atomic_write_json
+from assistant.fileio import atomic_write_json, reason
 from assistant.timestamps import stamp
 from assistant.transfer.plan import Stores, counted
 
 if TYPE_CHECKING:
+    from assistant.knowledge import AttachmentStore
     from assistant.memory import MemoryItem, SemanticMemory
+
+log = logging.getLogger(__name__)
 
 FORMAT = "assistant.export"
 FORMAT_VERSION = 1
@@ -25,11 +30,13 @@ def export_data(
     stores: Stores,
     conversation_ids: Sequence[str] | None = None,
     include_memories: bool = False,
+    attachments: AttachmentStore | None = None,
 ) -> dict[str, Any]:
     """The export document of the given conversations (all but temporary ones with None).
 
     With `include_memories`, active and archived long-term memories are added with their
-    links and histories (no vectors, no tombstones).
+    links and histories (no vectors, no tombstones). With `attachments` (the store of the
+    files attached to messages), each attachment goes in the file too, as base64 `data`.
     Raises ConversationNotFoundError (a StorageError) for an unknown id.
     """
     store = stores.conversations
@@ -51,6 +58,8 @@ def export_data(
             "summary": conversation.summary,
             "messages": [m.to_json() for m in conversation.messages],
         }
+        if attachments is not None:
+            _add_files(attachments, cid, entry["messages"])
         for flag in ("do_not_remember", "pinned", "archived"):
             if getattr(conversation, flag):
                 entry[flag] = True
@@ -67,6 +76,20 @@ def export_data(
         items.sort(key=lambda i: (i.created_at, i.id))
         data["memories"] = [_memory(stores.memory, i) for i in items]
     return data
+
+
+def _add_files(store: AttachmentStore, cid: str, messages: list[dict[str, Any]]) -> None:
+    """Put each attachment's bytes in its message's entry (one whose copy is gone stays
+    named, without `data`)."""
+    for message in messages:
+        for entry in message.get("attachments", ()):
+            path = store.directory / cid / entry["id"] / entry["name"]
+            try:
+                entry["data"] = base64.b64encode(path.read_bytes()).decode("ascii")
+            except FileNotFoundError:
+                log.warning("Attachment %s of conversation %s is gone", entry["name"], cid)
+            except OSError as exc:
+                raise StorageError(f"Could not read the attachment {path}: {reason(exc)}") from exc
 
 
 def _memory(memory: SemanticMemory, item: MemoryItem) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import (
@@ -49,6 +50,9 @@ from assistant.transfer import (
 from assistant.ui.jobs import Progress, run_job
 from assistant.ui.wording import shorten
 from assistant.workspace import Workspace
+
+if TYPE_CHECKING:
+    from assistant.knowledge import AttachmentStore
 
 JSON_FILTER = "JSON files (*.json);;All files (*)"
 IMPORT_FILTER = (
@@ -118,6 +122,11 @@ class ExportDialog(QDialog):
         scope_layout.addWidget(self.all_radio)
         self.memories_check = QCheckBox("Include long-term memories", self)
         self.memories_check.setObjectName("exportMemoriesCheck")
+        self.attachments_check = QCheckBox("Include attached files (a larger file)", self)
+        self.attachments_check.setObjectName("exportAttachmentsCheck")
+        self.attachments_check.setToolTip(
+            "The files attached to messages go into the export; without them, only their names"
+        )
         note = QLabel("The file holds no API key or other secrets.", self)
         note.setWordWrap(True)
         buttons = QDialogButtonBox(
@@ -128,6 +137,7 @@ class ExportDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(scope)
         layout.addWidget(self.memories_check)
+        layout.addWidget(self.attachments_check)
         layout.addWidget(note)
         layout.addWidget(buttons)
 
@@ -139,12 +149,20 @@ class ExportDialog(QDialog):
         """Whether long-term memories go into the file."""
         return self.memories_check.isChecked()
 
+    def include_attachments(self) -> bool:
+        """Whether the files attached to messages go into the file."""
+        return self.attachments_check.isChecked()
+
 
 def export_conversations(
-    parent: QWidget, workspace: Stores, current_conversation_id: str | None
+    parent: QWidget,
+    workspace: Stores,
+    current_conversation_id: str | None,
+    attachments: AttachmentStore | None = None,
 ) -> None:
-    """Ask what to export and where, then write the file in the background."""
-    _ExportFlow(parent, workspace, current_conversation_id).start()
+    """Ask what to export and where, then write the file in the background; `attachments`
+    (the files attached to messages) go in if the user asks."""
+    _ExportFlow(parent, workspace, current_conversation_id, attachments).start()
 
 
 def default_export_name(today: date | None = None) -> str:
@@ -155,10 +173,17 @@ def default_export_name(today: date | None = None) -> str:
 class _ExportFlow(QObject):
     """One export: the options dialog, the file dialog, the job and its report."""
 
-    def __init__(self, parent: QWidget, workspace: Stores, current_id: str | None) -> None:
+    def __init__(
+        self,
+        parent: QWidget,
+        workspace: Stores,
+        current_id: str | None,
+        attachments: AttachmentStore | None,
+    ) -> None:
         super().__init__(parent)
         self._parent = parent
         self._workspace = workspace
+        self._attachments = attachments
         self._current_id = current_id
         self._path: Path | None = None
 
@@ -176,6 +201,7 @@ class _ExportFlow(QObject):
         if not dialog.all_conversations() and self._current_id is not None:
             ids = [self._current_id]
         memories = dialog.include_memories()
+        files = self._attachments if dialog.include_attachments() else None
         name = get_save_file_name(
             self._parent,
             "Export conversations",
@@ -192,7 +218,7 @@ class _ExportFlow(QObject):
         workspace = self._workspace
 
         def export(_: Progress) -> str:
-            data = export_data(workspace, ids, include_memories=memories)
+            data = export_data(workspace, ids, include_memories=memories, attachments=files)
             write_export(path, data)
             return export_summary(data, path.name)
 
