@@ -41,8 +41,7 @@ from assistant.ui.window.transfer_actions import connect_transfers
 from assistant.ui.window.welcome import welcome_panel
 
 if TYPE_CHECKING:
-    from assistant.knowledge import Citation, KnowledgeEvent
-    from assistant.memory import AttachedFile
+    from assistant.knowledge import KnowledgeEvent
     from assistant.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -281,6 +280,8 @@ class MainWindow(QMainWindow):
         self.knowledge.start()
 
     def _connect(self) -> None:
+        from assistant.ui.knowledge.file_actions import FileActions
+
         menu = self.menu
         menu.new.triggered.connect(self._on_new)
         menu.new_temporary.triggered.connect(self._on_new_temporary)
@@ -310,8 +311,7 @@ class MainWindow(QMainWindow):
         self.chat.edit_requested.connect(self._begin_edit)
         self.chat.copied.connect(lambda what: self.statusBar().showMessage(what, 3000))
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
-        self.chat.citation_clicked.connect(self._open_citation)
-        self.chat.attachment_clicked.connect(self._open_attachment)
+        self.files = FileActions(self, self.workspace, self.chat, self.session, self._show_notice)
         self.sidebar.source_requested.connect(self.show_message)
         session = self.session
         session.busy_changed.connect(self._set_busy)
@@ -467,19 +467,6 @@ class MainWindow(QMainWindow):
         from assistant.ui.knowledge.page import KnowledgeDialog
 
         KnowledgeDialog(self.knowledge, self).exec()
-
-    def _open_citation(self, citation: Citation) -> None:
-        from assistant.ui.knowledge.opening import open_citation
-
-        open_citation(citation, self)
-
-    def _open_attachment(self, attached: AttachedFile) -> None:
-        from assistant.knowledge import Citation, Place
-        from assistant.ui.knowledge.opening import open_citation
-
-        cid = self.session.conversation_id or ""
-        path = self.workspace.attachments.path(cid, attached)
-        open_citation(Citation(str(path), Place()), self)
 
     def _on_knowledge(self, event: KnowledgeEvent) -> None:
         what = "Reading files" if event.phase == "reading" else "Preparing file search"
