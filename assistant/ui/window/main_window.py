@@ -313,6 +313,7 @@ class MainWindow(QMainWindow):
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
         self.files = FileActions(self, self.workspace, self.chat, self.session, self._show_notice)
         self.sidebar.source_requested.connect(self.show_message)
+        self.sidebar.file_requested.connect(self.files.open_citation)
         session = self.session
         session.busy_changed.connect(self._set_busy)
         session.connection.connect(self._on_connection)
@@ -362,8 +363,9 @@ class MainWindow(QMainWindow):
         """Ctrl+K: find a message in any conversation and open it there."""
         from assistant.ui.conversations.search import ChatSearchDialog
 
-        dialog = ChatSearchDialog(self.workspace.conversations, self)
+        dialog = ChatSearchDialog(self.workspace.conversations, self, self.workspace.knowledge)
         dialog.chosen.connect(self.show_message)
+        dialog.file_chosen.connect(self.files.open_citation)
         dialog.exec()
         dialog.deleteLater()
 
