@@ -436,9 +436,13 @@ class MainWindow(QMainWindow):
 
     def open_settings(self) -> None:
         """Show the settings; on OK, apply them and re-embed if the model changed."""
+        self._settings("")
+
+    def _settings(self, page: str) -> None:
         from assistant.ui.settings.dialog import SettingsDialog
 
-        dialog = SettingsDialog(self.workspace, self)
+        dialog = SettingsDialog(self.workspace, self, self.knowledge)
+        dialog.show_page(page)
         if dialog.exec():
             self._update_status()
             self._show_welcome_if_needed()
@@ -465,10 +469,10 @@ class MainWindow(QMainWindow):
             return
 
     def open_knowledge(self) -> None:
-        """Show the knowledge folders, their rules, progress and files."""
-        from assistant.ui.knowledge.page import KnowledgeDialog
+        """Show the knowledge folders, their rules, progress and files (a page of Settings)."""
+        from assistant.ui.settings.knowledge_page import KNOWLEDGE_TITLE
 
-        KnowledgeDialog(self.knowledge, self).exec()
+        self._settings(KNOWLEDGE_TITLE)
 
     def _on_knowledge(self, event: KnowledgeEvent) -> None:
         what = "Reading files" if event.phase == "reading" else "Preparing file search"
