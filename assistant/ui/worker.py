@@ -21,6 +21,7 @@ from assistant.agent import events
 from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.confirm import Choice, Confirmations
 from assistant.agent.events import AgentEvent, Failed
+from assistant.agent.turn_gate import TurnGate
 from assistant.errors import AssistantError
 from assistant.memory import AttachedFile, ConversationNotFoundError, ConversationStore
 from assistant.priority import lower_this_thread
@@ -65,6 +66,7 @@ class AgentWorker(QObject):
         self._upkeep_lock = threading.Lock()
         self._upkeep_queue: deque[Upkeep] = deque()
         self._upkeep_running = False
+        self._gate = TurnGate()  # upkeep asks the model between turns, never during one
         self._agent: Agent | None = None
         self._agent_built_from: object = None  # the workspace's `agent_fingerprint`
         self._idle = threading.Event()  # no turn is running (embedding waits for it)
@@ -135,7 +137,7 @@ class AgentWorker(QObject):
         built_from = self._workspace.agent_fingerprint()
         if self._agent is None or built_from != self._agent_built_from:
             self._agent = self._workspace.agent(
-                upkeep=self._schedule_upkeep, confirmations=self._confirmations
+                upkeep=self._schedule_upkeep, confirmations=self._confirmations, gate=self._gate
             )
             self._agent_built_from = built_from
         return self._agent
@@ -154,6 +156,7 @@ class AgentWorker(QObject):
             return
         self.busy_changed.emit(True)
         self._idle.clear()
+        self._gate.turn_started()
         try:
             try:
                 attached = self._copy(conversation_id, files or [])
@@ -172,6 +175,7 @@ class AgentWorker(QObject):
             else:
                 agent.run(conversation_id, text, self._emit, self._cancel, attachments=attached)
         finally:
+            self._gate.turn_ended()
             self._idle.set()
             self.busy_changed.emit(False)
         self.embed_missing()  # the turn's new messages and memories, for search by meaning
