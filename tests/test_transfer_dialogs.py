@@ -282,7 +282,7 @@ def test_export_of_a_conversation_can_include_its_attached_files(
     workspace.conversations.append(cid, "user", "See the note.", attachments=[attached])
     for name, include in (("with.json", True), ("without.json", False)):
         hooks.save_name = str(tmp_path / name)
-        export_conversations(parent, workspace, cid, workspace.attachments)
+        export_conversations(parent, workspace, cid)
         dialog = _export_dialog(qtbot, parent)
         dialog.attachments_check.setChecked(include)
         _press_export(dialog)

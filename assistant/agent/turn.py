@@ -10,9 +10,11 @@ from assistant.agent.attached import TurnFiles
 from assistant.agent.builtin_tools import ToolContext
 from assistant.agent.cancel import CancelToken
 from assistant.agent.chat import ToolCallRequest
+from assistant.agent.chat_scope import ChatScope
 from assistant.agent.events import EventSink
+from assistant.agent.model_choice import TurnModel
 from assistant.agent.tools import ToolRegistry
-from assistant.memory import Conversation, Message
+from assistant.memory import Conversation, Message, ReplyStats
 
 
 @dataclass
@@ -25,6 +27,7 @@ class Turn:
     cancel: CancelToken
     context: ToolContext
     registry: ToolRegistry
+    model: TurnModel  # the model asked, with its options
     memory_ids: list[str] = field(default_factory=list)
     shrink: float = 1.0  # the budget's factor after overflows with no window stated
     use_tools: bool = True  # False when the tool schemas would take too much of the budget
@@ -32,6 +35,8 @@ class Turn:
     calls: Counter[tuple[str, str]] = field(default_factory=Counter)  # by name and arguments
     files: TurnFiles | None = None  # the attached files' part of the prompt
     files_read: bool = False  # `files` is set (they are read once a turn)
+    scope: ChatScope = field(default_factory=ChatScope)  # its project, and the memories it sees
+    stats: ReplyStats | None = None  # of the last model call: its tokens and speed
 
     @property
     def cid(self) -> str:

@@ -24,6 +24,7 @@ from assistant.json_fields import (
     string,
     timestamp,
 )
+from assistant.memory.reply_stats import ReplyStats
 from assistant.timestamps import is_timestamp
 
 CHARS_PER_TOKEN = 4
@@ -86,6 +87,7 @@ class Message:
     stop_reason: str | None = None  # why a reply ended early: "stopped" (by the user), "failed"
     ok: bool = True  # a tool message: whether the tool succeeded (its content is then the error)
     attachments: tuple[AttachedFile, ...] = ()  # files a user message carries
+    stats: ReplyStats | None = None  # a reply: its model, token counts and speed
 
     def check(self) -> None:
         """The rules every stored message keeps; ValueError `field: problem`."""
@@ -138,6 +140,8 @@ class Message:
             out["ok"] = self.ok
         if self.attachments:
             out["attachments"] = [a.to_json() for a in self.attachments]
+        if self.stats is not None:
+            out["stats"] = self.stats.to_json()
         return out
 
     @classmethod
@@ -169,6 +173,7 @@ class Message:
             attachments=tuple(
                 AttachedFile.from_json(a, f"attachments[{k}]") for k, a in enumerate(attached)
             ),
+            stats=None if raw.get("stats") is None else ReplyStats.from_json(raw["stats"]),
         )
 
 

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import (
@@ -50,9 +49,6 @@ from assistant.transfer import (
 from assistant.ui.jobs import Progress, run_job
 from assistant.ui.wording import shorten
 from assistant.workspace import Workspace
-
-if TYPE_CHECKING:
-    from assistant.knowledge import AttachmentStore
 
 JSON_FILTER = "JSON files (*.json);;All files (*)"
 IMPORT_FILTER = (
@@ -155,14 +151,11 @@ class ExportDialog(QDialog):
 
 
 def export_conversations(
-    parent: QWidget,
-    workspace: Stores,
-    current_conversation_id: str | None,
-    attachments: AttachmentStore | None = None,
+    parent: QWidget, workspace: Workspace, current_conversation_id: str | None
 ) -> None:
-    """Ask what to export and where, then write the file in the background; `attachments`
-    (the files attached to messages) go in if the user asks."""
-    _ExportFlow(parent, workspace, current_conversation_id, attachments).start()
+    """Ask what to export and where, then write the file in the background (the files
+    attached to messages go in if the user asks)."""
+    _ExportFlow(parent, workspace, current_conversation_id).start()
 
 
 def default_export_name(today: date | None = None) -> str:
@@ -173,17 +166,10 @@ def default_export_name(today: date | None = None) -> str:
 class _ExportFlow(QObject):
     """One export: the options dialog, the file dialog, the job and its report."""
 
-    def __init__(
-        self,
-        parent: QWidget,
-        workspace: Stores,
-        current_id: str | None,
-        attachments: AttachmentStore | None,
-    ) -> None:
+    def __init__(self, parent: QWidget, workspace: Workspace, current_id: str | None) -> None:
         super().__init__(parent)
         self._parent = parent
         self._workspace = workspace
-        self._attachments = attachments
         self._current_id = current_id
         self._path: Path | None = None
 
@@ -201,7 +187,7 @@ class _ExportFlow(QObject):
         if not dialog.all_conversations() and self._current_id is not None:
             ids = [self._current_id]
         memories = dialog.include_memories()
-        files = self._attachments if dialog.include_attachments() else None
+        attached = dialog.include_attachments()
         name = get_save_file_name(
             self._parent,
             "Export conversations",
@@ -218,7 +204,13 @@ class _ExportFlow(QObject):
         workspace = self._workspace
 
         def export(_: Progress) -> str:
-            data = export_data(workspace, ids, include_memories=memories, attachments=files)
+            data = export_data(
+                workspace,
+                ids,
+                include_memories=memories,
+                instructions=workspace.settings.instructions(),
+                attachments=workspace.attachments if attached else None,
+            )
             write_export(path, data)
             return export_summary(data, path.name)
 

@@ -41,7 +41,7 @@ def connect_transfers(
     def export_all() -> None:
         from assistant.ui.transfer.dialogs import export_conversations
 
-        export_conversations(window, workspace, shown(), workspace.attachments)
+        export_conversations(window, workspace, shown())
 
     def export_shown() -> None:
         from assistant.ui.transfer.conversation_export import export_conversation
