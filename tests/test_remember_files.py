@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QPushButton
 from pytestqt.qtbot import QtBot
 
 from assistant.knowledge import Citation, Place
-from assistant.knowledge.passages import passage_at
+from assistant.knowledge.excerpts import passage_at
 from assistant.ui.knowledge.opening import FilePreview
 from assistant.ui.memory.dialogs import MemoryDialog, MemoryValues
 from assistant.ui.window.main_window import MainWindow

@@ -284,7 +284,7 @@ class Agent:
         """The built-in tools, then the extra ones for `query`."""
         registry = builtin_registry(
             long_term_memory=not conversation.temporary,
-            files=self.knowledge is not None and bool(self.knowledge.sources.folders),
+            files=self.knowledge is not None and bool(self.knowledge.read_sources().folders),
         )
         if self.extra_tools is not None:
             registry.add_extra(*self.extra_tools.tools_for(query))

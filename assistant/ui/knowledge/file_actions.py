@@ -65,7 +65,7 @@ class FileActions(QObject):
     def remember(self, target: Citation | AttachedFile, message_id: str | None) -> None:
         """ "Remember this" on a place a reply read, or on a file a message carries."""
         from assistant.knowledge import UnreadableFileError
-        from assistant.knowledge.passages import passage_at
+        from assistant.knowledge.excerpts import passage_at
 
         if isinstance(target, AttachedFile):
             path, place, name = str(self._path(target)), Place(), target.name

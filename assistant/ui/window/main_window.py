@@ -267,6 +267,7 @@ class MainWindow(QMainWindow):
 
         self.knowledge = KnowledgeBridge(workspace.knowledge, self)
         self.knowledge.changed.connect(self._on_knowledge)
+        workspace.projects.subscribe(lambda _project_id: self.knowledge.rescan())
         self.knowledge.start()
 
     def _connect(self) -> None:
