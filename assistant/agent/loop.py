@@ -235,13 +235,14 @@ class Agent:
     ) -> None:
         conversation = self.conversations.load(conversation_id)
         asked, asked_in = self._asked.pop(conversation_id, (frozenset(), user.id))
-        scope = chat_scope(self.projects, conversation)
+        scope = chat_scope(self.projects, conversation, self.conversations)
         context = ToolContext(
             conversation_id,
             user.id,
             confirmable=asked if asked_in != user.id else frozenset(),
             cancel=cancel,
             scope=scope.memory,
+            sees_conversation=scope.sees_conversation,
         )
         model = self.choose_model(conversation) if self.choose_model else TurnModel(self.provider)
         turn = Turn(
