@@ -27,7 +27,6 @@ from assistant.agent.events import (
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
-    ToolsTurnedOff,
     Waiting,
 )
 from assistant.agent.model_choice import ModelChooser, TurnModel
@@ -83,7 +82,6 @@ REPEATED_RESULT = (
     "Not run: this exact call was already made {times} times for this message. Use the results "
     "you have and answer the user."
 )
-LOOPING_NOTICE = "The model kept repeating the same tool call; it answered without tools."
 NO_TOOLS_NOTICE = (
     "The model's context window is too small for tools: it answers without them "
     "(memories are still saved after each reply)."
@@ -471,8 +469,7 @@ class Agent:
             if times > REPEAT_LIMIT:
                 result, ok = REPEATED_RESULT.format(times=times - 1), False
                 if turn.use_tools:
-                    turn.use_tools = False  # the next model call is offered no tools
-                    self._tools_looped(turn)
+                    turn.looped_on_tools()  # the next model call is offered no tools
             else:
                 try:
                     result, ok = self._run_tool(turn, call)
@@ -490,15 +487,6 @@ class Agent:
                 turn.on_event(MemoryEdited(turn.cid, edit))
             turn.context.edits.clear()
             turn.registry.reveal(turn.context.revealed)
-
-    def _tools_looped(self, turn: Turn) -> None:
-        """Say the model looped on tools; with "auto" tool use, it gets no tools from now on."""
-        model = turn.model
-        if model.options.tools == "auto" and model.tools_looped is not None:
-            model.tools_looped(model.provider.model)
-            turn.on_event(ToolsTurnedOff(turn.cid, model.provider.model))
-        else:
-            turn.on_event(Notice(turn.cid, LOOPING_NOTICE))
 
     def _run_tool(self, turn: Turn, call: ToolCallRequest) -> tuple[str, bool]:
         """Run one call (once allowed, if it asks first): its result and whether it worked."""
