@@ -223,6 +223,14 @@ class Workspace:
                 self.memory.move(item.id, None)
         self.projects.delete(project_id)
 
+    def instructions_for(self, conversation: Conversation | None) -> Instructions:
+        """The instructions a conversation's prompt has: the global ones, and its project's."""
+        instructions = self.settings.instructions()
+        project = None if conversation is None else self.projects.get(conversation.project)
+        if project is None or conversation is None or conversation.temporary:
+            return instructions
+        return instructions.in_project(project.name, project.instructions)
+
     def adopt_instructions(self, instructions: Instructions) -> bool:
         """Take an export's custom instructions if there are none here (nothing is replaced);
         whether they were taken. StorageError if they cannot be saved."""

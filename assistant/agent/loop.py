@@ -28,7 +28,6 @@ from assistant.agent.events import (
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
-    ToolsTurnedOff,
     Waiting,
 )
 from assistant.agent.model_choice import ModelChooser, TurnModel
@@ -85,7 +84,6 @@ REPEATED_RESULT = (
     "Not run: this exact call was already made {times} times for this message. Use the results "
     "you have and answer the user."
 )
-LOOPING_NOTICE = "The model kept repeating the same tool call; it answered without tools."
 NO_TOOLS_NOTICE = (
     "The model's context window is too small for tools: it answers without them "
     "(memories are still saved after each reply)."
@@ -254,13 +252,14 @@ class Agent:
     ) -> None:
         conversation = self.conversations.load(conversation_id)
         asked, asked_in = self._asked.pop(conversation_id, (frozenset(), user.id))
-        scope = chat_scope(self.projects, conversation)
+        scope = chat_scope(self.projects, conversation, self.conversations)
         context = ToolContext(
             conversation_id,
             user.id,
             confirmable=asked if asked_in != user.id else frozenset(),
             cancel=cancel,
             scope=scope.memory,
+            sees_conversation=scope.sees_conversation,
         )
         model = self.choose_model(conversation) if self.choose_model else TurnModel(self.provider)
         turn = Turn(
@@ -502,8 +501,7 @@ class Agent:
             if times > REPEAT_LIMIT:
                 result, ok = REPEATED_RESULT.format(times=times - 1), False
                 if turn.use_tools:
-                    turn.use_tools = False  # the next model call is offered no tools
-                    self._tools_looped(turn)
+                    turn.looped_on_tools()  # the next model call is offered no tools
             else:
                 try:
                     result, ok = self._run_tool(turn, call)
@@ -521,15 +519,6 @@ class Agent:
                 turn.on_event(MemoryEdited(turn.cid, edit))
             turn.context.edits.clear()
             turn.registry.reveal(turn.context.revealed)
-
-    def _tools_looped(self, turn: Turn) -> None:
-        """Say the model looped on tools; with "auto" tool use, it gets no tools from now on."""
-        model = turn.model
-        if model.options.tools == "auto" and model.tools_looped is not None:
-            model.tools_looped(model.provider.model)
-            turn.on_event(ToolsTurnedOff(turn.cid, model.provider.model))
-        else:
-            turn.on_event(Notice(turn.cid, LOOPING_NOTICE))
 
     def _run_tool(self, turn: Turn, call: ToolCallRequest) -> tuple[str, bool]:
         """Run one call (once allowed, if it asks first): its result and whether it worked."""

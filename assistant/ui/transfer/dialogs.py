@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
@@ -47,6 +47,7 @@ from assistant.transfer import (
     write_export,
 )
 from assistant.ui.jobs import Progress, run_job
+from assistant.ui.transfer.project_choice import ProjectChoice
 from assistant.ui.wording import shorten
 from assistant.workspace import Workspace
 
@@ -236,6 +237,7 @@ class ImportPreview:
     plan: ImportPlan
     conflicts: list[str]  # conversation ids
     memory_conflicts: list[str]
+    project_conflicts: list[str] = field(default_factory=list)  # names of projects here too
 
 
 def prepare_import(
@@ -246,7 +248,13 @@ def prepare_import(
 ) -> ImportPreview:
     """Read and validate an export and find its conflicts (off the GUI thread)."""
     plan = load_import(path, progress, cancel)
-    return ImportPreview(path, plan, plan.conflicts(workspace), plan.memory_conflicts(workspace))
+    return ImportPreview(
+        path,
+        plan,
+        plan.conflicts(workspace),
+        plan.memory_conflicts(workspace),
+        plan.project_conflicts(workspace),
+    )
 
 
 class ImportPreviewDialog(QDialog):
@@ -269,6 +277,10 @@ class ImportPreviewDialog(QDialog):
         self._add_summary(layout)
         self._add_unreadable(layout)
         self._add_suggestions(layout)
+        self.project_choice: ProjectChoice | None = None
+        if preview.project_conflicts:
+            self.project_choice = ProjectChoice(preview.project_conflicts, self)
+            layout.addWidget(self.project_choice)
         self._add_conflicts(layout)
 
     def _add_summary(self, layout: QVBoxLayout) -> None:
@@ -518,7 +530,10 @@ class _ImportFlow(QObject):
             self.deleteLater()
             return
         policy, suggestions, cancel = dialog.policy(), dialog.chosen_suggestions(), self._cancel
+        projects = "merge" if dialog.project_choice is None else dialog.project_choice.policy()
         instructions = dialog.chosen_instructions()
+        if instructions is None and self._workspace.settings.instructions().empty:
+            instructions = plan.instructions  # an export's are taken where there are none
         if instructions is not None:
             self._use_instructions(instructions)
         self._show_progress("Importing…", "importProgressDialog")
@@ -527,7 +542,13 @@ class _ImportFlow(QObject):
         workspace = self._workspace
         run_job(
             lambda report: apply_import(
-                plan, workspace, policy, report, suggestions=suggestions, cancel=cancel.is_set
+                plan,
+                workspace,
+                policy,
+                report,
+                suggestions=suggestions,
+                cancel=cancel.is_set,
+                projects=projects,
             ),
             on_done=lambda result: self._on_imported(plan, result),
             on_error=self._on_import_failed,
