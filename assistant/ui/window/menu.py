@@ -48,6 +48,7 @@ class MainMenu:
             "actionCopyConversation",
             "Copy this conversation as Markdown",
         )
+        self.attach = action("&Attach files…", "actionAttach", "Send files with the message")
         self.quit = action("&Quit", "actionQuit")
         self.find = action("&Find in conversation…", "actionFind", "Find text in this chat")
         self.search = action(
@@ -91,6 +92,7 @@ class MainMenu:
         self.workspace_actions = [
             self.new,
             self.new_temporary,
+            self.attach,
             self.import_,
             self.import_folder,
             self.export,
@@ -115,7 +117,7 @@ class MainMenu:
     def _menus(self, window: QMainWindow) -> None:
         bar = window.menuBar()
         file_menu = bar.addMenu("&File")
-        file_menu.addActions([self.new, self.new_temporary])
+        file_menu.addActions([self.new, self.new_temporary, self.attach])
         file_menu.addSeparator()
         file_menu.addActions([self.import_, self.import_folder, self.export])
         file_menu.addAction(self.export_conversation)
@@ -173,6 +175,7 @@ class MainMenu:
             self.text_larger: [QKeySequence(_Key.ZoomIn), QKeySequence("Ctrl+=")],
             self.text_smaller: [QKeySequence(_Key.ZoomOut)],
             self.text_reset: [QKeySequence("Ctrl+0")],
+            self.attach: [QKeySequence("Ctrl+Shift+A")],
         }
         for target, sequences in keys.items():
             unique = list(dict.fromkeys(s for s in sequences if not s.isEmpty()))
@@ -184,6 +187,7 @@ class MainMenu:
         for target in (
             self.new,
             self.new_temporary,
+            self.attach,
             self.find,
             self.search,
             self.copy_conversation,
