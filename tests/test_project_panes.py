@@ -254,6 +254,9 @@ def test_the_memory_list_shows_and_filters_scopes(
     controller.make_global.trigger()
     qtbot.waitUntil(lambda: workspace.memory.get(ada.id).project is None)  # type: ignore[union-attr]
     assert workspace.memory.history(ada.id)[-1].type == "moved"
+    detail = sidebar.memories.detail
+    qtbot.waitUntil(lambda: "Moved by you: project 'Novel' → global" in detail.toPlainText())
+    assert "Scope: global (used in every chat)" in detail.toPlainText()
     tea = next(i for i in workspace.memory.all() if "tea" in i.text)
     assert sidebar.memories.select(tea.id)
     monkeypatch.setattr(controller, "ask_project", lambda current: novel.id)
