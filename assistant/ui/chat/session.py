@@ -352,7 +352,7 @@ class ChatSession(QObject):
     def _on_tools_turned_off(self, event: events.ToolsTurnedOff) -> None:
         self._chat.add_line(
             f"{event.model} kept repeating the same tool call: it answers without tools from now "
-            "on (its tool use is Auto).",
+            "on (its tool use is Auto) · ",
             ("Turn tools back on", f"tools-on:{event.model}"),
         )
 
