@@ -1,5 +1,6 @@
-"""The settings dialog: pages of settings (the model server and key, memory, MCP servers),
-saved only on OK (the MCP servers page applies its changes at once, and says so).
+"""The settings dialog: pages of settings (the model server and key, memory, appearance, MCP
+servers, knowledge), saved only on OK (the MCP servers page applies its changes at once, and
+says so).
 
 Each page is a `SettingsPage` (`page.py`); a new page is one more entry in `pages`.
 """
@@ -22,7 +23,10 @@ from PySide6.QtWidgets import (
 
 from assistant.errors import AssistantError
 from assistant.settings import Settings
+from assistant.ui.knowledge.bridge import KnowledgeBridge
+from assistant.ui.settings.appearance_page import AppearancePage
 from assistant.ui.settings.form import SettingsForm, align_labels
+from assistant.ui.settings.knowledge_page import KnowledgeSettingsPage
 from assistant.ui.settings.mcp_page import McpPage
 from assistant.ui.settings.memory_page import MemoryPage
 from assistant.ui.settings.model_page import ModelPage
@@ -33,7 +37,12 @@ from assistant.workspace import Workspace
 class SettingsDialog(QDialog):
     """Preferences in pages; nothing is saved until OK."""
 
-    def __init__(self, workspace: Workspace, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        parent: QWidget | None = None,
+        knowledge: KnowledgeBridge | None = None,
+    ) -> None:
         super().__init__(parent)
         self._workspace = workspace
         self._opened_height: int | None = None  # set when first shown
@@ -45,8 +54,11 @@ class SettingsDialog(QDialog):
         self.pages: list[SettingsPage] = [
             ModelPage(workspace.settings, workspace.credentials),
             MemoryPage(),
+            AppearancePage(),
             McpPage(workspace),
         ]
+        if knowledge is not None:  # the window's: its folders are indexed as they change
+            self.pages.append(KnowledgeSettingsPage(knowledge))
         # Before the pages are tabs: a tab widget asks their sizes at once.
         align_labels(form for page in self.pages for form in page.findChildren(SettingsForm))
         self._tabs = QTabWidget(self)
@@ -75,6 +87,12 @@ class SettingsDialog(QDialog):
         layout.activate()
         layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
         self.setMinimumSize(layout.totalMinimumSize())
+
+    def show_page(self, title: str) -> None:
+        """Bring the page with this title to the front."""
+        for page in self.pages:
+            if page.title == title:
+                self._tabs.setCurrentWidget(page)
 
     def sizeHint(self) -> QSize:  # noqa: N802 - a Qt override
         """Wide enough for long URLs and model names without stretching the window."""

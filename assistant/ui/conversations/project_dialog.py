@@ -1,0 +1,161 @@
+"""A project's settings: its name, its instructions, its knowledge folders and whether its
+memories are kept apart."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from assistant.projects import NAME_LIMIT, PROJECT_INSTRUCTIONS_LIMIT, Project
+from assistant.ui import theme
+from assistant.ui.settings.instructions import InstructionField
+
+INSTRUCTIONS_LABEL = "What should Assistant know or do in this project?"
+INSTRUCTIONS_HINT = "Its goal, its audience, the style to keep, what to avoid…"
+ISOLATED_TEXT = "Keep this project's memories apart (isolated)"
+ISOLATED_HELP = (
+    "Its chats then use only the project's own memories, not your global ones, and everything "
+    "they learn stays in the project. Otherwise they use both, the project's first, and what "
+    "you say about yourself is remembered everywhere."
+)
+
+
+@dataclass(frozen=True)
+class ProjectValues:
+    """What the dialog holds."""
+
+    name: str
+    instructions: str
+    isolated: bool
+    knowledge: tuple[str, ...] = ()  # folders searched in its chats only
+
+
+class ProjectDialog(QDialog):
+    """Name, instructions (in every prompt of the project's chats) and isolation."""
+
+    def __init__(self, project: Project | None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("projectDialog")
+        self.setWindowTitle("New Project" if project is None else "Project Settings")
+        self.name = QLineEdit(project.name if project else "", self)
+        self.name.setObjectName("projectName")
+        self.name.setMaxLength(NAME_LIMIT)
+        self.name.setAccessibleName("Project name")
+        name_label = QLabel("&Name", self)
+        name_label.setBuddy(self.name)
+        self.instructions = InstructionField(
+            self,
+            INSTRUCTIONS_LABEL,
+            INSTRUCTIONS_HINT,
+            project.instructions if project else "",
+            "projectInstructions",
+            limit=PROJECT_INSTRUCTIONS_LIMIT,
+        )
+        self.isolated = QCheckBox(ISOLATED_TEXT, self)
+        self.isolated.setObjectName("projectIsolated")
+        self.isolated.setChecked(project.isolated if project else False)
+        self.isolated.setToolTip(ISOLATED_HELP)
+        help_label = QLabel(ISOLATED_HELP, self)
+        help_label.setWordWrap(True)
+        theme.set_muted(help_label)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(name_label)
+        layout.addWidget(self.name)
+        layout.addSpacing(8)
+        layout.addWidget(self.instructions.label)
+        layout.addWidget(self.instructions.edit, 1)
+        layout.addWidget(self.instructions.counter)
+        layout.addSpacing(8)
+        layout.addWidget(self.isolated)
+        layout.addWidget(help_label)
+        layout.addSpacing(8)
+        layout.addLayout(self._build_folders(project))
+        layout.addWidget(self.buttons)
+        self.name.textChanged.connect(self._update_save)
+        self.instructions.edit.textChanged.connect(self._update_save)
+        self._update_save()
+        self.resize(560, 560)
+
+    def _build_folders(self, project: Project | None) -> QVBoxLayout:
+        """The project's knowledge folders, with Add Folder… and Remove."""
+        self.folders = QListWidget(self)
+        self.folders.setObjectName("projectFolders")
+        self.folders.setAccessibleName("Knowledge folders of the project")
+        self.folders.addItems(list(project.knowledge) if project else [])
+        self.folders.setMaximumHeight(72)
+        label = QLabel("&Knowledge folders (searched in this project's chats only)", self)
+        label.setBuddy(self.folders)
+        add = QPushButton("Add Folder…", self)
+        add.setObjectName("projectAddFolder")
+        add.clicked.connect(self._on_add_folder)
+        remove = QPushButton("Remove", self)
+        remove.setObjectName("projectRemoveFolder")
+        remove.clicked.connect(self._on_remove_folder)
+        buttons = QVBoxLayout()
+        buttons.addWidget(add)
+        buttons.addWidget(remove)
+        buttons.addStretch(1)
+        row = QHBoxLayout()
+        row.addWidget(self.folders, 1)
+        row.addLayout(buttons)
+        section = QVBoxLayout()
+        section.addWidget(label)
+        section.addLayout(row)
+        return section
+
+    def values(self) -> ProjectValues:
+        """The name, instructions and isolation as they are in the dialog."""
+        folders = tuple(self.folders.item(n).text() for n in range(self.folders.count()))
+        return ProjectValues(
+            " ".join(self.name.text().split()),
+            self.instructions.text(),
+            self.isolated.isChecked(),
+            folders,
+        )
+
+    def choose_folder(self) -> str:
+        """Ask for a folder (tests replace this); "" if cancelled."""
+        return QFileDialog.getExistingDirectory(self, "Add a knowledge folder to the project")
+
+    def _on_add_folder(self) -> None:
+        folder = self.choose_folder()
+        if folder:
+            path = os.path.abspath(folder)
+            if not self.folders.findItems(path, Qt.MatchFlag.MatchExactly):
+                self.folders.addItem(path)
+
+    def _on_remove_folder(self) -> None:
+        row = self.folders.currentRow()
+        if row >= 0:
+            self.folders.takeItem(row)
+
+    def accept(self) -> None:
+        """Close with the values, unless the name is blank or the instructions too long."""
+        if self._ok():
+            super().accept()
+
+    def _ok(self) -> bool:
+        return bool(self.name.text().strip()) and not self.instructions.over()
+
+    def _update_save(self) -> None:
+        self.buttons.button(QDialogButtonBox.StandardButton.Save).setEnabled(self._ok())
