@@ -71,7 +71,9 @@ _REJECTING = frozenset({400, 415, 422, 500, 501})
 # llama.cpp ("image input is not supported"), vLLM ("is not a multimodal model"), Ollama, LM
 # Studio ("does not support images", "vision").
 _NO_IMAGES = re.compile(r"image|vision|multimodal|mmproj", re.I)
-IMAGES_NOTICE = "This model does not accept images: images from tools are described to it."
+IMAGES_NOTICE = (
+    "This model does not accept images: images (attached, or from tools) are described to it."
+)
 STREAM_TOOLS_NOTICE = "This server cannot stream tool calls; replies arrive whole."
 STREAM_NOTICE = "This server cannot stream replies; they arrive whole."
 _OPTION_NOTICES = {
