@@ -27,6 +27,12 @@ from assistant.memory.vectors import VectorMatrix, vector_key
 log = logging.getLogger(__name__)
 
 
+def dated(item: MemoryItem) -> float:
+    """When an item's fact holds from, as far as known (else when it was learned), in POSIX
+    seconds: what a period named in a query is compared with."""
+    return (item.valid_from or item.created_at).timestamp()
+
+
 class MemoryIndex:
     """Items by slot, with the arrays, keyword indexes and vectors that search them."""
 
@@ -39,6 +45,7 @@ class MemoryIndex:
         self._pinned = np.zeros(1024, dtype=bool)
         self._importance = np.zeros(1024, dtype=np.float64)
         self._last_used = np.zeros(1024, dtype=np.float64)  # POSIX seconds
+        self._dated = np.zeros(1024, dtype=np.float64)  # POSIX seconds of `dated`
         self._bm25 = BM25Index(*self._bm25_params())
         self._past: BM25Index | None = None  # archived items, for searches with history
         self.vectors: VectorMatrix | None = None
@@ -84,6 +91,8 @@ class MemoryIndex:
         self._importance[:n] = [i.importance for i in items]
         self._last_used = np.zeros(size, dtype=np.float64)
         self._last_used[:n] = [i.last_accessed.timestamp() for i in items]
+        self._dated = np.zeros(size, dtype=np.float64)
+        self._dated[:n] = [dated(i) for i in items]
         if index is None:
             self._bm25 = BM25Index(*self._bm25_params())
             active = np.flatnonzero(self._active[:n]).tolist()
@@ -108,6 +117,7 @@ class MemoryIndex:
             self._pinned = ensure_capacity(self._pinned, size)
             self._importance = ensure_capacity(self._importance, size)
             self._last_used = ensure_capacity(self._last_used, size)
+            self._dated = ensure_capacity(self._dated, size)
         else:
             old = self.items[slot]
             self.items[slot] = item
@@ -116,6 +126,7 @@ class MemoryIndex:
         self._pinned[slot] = item.pinned
         self._importance[slot] = item.importance
         self._last_used[slot] = item.last_accessed.timestamp()
+        self._dated[slot] = dated(item)
         text_changed = old is None or old.text != item.text
         if slot in self._bm25 and (text_changed or not active):
             self._bm25.remove(slot)
@@ -168,9 +179,11 @@ class MemoryIndex:
         config: SearchConfig,
         include_history: bool,
         now: float,
+        span: tuple[float, float] | None = None,
     ) -> list[SearchHit]:
         """The `k` best active items (and archived ones, with `include_history`) for the query
-        words and vector: BM25 and cosine rankings fused with importance and recency."""
+        words and vector: BM25 and cosine rankings fused with importance and recency; those
+        dated in `span` (POSIX seconds, end exclusive: a period the query names) favoured."""
         depth = max(config.depth, k)
         n = self.size
         lexical = self._bm25.top(tokens, depth, require=informative)
@@ -189,6 +202,7 @@ class MemoryIndex:
             now=now,
             k=k,
             config=config,
+            in_span=None if span is None else (self._dated >= span[0]) & (self._dated < span[1]),
         )
 
     def keyword_top(

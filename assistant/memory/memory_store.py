@@ -41,6 +41,7 @@ from assistant.memory.same_memory import MERGE_THRESHOLD, same_memory, similar
 from assistant.memory.subscribers import Subscribers
 from assistant.memory.text import expand_last, matched_words, query_terms
 from assistant.memory.tombstones import Tombstone
+from assistant.memory.when import time_span
 from assistant.timestamps import now_utc
 
 Subscriber = Callable[[MemoryChange], None]
@@ -228,6 +229,7 @@ class MemoryStore:
         config: SearchConfig | None = None,
         prefix: bool = False,
         include_history: bool = False,
+        now: datetime | None = None,
     ) -> list[SearchHit]:
         """The `k` active items most relevant to `query`, best first; with `include_history`
         archived ones too (superseded, faded or archived by hand; not forgotten ones).
@@ -256,6 +258,9 @@ class MemoryStore:
         else:
             qvec = self._vectors.embed_if_searchable(query)
         self._vectors.refit()  # due after a cache without one; else nothing to do
+        at = now or now_utc()
+        period = time_span(query, at)
+        span = None if period is None else (period[0].timestamp(), period[1].timestamp())
         with self._lock:
             hits = self._index.search(
                 tokens,
@@ -264,7 +269,8 @@ class MemoryStore:
                 k=k,
                 config=cfg,
                 include_history=include_history,
-                now=now_utc().timestamp(),
+                now=at.timestamp(),
+                span=span,
             )
         return [
             dataclasses.replace(hit, matched=matched_words(query, hit.item.text, prefix=prefix))

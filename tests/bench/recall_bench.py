@@ -181,9 +181,10 @@ def memory_layer(
     turn_of = {item.id: turn for item, turn in zip(items, turns, strict=True)}
     # A turn with several memories could fill the top 10 with itself: ask for more.
     depth = 3 * K if curator else K
+    now = dialog.turns[-1].time + timedelta(days=1)  # the questions come after the dialog
 
     def search(query: str) -> list[str]:
-        ranked = [turn_of[hit.item.id] for hit in mem.search(query, k=depth)]
+        ranked = [turn_of[hit.item.id] for hit in mem.search(query, k=depth, now=now)]
         return list(dict.fromkeys(ranked))[:K]
 
     return search, mem.close
@@ -318,9 +319,8 @@ def variants() -> list[Variant]:
             layers=conversations,
         ),
         Variant(
-            "no date weighing (a named period does not favour its messages)",
+            "no date weighing (a named period does not favour its messages or memories)",
             replace(base, date_weight=0.0),
-            layers=conversations,
         ),
         Variant(
             "dates as before: a month of a year or a year (no day, nothing relative)",
