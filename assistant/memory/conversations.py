@@ -369,6 +369,11 @@ class ConversationStore:
         (see `MessageIndex.search`; `now` resolves "last May" and the like)."""
         return self._index.search(query, k, now=now)
 
+    def message_contexts(self, messages: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        """For each of these messages (conversation id, message id) that search finds, its
+        text after that of the message before it (see `MessageIndex.contexts`)."""
+        return self._index.contexts(messages)
+
     def set_embedder(self, embedder: Embedder | None) -> None:
         """Search by meaning with this embedder's vectors from now on (None: keywords only)."""
         self._index.set_embedder(embedder)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Self
@@ -78,7 +78,7 @@ class MemoryStore:
         mem = cls(path, embedder, config)
         with mem._lock:
             replayed = mem._log.load()
-            mem._index.fill(replayed.items, replayed.index)
+            mem._index.fill(replayed.items, replayed.index, replayed.contexts)
             for item in replayed.changed:
                 mem._index.place(item)
             mem._vectors.load()
@@ -278,6 +278,12 @@ class MemoryStore:
             else hit
             for hit in hits
         ]
+
+    def set_contexts(self, changes: Mapping[str, str | None]) -> None:
+        """Find these memories (by id) also by these texts, instead of those they had (None:
+        by their own text only): the message each was learned from and the one before it."""
+        with self._lock:
+            self._index.set_contexts(changes)
 
     def find_related(self, text: str, k: int = 5) -> list[SearchHit]:
         """The current memories most related to `text` by the hybrid search, best first: what a

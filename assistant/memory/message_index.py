@@ -230,6 +230,21 @@ class MessageIndex:
                 self._reindex(message)
             self._pending_keys = None
 
+    def contexts(self, messages: Sequence[MessageKey]) -> dict[MessageKey, str]:
+        """The text of each of these messages that is searched, after that of the message before
+        it (what a memory learned from it is also found by; see `memory_index`)."""
+        with self._lock:
+            self._sync()
+            out = {}
+            for message in messages:
+                key = self._key_of.get(message)
+                if key is None:
+                    continue
+                before = self._prev.get(key)
+                text = self._docs[key][2]
+                out[message] = text if before is None else f"{self._docs[before][2]}\n{text}"
+            return out
+
     def search(
         self, query: str, k: int = 10, *, now: datetime | None = None
     ) -> list[ConversationHit]:

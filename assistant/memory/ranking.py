@@ -44,6 +44,9 @@ class SearchConfig:
     # Conversation search finds a message also by the texts it is indexed under: the memories
     # extracted from it (`message_keys`).
     message_keys: bool = True
+    # Memory search finds a memory also by its context: the message it was learned from and
+    # the one before it (see `memory_index`).
+    source_context: bool = True
     # A query that names someone or something ("Caroline", "Lisbon") may add this to the
     # relevance of the results that mention every name (see `entities`; measured: it did not
     # help conversation search).

@@ -46,7 +46,8 @@ import numpy.typing as npt
 from assistant.memory import ConversationStore, Message, message_index, when
 from assistant.memory import text as text_module
 from assistant.memory.embedding import Embedder
-from assistant.memory.items import MemoryItem
+from assistant.memory.items import MemoryItem, Source
+from assistant.memory.memory_keys import tie_memories_to_messages
 from assistant.memory.ranking import SearchConfig
 from assistant.memory.semantic import SemanticMemory
 from tests.bench import recall_speed
@@ -160,6 +161,7 @@ def memory_items(dialog: Dialog, curator: bool) -> tuple[list[MemoryItem], list[
             updated_at=time_of[turn],
             last_accessed=time_of[turn],
             tags=(turn,),
+            source=Source(conversation_id(dialog), message_id(turn)),
         )
         for i, (text, turn) in enumerate(pairs)
     ]
@@ -173,11 +175,17 @@ def memory_layer(
     config: SearchConfig,
     curator: bool = False,
 ) -> tuple[Searcher, Callable[[], None]]:
-    """A SemanticMemory with one memory per turn (or the curator's memories), and its search
-    returning turn ids (each once, at its best place)."""
-    mem = SemanticMemory.open(directory, embedder, config)
+    """A SemanticMemory with one memory per turn (or the curator's memories), each learned
+    from its turn's message (in a conversation store beside it, keywords only, that gives the
+    memories their contexts as the app does), and its search returning turn ids (each once,
+    at its best place)."""
+    mem = SemanticMemory.open(directory / "memory", embedder, config)
     items, turns = memory_items(dialog, curator)
     mem.insert(items, dedupe=False)  # every turn, even one that repeats another
+    closers = [mem.close]
+    if config.source_context:
+        store = dialog_store(dialog, directory, None, config)
+        closers += [tie_memories_to_messages(mem, store), store.close]
     turn_of = {item.id: turn for item, turn in zip(items, turns, strict=True)}
     # A turn with several memories could fill the top 10 with itself: ask for more.
     depth = 3 * K if curator else K
@@ -187,7 +195,43 @@ def memory_layer(
         ranked = [turn_of[hit.item.id] for hit in mem.search(query, k=depth, now=now)]
         return list(dict.fromkeys(ranked))[:K]
 
-    return search, mem.close
+    def close() -> None:
+        for closer in reversed(closers):
+            closer()
+
+    return search, close
+
+
+def conversation_id(dialog: Dialog) -> str:
+    """The id of a dialog's conversation in a store."""
+    return dialog.id.replace("-", "_")
+
+
+def message_id(turn_id: str) -> str:
+    """The id of a turn's message in a store."""
+    return turn_id.replace(":", "_")
+
+
+def dialog_store(
+    dialog: Dialog, directory: Path, embedder: Embedder | None, config: SearchConfig
+) -> ConversationStore:
+    """A ConversationStore holding the dialog as one conversation (the first speaker's turns
+    as user messages, the other's as assistant messages)."""
+    store = ConversationStore(directory, embedder, config)
+    messages: list[Message] = []
+    for i, turn in enumerate(dialog.turns):
+        messages.append(
+            Message(
+                id=message_id(turn.id),
+                parent_id=messages[i - 1].id if i else None,
+                role="user" if turn.speaker == dialog.speakers[0] else "assistant",
+                content=turn.text,
+                created_at=turn.time.isoformat(),
+            )
+        )
+    cid = conversation_id(dialog)
+    store.import_conversation(cid, dialog.id, messages[0].created_at, messages)
+    return store
 
 
 def conversation_layer(
@@ -199,24 +243,13 @@ def conversation_layer(
 ) -> tuple[Searcher, Callable[[], None]]:
     """A ConversationStore holding the dialog as one conversation (with `curator`, each turn
     found also by the memories extracted from it); search returns turn ids."""
-    store = ConversationStore(directory, embedder, config)
-    messages = []
-    for i, turn in enumerate(dialog.turns):
-        messages.append(
-            Message(
-                id=turn.id.replace(":", "_"),
-                parent_id=messages[i - 1].id if i else None,
-                role="user" if turn.speaker == dialog.speakers[0] else "assistant",
-                content=turn.text,
-                created_at=turn.time.isoformat(),
-            )
-        )
-    cid = dialog.id.replace("-", "_")
-    store.import_conversation(cid, dialog.id, messages[0].created_at, messages)
+    store = dialog_store(dialog, directory, embedder, config)
     if curator:
         keys: dict[tuple[str, str], list[str]] = {}
         for memory in dialog.memories:
-            keys.setdefault((cid, memory.turn.replace(":", "_")), []).append(memory.text)
+            keys.setdefault((conversation_id(dialog), message_id(memory.turn)), []).append(
+                memory.text
+            )
         store.set_message_keys(keys)
     store.embed_pending()
 
@@ -303,6 +336,7 @@ def variants() -> list[Variant]:
     """The default first, then one change at a time."""
     base = SearchConfig()
     conversations = ("ConversationStore", "ConversationStore + memories as keys")
+    memories = ("SemanticMemory", "SemanticMemory of curator memories")
     return [
         Variant("default", base),
         Variant(
@@ -338,6 +372,11 @@ def variants() -> list[Variant]:
             "a named person or place favours the results that mention it (+0.1)",
             replace(base, entity_weight=0.1),
             layers=conversations,
+        ),
+        Variant(
+            "no context: a memory is not found by its message and the one before it",
+            replace(base, source_context=False),
+            layers=memories,
         ),
         Variant(
             "memories not used as keys of their messages",
