@@ -192,7 +192,10 @@ class ConversationStore:
                 archived=archived,
             )
             self._listing.set(conversation_id, entry)
-            self._index.replace(conversation_id, [] if temporary else messages)
+            if temporary:
+                self._index.replace(conversation_id, [])
+            else:
+                self._index.replace(conversation_id, messages, summary)
         self._changed(conversation_id, None)
         return entry.info(conversation_id)
 
@@ -346,6 +349,8 @@ class ConversationStore:
             self._listing.set(
                 conversation_id, replace(entry, size=st.st_size, mtime_ns=st.st_mtime_ns)
             )
+            if not entry.temporary:
+                self._index.set_summary(conversation_id, summary)
         self._changed(conversation_id, record)
 
     def delete(self, conversation_id: str) -> None:
@@ -519,8 +524,10 @@ class ConversationStore:
         changed = self._listing.entries.get(conversation_id) != entry
         self._listing.set(conversation_id, entry)
         if changed or not self._index.has(conversation_id):
-            messages = [] if conversation.temporary else conversation.messages
-            self._index.replace(conversation_id, messages)
+            if conversation.temporary:
+                self._index.replace(conversation_id, [])
+            else:
+                self._index.replace(conversation_id, conversation.messages, conversation.summary)
         return conversation
 
     def _try_rescan(self, conversation_id: str) -> bool:

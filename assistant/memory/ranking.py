@@ -44,6 +44,9 @@ class SearchConfig:
     # Conversation search finds a message also by the texts it is indexed under: the memories
     # extracted from it (`message_keys`).
     message_keys: bool = True
+    # Conversation search adds this times its conversation's relevance (that of its summary,
+    # 1 for the best) to a message's: the conversation first, then the message in it.
+    summary_weight: float = 0.25
     # Memory search finds a memory also by its context: the message it was learned from and
     # the one before it (see `memory_index`).
     source_context: bool = True

@@ -20,10 +20,12 @@ questions, overall and per category (1 multi-hop, 2 temporal, 3 open-domain, 4 s
 5 adversarial).
 
 Layers: `SemanticMemory.search` with one memory per turn, and `ConversationStore.search` with one
-conversation per LoCoMo conversation (the first speaker's turns as user messages, the other's as
-assistant messages). Each runs with the default configuration and with one idea switched off or
-changed at a time (the ablation rows). Texts are embedded once per embedder and the vectors
-reused, so the latencies exclude query embedding, which is timed on its own.
+conversation per session of a LoCoMo conversation, as a user's chats on different days would be
+(the first speaker's turns as user messages, the other's as assistant messages; the session's
+`session_summary` as the conversation's summary). Each runs with the default configuration and
+with one idea switched off or changed at a time (the ablation rows). Texts are embedded once per
+embedder and the vectors reused, so the latencies exclude query embedding, which is timed on its
+own.
 """
 
 from __future__ import annotations
@@ -146,6 +148,7 @@ def memory_items(dialog: Dialog, curator: bool) -> tuple[list[MemoryItem], list[
     """The memories of a dialog and the turn of each: one per turn, or (`curator`) the
     memories the curator would have extracted, dated by their source turn."""
     time_of = {turn.id: turn.time for turn in dialog.turns}
+    session_of = {turn.id: turn.session for turn in dialog.turns}
     pairs = (
         [(m.text, m.turn) for m in dialog.memories]
         if curator
@@ -161,7 +164,7 @@ def memory_items(dialog: Dialog, curator: bool) -> tuple[list[MemoryItem], list[
             updated_at=time_of[turn],
             last_accessed=time_of[turn],
             tags=(turn,),
-            source=Source(conversation_id(dialog), message_id(turn)),
+            source=Source(conversation_id(dialog, session_of[turn]), message_id(turn)),
         )
         for i, (text, turn) in enumerate(pairs)
     ]
@@ -202,9 +205,9 @@ def memory_layer(
     return search, close
 
 
-def conversation_id(dialog: Dialog) -> str:
-    """The id of a dialog's conversation in a store."""
-    return dialog.id.replace("-", "_")
+def conversation_id(dialog: Dialog, session: int) -> str:
+    """The id of a dialog's session's conversation in a store."""
+    return f"{dialog.id.replace('-', '_')}_s{session}"
 
 
 def message_id(turn_id: str) -> str:
@@ -215,22 +218,26 @@ def message_id(turn_id: str) -> str:
 def dialog_store(
     dialog: Dialog, directory: Path, embedder: Embedder | None, config: SearchConfig
 ) -> ConversationStore:
-    """A ConversationStore holding the dialog as one conversation (the first speaker's turns
-    as user messages, the other's as assistant messages)."""
+    """A ConversationStore holding each session of the dialog as a conversation, with the
+    session's summary as its summary (the first speaker's turns as user messages, the other's
+    as assistant messages)."""
     store = ConversationStore(directory, embedder, config)
-    messages: list[Message] = []
-    for i, turn in enumerate(dialog.turns):
+    sessions: dict[int, list[Message]] = {}
+    for turn in dialog.turns:
+        messages = sessions.setdefault(turn.session, [])
         messages.append(
             Message(
                 id=message_id(turn.id),
-                parent_id=messages[i - 1].id if i else None,
+                parent_id=messages[-1].id if messages else None,
                 role="user" if turn.speaker == dialog.speakers[0] else "assistant",
                 content=turn.text,
                 created_at=turn.time.isoformat(),
             )
         )
-    cid = conversation_id(dialog)
-    store.import_conversation(cid, dialog.id, messages[0].created_at, messages)
+    for session, messages in sessions.items():
+        cid = conversation_id(dialog, session)
+        summary = dialog.summaries.get(session, "")
+        store.import_conversation(cid, cid, messages[0].created_at, messages, summary=summary)
     return store
 
 
@@ -241,15 +248,15 @@ def conversation_layer(
     config: SearchConfig,
     curator: bool = False,
 ) -> tuple[Searcher, Callable[[], None]]:
-    """A ConversationStore holding the dialog as one conversation (with `curator`, each turn
-    found also by the memories extracted from it); search returns turn ids."""
+    """A ConversationStore holding the dialog, a conversation per session (with `curator`, each
+    turn found also by the memories extracted from it); search returns turn ids."""
     store = dialog_store(dialog, directory, embedder, config)
     if curator:
+        session_of = {turn.id: turn.session for turn in dialog.turns}
         keys: dict[tuple[str, str], list[str]] = {}
         for memory in dialog.memories:
-            keys.setdefault((conversation_id(dialog), message_id(memory.turn)), []).append(
-                memory.text
-            )
+            message = (conversation_id(dialog, session_of[memory.turn]), message_id(memory.turn))
+            keys.setdefault(message, []).append(memory.text)
         store.set_message_keys(keys)
     store.embed_pending()
 
@@ -377,6 +384,11 @@ def variants() -> list[Variant]:
             "no context: a memory is not found by its message and the one before it",
             replace(base, source_context=False),
             layers=memories,
+        ),
+        Variant(
+            "no summaries: a conversation's summary does not favour its messages",
+            replace(base, summary_weight=0.0),
+            layers=conversations,
         ),
         Variant(
             "memories not used as keys of their messages",
