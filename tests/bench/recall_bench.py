@@ -419,7 +419,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--embedders", default="local,none", help="comma-separated: local, none")
     parser.add_argument("--ablation", action="store_true", help="also run each ablation row")
     parser.add_argument("--layers", default=",".join(LAYERS), help="comma-separated layer names")
-    parser.add_argument("--only", default="", help="run only the variants whose name has this")
+    parser.add_argument(
+        "--only", default="", help="run only the variants whose name has one of these (commas)"
+    )
     parser.add_argument("--conversations", type=int, default=0, help="only the first N (trying)")
     parser.add_argument("--vectors", type=Path, help="keep the vectors here between runs")
     parser.add_argument(
@@ -458,7 +460,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
         label = embedder.name if embedder is not None else "none (keywords only)"
         for variant in variants() if args.ablation else variants()[:1]:
-            if (embedder is None and variant.dense_only) or args.only not in variant.name:
+            chosen = any(part in variant.name for part in args.only.split(","))
+            if (embedder is None and variant.dense_only) or not chosen:
                 continue
             for layer_name in [n for n in variant.layers if n in layers]:
                 say(f"{layer_name}, {label}, {variant.name}")
