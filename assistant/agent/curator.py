@@ -4,6 +4,7 @@ the same rules for a statement another app asks to remember (`take`, for `assist
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -12,6 +13,7 @@ from typing import Any, Literal
 
 from assistant.agent.cancel import CancelToken
 from assistant.agent.chat import ChatProvider
+from assistant.agent.chat_scope import ChatScope
 from assistant.agent.decisions import (
     DECIDE_MAX_TOKENS,
     DECIDE_PROMPT,
@@ -31,6 +33,7 @@ from assistant.memory import (
     MemoryKind,
     Message,
     Origin,
+    Scope,
     SemanticMemory,
     Source,
     TopicStore,
@@ -60,6 +63,13 @@ Answer with JSON only: {{"memories": [{{"kind": one of {", ".join(EXTRACTED_KIND
 "text": "...", "importance": 0.5, "topic": "..."}}]}}. Answer {{"memories": []}} when nothing \
 is worth keeping."""
 
+# In a project's chat (not an isolated one) the model also says where each memory belongs.
+SCOPE_NOTE = """\
+This conversation is in the user's project {name}. Give each memory a "scope" too: "personal" \
+for a fact about the user themselves or a preference that holds everywhere (their family, home, \
+health, tastes, how they like answers), "project" for a fact about this project's work (its \
+goals, plans, decisions, people, deadlines, tools). When unsure, "project"."""
+
 TOPIC_PROMPT = """\
 Summarize what these memories say about the user in one or two sentences, as a short scene \
 ("The user ..."). Answer with the summary only."""
@@ -73,6 +83,7 @@ class Candidate:
     text: str
     importance: float
     topic: str
+    personal: bool = False  # in a project's chat: the model said "personal" (it goes global)
 
 
 TakenAction = Literal["added", "updated", "superseded", "known", "pinned", "forgotten"]
@@ -121,18 +132,22 @@ class Curator:
         on_edit: Callable[[MemoryEdit], None] | None = None,
         *,
         cancel: CancelToken | None = None,
+        scope: ChatScope | None = None,
     ) -> list[MemoryItem]:
         """Extract memories from one exchange and apply what they change; returns the items
         added or changed.
 
+        In a project's chat (`scope`) a new memory goes where the model says it belongs
+        (`MemoryScope.home`), and only the memories the chat sees are compared with it.
         `on_edit` hears of each memory added or changed (the chat shows it with Undo). Only
         `cancel` (OperationCancelledError) interrupts it; provider errors are logged.
         """
         report = on_edit or (lambda _edit: None)
+        scope = scope or ChatScope()
         exchange = f"User: {user.content}\n\nAssistant: {reply.content}"
         try:
-            candidates = self._unforgotten(self._extract(exchange, cancel))
-            decisions = self.decide(exchange, candidates, cancel)
+            candidates = self._unforgotten(self._extract(exchange, cancel, scope))
+            decisions = self.decide(exchange, candidates, cancel, scope)
             source = Source(conversation_id, user.id)
             stored: list[MemoryItem] = []
             changed: list[str] = []  # the topics of the memories added or changed
@@ -144,6 +159,7 @@ class Curator:
                         report,
                         source=source,
                         tags=[f"topic:{candidate.topic}"],
+                        project=scope.memory.home(candidate.personal),
                     )
                 except ForgottenFactError:  # forgotten meanwhile, or a refined text says it
                     log.info("Curator: not learning a forgotten fact again: %.80r", candidate.text)
@@ -188,11 +204,16 @@ class Curator:
         [edit] = edits
         return Taken(_TAKEN[edit.action], edit.after, edit.before, decision.reason)
 
-    def _extract(self, exchange: str, cancel: CancelToken | None) -> list[Candidate]:
+    def _extract(
+        self, exchange: str, cancel: CancelToken | None, scope: ChatScope
+    ) -> list[Candidate]:
         if self.provider is None:
             raise ProviderError("No model is set up to extract memories.")
+        prompt = EXTRACT_PROMPT
+        if scope.project is not None and not scope.project.isolated:
+            prompt += "\n\n" + SCOPE_NOTE.format(name=json.dumps(scope.project.name))
         response = self.provider.chat(
-            [{"role": "system", "content": EXTRACT_PROMPT}, {"role": "user", "content": exchange}],
+            [{"role": "system", "content": prompt}, {"role": "user", "content": exchange}],
             json_mode=True,
             max_tokens=EXTRACT_MAX_TOKENS,
             cancel=cancel,
@@ -212,15 +233,21 @@ class Curator:
         return kept
 
     def decide(
-        self, exchange: str, candidates: Sequence[Candidate], cancel: CancelToken | None
+        self,
+        exchange: str,
+        candidates: Sequence[Candidate],
+        cancel: CancelToken | None,
+        scope: ChatScope | None = None,
     ) -> list[Decision]:
-        """One decision per candidate, against the memories most related to it.
+        """One decision per candidate, against the memories (that the chat's `scope` sees)
+        most related to it.
 
         A candidate with nothing related is added, one said word for word already is nothing;
         the model decides the rest in one call. Where its answer gives no valid decision, the
         fallback is NOTHING if a near-duplicate exists, else ADD (logged).
         """
-        related = [self._related(c.text) for c in candidates]
+        visible = (scope or ChatScope()).memory.visible
+        related = [self._related(c.text, visible) for c in candidates]
         decided: dict[int, Decision] = {}
         asked: list[int] = []
         for index, (candidate, items) in enumerate(zip(candidates, related, strict=True)):
@@ -241,12 +268,13 @@ class Curator:
                     log.info(
                         "Curator: no valid decision for %.80r; falling back", candidates[index].text
                     )
-                    answer = self._fallback(candidates[index])
+                    answer = self._fallback(candidates[index], visible)
                 decided[index] = replace(answer, candidate=index)
         return [decided[i] for i in range(len(candidates))]
 
-    def _related(self, text: str) -> list[MemoryItem]:
-        return [h.item for h in self.memory.find_related(text, k=RELATED_K) if h.item.is_current]
+    def _related(self, text: str, visible: frozenset[Scope]) -> list[MemoryItem]:
+        hits = self.memory.find_related(text, k=RELATED_K, scopes=visible)
+        return [h.item for h in hits if h.item.is_current]
 
     def _ask(
         self,
@@ -277,8 +305,8 @@ class Curator:
         shown = [[i.id for i in items] for items in related]
         return parse_decisions(response.content, shown, today)
 
-    def _fallback(self, candidate: Candidate) -> Decision:
-        same = self.memory.same_as(candidate.text)
+    def _fallback(self, candidate: Candidate, visible: frozenset[Scope]) -> Decision:
+        same = self.memory.same_as(candidate.text, visible)
         if same is not None:
             return Decision(0, "NOTHING", same.id, "a near-duplicate is remembered")
         return Decision(0, "ADD", None, "no decision from the model")
@@ -301,8 +329,10 @@ class Curator:
         tags: Sequence[str] = (),
         origin: Origin = "curator",
         client: str | None = None,
+        project: str | None = None,
     ) -> MemoryItem | None:
-        """Carry out one decision as `origin`; returns the memory added or changed, if any."""
+        """Carry out one decision as `origin` (a memory added goes to `project`; one changed
+        keeps its scope); returns the memory added or changed, if any."""
         action = decision.action
         if action == "NOTHING":
             return None
@@ -329,6 +359,7 @@ class Curator:
                 origin=origin,
                 valid_from=since,
                 client=client,
+                project=project,
             )
             report(MemoryEdit("remembered", None, item))
         elif action == "UPDATE":
@@ -395,6 +426,7 @@ def _candidate(entry: Any) -> Candidate | None:
         return None
     text, kind, importance = entry.get("text"), entry.get("kind"), entry.get("importance", 0.5)
     topic = entry.get("topic")
+    personal = entry.get("scope") in ("personal", "global")
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_MEMORY_CHARS:
         return None
     if kind == "insight":  # reflection writes those, from several memories
@@ -408,6 +440,7 @@ def _candidate(entry: Any) -> Candidate | None:
         text=" ".join(text.split()),
         importance=min(1.0, max(0.0, float(importance))),
         topic=topic.strip() if isinstance(topic, str) and topic.strip() else "general",
+        personal=personal,
     )
 
 
