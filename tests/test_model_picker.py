@@ -59,6 +59,7 @@ def test_a_model_chosen_in_the_chat_answers_there_and_is_remembered(
     combo.setCurrentIndex(1)
     combo.activated.emit(1)  # as a user's choice does
     qtbot.waitUntil(lambda: ConversationStore(data_dir).load(cid).model == "small-model")
+    qtbot.waitUntil(lambda: win.status.provider_label.full_text().endswith("· small-model"))
     send(qtbot, win, "Hello")
     wait_idle(qtbot, win)
     assert bodies(fake_openai)[-1]["model"] == "small-model"

@@ -11,7 +11,7 @@ reply in progress (`reply.py`) streams.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtGui import (
     QFont,
@@ -25,6 +25,7 @@ from PySide6.QtGui import (
 )
 
 from assistant.knowledge import Citation, citations_in
+from assistant.knowledge.attachments import label as file_label
 from assistant.memory import Conversation, Message
 from assistant.ui import theme
 from assistant.ui.chat.markdown import MarkdownRenderer
@@ -34,6 +35,8 @@ from assistant.ui.wording import shorten
 
 Versions = dict[str, list[Message]]  # message id -> it and its siblings (`Conversation.versions`)
 CHIP_CHARS = 40
+ATTACHMENT_CHARS = 60  # a file's chip: its name, size and pages
+FILE_MARK = "▤"
 TOOL_MARK = "▸"  # a tool line starts with it (DESIGN.md); "▾" when expanded
 ERROR_MARK = "⚠"
 KEEP = QTextCursor.MoveMode.KeepAnchor
@@ -75,6 +78,7 @@ class ChatDocument:
         self.expanded: set[str] = set()  # the tool calls shown with their details
         self.citations: list[Citation] = []  # the file chips' places, by their link's number
         self.lines_chars = 0  # how much of the document's end the lines about it take
+        self.user_ids: set[str] = set()  # the user messages shown: each begins a turn
 
     def clear(self) -> None:
         """Forget what was written (the document was cleared)."""
@@ -84,6 +88,7 @@ class ChatDocument:
         self.aliases = {}
         self.citations = []
         self.lines_chars = 0
+        self.user_ids = set()
 
     def end(self) -> QTextCursor:
         """A cursor at the document's end."""
@@ -120,8 +125,13 @@ class ChatDocument:
     def user_message(self, cursor: QTextCursor, versions: Versions, message: Message) -> None:
         """A user message, with its header and actions."""
         self.positions[message.id] = cursor.position()
+        self.user_ids.add(message.id)
         self.header(cursor, "You", message.id, versions.get(message.id, []))
         self.user_text(cursor, message.content)
+        files: list[tuple[str, str | None]] = [
+            (file_label(a.name, a.size, a.pages), f"attached:{a.id}") for a in message.attachments
+        ]
+        self.attachment_chips(cursor, files)
         self.texts[message.id] = message.content
         self.actions(cursor, [("Copy", f"copy:{message.id}"), ("Edit", f"edit:{message.id}")])
 
@@ -207,6 +217,32 @@ class ChatDocument:
         self.shift_positions(start, self.document.characterCount() - size)
         return True
 
+    def link_near(self, position: int, *, forward: bool) -> QTextCursor | None:
+        """A cursor selecting the first link after `position` (or the last one before it)."""
+        found: tuple[int, int] | None = None
+        block = self.document.findBlock(min(position, self.document.characterCount() - 1))
+        while block.isValid():
+            fragments = []
+            it = block.begin()
+            while not it.atEnd():
+                fragments.append(it.fragment())
+                it += 1
+            for fragment in fragments if forward else reversed(fragments):
+                start, end = fragment.position(), fragment.position() + fragment.length()
+                inside = start >= position if forward else end <= position
+                if inside and fragment.charFormat().isAnchor():
+                    found = (start, end)
+                    break
+            if found is not None:
+                break
+            block = block.next() if forward else block.previous()
+        if found is None:
+            return None
+        cursor = QTextCursor(self.document)
+        cursor.setPosition(found[0])
+        cursor.setPosition(found[1], KEEP)
+        return cursor
+
     def _tool_block(self, call_id: str) -> QTextBlock | None:
         """The block of the tool line of `call_id` (its link opens the details)."""
         href = f"tool:{call_id}"
@@ -277,7 +313,7 @@ class ChatDocument:
         fmt = QTextCharFormat()
         palette = self._palette()
         fmt.setForeground(theme.danger(palette) if danger else theme.muted(palette))
-        fmt.setFontPointSize(max(7.0, QFont().pointSizeF() * 0.85))
+        fmt.setFontPointSize(max(7.0, self.document.defaultFont().pointSizeF() * 0.85))
         return fmt
 
     def link(self, base: QTextCharFormat, href: str) -> QTextCharFormat:
@@ -321,6 +357,25 @@ class ChatDocument:
         inserted = cursor.insertFrame(frame)
         cursor.insertText(text, QTextCharFormat())
         cursor.setPosition(inserted.lastPosition() + 1)  # the block after the frame
+
+    def attachment_chips(
+        self, cursor: QTextCursor, files: Sequence[tuple[str, str | None]]
+    ) -> None:
+        """The files a user message carries, as chips (a click opens one, if it has a link)."""
+        if not files:
+            return
+        fmt = QTextBlockFormat()
+        fmt.setTopMargin(4)
+        self.new_block(cursor, fmt)
+        small = self.small()
+        cursor.insertText("Attached: ", small)
+        chip = QTextCharFormat(small)
+        chip.setBackground(self._palette().color(QPalette.ColorRole.AlternateBase))
+        for index, (name, href) in enumerate(files):
+            if index:
+                cursor.insertText("  ", small)
+            text = f" {FILE_MARK} {shorten(name, ATTACHMENT_CHARS)} "
+            cursor.insertText(text, self.link(chip, href) if href else chip)
 
     def actions(self, cursor: QTextCursor, actions: list[tuple[str, str]]) -> None:
         """A line of (label, href) links."""
@@ -380,12 +435,34 @@ class ChatDocument:
                 cursor.insertText("  ", small)
             self.citations.append(citation)
             href = f"cite:{len(self.citations) - 1}"
-            cursor.insertText(f" ▤ {shorten(citation.label(), CHIP_CHARS)} ", self.link(chip, href))
+            text = f" {FILE_MARK} {shorten(citation.label(), CHIP_CHARS)} "
+            cursor.insertText(text, self.link(chip, href))
+
+    def turn_end(self, user_message_id: str) -> int | None:
+        """Where the turn that a user message began ends (where the next one begins, or the
+        conversation's end); None if that message is not shown."""
+        start = self.positions.get(user_message_id)
+        if start is None or user_message_id not in self.user_ids:
+            return None
+        later = [self.positions[u] for u in self.user_ids if self.positions.get(u, -1) > start]
+        return min(later, default=self.content_end().position())
 
     def add_line(self, text: str, link: tuple[str, str] | None = None) -> None:
         """Append a small muted line of plain `text` under the conversation, with an optional
         (label, href) link after it."""
         cursor = self.end()
+        self.lines_chars += self._line(cursor, text, link)
+
+    def insert_line(self, at: int, text: str, link: tuple[str, str] | None = None) -> int:
+        """Insert such a line in the conversation at `at` (the end of a turn); returns how many
+        characters it took (the marks after it have moved that far)."""
+        cursor = QTextCursor(self.document)
+        cursor.setPosition(at)
+        size = self._line(cursor, text, link)
+        self.shift_positions(at - 1, size)  # a turn that began at `at` begins after the line
+        return size
+
+    def _line(self, cursor: QTextCursor, text: str, link: tuple[str, str] | None) -> int:
         start = cursor.position()
         fmt = QTextBlockFormat()
         fmt.setTopMargin(2)
@@ -398,7 +475,7 @@ class ChatDocument:
             anchor.setFontUnderline(True)
             cursor.insertText(link[0], anchor)
         cursor.setCharFormat(QTextCharFormat())
-        self.lines_chars += cursor.position() - start
+        return cursor.position() - start
 
 
 def _saved_tool_call(

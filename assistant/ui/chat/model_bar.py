@@ -20,9 +20,14 @@ from PySide6.QtWidgets import (
 )
 
 if TYPE_CHECKING:  # the window's frame shows this bar before the stores load
+    from collections.abc import Callable
+
     from assistant.memory import Conversation
     from assistant.model_options import ModelOptions
+    from assistant.ui.chat.session import ChatSession
+    from assistant.ui.chat.view import ChatView
     from assistant.ui.jobs import Progress
+    from assistant.ui.worker import AgentWorker
     from assistant.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -35,6 +40,7 @@ class ModelBar(QWidget):
 
     # conversation id, its model (None: the settings' one), its own options
     model_chosen = Signal(str, object, object)
+    shown_model_changed = Signal()  # the model shown (the status bar names it) may have changed
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -77,6 +83,20 @@ class ModelBar(QWidget):
         """Work on `workspace`: list what its settings name, then what the server offers."""
         self._workspace = workspace
         self.refresh_models()
+
+    def wire(
+        self,
+        session: ChatSession,
+        worker: AgentWorker,
+        chat: ChatView,
+        on_model_shown: Callable[[], None],
+    ) -> None:
+        """Follow the conversation `session` shows, write choices through `worker`, turn tools
+        back on from `chat`'s line, and call `on_model_shown` when the model shown changes."""
+        session.conversation_changed.connect(self.show_conversation)
+        self.model_chosen.connect(worker.set_model)
+        self.shown_model_changed.connect(on_model_shown)
+        chat.tools_on_requested.connect(self.turn_tools_on)
 
     def refresh_models(self) -> None:
         """Ask the server for its models in the background (after the settings change)."""
@@ -179,6 +199,7 @@ class ModelBar(QWidget):
             for model in sorted(known - {default}, key=str.lower):
                 self.picker.addItem(model, model)
             self.picker.setCurrentIndex(max(0, self.picker.findData(chosen)) if chosen else 0)
+        self.shown_model_changed.emit()
 
     def _on_activated(self, index: int) -> None:
         conversation = self._conversation

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QContextMenuEvent,
+    QFocusEvent,
     QGuiApplication,
     QShowEvent,
     QTextBlockFormat,
@@ -25,7 +26,8 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from assistant.memory import Conversation, Message
+from assistant.knowledge import Citation
+from assistant.memory import AttachedFile, Conversation, Message
 from assistant.ui.chat.code_scroll import CodeScroll
 from assistant.ui.chat.document import ERROR_MARK, KEEP, ChatDocument, Versions, turns
 from assistant.ui.chat.markdown import CODE_LINK, MarkdownRenderer, plain_text
@@ -41,6 +43,8 @@ class ChatView(QTextBrowser):
 
     memory_clicked = Signal(str)
     citation_clicked = Signal(object)  # a Citation: a place in a file a reply read
+    attachment_clicked = Signal(object)  # an AttachedFile of the conversation shown
+    remember_requested = Signal(object, object)  # a Citation or AttachedFile, the message id
     retry_requested = Signal()
     regenerate_requested = Signal(str)  # the id of the user message to answer again
     edit_requested = Signal(str, str)  # message id, its text
@@ -191,9 +195,10 @@ class ChatView(QTextBrowser):
 
     # -- the reply being written ------------------------------------------------------------------
 
-    def add_user_message(self, text: str) -> None:
-        """Show the user's message at once (with its actions), then wait for the reply."""
-        self._reply.add_user_message(text)
+    def add_user_message(self, text: str, files: Sequence[str] = ()) -> None:
+        """Show the user's message at once (with the labels of the files it carries, and its
+        actions), then wait for the reply."""
+        self._reply.add_user_message(text, files)
         self._scroll_to_end()
 
     def start_reply(self, *, resumed: bool = False) -> None:
@@ -274,6 +279,25 @@ class ChatView(QTextBrowser):
         if at_bottom:
             self._scroll_to_end()
 
+    def add_turn_line(
+        self, turn_id: str | None, text: str, link: tuple[str, str] | None = None
+    ) -> None:
+        """Like `add_line`, but under the turn that user message `turn_id` began, with the
+        other lines of that turn. The last turn's lines (and those of a turn not shown) sit
+        under the conversation, below a reply being written, until the next turn begins."""
+        at = None if turn_id is None else self._doc.turn_end(turn_id)
+        if at is None or at >= self._doc.content_end().position():
+            self.add_line(text, link)
+            return
+        at_bottom = self._at_bottom()
+        before_reply = self._reply.begins_after(at)
+        size = self._doc.insert_line(at, text, link)
+        if before_reply:  # a turn before the one being answered: its marks move down
+            self._reply.shift(size)
+            self._asking = {call: start + size for call, start in self._asking.items()}
+        if at_bottom:
+            self._scroll_to_end()
+
     # -- copying ---------------------------------------------------------------------------------
 
     def copy_message(self, message_id: str, *, markdown: bool = True) -> None:
@@ -289,6 +313,10 @@ class ChatView(QTextBrowser):
         menu = self.createStandardContextMenu(event.pos())
         message_id = self.message_at(self.cursorForPosition(event.pos()).position())
         conversation = self._conversation
+        file = self._file_at(self.anchorAt(event.pos()))
+        if file is not None:
+            menu.addSeparator()
+            menu.addAction("Remember this…", lambda: self.remember_requested.emit(file, message_id))
         if message_id is not None and conversation is not None:
             message = next((m for m in conversation.messages if m.id == message_id), None)
             menu.addSeparator()
@@ -307,10 +335,21 @@ class ChatView(QTextBrowser):
                     menu.addAction("Regenerate", lambda: self.regenerate_requested.emit(parent))
         menu.exec(event.globalPos())
 
+    def _file_at(self, anchor: str) -> Citation | AttachedFile | None:
+        """The place in a file, or the attached file, that a chip's link names."""
+        kind, _, value = anchor.partition(":")
+        citations = self._doc.citations
+        if kind == "cite" and value.isdigit() and int(value) < len(citations):
+            return citations[int(value)]
+        if kind == "attached" and self._conversation is not None:
+            return self._conversation.attachment(value)
+        return None
+
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802
-        """A new palette (theme): render the conversation again in its colours."""
+        """A new palette (theme) or font (text size): render the conversation again in it."""
         super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange and not self._reply.active:
+        redraw = (QEvent.Type.PaletteChange, QEvent.Type.FontChange)
+        if event.type() in redraw and not self._reply.active:
             position = self.verticalScrollBar().value()
             self.show_conversation(self._conversation)
             self.verticalScrollBar().setValue(position)
@@ -341,6 +380,27 @@ class ChatView(QTextBrowser):
         if pinned:
             self._scroll_to_end()
 
+    def focusInEvent(self, event: QFocusEvent) -> None:  # noqa: N802
+        """Reached by Tab: on the last message's first link (Shift+Tab: the last link), not
+        at the top of a long conversation; with no link there, Tab goes on past the chat."""
+        super().focusInEvent(event)
+        reason = event.reason()
+        if reason not in (Qt.FocusReason.TabFocusReason, Qt.FocusReason.BacktabFocusReason):
+            return
+        forward = reason == Qt.FocusReason.TabFocusReason
+        start = self._last_message_start() if forward else self.document().characterCount()
+        link = self._doc.link_near(start, forward=forward)
+        if link is None:
+            self.focusNextPrevChild(forward)
+            return
+        self.setTextCursor(link)
+        self.ensureCursorVisible()
+
+    def _last_message_start(self) -> int:
+        """Where the last message (or whole reply) shown begins; 0 if none."""
+        shown = [at for key, at in self._doc.positions.items() if key in self._doc.texts]
+        return max(shown, default=0)
+
     def _on_anchor(self, url: QUrl) -> None:
         kind, _, value = url.toString().partition(":")
         code = self._doc.renderer.code
@@ -349,6 +409,8 @@ class ChatView(QTextBrowser):
             self.memory_clicked.emit(value)
         elif kind == "cite" and value.isdigit() and int(value) < len(citations):
             self.citation_clicked.emit(citations[int(value)])
+        elif kind == "attached" and (found := self._file_at(url.toString())) is not None:
+            self.attachment_clicked.emit(found)
         elif kind == "copy":
             self.copy_message(value)
         elif kind == "copytext":

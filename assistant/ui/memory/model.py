@@ -263,8 +263,8 @@ class MemoryListModel(QAbstractListModel):
         if role == Qt.ItemDataRole.AccessibleTextRole:
             pinned = "Pinned: " if item.pinned else ""
             scope = self.scope_label(item)
-            where = f" {scope}." if scope else ""
-            return f"{pinned}{item.text}. {caption(item)}. {origin_short(item)}.{where}"
+            where = f". {scope}" if scope else ""
+            return f"{pinned}{item.text}. {caption(item)}. {origin_short(item)}{where}"
         if role == ScopeRole:
             return self.scope_label(item)
         if role == ItemRole:

@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
 
 from assistant import APP_NAME
 from assistant.errors import AssistantError
-from assistant.paths import settings_file
+from assistant.paths import drafts_file, settings_file
 from assistant.settings import read_ui_state
-from assistant.ui import theme
+from assistant.ui import focus_ring, theme
 from assistant.ui.chat.pane import ChatPane
 from assistant.ui.debounce import Debounced
 from assistant.ui.shutdown import release_when_finished, stop_thread
@@ -41,7 +41,7 @@ from assistant.ui.window.transfer_actions import connect_transfers
 from assistant.ui.window.welcome import welcome_panel
 
 if TYPE_CHECKING:
-    from assistant.knowledge import Citation, KnowledgeEvent
+    from assistant.knowledge import KnowledgeEvent
     from assistant.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -97,6 +97,7 @@ class MainWindow(QMainWindow):
         self.status = StatusBar(self)
         self.setStatusBar(self.status)
         self.fit_to_screen()
+        focus_ring.install()
         self.input.setFocus()
         if workspace is not None:
             self._restore_layout(workspace.settings.ui_state)
@@ -167,6 +168,7 @@ class MainWindow(QMainWindow):
         self.session = ChatSession(
             self.worker, workspace.conversations, self.chat, self.memory_edits, self
         )
+        self._start_reading(workspace)
         self._start_knowledge(workspace)
         self.chat_pane.model_bar.attach(workspace)
         workspace.mcp.start()  # the MCP servers start in a thread of their own
@@ -178,10 +180,11 @@ class MainWindow(QMainWindow):
         # Only now: standard keys load the Qt namespace (40 ms), which the frame does without.
         self.menu.install_shortcuts()
         self.send_button.setEnabled(True)
+        self.composer.attach_button.setEnabled(True)
         self.statusBar().clearMessage()
         self._update_status()
         self._show_welcome_if_needed()
-        self.conversations.select(self._first_conversation())
+        self._open_first()
         if workspace.warnings:
             self._report_problems(workspace)
         self.input.setFocus()
@@ -263,15 +266,36 @@ class MainWindow(QMainWindow):
         self.thread_.start()
         self._maintain.emit()
 
+    def _start_reading(self, workspace: Workspace) -> None:
+        """The unsent messages of the conversations; the chat's reading width, and its text
+        size as last chosen (kept when changed)."""
+        from assistant.ui.chat.drafts import Drafts
+        from assistant.ui.chat.reading import STATE_KEY, ReadingLayout, parse_size
+
+        self.drafts = Drafts(drafts_file(workspace.root), self.composer, self)
+
+        settings = workspace.settings
+        self.reading = ReadingLayout(self.chat, self.chat.rendered, (self.input,), self)
+        self.reading.set_size(parse_size(settings.ui_state.get(STATE_KEY)))
+        self.reading.size_changed.connect(
+            lambda size: settings.ui_state.__setitem__(STATE_KEY, str(size))
+        )
+        self.menu.text_larger.triggered.connect(lambda: self.reading.step(1))
+        self.menu.text_smaller.triggered.connect(lambda: self.reading.step(-1))
+        self.menu.text_reset.triggered.connect(lambda: self.reading.step(0))
+
     def _start_knowledge(self, workspace: Workspace) -> None:
         """Keep the knowledge folders' index up to date in the background."""
         from assistant.ui.knowledge.bridge import KnowledgeBridge
 
         self.knowledge = KnowledgeBridge(workspace.knowledge, self)
         self.knowledge.changed.connect(self._on_knowledge)
+        workspace.projects.subscribe(lambda _project_id: self.knowledge.rescan())
         self.knowledge.start()
 
     def _connect(self) -> None:
+        from assistant.ui.knowledge.file_actions import FileActions
+
         menu = self.menu
         menu.new.triggered.connect(self._on_new)
         menu.new_temporary.triggered.connect(self._on_new_temporary)
@@ -286,6 +310,7 @@ class MainWindow(QMainWindow):
         menu.settings.triggered.connect(self.open_settings)
         menu.instructions.triggered.connect(self.open_instructions)
         menu.knowledge.triggered.connect(self.open_knowledge)
+        menu.attach.triggered.connect(self.composer.pick_files)
         menu.find.triggered.connect(self.find_bar.open_bar)
         menu.search.triggered.connect(self.search_conversations)
         menu.memory_timeline.triggered.connect(self.sidebar.show_timeline)
@@ -299,18 +324,19 @@ class MainWindow(QMainWindow):
         self.input.stop.connect(self._on_escape)
         self.chat.edit_requested.connect(self._begin_edit)
         self.chat.copied.connect(lambda what: self.statusBar().showMessage(what, 3000))
+        self.chat.copied.connect(lambda _what: self.input.setFocus())  # typing goes on there
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
-        self.chat.citation_clicked.connect(self._open_citation)
+        self.files = FileActions(self, self.workspace, self.chat, self.session, self._show_notice)
         self.sidebar.source_requested.connect(self.show_message)
+        self.sidebar.file_requested.connect(self.files.open_citation)
         session = self.session
         session.busy_changed.connect(self._set_busy)
         session.connection.connect(self._on_connection)
         session.notice.connect(self._show_notice)
         session.conversation_changed.connect(self.sidebar.set_conversation)
-        model_bar = self.chat_pane.model_bar
-        session.conversation_changed.connect(model_bar.show_conversation)
-        model_bar.model_chosen.connect(self.worker.set_model)
-        self.chat.tools_on_requested.connect(model_bar.turn_tools_on)
+        session.conversation_changed.connect(self.drafts.show)
+        self.drafts.notice.connect(self._show_notice)
+        self.chat_pane.model_bar.wire(session, self.worker, self.chat, self._update_status)
         self.bridge.conversation_written.connect(session.on_written)
         # Coalesce: a turn saves several messages, the list needs one refresh.
         self._refresh_list = Debounced(LIST_REFRESH_MS, self.conversations.refresh_later, self)
@@ -319,6 +345,15 @@ class MainWindow(QMainWindow):
         self.bridge.notice.connect(self._show_notice)
 
     # -- conversations ---------------------------------------------------------------------------
+
+    def _open_first(self) -> None:
+        """At start: the new chat a message was begun in, else the list's first conversation."""
+        if self.drafts.has_new_chat_draft():
+            self.new_conversation()
+        else:
+            self.conversations.select(self._first_conversation())
+        if warning := self.drafts.take_warning():
+            self._show_notice(warning)
 
     def _first_conversation(self) -> str | None:
         """The first conversation of the list as shown (pinned first, archived left out)."""
@@ -355,8 +390,9 @@ class MainWindow(QMainWindow):
         """Ctrl+K: find a message in any conversation and open it there."""
         from assistant.ui.conversations.search import ChatSearchDialog
 
-        dialog = ChatSearchDialog(self.workspace.conversations, self)
+        dialog = ChatSearchDialog(self.workspace.conversations, self, self.workspace.knowledge)
         dialog.chosen.connect(self.show_message)
+        dialog.file_chosen.connect(self.files.open_citation)
         dialog.exec()
         dialog.deleteLater()
 
@@ -367,9 +403,13 @@ class MainWindow(QMainWindow):
     # -- sending ---------------------------------------------------------------------------------
 
     def send(self) -> None:
-        """Send the input's text (a new version of a message while editing one)."""
+        """Send the input's text and files (a new version of a message while editing one);
+        a file that cannot be sent is named, and nothing is sent or cleared."""
+        from assistant.knowledge import AttachmentError
+
         text = self.input.toPlainText().strip()
-        if not text or self.session.busy:
+        files = self.composer.attachments.files()
+        if not (text or files) or self.session.busy:
             return
         if not self.workspace.is_configured():
             self._show_welcome_if_needed()
@@ -378,10 +418,16 @@ class MainWindow(QMainWindow):
         if self.session.conversation is None:
             self.new_conversation()
         edited = self.composer.editing
-        if (edited is None or not self.session.edit(edited, text)) and not self.session.send(text):
+        try:
+            sent = edited is not None and self.session.edit(edited, text, files)
+            if not sent and not self.session.send(text, files):
+                return
+        except AttachmentError as exc:
+            self.composer.attachments.say(str(exc))
             return
         self.composer.end_edit()
         self.input.clear()
+        self.composer.attachments.clear()
 
     def _begin_edit(self, message_id: str, text: str) -> None:
         if not self.session.busy:
@@ -417,10 +463,16 @@ class MainWindow(QMainWindow):
 
     def open_settings(self) -> None:
         """Show the settings; on OK, apply them and re-embed if the model changed."""
+        self._settings("")
+
+    def _settings(self, page: str) -> None:
+        from assistant.ui.chat.reading import STATE_KEY, parse_size
         from assistant.ui.settings.dialog import SettingsDialog
 
-        dialog = SettingsDialog(self.workspace, self)
+        dialog = SettingsDialog(self.workspace, self, self.knowledge)
+        dialog.show_page(page)
         if dialog.exec():
+            self.reading.set_size(parse_size(self.workspace.settings.ui_state.get(STATE_KEY)))
             self._update_status()
             self._show_welcome_if_needed()
             self.chat_pane.model_bar.refresh_models()
@@ -447,15 +499,10 @@ class MainWindow(QMainWindow):
             return
 
     def open_knowledge(self) -> None:
-        """Show the knowledge folders, their rules, progress and files."""
-        from assistant.ui.knowledge.page import KnowledgeDialog
+        """Show the knowledge folders, their rules, progress and files (a page of Settings)."""
+        from assistant.ui.settings.knowledge_page import KNOWLEDGE_TITLE
 
-        KnowledgeDialog(self.knowledge, self).exec()
-
-    def _open_citation(self, citation: Citation) -> None:
-        from assistant.ui.knowledge.opening import open_citation
-
-        open_citation(citation, self)
+        self._settings(KNOWLEDGE_TITLE)
 
     def _on_knowledge(self, event: KnowledgeEvent) -> None:
         what = "Reading files" if event.phase == "reading" else "Preparing file search"
@@ -479,7 +526,7 @@ class MainWindow(QMainWindow):
         self.stack.setCurrentWidget(self.welcome if show else self.chat)
 
     def _update_status(self) -> None:
-        self.status.show_workspace(self.workspace)
+        self.status.show_workspace(self.workspace, self.chat_pane.model_bar.current_model())
 
     def _on_progress(self, what: str, done: int, total: int) -> None:
         self.status.set_progress(what, done, total)
@@ -580,8 +627,9 @@ class MainWindow(QMainWindow):
                 self._end_session()
             try:
                 self._save_layout()
+                self.drafts.save_now()
             except (AssistantError, OSError) as exc:  # quitting still closes the stores
-                log.warning("Could not save the window layout: %s", exc)
+                log.warning("Could not save the window layout or drafts: %s", exc)
         if hasattr(self, "bridge"):
             self.bridge.disconnect_stores()
         if hasattr(self, "knowledge"):

@@ -48,6 +48,7 @@ class MainMenu:
             "actionCopyConversation",
             "Copy this conversation as Markdown",
         )
+        self.attach = action("&Attach files…", "actionAttach", "Send files with the message")
         self.quit = action("&Quit", "actionQuit")
         self.find = action("&Find in conversation…", "actionFind", "Find text in this chat")
         self.search = action(
@@ -71,6 +72,9 @@ class MainMenu:
         self.memory_timeline = action(
             "Memory &timeline", "actionTimeline", "What Assistant learned, changed and forgot"
         )
+        self.text_larger = action("&Larger", "actionTextLarger", "Larger text in the chat")
+        self.text_smaller = action("&Smaller", "actionTextSmaller", "Smaller text in the chat")
+        self.text_reset = action("&Default Size", "actionTextReset", "The chat's usual text size")
         for toggle in (self.show_conversations, self.show_memory):
             toggle.setCheckable(True)
             toggle.setChecked(True)
@@ -88,6 +92,7 @@ class MainMenu:
         self.workspace_actions = [
             self.new,
             self.new_temporary,
+            self.attach,
             self.import_,
             self.import_folder,
             self.export,
@@ -102,6 +107,9 @@ class MainMenu:
             self.previous_conversation,
             self.stop,
             self.memory_timeline,
+            self.text_larger,
+            self.text_smaller,
+            self.text_reset,
         ]
         for needs_data in self.workspace_actions:
             needs_data.setEnabled(False)
@@ -109,7 +117,7 @@ class MainMenu:
     def _menus(self, window: QMainWindow) -> None:
         bar = window.menuBar()
         file_menu = bar.addMenu("&File")
-        file_menu.addActions([self.new, self.new_temporary])
+        file_menu.addActions([self.new, self.new_temporary, self.attach])
         file_menu.addSeparator()
         file_menu.addActions([self.import_, self.import_folder, self.export])
         file_menu.addAction(self.export_conversation)
@@ -126,6 +134,9 @@ class MainMenu:
         view_menu = bar.addMenu("&View")
         view_menu.addActions([self.show_conversations, self.show_memory, self.memory_timeline])
         view_menu.addSeparator()
+        size_menu = QMenu("Text &Size", view_menu)
+        size_menu.addActions([self.text_larger, self.text_smaller, self.text_reset])
+        view_menu.addMenu(size_menu)
         theme_menu = QMenu("&Theme", view_menu)
         theme_menu.addActions(list(self.theme_actions.values()))
         view_menu.addMenu(theme_menu)
@@ -160,6 +171,11 @@ class MainMenu:
             self.show_memory: [QKeySequence("Ctrl+Shift+M")],
             self.shortcuts: [QKeySequence(_Key.HelpContents)],
             self.copy_conversation: [QKeySequence("Ctrl+Shift+C")],
+            # Ctrl+= is Ctrl++ without Shift on most keyboards.
+            self.text_larger: [QKeySequence(_Key.ZoomIn), QKeySequence("Ctrl+=")],
+            self.text_smaller: [QKeySequence(_Key.ZoomOut)],
+            self.text_reset: [QKeySequence("Ctrl+0")],
+            self.attach: [QKeySequence("Ctrl+Shift+A")],
         }
         for target, sequences in keys.items():
             unique = list(dict.fromkeys(s for s in sequences if not s.isEmpty()))
@@ -171,6 +187,7 @@ class MainMenu:
         for target in (
             self.new,
             self.new_temporary,
+            self.attach,
             self.find,
             self.search,
             self.copy_conversation,
@@ -180,6 +197,9 @@ class MainMenu:
             self.stop,
             self.show_conversations,
             self.show_memory,
+            self.text_larger,
+            self.text_smaller,
+            self.text_reset,
             self.settings,
             self.shortcuts,
             self.quit,
