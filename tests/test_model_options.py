@@ -22,7 +22,7 @@ from assistant.paths import settings_file
 from assistant.settings import Settings
 from assistant.workspace import Workspace
 from tests.desktop import configure
-from tests.fake_openai import FakeOpenAI
+from tests.fake_openai import FakeOpenAI, Reply
 from tests.scripted import ScriptedProvider, calls
 
 
@@ -149,3 +149,28 @@ def test_options_in_files_are_checked_and_layered() -> None:
         ModelOptions.from_json({"tools": "sometimes"})
     settings, warnings = Settings.from_json({"model_options": {"m": {"top_p": "high"}}})
     assert settings.model_options == {} and "model_options" in warnings[0]
+
+
+def test_a_model_that_refuses_a_temperature_is_asked_without_it(
+    data_dir: Path, fake_openai: FakeOpenAI
+) -> None:
+    configure(data_dir, fake_openai, embeddings=False)
+    fake_openai.enqueue(
+        Reply.error(400, "Unsupported parameter: 'temperature' is not supported with this model."),
+        Reply.text("Fine without it."),
+        Reply.text("Still fine."),
+    )
+    workspace = Workspace.open(data_dir)
+    try:
+        workspace.set_model_options("chat-model", ModelOptions(temperature=0.5, top_p=0.9))
+        agent = workspace.agent()
+        cid = workspace.conversations.create().id
+        events = run_turn(agent, cid, "Hello")
+        run_turn(agent, cid, "Again")
+    finally:
+        workspace.close()
+    assert [e.text for e in events if isinstance(e, Finished)] == ["Fine without it."]
+    refused, retried, later = [r.body for r in fake_openai.requests_to("/v1/chat/completions")]
+    assert refused["temperature"] == 0.5
+    assert "temperature" not in retried and retried["top_p"] == 0.9
+    assert "temperature" not in later  # remembered for this server and model

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from assistant.errors import AssistantError
 from assistant.settings import Settings
 from assistant.ui.knowledge.bridge import KnowledgeBridge
+from assistant.ui.settings.appearance_page import AppearancePage
 from assistant.ui.settings.form import SettingsForm, align_labels
 from assistant.ui.settings.knowledge_page import KnowledgeSettingsPage
 from assistant.ui.settings.memory_page import MemoryPage
@@ -50,6 +51,7 @@ class SettingsDialog(QDialog):
         self.pages: list[SettingsPage] = [
             ModelPage(workspace.settings, workspace.credentials),
             MemoryPage(),
+            AppearancePage(),
         ]
         if knowledge is not None:  # the window's: its folders are indexed as they change
             self.pages.append(KnowledgeSettingsPage(knowledge))
