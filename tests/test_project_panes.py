@@ -303,3 +303,30 @@ def test_the_conversation_tab_shows_the_projects_instructions(
     assert "Instructions for the project 'Novel':" in text and "Keep the tone dark." in text
     sidebar.set_conversation(workspace.conversations.load(workspace.conversations.create().id))
     assert "Keep the tone dark." not in sidebar.conversation_view.toPlainText()
+
+
+def test_the_projects_keys_work_in_the_window(
+    qtbot: QtBot, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtCore import Qt
+
+    from tests.desktop import shown_window
+
+    win = shown_window(qtbot, data_dir)
+    qtbot.waitUntil(lambda: getattr(win, "projects", None) is not None)
+    win.activateWindow()  # window shortcuts need the active window
+    qtbot.waitUntil(win.isActiveWindow)
+    monkeypatch.setattr(win.projects, "ask", lambda project: ProjectValues("Novel", "", False))
+    keys = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+    win.conversations.view.setFocus()
+    qtbot.keyClick(win.conversations.view, Qt.Key.Key_N, keys)
+    qtbot.waitUntil(lambda: [p.name for p in win.workspace.projects.all()] == ["Novel"])
+    (novel,) = win.workspace.projects.all()
+    cid = win.new_conversation()
+    assert win.workspace.conversations.load(cid).project == novel.id
+    monkeypatch.setattr(win.projects, "ask", lambda project: ProjectValues("Novel", "Dark.", True))
+    qtbot.keyClick(win.conversations.view, Qt.Key.Key_I, keys)
+    qtbot.waitUntil(lambda: win.workspace.projects.get(novel.id).isolated)  # type: ignore[union-attr]
+    names = [a.text() for a in win.menu.projects_menu.actions() if a.text()]
+    assert names[:3] == ["&New Project…", "&Rename Project…", "Project &Instructions…"]
+    win.close()
