@@ -30,6 +30,7 @@ from assistant.ui.settings.knowledge_page import KnowledgeSettingsPage
 from assistant.ui.settings.mcp_page import McpPage
 from assistant.ui.settings.memory_page import MemoryPage
 from assistant.ui.settings.model_page import ModelPage
+from assistant.ui.settings.models_page import ModelsPage
 from assistant.ui.settings.page import SettingsPage
 from assistant.workspace import Workspace
 
@@ -53,6 +54,7 @@ class SettingsDialog(QDialog):
 
         self.pages: list[SettingsPage] = [
             ModelPage(workspace.settings, workspace.credentials),
+            ModelsPage(),
             MemoryPage(),
             AppearancePage(),
             McpPage(workspace),
