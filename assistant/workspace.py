@@ -19,7 +19,9 @@ from assistant.mcp_client.manager import McpManager
 from assistant.memory import (
     ConversationStore,
     Embedder,
+    Inbox,
     LazyEmbedder,
+    Review,
     SemanticMemory,
     TopicStore,
     WorkingMemoryStore,
@@ -56,6 +58,7 @@ class Workspace:
     topics: TopicStore
     knowledge: Knowledge  # the knowledge folders (loaded and kept up to date by a service)
     attachments: AttachmentStore  # files attached to messages, by conversation
+    inbox: Inbox  # memories proposed while the policy is "ask first", waiting for review
     warnings: list[str] = field(default_factory=list)
     notices: Notices = field(default_factory=Notices)
     capabilities: CapabilityMemory = field(init=False)
@@ -104,6 +107,7 @@ class Workspace:
             topics=TopicStore(memory_dir(root)),
             knowledge=Knowledge(root, embedder),
             attachments=AttachmentStore(root),
+            inbox=Inbox(memory_dir(root)),
             notices=notices,
             embedder=embedder,
             clients=clients,
@@ -117,6 +121,7 @@ class Workspace:
             *workspace.conversations.warnings,
             *workspace.working.warnings,
             *workspace.topics.warnings,
+            *workspace.inbox.warnings,
             *workspace.knowledge.warnings,
         ]
         return workspace
@@ -208,6 +213,7 @@ class Workspace:
             reply_max_tokens=self.settings.reply_max_tokens,
             auto_memories=self.settings.auto_memories,
             instructions=self.settings.instructions(),
+            memory_policy=self.settings.policy(),
         )
         return Agent(
             provider,
@@ -215,14 +221,19 @@ class Workspace:
             self.conversations,
             self.working,
             config=config,
-            curator=Curator(provider, self.memory, self.topics),
+            curator=Curator(provider, self.memory, self.topics, self.inbox),
             reflector=self._reflector(provider),
             notices=self.notices,
             upkeep=upkeep or run_now,
             extra_tools=self._mcp_tools(),
             confirmations=confirmations,
             knowledge=self.knowledge,
+            inbox=self.inbox,
         )
+
+    def review(self) -> Review:
+        """Accepting and rejecting what waits in the review inbox."""
+        return Review(self.inbox, self.memory, self.topics)
 
     def _mcp_tools(self) -> McpToolSource:
         from assistant.mcp_client.agent_tools import McpToolSource

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from assistant import failpoints
-from tests.reliability.crashes import crash_and_check, workload
+from tests.reliability.crashes import check, crash_and_check, workload
 
 # A few crash points of each kind of step: a torn append, a snapshot before its rename, a cache,
 # a removal; a compacted log with the cache of the log before it, an edit the vector cache
@@ -22,6 +22,9 @@ SAMPLE = [
     ("conversation.delete", 1),
     ("memory-index.snapshot.write", 2),
     ("memory-log.append.fsync", 14),
+    ("inbox.snapshot.write", 1),
+    ("inbox.snapshot.rename", 2),
+    ("inbox.snapshot.fsync", 3),
 ]
 
 
@@ -37,6 +40,7 @@ SAMPLE = [
         ("data/conversations/index.json", "conversation-index"),
         ("data/conversations/vectors-hash.npz", "message-vectors"),
         ("data/mcp.json", "mcp"),
+        ("data/memory/inbox.json", "inbox"),
         ("data/elsewhere.txt", "other"),
     ],
 )
@@ -54,9 +58,9 @@ def test_the_workload_passes_a_failpoint_of_every_step_of_every_store(tmp_path: 
     root = tmp_path / "data"
     root.mkdir()
     run = workload(root, f"trace:{trace}")
-    assert run.acks[-1]["ack"] == "done"
+    assert run.acks[-1]["ack"] == "done" and check(root, run) == []
     names = set(trace.read_text().split())
-    for kind in ("settings", "working", "conversation-index", "memory-index"):
+    for kind in ("settings", "working", "conversation-index", "memory-index", "inbox"):
         assert {f"{kind}.snapshot.{step}" for step in ("write", "fsync", "rename")} <= names
     assert {"conversation.append.write", "conversation.create.link", "conversation.delete"} <= names
     assert {"memory-log.append.fsync", "memory-log.snapshot.rename"} <= names

@@ -25,16 +25,20 @@ from assistant.agent.model_json import listed
 from assistant.errors import AssistantError, ProviderError
 from assistant.memory import (
     KINDS,
+    Change,
     ForgottenFactError,
+    Inbox,
     MemoryEdit,
     MemoryItem,
     MemoryKind,
     Message,
     Origin,
+    Proposal,
     SemanticMemory,
     Source,
     TopicStore,
 )
+from assistant.memory_policy import AUTOMATIC, MemoryPolicy
 from assistant.timestamps import now_utc
 
 log = logging.getLogger(__name__)
@@ -60,6 +64,19 @@ Answer with JSON only: {{"memories": [{{"kind": one of {", ".join(EXTRACTED_KIND
 "text": "...", "importance": 0.5, "topic": "..."}}]}}. Answer {{"memories": []}} when nothing \
 is worth keeping."""
 
+ON_REQUEST_PROMPT = f"""\
+You curate the long-term memory of a personal assistant whose user wants memories kept only \
+when they ask. From the exchange below, extract only what the user, in their own message, \
+explicitly asks the assistant to remember, note or keep in mind, in any language ("remember \
+that ...", "don't forget ...", "note that ...", "merk dir ...", "souviens-toi que ...", \
+"recuerda que ..."). A fact the user merely mentions, or the assistant offers to remember, is \
+not a request. Write each memory as one self-contained sentence about the user ("The user \
+..."). Importance is 0 to 1. The topic is one or two words.
+
+Answer with JSON only: {{"memories": [{{"kind": one of {", ".join(EXTRACTED_KINDS)}, \
+"text": "...", "importance": 0.5, "topic": "...", "asked": true}}]}}. Answer \
+{{"memories": []}} when the user asked to remember nothing."""
+
 TOPIC_PROMPT = """\
 Summarize what these memories say about the user in one or two sentences, as a short scene \
 ("The user ..."). Answer with the summary only."""
@@ -73,6 +90,7 @@ class Candidate:
     text: str
     importance: float
     topic: str
+    asked: bool = False  # the model says the user asked for it to be remembered
 
 
 TakenAction = Literal["added", "updated", "superseded", "known", "pinned", "forgotten"]
@@ -108,10 +126,12 @@ class Curator:
         provider: ChatProvider | None,
         memory: SemanticMemory,
         topics: TopicStore,
+        inbox: Inbox | None = None,
     ) -> None:
         self.provider = provider
         self.memory = memory
         self.topics = topics
+        self.inbox = inbox  # where proposals wait when the policy is "ask first"
 
     def process(
         self,
@@ -121,19 +141,26 @@ class Curator:
         on_edit: Callable[[MemoryEdit], None] | None = None,
         *,
         cancel: CancelToken | None = None,
+        policy: MemoryPolicy = AUTOMATIC,
     ) -> list[MemoryItem]:
-        """Extract memories from one exchange and apply what they change; returns the items
-        added or changed.
+        """Extract memories from one exchange and apply what they change, as `policy` allows;
+        returns the items added or changed.
 
-        `on_edit` hears of each memory added or changed (the chat shows it with Undo). Only
-        `cancel` (OperationCancelledError) interrupts it; provider errors are logged.
+        Never-topics are left out; "on_request" keeps only what the user asked to remember;
+        "ask" puts what would change in the review inbox and changes nothing. `on_edit` hears
+        of each memory added or changed (the chat shows it with Undo). Only `cancel`
+        (OperationCancelledError) interrupts it; provider errors are logged.
         """
         report = on_edit or (lambda _edit: None)
         exchange = f"User: {user.content}\n\nAssistant: {reply.content}"
         try:
-            candidates = self._unforgotten(self._extract(exchange, cancel))
+            extracted = self._unforgotten(self._extract(exchange, policy, cancel))
+            candidates = [c for c in extracted if _allowed(c, policy)]
             decisions = self.decide(exchange, candidates, cancel)
             source = Source(conversation_id, user.id)
+            if policy.mode == "ask":
+                self._propose(candidates, decisions, source)
+                return []
             stored: list[MemoryItem] = []
             changed: list[str] = []  # the topics of the memories added or changed
             for candidate, decision in zip(candidates, decisions, strict=True):
@@ -188,11 +215,16 @@ class Curator:
         [edit] = edits
         return Taken(_TAKEN[edit.action], edit.after, edit.before, decision.reason)
 
-    def _extract(self, exchange: str, cancel: CancelToken | None) -> list[Candidate]:
+    def _extract(
+        self, exchange: str, policy: MemoryPolicy, cancel: CancelToken | None
+    ) -> list[Candidate]:
         if self.provider is None:
             raise ProviderError("No model is set up to extract memories.")
         response = self.provider.chat(
-            [{"role": "system", "content": EXTRACT_PROMPT}, {"role": "user", "content": exchange}],
+            [
+                {"role": "system", "content": extract_prompt(policy)},
+                {"role": "user", "content": exchange},
+            ],
             json_mode=True,
             max_tokens=EXTRACT_MAX_TOKENS,
             cancel=cancel,
@@ -210,6 +242,23 @@ class Curator:
             else:
                 kept.append(candidate)
         return kept
+
+    def _propose(
+        self, candidates: Sequence[Candidate], decisions: Sequence[Decision], source: Source
+    ) -> None:
+        """Put what the candidates would change in the review inbox (none if there is none)."""
+        proposals = [
+            proposal(c, d, source)
+            for c, d in zip(candidates, decisions, strict=True)
+            if d.action != "NOTHING"
+        ]
+        if not proposals:
+            return
+        if self.inbox is None:
+            log.warning("Curator: no review inbox; %d proposals dropped", len(proposals))
+            return
+        added = self.inbox.propose(proposals)
+        log.info("Curator: %d memories wait for review", len(added))
 
     def decide(
         self, exchange: str, candidates: Sequence[Candidate], cancel: CancelToken | None
@@ -378,6 +427,43 @@ class Curator:
             self.topics.set_summary(name, summary[:600], tuple(i.id for i in items))
 
 
+_CHANGES: dict[str, Change] = {"ADD": "add", "UPDATE": "refine", "SUPERSEDE": "replace"}
+
+
+def extract_prompt(policy: MemoryPolicy) -> str:
+    """The extraction prompt for `policy`: its mode's, with the never-topics rule after it."""
+    base = ON_REQUEST_PROMPT if policy.mode == "on_request" else EXTRACT_PROMPT
+    rule = policy.rule()
+    return f"{base}\n\n{rule}" if rule else base
+
+
+def proposal(candidate: Candidate, decision: Decision, source: Source) -> Proposal:
+    """The review inbox's proposal for a candidate and what was decided about it."""
+    refined = decision.action == "UPDATE" and decision.text
+    return Proposal(
+        text=decision.text if refined and decision.text else candidate.text,
+        kind=candidate.kind,
+        importance=candidate.importance,
+        topic=candidate.topic,
+        source=source,
+        change=_CHANGES.get(decision.action, "add"),
+        target=decision.target,
+        reason=decision.reason,
+    )
+
+
+def _allowed(candidate: Candidate, policy: MemoryPolicy) -> bool:
+    """Whether the policy lets the curator keep `candidate` (logged when not)."""
+    topic = policy.blocked_by(candidate.text)
+    if topic is not None:
+        log.info("Curator: left out a memory about a topic never to remember (%s)", topic)
+        return False
+    if policy.mode == "on_request" and not candidate.asked:
+        log.info("Curator: left out a memory the user did not ask to remember")
+        return False
+    return True
+
+
 def parse_candidates(text: str) -> list[Candidate]:
     """Validated candidates from the model's JSON; anything malformed is dropped with a log line."""
     found = []
@@ -408,6 +494,7 @@ def _candidate(entry: Any) -> Candidate | None:
         text=" ".join(text.split()),
         importance=min(1.0, max(0.0, float(importance))),
         topic=topic.strip() if isinstance(topic, str) and topic.strip() else "general",
+        asked=entry.get("asked") is True,
     )
 
 

@@ -37,6 +37,7 @@ from assistant.instructions import NO_INSTRUCTIONS, Instructions
 from assistant.memory import (
     Conversation,
     ConversationStore,
+    Inbox,
     MemoryEdit,
     MemoryItem,
     Message,
@@ -45,6 +46,7 @@ from assistant.memory import (
     WorkingMemoryStore,
     estimate_tokens,
 )
+from assistant.memory_policy import AUTOMATIC, MemoryPolicy
 from assistant.notices import Notices
 from assistant.timestamps import now_utc
 
@@ -112,6 +114,11 @@ class AgentConfig:
     reply_max_tokens: int = 4096
     auto_memories: bool = True
     instructions: Instructions = NO_INSTRUCTIONS  # the user's custom instructions, in every chat
+    memory_policy: MemoryPolicy = AUTOMATIC  # what the user lets be remembered
+
+    def policy_for(self, conversation: Conversation) -> MemoryPolicy:
+        """The memory policy of a conversation."""
+        return self.memory_policy
 
 
 @dataclass
@@ -168,6 +175,7 @@ class Agent:
         extra_tools: ToolSource | None = None,
         confirmations: Confirmations | None = None,
         knowledge: Knowledge | None = None,
+        inbox: Inbox | None = None,
     ) -> None:
         self.provider = provider
         self.memory = memory
@@ -186,6 +194,7 @@ class Agent:
         self.extra_tools = extra_tools  # tools from MCP servers
         self.confirmations = confirmations  # the user's answers when a tool asks first
         self.knowledge = knowledge  # the user's files, searched by the `search_files` tool
+        self.inbox = inbox  # where `remember` proposes when the policy is "ask first"
 
     def run(
         self, conversation_id: str, user_text: str, on_event: EventSink, cancel: CancelToken
@@ -271,6 +280,8 @@ class Agent:
             user.id,
             confirmable=asked if asked_in != user.id else frozenset(),
             cancel=cancel,
+            policy=self.config.policy_for(conversation),
+            inbox=self.inbox,
         )
         turn = _Turn(
             conversation=conversation,
@@ -339,6 +350,7 @@ class Agent:
                 working=working,
                 budget_tokens=budget - tools,
                 instructions=self.config.instructions,
+                policy=turn.context.policy,
             )
 
         prompt = build()
@@ -624,9 +636,18 @@ class Agent:
             # What a reply read in the user's files is not a memory: the curator learns from
             # what the user said in such a turn (a chunk becomes one when the user asks).
             learned = replace(reply, content=FILES_REPLY) if turn.context.read_files else reply
-            self.upkeep(self._learning(turn.cid, turn.user, learned, turn.on_event))
+            self.upkeep(
+                self._learning(turn.cid, turn.user, learned, turn.on_event, turn.context.policy)
+            )
 
-    def _learning(self, cid: str, user: Message, reply: Message, report: EventSink) -> Upkeep:
+    def _learning(
+        self,
+        cid: str,
+        user: Message,
+        reply: Message,
+        report: EventSink,
+        policy: MemoryPolicy,
+    ) -> Upkeep:
         """The memory upkeep after a reply: the curator, then a reflection if one is due."""
         curator, reflector = self.curator, self.reflector
 
@@ -635,7 +656,7 @@ class Agent:
 
         def job(cancel: CancelToken) -> None:
             if curator is not None:
-                curator.process(cid, user, reply, on_edit=on_edit, cancel=cancel)
+                curator.process(cid, user, reply, on_edit=on_edit, cancel=cancel, policy=policy)
             if reflector is not None:
                 reflector.reflect_if_due(on_edit, cancel=cancel)
 

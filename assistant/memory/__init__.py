@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from assistant.memory.edits import ChangedSinceError, MemoryEdit, can_redo, redo, undo
     from assistant.memory.embedding import Embedder, LazyEmbedder, embedding_batches
     from assistant.memory.embedding_upkeep import EmbeddingStatus
+    from assistant.memory.inbox import Change, Inbox, Proposal
     from assistant.memory.items import (
         KINDS,
         EventType,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from assistant.memory.messages import Message, check_messages, estimate_tokens
     from assistant.memory.openai_embedder import OpenAIEmbedder
     from assistant.memory.ranking import SearchConfig
+    from assistant.memory.review import Review, Reviewed
     from assistant.memory.semantic import MAX_TEXT_CHARS, ForgottenFactError, SemanticMemory
     from assistant.memory.topics import Topic, TopicStore
     from assistant.memory.working import WorkingMemory, WorkingMemoryStore
@@ -61,6 +63,7 @@ _MODULES = {
     "edits": ("ChangedSinceError", "MemoryEdit", "can_redo", "redo", "undo"),
     "embedding": ("Embedder", "LazyEmbedder", "embedding_batches"),
     "embedding_upkeep": ("EmbeddingStatus",),
+    "inbox": ("Change", "Inbox", "Proposal"),
     "items": (
         "KINDS",
         "EventType",
@@ -78,6 +81,7 @@ _MODULES = {
     "message_index": ("ConversationHit",),
     "openai_embedder": ("OpenAIEmbedder",),
     "ranking": ("SearchConfig",),
+    "review": ("Review", "Reviewed"),
     "semantic": ("MAX_TEXT_CHARS", "ForgottenFactError", "SemanticMemory"),
     "topics": ("Topic", "TopicStore"),
     "working": ("WorkingMemory", "WorkingMemoryStore"),
@@ -88,6 +92,7 @@ __all__ = [
     "DEFAULT_TITLE",
     "KINDS",
     "MAX_TEXT_CHARS",
+    "Change",
     "ChangedSinceError",
     "Conversation",
     "ConversationExistsError",
@@ -100,6 +105,7 @@ __all__ = [
     "EmbeddingStatus",
     "EventType",
     "ForgottenFactError",
+    "Inbox",
     "LazyEmbedder",
     "LocalEmbedder",
     "MemoryChange",
@@ -111,6 +117,9 @@ __all__ = [
     "Message",
     "OpenAIEmbedder",
     "Origin",
+    "Proposal",
+    "Review",
+    "Reviewed",
     "SearchConfig",
     "SearchHit",
     "SemanticMemory",
