@@ -15,8 +15,6 @@ import re
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from assistant.memory.text import is_informative, stem, tokenize
-
 PolicyMode = Literal["automatic", "ask", "on_request"]
 POLICY_MODES: tuple[str, ...] = get_args(PolicyMode)
 OWN_TOPIC_LIMIT = 80  # characters of one topic of the user's own
@@ -179,6 +177,9 @@ def clean_own_topics(lines: list[str]) -> list[str]:
 
 def _content(text: str) -> list[str]:
     """The stems of the words of `text` that carry meaning."""
+    # Loaded here: the settings read this module as the window's frame starts, without memory.
+    from assistant.memory.text import is_informative, stem, tokenize
+
     return [stem(w) for w in tokenize(text) if is_informative(w)]
 
 

@@ -403,7 +403,7 @@ def test_pages_and_a_problem_on_another_page_keeps_the_dialog_open(
 ) -> None:
     dialog = open_dialog(qtbot, workspace)
     tabs = child(dialog, QTabWidget, "settingsPages")
-    assert [tabs.tabText(i) for i in range(tabs.count())] == ["Model", "Memory"]
+    assert [tabs.tabText(i) for i in range(tabs.count())] == ["Model", "Memory", "Remembering"]
     url_edit(dialog).setText("ftp://example.org")
     tabs.setCurrentIndex(1)
     child(dialog, QSpinBox, "memoriesPerPromptSpin").setValue(11)

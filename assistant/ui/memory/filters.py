@@ -1,4 +1,5 @@
-"""Above the memory list: the search field, the kind and state filters, the keyword-only note."""
+"""Above the memory list: the search field, the kind, state and author filters, the keyword-only
+note."""
 
 from __future__ import annotations
 
@@ -24,6 +25,17 @@ KIND_PLURALS: dict[str, str] = {
     "event": "Events",
     "insight": "Insights",
 }
+# Who made a memory: the user, or the model (the assistant, the curator, a reflection, another
+# AI app through MCP); imports are neither.
+AUTHORS: dict[str, tuple[str, str, frozenset[str]]] = {
+    "you": ("By you", "Memories you added yourself", frozenset({"user"})),
+    "model": (
+        "By the model",
+        "Memories the assistant, the curator or another AI app added",
+        frozenset({"tool", "curator", "reflection", "mcp"}),
+    ),
+    "import": ("Imported", "Memories from an import", frozenset({"import"})),
+}
 STATE_LABELS: dict[str, str] = {
     "active": "Active",
     "archived": "Archived",
@@ -35,7 +47,7 @@ class MemoryFilterBar(QWidget):
     """The search field (debounced as you type), the kind and state filters and a note."""
 
     query_changed = Signal()  # typing settled, or Enter
-    filter_changed = Signal()  # the kind or the state
+    filter_changed = Signal()  # the kind, the state or the author
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -81,15 +93,18 @@ class MemoryFilterBar(QWidget):
             Qt.ItemDataRole.ToolTipRole,
         )
         self.state_filter.currentIndexChanged.connect(self._on_combo_changed)
+
+        self.author_filter = self._author_combo()
         self._row = filters = QHBoxLayout()
         filters.setSpacing(6)
-        for combo in (self.kind_filter, self.state_filter):
+        for combo in (self.kind_filter, self.state_filter, self.author_filter):
             combo.setSizeAdjustPolicy(
                 QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
             )
             combo.setMinimumContentsLength(6)
         filters.addWidget(self.kind_filter, 1)
         filters.addWidget(self.state_filter, 1)
+        filters.addWidget(self.author_filter, 1)
 
         self.keyword_note = QLabel(self)
         self.keyword_note.setObjectName("memoryKeywordNote")
@@ -105,6 +120,20 @@ class MemoryFilterBar(QWidget):
         layout.addWidget(self.search)
         layout.addLayout(filters)
         layout.addWidget(self.keyword_note)
+
+    def _author_combo(self) -> QComboBox:
+        combo = QComboBox(self)
+        combo.setObjectName("memoryAuthorFilter")
+        combo.setAccessibleName("Added by")
+        combo.setAccessibleDescription(
+            "Shows only the memories you added, or only those the model added"
+        )
+        combo.addItem("Anyone", "")
+        for n, (key, (label, tip, _origins)) in enumerate(AUTHORS.items(), start=1):
+            combo.addItem(label, key)
+            combo.setItemData(n, tip, Qt.ItemDataRole.ToolTipRole)
+        combo.currentIndexChanged.connect(self._on_combo_changed)
+        return combo
 
     def add_to_row(self, widget: QWidget) -> None:
         """Put `widget` after the filters, on their row."""
@@ -125,14 +154,23 @@ class MemoryFilterBar(QWidget):
         """The state chosen."""
         return cast(MemoryState, self.state_filter.currentData())
 
+    def origins(self) -> frozenset[str] | None:
+        """The origins of the author chosen, or None for anyone."""
+        key = self.author_filter.currentData()
+        return AUTHORS[key][2] if key else None
+
     def cancel_typing(self) -> None:
         """Drop a search still waiting for the typing to settle."""
         self._typing.cancel()
 
-    def reveal(self, kind: MemoryKind, state: MemoryState) -> None:
-        """Choose all kinds if the kind filter hides `kind`, and the state `state`."""
+    def reveal(self, kind: MemoryKind, state: MemoryState, origin: str) -> None:
+        """Choose all kinds and anyone if the filters hide `kind` or `origin`, and the state
+        `state`."""
         if self.kind() not in (None, kind):
             self.kind_filter.setCurrentIndex(0)
+        origins = self.origins()
+        if origins is not None and origin not in origins:
+            self.author_filter.setCurrentIndex(0)
         if self.state() != state:
             self.state_filter.setCurrentIndex(self.state_filter.findData(state))
 

@@ -1,4 +1,4 @@
-"""A list model over the semantic memory: one state and kind, or the hits of a search."""
+"""A list model over the semantic memory: one state, kind and author, or the hits of a search."""
 
 from __future__ import annotations
 
@@ -109,6 +109,7 @@ class MemoryListModel(QAbstractListModel):
         self._memory = memory
         self._state: MemoryState = "active"
         self._kind: MemoryKind | None = None
+        self._origins: frozenset[str] | None = None  # who made the items shown; None: anyone
         self._words: tuple[str, ...] = ()  # list mode: every word must occur in the text
         self._all_hits: list[SearchHit] | None = None  # search mode: every hit, by rank
         self._rows: list[MemoryItem] = []
@@ -132,12 +133,18 @@ class MemoryListModel(QAbstractListModel):
         """Whether the rows are search hits."""
         return self._all_hits is not None
 
-    def set_filter(self, state: MemoryState | None = None, kind: MemoryKind | None = None) -> None:
-        """Show items in `state` (unchanged if None) of `kind` (all kinds if None)."""
+    def set_filter(
+        self,
+        state: MemoryState | None = None,
+        kind: MemoryKind | None = None,
+        origins: frozenset[str] | None = None,
+    ) -> None:
+        """Show items in `state` (unchanged if None) of `kind` (all kinds if None) made by one
+        of `origins` (anyone if None)."""
         state = state or self._state
-        if state == self._state and kind == self._kind:
+        if (state, kind, origins) == (self._state, self._kind, self._origins):
             return
-        self._state, self._kind = state, kind
+        self._state, self._kind, self._origins = state, kind, origins
         self.refresh()
 
     def set_text_filter(self, text: str) -> None:
@@ -181,6 +188,8 @@ class MemoryListModel(QAbstractListModel):
 
     def _accepts(self, item: MemoryItem) -> bool:
         if self._kind is not None and item.kind != self._kind:
+            return False
+        if self._origins is not None and item.origin not in self._origins:
             return False
         if self._all_hits is not None:
             return item.state == "active"  # search only looks through active items

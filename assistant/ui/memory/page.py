@@ -188,7 +188,7 @@ class MemoriesPage(QWidget):
             if self.filters.search.text():
                 self.filters.search.clear()
                 self._apply_query()
-            self.filters.reveal(item.kind, item.state)
+            self.filters.reveal(item.kind, item.state, item.origin)
         return self.select(memory_id)
 
     def selected_item(self) -> MemoryItem | None:
@@ -273,7 +273,7 @@ class MemoriesPage(QWidget):
         kind = self.filters.kind()
         state = self.filters.state()
         previous = self.model.state
-        self.model.set_filter(state, kind)
+        self.model.set_filter(state, kind, self.filters.origins())
         if state != previous:
             self._apply_query()
         self._on_rows_changed()

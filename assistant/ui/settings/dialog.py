@@ -25,6 +25,7 @@ from assistant.ui.settings.form import SettingsForm, align_labels
 from assistant.ui.settings.memory_page import MemoryPage
 from assistant.ui.settings.model_page import ModelPage
 from assistant.ui.settings.page import SettingsPage
+from assistant.ui.settings.policy_page import PolicyPage
 from assistant.workspace import Workspace
 
 
@@ -43,6 +44,7 @@ class SettingsDialog(QDialog):
         self.pages: list[SettingsPage] = [
             ModelPage(workspace.settings, workspace.credentials),
             MemoryPage(),
+            PolicyPage(),
         ]
         # Before the pages are tabs: a tab widget asks their sizes at once.
         align_labels(form for page in self.pages for form in page.findChildren(SettingsForm))
