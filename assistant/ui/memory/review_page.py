@@ -68,6 +68,9 @@ class ReviewPage(QWidget):
         self.list = QListWidget(self)
         self.list.setObjectName("reviewList")
         self.list.setAccessibleName("Memories waiting for review")
+        self.list.setAccessibleDescription(
+            "What Assistant proposes to remember; select one or more to accept or reject them"
+        )
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.list.setWordWrap(True)
         self.list.setSpacing(3)
@@ -75,24 +78,24 @@ class ReviewPage(QWidget):
         self.editor = QPlainTextEdit(self)
         self.editor.setObjectName("reviewText")
         self.editor.setAccessibleName("Text of the memory to accept")
+        self.editor.setAccessibleDescription("Edit the selected memory before you accept it")
         self.editor.setPlaceholderText("Select a memory to edit it before you accept it")
         self.editor.setTabChangesFocus(True)
         self.editor.setFixedHeight(self.editor.fontMetrics().lineSpacing() * 3 + 12)
         self.notice = NoticeBar(self)
 
-        self.accept_button = self._button("&Accept", "reviewAcceptButton", self.accept_selected)
-        self.reject_button = self._button("&Reject", "reviewRejectButton", self.reject_selected)
-        self.accept_all_button = self._button(
-            "Accept all", "reviewAcceptAllButton", self.accept_all
+        button = self._button
+        self.accept_button = button(
+            "&Accept", "reviewAcceptButton", self.accept_selected, "Keep the selected memories"
         )
-        self.reject_all_button = self._button(
-            "Reject all", "reviewRejectAllButton", self.reject_all
+        self.reject_button = button(
+            "&Reject", "reviewRejectButton", self.reject_selected, "Turn them down for good"
         )
-        self.accept_button.setToolTip(
-            "Keep the selected memories (with your edit, if you made one)"
+        self.accept_all_button = button(
+            "Accept all", "reviewAcceptAllButton", self.accept_all, "Keep every one, as written"
         )
-        self.reject_button.setToolTip(
-            "Turn the selected memories down: they are not proposed again"
+        self.reject_all_button = button(
+            "Reject all", "reviewRejectAllButton", self.reject_all, "Turn every one down"
         )
         one = QHBoxLayout()
         one.addWidget(self.accept_button)
@@ -114,9 +117,10 @@ class ReviewPage(QWidget):
         layout.addLayout(every)
         self.refresh()
 
-    def _button(self, text: str, name: str, slot: Callable[[], object]) -> QPushButton:
+    def _button(self, text: str, name: str, slot: Callable[[], object], tip: str) -> QPushButton:
         button = QPushButton(text, self)
         button.setObjectName(name)
+        button.setToolTip(tip)
         button.clicked.connect(slot)
         return button
 
