@@ -83,7 +83,11 @@ class PolicyPage(SettingsPage):
             self.modes.addButton(button, n)
             self._mode_buttons[mode] = button
             rows.addWidget(button)
-            rows.addWidget(_indented(note(box, text=help_text)))
+        # One note, for the mode chosen: the page stays no taller than the others.
+        self.mode_note = note(box)
+        self.mode_note.setObjectName("memoryPolicyNote")
+        rows.addWidget(self.mode_note)
+        self.modes.idClicked.connect(self._show_mode_note)
         form.add_row("What it finds:", rows)
         return box
 
@@ -105,7 +109,7 @@ class PolicyPage(SettingsPage):
         self.own.setAccessibleName("Your own topics never to remember")
         self.own.setPlaceholderText(OWN_TOPICS_HINT)
         self.own.setTabChangesFocus(True)
-        self.own.setFixedHeight(self.own.fontMetrics().lineSpacing() * 4 + 12)
+        self.own.setFixedHeight(self.own.fontMetrics().lineSpacing() * 3 + 12)
         form.add_row("Your &own:", self.own, "Words or short phrases, one a line.")
         form.add_note(NEVER_NOTE)
         return box
@@ -114,6 +118,7 @@ class PolicyPage(SettingsPage):
         """Show the policy."""
         self.auto_memories.setChecked(settings.auto_memories)
         self._mode_buttons[settings.memory_policy].setChecked(True)
+        self._show_mode_note(self.modes.checkedId())
         for key, check in self.never.items():
             check.setChecked(key in settings.never_remember)
         self.own.setPlainText("\n".join(settings.never_remember_own))
@@ -143,8 +148,5 @@ class PolicyPage(SettingsPage):
             never_remember_own=own,
         )
 
-
-def _indented(widget: QWidget) -> QWidget:
-    """`widget` under a radio button's label, where its text starts."""
-    widget.setContentsMargins(22, 0, 0, 4)
-    return widget
+    def _show_mode_note(self, index: int) -> None:
+        self.mode_note.setText(MODES[index][2] if 0 <= index < len(MODES) else "")
