@@ -17,6 +17,7 @@ from assistant.instructions import Instructions
 from assistant.knowledge import AttachmentStore, Knowledge
 from assistant.mcp_client.manager import McpManager
 from assistant.memory import (
+    Conversation,
     ConversationStore,
     Embedder,
     Inbox,
@@ -27,9 +28,11 @@ from assistant.memory import (
     WorkingMemoryStore,
 )
 from assistant.memory.memory_keys import tie_memories_to_messages
+from assistant.model_options import ModelOptions
 from assistant.notices import Notices
 from assistant.openai_client import OpenAIClients
 from assistant.paths import memory_dir, settings_file
+from assistant.projects import ProjectStore
 from assistant.settings import BASE_URL_ENV, LOCAL_EMBEDDING_MODEL, Settings
 
 if TYPE_CHECKING:
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
     from assistant.agent.chat import ChatProvider
     from assistant.agent.confirm import Confirmations
     from assistant.agent.loop import Agent, UpkeepRunner
+    from assistant.agent.model_choice import TurnModel
     from assistant.agent.provider import OpenAIProvider
     from assistant.agent.reflection import Reflection, Reflector, Tries
     from assistant.agent.turn_gate import TurnGate
@@ -61,6 +65,7 @@ class Workspace:
     knowledge: Knowledge  # the knowledge folders (loaded and kept up to date by a service)
     attachments: AttachmentStore  # files attached to messages, by conversation
     inbox: Inbox  # memories proposed while the policy is "ask first", waiting for review
+    projects: ProjectStore  # projects: their names, instructions and knowledge folders
     warnings: list[str] = field(default_factory=list)
     notices: Notices = field(default_factory=Notices)
     capabilities: CapabilityMemory = field(init=False)
@@ -110,6 +115,7 @@ class Workspace:
             knowledge=Knowledge(root, embedder),
             attachments=AttachmentStore(root),
             inbox=Inbox(memory_dir(root)),
+            projects=ProjectStore(root),
             notices=notices,
             embedder=embedder,
             clients=clients,
@@ -125,6 +131,7 @@ class Workspace:
             *workspace.topics.warnings,
             *workspace.inbox.warnings,
             *workspace.knowledge.warnings,
+            *workspace.projects.warnings,
         ]
         return workspace
 
@@ -199,6 +206,33 @@ class Workspace:
         self.settings.instructions_about = instructions.about
         self.settings.instructions_answer = instructions.answer
 
+    def delete_project(self, project_id: str) -> None:
+        """Delete a project: its conversations move to no project and its memories become
+        global (each with a "moved" event), then its file goes."""
+        for info in self.conversations.all():
+            if info.project == project_id:
+                self.conversations.set_project(info.id, None)
+        for item in self.memory.all(state=None):
+            if item.project == project_id and item.state != "forgotten":
+                self.memory.move(item.id, None)
+        self.projects.delete(project_id)
+
+    def instructions_for(self, conversation: Conversation | None) -> Instructions:
+        """The instructions a conversation's prompt has: the global ones, and its project's."""
+        instructions = self.settings.instructions()
+        project = None if conversation is None else self.projects.get(conversation.project)
+        if project is None or conversation is None or conversation.temporary:
+            return instructions
+        return instructions.in_project(project.name, project.instructions)
+
+    def adopt_instructions(self, instructions: Instructions) -> bool:
+        """Take an export's custom instructions if there are none here (nothing is replaced);
+        whether they were taken. StorageError if they cannot be saved."""
+        if instructions.empty or not self.settings.instructions().empty:
+            return False
+        self.set_instructions(instructions)
+        return True
+
     def agent_fingerprint(self) -> tuple[str, str | None, str | None]:
         """What the agent is built from (the settings but the window's state, the key, the
         server override): an agent is good for as long as this stays the same."""
@@ -252,12 +286,42 @@ class Workspace:
             extra_tools=self._mcp_tools(),
             confirmations=confirmations,
             knowledge=self.knowledge,
+            choose_model=self._turn_model,
+            projects=self.projects,
             inbox=self.inbox,
         )
 
     def review(self) -> Review:
         """Accepting and rejecting what waits in the review inbox."""
         return Review(self.inbox, self.memory, self.topics)
+
+    def _turn_model(self, conversation: Conversation) -> TurnModel:
+        """A turn's model: the conversation's choice or the settings' one, with the options
+        in force (the conversation's over the model's)."""
+        from assistant.agent.model_choice import TurnModel
+        from assistant.agent.provider import OpenAIProvider
+
+        model = conversation.model or self.settings.chat_model
+        options = conversation.options.over(self.settings.options_for(model))
+        provider = OpenAIProvider(
+            self.clients.get(self.settings, self.credentials),
+            model,
+            extra_params=options.request_params(),
+            capabilities=self.capabilities,
+        )
+        return TurnModel(provider, options, self.tools_looped)
+
+    def tools_looped(self, model: str) -> None:
+        """With "auto" tool use, `model` looped on tools: it gets none from now on."""
+        self.set_model_options(model, self.settings.options_for(model).learned_off())
+
+    def set_model_options(self, model: str, options: ModelOptions) -> None:
+        """Keep `model`'s options in the settings. StorageError if they cannot be saved (the
+        settings are then as they were)."""
+        changed = dataclasses.replace(self.settings)
+        changed.set_options_for(model, options)
+        changed.save(settings_file(self.root))
+        self.settings.model_options = changed.model_options
 
     def _mcp_tools(self) -> McpToolSource:
         from assistant.mcp_client.agent_tools import McpToolSource

@@ -21,7 +21,9 @@ SAMPLE = [
     ("memory-log.append.write", 4),
     ("conversation.delete", 1),
     ("memory-index.snapshot.write", 2),
-    ("memory-log.append.fsync", 14),
+    ("memory-log.append.fsync", 15),
+    ("projects.snapshot.rename", 2),  # the project's change: the first version or the second
+    ("projects.delete", 1),
     ("inbox.snapshot.write", 1),
     ("inbox.snapshot.rename", 2),
     ("inbox.snapshot.fsync", 3),
@@ -41,6 +43,7 @@ SAMPLE = [
         ("data/conversations/vectors-hash.npz", "message-vectors"),
         ("data/mcp.json", "mcp"),
         ("data/memory/inbox.json", "inbox"),
+        ("data/projects/0a1b.json", "projects"),
         ("data/elsewhere.txt", "other"),
     ],
 )
@@ -65,6 +68,8 @@ def test_the_workload_passes_a_failpoint_of_every_step_of_every_store(tmp_path: 
     assert {"conversation.append.write", "conversation.create.link", "conversation.delete"} <= names
     assert {"memory-log.append.fsync", "memory-log.snapshot.rename"} <= names
     assert {"memory-vectors.snapshot.rename", "message-vectors.snapshot.rename"} <= names
+    assert {f"projects.snapshot.{step}" for step in ("write", "fsync", "rename")} <= names
+    assert "projects.delete" in names
 
 
 @pytest.mark.parametrize(("name", "at"), SAMPLE)

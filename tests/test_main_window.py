@@ -95,9 +95,9 @@ def test_streamed_reply_appears_and_is_saved(
     send(qtbot, window, "Hi there")
     qtbot.waitUntil(lambda: "Nice to meet you" in window.chat.toPlainText(), timeout=10000)
     wait_idle(qtbot, window)
-    assert window.chat.toPlainText() == (
+    assert window.chat.toPlainText().rsplit(" · ", 1)[0] == (
         "You\nHi there\nCopy  ·  Edit\nAssistant\nHello! Nice to meet you.\n"
-        "Copy  ·  Copy as text  ·  Regenerate"
+        "Copy  ·  Copy as text  ·  Regenerate  ·  chat-model · 11 tokens"
     )
     assert window.input.toPlainText() == ""
     cid = window.conversations.current_id()

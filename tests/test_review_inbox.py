@@ -269,3 +269,13 @@ def test_own_topics_are_cleaned() -> None:
         clean_own_topics(["the"])
     with pytest.raises(ValueError, match="at most 80"):
         clean_own_topics(["x" * 81])
+
+
+def test_an_accepted_proposal_keeps_the_scope_it_was_proposed_in(rig: Rig) -> None:
+    (work, mine) = rig.inbox.propose(
+        [Proposal("The launch is on Friday", project="proj1"), Proposal("The user likes figs")]
+    )
+    assert Inbox(rig.root / "memory").pending()[0].project == "proj1"
+    done = rig.review.accept([work.id, mine.id])
+    scopes = {e.after.text: e.after.project for e in done.edits}
+    assert scopes == {"The launch is on Friday": "proj1", "The user likes figs": None}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -13,12 +14,14 @@ from assistant.agent.prompt import fence, memory_line
 from assistant.agent.tools import Tool, ToolRegistry, tool
 from assistant.errors import ToolError
 from assistant.memory import (
+    EVERYWHERE,
     Change,
     ConversationStore,
     Inbox,
     MemoryEdit,
     MemoryItem,
     MemoryKind,
+    MemoryScope,
     Proposal,
     SemanticMemory,
     Source,
@@ -49,6 +52,8 @@ class ToolContext:
     revealed: set[str] = field(default_factory=set)  # hidden tools a search found, to offer
     policy: MemoryPolicy = AUTOMATIC  # what the user lets be remembered in this conversation
     inbox: Inbox | None = None  # where `remember` proposes when the policy is "ask first"
+    scope: MemoryScope = EVERYWHERE  # the memories the chat sees (its project's and global)
+    sees_conversation: Callable[[str], bool] | None = None  # None: every one (see chat_scope)
 
     def allow_change(self, tool_name: str, item: MemoryItem) -> None:
         """Raise ToolError unless this existing memory may change now.
@@ -81,6 +86,7 @@ def remember(
     kind: MemoryKind = "fact",
     importance: float = 0.5,
     replaces: str | None = None,
+    personal: bool = False,
 ) -> str:
     """Save something worth knowing in future conversations to long-term memory.
 
@@ -90,6 +96,9 @@ def remember(
         importance: 0 to 1; how bad it would be to forget it.
         replaces: The id of a memory that no longer holds because of this one (the user
             moved, changed jobs or changed their mind); it is kept in the history.
+        personal: In a project's chat: true for a fact about the user themselves or a
+            preference that holds everywhere (remembered outside the project too), false
+            for a fact about the project's work (kept in the project).
     """
     if not 0 <= importance <= 1:
         raise ToolError("remember: 'importance' must be between 0 and 1.")
@@ -112,7 +121,7 @@ def remember(
             "the Review tab of the memory panel. Tell them it waits there."
         )
     if replaces is not None:
-        old = _existing(memory, replaces)
+        old = _existing(memory, context, replaces)
         if not old.is_current:
             raise ToolError(
                 f"remember: memory {replaces} already no longer holds (replaced or archived)."
@@ -129,7 +138,14 @@ def remember(
         return True
 
     item, before = memory.save(
-        text, kind, importance, source=source, may_change=may_change, origin="tool"
+        text,
+        kind,
+        importance,
+        source=source,
+        may_change=may_change,
+        origin="tool",
+        project=context.scope.home(personal),
+        scopes=context.scope.visible,
     )
     if before is item:
         return f"Already remembered as {item.id}."
@@ -156,7 +172,13 @@ def recall(
         include_history: Also find what no longer holds (replaced or archived), with when
             each fact held: for questions about the past ("where did I live before?").
     """
-    hits = memory.search(query, k=max(1, min(k, 20)), include_history=include_history)
+    hits = memory.search(
+        query,
+        k=max(1, min(k, 20)),
+        include_history=include_history,
+        scopes=context.scope.visible,
+    )
+    hits = context.scope.first(hits, lambda hit: hit.item)
     if not hits:
         return "No matching memories."
     context.recalled.extend(h.item.id for h in hits)
@@ -188,7 +210,7 @@ def forget(memory_id: str, context: ToolContext, memory: SemanticMemory) -> str:
     Args:
         memory_id: The id of the memory, as shown in brackets.
     """
-    old = _existing(memory, memory_id)
+    old = _existing(memory, context, memory_id)
     context.allow_change("forget", old)
     item = memory.forget(memory_id)
     context.edits.append(MemoryEdit("forgot", old, item))
@@ -203,7 +225,7 @@ def pin(memory_id: str, context: ToolContext, memory: SemanticMemory, pinned: bo
         memory_id: The id of the memory, as shown in brackets.
         pinned: True to pin, False to unpin.
     """
-    old = _existing(memory, memory_id)
+    old = _existing(memory, context, memory_id)
     if old.pinned == pinned:
         return f"{memory_id} is already {'pinned' if pinned else 'not pinned'}."
     context.allow_change("pin", old)
@@ -212,9 +234,10 @@ def pin(memory_id: str, context: ToolContext, memory: SemanticMemory, pinned: bo
     return f"{'Pinned' if pinned else 'Unpinned'} {memory_id}."
 
 
-def _existing(memory: SemanticMemory, memory_id: str) -> MemoryItem:
+def _existing(memory: SemanticMemory, context: ToolContext, memory_id: str) -> MemoryItem:
+    """The memory with this id, if the chat may see it (its scope)."""
     item = memory.get(memory_id)
-    if item is None or item.state == "forgotten":
+    if item is None or item.state == "forgotten" or not context.scope.sees(item):
         raise ToolError(f"There is no memory with id {memory_id!r}.")
     return item
 
@@ -257,14 +280,22 @@ def update_working_memory(
 
 
 @tool
-def search_conversations(query: str, conversations: ConversationStore, k: int = 5) -> str:
+def search_conversations(
+    query: str, context: ToolContext, conversations: ConversationStore, k: int = 5
+) -> str:
     """Search the text of all past conversations.
 
     Args:
         query: Words to look for.
         k: How many messages to return at most (1 to 20).
     """
-    hits = conversations.search(query, k=max(1, min(k, 20)))
+    limit = max(1, min(k, 20))
+    sees = context.sees_conversation
+    if sees is None:
+        hits = conversations.search(query, k=limit)
+    else:  # isolated projects' chats are left out (in one, all others): look further
+        found = conversations.search(query, k=limit * 4)
+        hits = [h for h in found if sees(h.conversation_id)][:limit]
     if not hits:
         return "No matching messages."
     return json.dumps(

@@ -4,6 +4,7 @@ the same rules for a statement another app asks to remember (`take`, for `assist
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -12,6 +13,7 @@ from typing import Any, Literal
 
 from assistant.agent.cancel import CancelToken
 from assistant.agent.chat import ChatProvider
+from assistant.agent.chat_scope import ChatScope
 from assistant.agent.decisions import (
     DECIDE_MAX_TOKENS,
     DECIDE_PROMPT,
@@ -34,6 +36,7 @@ from assistant.memory import (
     Message,
     Origin,
     Proposal,
+    Scope,
     SemanticMemory,
     Source,
     TopicStore,
@@ -77,6 +80,13 @@ Answer with JSON only: {{"memories": [{{"kind": one of {", ".join(EXTRACTED_KIND
 "text": "...", "importance": 0.5, "topic": "...", "asked": true}}]}}. Answer \
 {{"memories": []}} when the user asked to remember nothing."""
 
+# In a project's chat (not an isolated one) the model also says where each memory belongs.
+SCOPE_NOTE = """\
+This conversation is in the user's project {name}. Give each memory a "scope" too: "personal" \
+for a fact about the user themselves or a preference that holds everywhere (their family, home, \
+health, tastes, how they like answers), "project" for a fact about this project's work (its \
+goals, plans, decisions, people, deadlines, tools). When unsure, "project"."""
+
 TOPIC_PROMPT = """\
 Summarize what these memories say about the user in one or two sentences, as a short scene \
 ("The user ..."). Answer with the summary only."""
@@ -91,6 +101,7 @@ class Candidate:
     importance: float
     topic: str
     asked: bool = False  # the model says the user asked for it to be remembered
+    personal: bool = False  # in a project's chat: the model said "personal" (it goes global)
 
 
 TakenAction = Literal["added", "updated", "superseded", "known", "pinned", "forgotten"]
@@ -142,24 +153,28 @@ class Curator:
         *,
         cancel: CancelToken | None = None,
         policy: MemoryPolicy = AUTOMATIC,
+        scope: ChatScope | None = None,
     ) -> list[MemoryItem]:
         """Extract memories from one exchange and apply what they change, as `policy` allows;
         returns the items added or changed.
 
         Never-topics are left out; "on_request" keeps only what the user asked to remember;
-        "ask" puts what would change in the review inbox and changes nothing. `on_edit` hears
-        of each memory added or changed (the chat shows it with Undo). Only `cancel`
+        "ask" puts what would change in the review inbox and changes nothing. In a project's
+        chat (`scope`) a new memory goes where the model says it belongs (`MemoryScope.home`),
+        and only the memories the chat sees are compared with it. `on_edit` hears of each
+        memory added or changed (the chat shows it with Undo). Only `cancel`
         (OperationCancelledError) interrupts it; provider errors are logged.
         """
         report = on_edit or (lambda _edit: None)
+        scope = scope or ChatScope()
         exchange = f"User: {user.content}\n\nAssistant: {reply.content}"
         try:
-            extracted = self._unforgotten(self._extract(exchange, policy, cancel))
+            extracted = self._unforgotten(self._extract(exchange, policy, cancel, scope))
             candidates = [c for c in extracted if _allowed(c, policy)]
-            decisions = self.decide(exchange, candidates, cancel)
+            decisions = self.decide(exchange, candidates, cancel, scope)
             source = Source(conversation_id, user.id)
             if policy.mode == "ask":
-                self._propose(candidates, decisions, source)
+                self._propose(candidates, decisions, source, scope)
                 return []
             stored: list[MemoryItem] = []
             changed: list[str] = []  # the topics of the memories added or changed
@@ -171,6 +186,7 @@ class Curator:
                         report,
                         source=source,
                         tags=[f"topic:{candidate.topic}"],
+                        project=scope.memory.home(candidate.personal),
                     )
                 except ForgottenFactError:  # forgotten meanwhile, or a refined text says it
                     log.info("Curator: not learning a forgotten fact again: %.80r", candidate.text)
@@ -216,15 +232,19 @@ class Curator:
         return Taken(_TAKEN[edit.action], edit.after, edit.before, decision.reason)
 
     def _extract(
-        self, exchange: str, policy: MemoryPolicy, cancel: CancelToken | None
+        self,
+        exchange: str,
+        policy: MemoryPolicy,
+        cancel: CancelToken | None,
+        scope: ChatScope,
     ) -> list[Candidate]:
         if self.provider is None:
             raise ProviderError("No model is set up to extract memories.")
+        prompt = extract_prompt(policy)
+        if scope.project is not None and not scope.project.isolated:
+            prompt += "\n\n" + SCOPE_NOTE.format(name=json.dumps(scope.project.name))
         response = self.provider.chat(
-            [
-                {"role": "system", "content": extract_prompt(policy)},
-                {"role": "user", "content": exchange},
-            ],
+            [{"role": "system", "content": prompt}, {"role": "user", "content": exchange}],
             json_mode=True,
             max_tokens=EXTRACT_MAX_TOKENS,
             cancel=cancel,
@@ -244,11 +264,16 @@ class Curator:
         return kept
 
     def _propose(
-        self, candidates: Sequence[Candidate], decisions: Sequence[Decision], source: Source
+        self,
+        candidates: Sequence[Candidate],
+        decisions: Sequence[Decision],
+        source: Source,
+        scope: ChatScope,
     ) -> None:
-        """Put what the candidates would change in the review inbox (none if there is none)."""
+        """Put what the candidates would change in the review inbox (none if there is none),
+        each with the scope the memory would have."""
         proposals = [
-            proposal(c, d, source)
+            proposal(c, d, source, scope.memory.home(c.personal))
             for c, d in zip(candidates, decisions, strict=True)
             if d.action != "NOTHING"
         ]
@@ -261,15 +286,21 @@ class Curator:
         log.info("Curator: %d memories wait for review", len(added))
 
     def decide(
-        self, exchange: str, candidates: Sequence[Candidate], cancel: CancelToken | None
+        self,
+        exchange: str,
+        candidates: Sequence[Candidate],
+        cancel: CancelToken | None,
+        scope: ChatScope | None = None,
     ) -> list[Decision]:
-        """One decision per candidate, against the memories most related to it.
+        """One decision per candidate, against the memories (that the chat's `scope` sees)
+        most related to it.
 
         A candidate with nothing related is added, one said word for word already is nothing;
         the model decides the rest in one call. Where its answer gives no valid decision, the
         fallback is NOTHING if a near-duplicate exists, else ADD (logged).
         """
-        related = [self._related(c.text) for c in candidates]
+        visible = (scope or ChatScope()).memory.visible
+        related = [self._related(c.text, visible) for c in candidates]
         decided: dict[int, Decision] = {}
         asked: list[int] = []
         for index, (candidate, items) in enumerate(zip(candidates, related, strict=True)):
@@ -290,12 +321,13 @@ class Curator:
                     log.info(
                         "Curator: no valid decision for %.80r; falling back", candidates[index].text
                     )
-                    answer = self._fallback(candidates[index])
+                    answer = self._fallback(candidates[index], visible)
                 decided[index] = replace(answer, candidate=index)
         return [decided[i] for i in range(len(candidates))]
 
-    def _related(self, text: str) -> list[MemoryItem]:
-        return [h.item for h in self.memory.find_related(text, k=RELATED_K) if h.item.is_current]
+    def _related(self, text: str, visible: frozenset[Scope]) -> list[MemoryItem]:
+        hits = self.memory.find_related(text, k=RELATED_K, scopes=visible)
+        return [h.item for h in hits if h.item.is_current]
 
     def _ask(
         self,
@@ -326,8 +358,8 @@ class Curator:
         shown = [[i.id for i in items] for items in related]
         return parse_decisions(response.content, shown, today)
 
-    def _fallback(self, candidate: Candidate) -> Decision:
-        same = self.memory.same_as(candidate.text)
+    def _fallback(self, candidate: Candidate, visible: frozenset[Scope]) -> Decision:
+        same = self.memory.same_as(candidate.text, visible)
         if same is not None:
             return Decision(0, "NOTHING", same.id, "a near-duplicate is remembered")
         return Decision(0, "ADD", None, "no decision from the model")
@@ -350,8 +382,10 @@ class Curator:
         tags: Sequence[str] = (),
         origin: Origin = "curator",
         client: str | None = None,
+        project: str | None = None,
     ) -> MemoryItem | None:
-        """Carry out one decision as `origin`; returns the memory added or changed, if any."""
+        """Carry out one decision as `origin` (a memory added goes to `project`; one changed
+        keeps its scope); returns the memory added or changed, if any."""
         action = decision.action
         if action == "NOTHING":
             return None
@@ -378,6 +412,7 @@ class Curator:
                 origin=origin,
                 valid_from=since,
                 client=client,
+                project=project,
             )
             report(MemoryEdit("remembered", None, item))
         elif action == "UPDATE":
@@ -437,8 +472,11 @@ def extract_prompt(policy: MemoryPolicy) -> str:
     return f"{base}\n\n{rule}" if rule else base
 
 
-def proposal(candidate: Candidate, decision: Decision, source: Source) -> Proposal:
-    """The review inbox's proposal for a candidate and what was decided about it."""
+def proposal(
+    candidate: Candidate, decision: Decision, source: Source, project: Scope = None
+) -> Proposal:
+    """The review inbox's proposal for a candidate and what was decided about it (`project`:
+    the scope the memory would have)."""
     refined = decision.action == "UPDATE" and decision.text
     return Proposal(
         text=decision.text if refined and decision.text else candidate.text,
@@ -449,6 +487,7 @@ def proposal(candidate: Candidate, decision: Decision, source: Source) -> Propos
         change=_CHANGES.get(decision.action, "add"),
         target=decision.target,
         reason=decision.reason,
+        project=project,
     )
 
 
@@ -481,6 +520,7 @@ def _candidate(entry: Any) -> Candidate | None:
         return None
     text, kind, importance = entry.get("text"), entry.get("kind"), entry.get("importance", 0.5)
     topic = entry.get("topic")
+    personal = entry.get("scope") in ("personal", "global")
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_MEMORY_CHARS:
         return None
     if kind == "insight":  # reflection writes those, from several memories
@@ -495,6 +535,7 @@ def _candidate(entry: Any) -> Candidate | None:
         importance=min(1.0, max(0.0, float(importance))),
         topic=topic.strip() if isinstance(topic, str) and topic.strip() else "general",
         asked=entry.get("asked") is True,
+        personal=personal,
     )
 
 

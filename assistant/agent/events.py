@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from assistant.memory import MemoryEdit
+    from assistant.memory import MemoryEdit, ReplyStats
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,18 @@ class Finished:
     text: str
     memory_ids: tuple[str, ...]
     cut_off: bool = False  # the reply stopped at the length limit
+    stats: ReplyStats | None = None  # the model, token counts and speed of the reply
     type: Literal["finished"] = field(default="finished", init=False)
+
+
+@dataclass(frozen=True)
+class ToolsTurnedOff:
+    """The model kept repeating tool calls and its tool use is "auto": it gets no tools from
+    now on, until the user turns them back on."""
+
+    conversation_id: str
+    model: str
+    type: Literal["tools_turned_off"] = field(default="tools_turned_off", init=False)
 
 
 @dataclass(frozen=True)
@@ -120,6 +131,7 @@ AgentEvent = (
     | ConfirmationRequested
     | MemoryEdited
     | Waiting
+    | ToolsTurnedOff
     | Notice
     | Finished
     | Failed

@@ -13,6 +13,7 @@ from assistant.agent.budget import prompt_budget, reply_limit
 from assistant.agent.builtin_tools import ToolContext, builtin_registry
 from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.chat import ChatProvider, ChatResponse, ToolCallRequest
+from assistant.agent.chat_scope import chat_scope
 from assistant.agent.confirm import Confirmations
 from assistant.agent.curator import Curator
 from assistant.agent.events import (
@@ -28,8 +29,10 @@ from assistant.agent.events import (
     ToolCallStarted,
     Waiting,
 )
+from assistant.agent.model_choice import ModelChooser, TurnModel
 from assistant.agent.prompt import Prompt, build_prompt
 from assistant.agent.reflection import Reflector
+from assistant.agent.reply_timing import Stopwatch
 from assistant.agent.summary import (
     EMPTY_REPLY,
     SummaryFailedError,
@@ -57,6 +60,7 @@ from assistant.timestamps import now_utc
 
 if TYPE_CHECKING:
     from assistant.knowledge import Knowledge
+    from assistant.projects import ProjectStore
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +84,6 @@ REPEATED_RESULT = (
     "Not run: this exact call was already made {times} times for this message. Use the results "
     "you have and answer the user."
 )
-LOOPING_NOTICE = "The model kept repeating the same tool call; it answered without tools."
 NO_TOOLS_NOTICE = (
     "The model's context window is too small for tools: it answers without them "
     "(memories are still saved after each reply)."
@@ -136,6 +139,8 @@ class Agent:
         confirmations: Confirmations | None = None,
         knowledge: Knowledge | None = None,
         inbox: Inbox | None = None,
+        choose_model: ModelChooser | None = None,
+        projects: ProjectStore | None = None,
     ) -> None:
         self.provider = provider
         self.memory = memory
@@ -155,6 +160,8 @@ class Agent:
         self.confirmations = confirmations  # the user's answers when a tool asks first
         self.knowledge = knowledge  # the user's files, searched by the `search_files` tool
         self.inbox = inbox  # where `remember` proposes when the policy is "ask first"
+        self.choose_model = choose_model  # a conversation's model; None: always `provider`
+        self.projects = projects  # a chat in a project sees its memories and instructions
 
     def run(
         self, conversation_id: str, user_text: str, on_event: EventSink, cancel: CancelToken
@@ -235,6 +242,7 @@ class Agent:
     ) -> None:
         conversation = self.conversations.load(conversation_id)
         asked, asked_in = self._asked.pop(conversation_id, (frozenset(), user.id))
+        scope = chat_scope(self.projects, conversation, self.conversations)
         context = ToolContext(
             conversation_id,
             user.id,
@@ -242,7 +250,10 @@ class Agent:
             cancel=cancel,
             policy=self.config.policy_for(conversation),
             inbox=self.inbox,
+            scope=scope.memory,
+            sees_conversation=scope.sees_conversation,
         )
+        model = self.choose_model(conversation) if self.choose_model else TurnModel(self.provider)
         turn = Turn(
             conversation=conversation,
             user=user,
@@ -250,7 +261,10 @@ class Agent:
             cancel=cancel,
             context=context,
             registry=self._registry(conversation, user.content),
+            model=model,
+            scope=scope,
         )
+        turn.use_tools = model.options.uses_tools
         try:
             self._steps(turn)
         finally:
@@ -282,8 +296,7 @@ class Agent:
 
     def _budget(self, turn: Turn) -> int:
         """The prompt budget for this turn, tool schemas not included."""
-        window = self.provider.context_window()
-        budget = prompt_budget(self.config.prompt_budget_tokens, window)
+        budget = prompt_budget(self.config.prompt_budget_tokens, turn.model.window())
         return int(budget * turn.shrink)
 
     def _prompt(self, turn: Turn) -> list[dict[str, Any]]:
@@ -291,8 +304,8 @@ class Agent:
         pinned: list[MemoryItem] = []
         relevant: list[MemoryItem] = []
         if turn.long_term:
-            pinned = [i for i in self.memory.pinned() if i.is_current]
-            relevant = self._relevant(turn.conversation, turn.user.content, {i.id for i in pinned})
+            pinned = turn.scope.pinned(self.memory)
+            relevant = self._relevant(turn, {i.id for i in pinned})
         working = self.working.get(turn.cid).to_prompt()
         budget = self._budget(turn)
         tools = _tokens_of(turn.registry.schemas())
@@ -309,7 +322,7 @@ class Agent:
                 relevant=relevant,
                 working=working,
                 budget_tokens=budget - tools,
-                instructions=self.config.instructions,
+                instructions=turn.scope.instructions(self.config.instructions),
                 policy=turn.context.policy,
             )
 
@@ -324,21 +337,21 @@ class Agent:
         turn.prompt_tokens = estimate_tokens(json.dumps(prompt.messages)) + tools
         return prompt.messages
 
-    def _relevant(
-        self, conversation: Conversation, user_text: str, exclude: set[str]
-    ) -> list[MemoryItem]:
-        """Memories for the user's text first, then for the previous reply."""
+    def _relevant(self, turn: Turn, exclude: set[str]) -> list[MemoryItem]:
+        """Memories of the chat's scopes for the user's text first, then for the previous
+        reply; the project's before the global ones."""
         k = self.config.memories_per_prompt
         found: dict[str, MemoryItem] = {}
-        queries = [user_text]
-        previous = [m for m in conversation.branch() if m.role == "assistant" and m.content]
+        queries = [turn.user.content]
+        previous = [m for m in turn.conversation.branch() if m.role == "assistant" and m.content]
         if previous:
             queries.append(previous[-1].content[-500:])
+        scopes = turn.scope.memory.visible
         for query, limit in zip(queries, (k, max(1, k // 3)), strict=False):
-            for hit in self.memory.search(query, k=limit):  # current facts only
+            for hit in self.memory.search(query, k=limit, scopes=scopes):  # current facts only
                 if hit.item.is_current and hit.item.id not in exclude and len(found) < k:
                     found.setdefault(hit.item.id, hit.item)
-        return list(found.values())
+        return turn.scope.first(list(found.values()))
 
     def _summarize(self, turn: Turn, overflow: list[Message], budget: int) -> None:
         """Fold messages that no longer fit into the rolling summary."""
@@ -380,8 +393,10 @@ class Agent:
         too long, a smaller one is built (the window is known by then, or guessed smaller).
         """
         shown: list[str] = []
+        watch = Stopwatch()  # each try starts its own
 
         def on_text(text: str) -> None:
+            watch.text()
             shown.append(text)
             turn.on_event(TextDelta(turn.cid, text))
 
@@ -394,18 +409,22 @@ class Agent:
             # What is sent now: the tool steps of this turn have grown the prompt.
             turn.prompt_tokens = estimate_tokens(json.dumps(sent)) + _tokens_of(schemas)
             try:
-                return self.provider.chat(
+                watch = Stopwatch()
+                model = turn.model
+                response = model.provider.chat(
                     sent,
                     tools=schemas,
                     on_text=on_text,
                     cancel=turn.cancel,
                     max_tokens=reply_limit(
-                        self.config.reply_max_tokens,
-                        self.provider.context_window(),
+                        model.options.max_tokens or self.config.reply_max_tokens,
+                        model.window(),
                         turn.prompt_tokens,
                     ),
                     on_wait=on_wait,
                 )
+                turn.stats = watch.stats(model.provider.model, response, turn.prompt_tokens)
+                return response
             except ContextOverflowError as exc:
                 if shown or retry == OVERFLOW_RETRIES:
                     self._save_partial(turn, shown, "failed")
@@ -462,8 +481,7 @@ class Agent:
             if times > REPEAT_LIMIT:
                 result, ok = REPEATED_RESULT.format(times=times - 1), False
                 if turn.use_tools:
-                    turn.use_tools = False  # the next model call is offered no tools
-                    turn.on_event(Notice(turn.cid, LOOPING_NOTICE))
+                    turn.looped_on_tools()  # the next model call is offered no tools
             else:
                 try:
                     result, ok = self._run_tool(turn, call)
@@ -556,30 +574,25 @@ class Agent:
         text = response.content
         ids = tuple(dict.fromkeys([*turn.memory_ids, *turn.context.recalled]))
         reply = self.conversations.append(
-            turn.cid, "assistant", text, memory_ids=ids, cut_off=response.cut_off
+            turn.cid, "assistant", text, memory_ids=ids, cut_off=response.cut_off, stats=turn.stats
         )
         if turn.long_term and ids:
             self.memory.mark_used(ids, reply=Source(turn.cid, reply.id))
-        turn.on_event(Finished(turn.cid, reply.id, text, ids, cut_off=response.cut_off))
+        turn.on_event(
+            Finished(turn.cid, reply.id, text, ids, cut_off=response.cut_off, stats=turn.stats)
+        )
         learns = turn.long_term and not turn.conversation.do_not_remember
         upkeep = self.curator is not None or self.reflector is not None
         if learns and self.config.auto_memories and upkeep:
             # What a reply read in the user's files is not a memory: the curator learns from
             # what the user said in such a turn (a chunk becomes one when the user asks).
             learned = replace(reply, content=FILES_REPLY) if turn.context.read_files else reply
-            self.upkeep(
-                self._learning(turn.cid, turn.user, learned, turn.on_event, turn.context.policy)
-            )
+            self.upkeep(self._learning(turn, learned))
 
-    def _learning(
-        self,
-        cid: str,
-        user: Message,
-        reply: Message,
-        report: EventSink,
-        policy: MemoryPolicy,
-    ) -> Upkeep:
+    def _learning(self, turn: Turn, reply: Message) -> Upkeep:
         """The memory upkeep after a reply: the curator, then a reflection if one is due."""
+        cid, user, report, scope = turn.cid, turn.user, turn.on_event, turn.scope
+        policy = turn.context.policy
         curator, reflector = self.curator, self.reflector
 
         def on_edit(edit: MemoryEdit) -> None:
@@ -587,7 +600,9 @@ class Agent:
 
         def job(cancel: CancelToken) -> None:
             if curator is not None:
-                curator.process(cid, user, reply, on_edit=on_edit, cancel=cancel, policy=policy)
+                curator.process(
+                    cid, user, reply, on_edit=on_edit, cancel=cancel, scope=scope, policy=policy
+                )
             if reflector is not None:
                 reflector.reflect_if_due(on_edit, cancel=cancel)
 

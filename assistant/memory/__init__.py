@@ -43,7 +43,9 @@ if TYPE_CHECKING:
     from assistant.memory.messages import Message, check_messages, estimate_tokens
     from assistant.memory.openai_embedder import OpenAIEmbedder
     from assistant.memory.ranking import SearchConfig
+    from assistant.memory.reply_stats import ReplyStats
     from assistant.memory.review import Review, Reviewed
+    from assistant.memory.scopes import EVERYWHERE, MemoryScope, Scope
     from assistant.memory.semantic import MAX_TEXT_CHARS, ForgottenFactError, SemanticMemory
     from assistant.memory.topics import Topic, TopicStore
     from assistant.memory.working import WorkingMemory, WorkingMemoryStore
@@ -82,6 +84,8 @@ _MODULES = {
     "openai_embedder": ("OpenAIEmbedder",),
     "ranking": ("SearchConfig",),
     "review": ("Review", "Reviewed"),
+    "scopes": ("EVERYWHERE", "MemoryScope", "Scope"),
+    "reply_stats": ("ReplyStats",),
     "semantic": ("MAX_TEXT_CHARS", "ForgottenFactError", "SemanticMemory"),
     "topics": ("Topic", "TopicStore"),
     "working": ("WorkingMemory", "WorkingMemoryStore"),
@@ -90,6 +94,7 @@ _HOME = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
     "DEFAULT_TITLE",
+    "EVERYWHERE",
     "KINDS",
     "MAX_TEXT_CHARS",
     "Change",
@@ -113,13 +118,16 @@ __all__ = [
     "MemoryEvent",
     "MemoryItem",
     "MemoryKind",
+    "MemoryScope",
     "MemoryState",
     "Message",
     "OpenAIEmbedder",
     "Origin",
     "Proposal",
+    "ReplyStats",
     "Review",
     "Reviewed",
+    "Scope",
     "SearchConfig",
     "SearchHit",
     "SemanticMemory",

@@ -35,8 +35,10 @@ from assistant.memory.embedding import Embedder
 from assistant.memory.message_index import ConversationHit, MessageIndex
 from assistant.memory.messages import Message, Role, check_messages, tool_call
 from assistant.memory.ranking import SearchConfig
+from assistant.memory.reply_stats import ReplyStats
 from assistant.memory.subscribers import Subscribers
 from assistant.memory.write_marker import WriteMarker
+from assistant.model_options import ModelOptions
 from assistant.timestamps import is_timestamp, stamp
 
 log = logging.getLogger(__name__)
@@ -103,12 +105,19 @@ class ConversationStore:
             title_of=lambda cid: self._listing.entries[cid].title,
         )
 
-    def create(self, title: str = DEFAULT_TITLE, temporary: bool = False) -> ConversationInfo:
-        """Start a new, empty conversation."""
+    def create(
+        self, title: str = DEFAULT_TITLE, temporary: bool = False, project: str | None = None
+    ) -> ConversationInfo:
+        """Start a new, empty conversation (in `project`, if given: a temporary chat is in
+        none)."""
         title = clean_title(title)
         cid = uuid.uuid4().hex
         now = stamp()
-        meta = {"id": cid, "title": title, "created_at": now, "temporary": temporary}
+        project = None if temporary else project
+        meta: dict[str, Any] = {"id": cid, "title": title, "created_at": now}
+        meta["temporary"] = temporary
+        if project is not None:
+            meta["project"] = project
         path = self._path(cid)
         with self._lock:
             try:  # whole or not at all: a crash must not leave a file without its header
@@ -117,7 +126,9 @@ class ConversationStore:
             except OSError as exc:
                 raise storage_error("save the new conversation to", path, exc) from exc
             self._marker.announce()
-            entry = ListingEntry(st.st_size, st.st_mtime_ns, title, now, now, 0, temporary, None)
+            entry = ListingEntry(
+                st.st_size, st.st_mtime_ns, title, now, now, 0, temporary, None, project=project
+            )
             self._listing.set(cid, entry)
         self._changed(cid, None)
         return entry.info(cid)
@@ -135,6 +146,7 @@ class ConversationStore:
         do_not_remember: bool = False,
         pinned: bool = False,
         archived: bool = False,
+        project: str | None = None,
     ) -> ConversationInfo:
         """Create a conversation with this id, metadata and messages in one atomic write.
 
@@ -157,6 +169,8 @@ class ConversationStore:
         meta["temporary"] = temporary
         if do_not_remember:
             meta["do_not_remember"] = True
+        if project is not None and not temporary:
+            meta["project"] = project
         records = [file_record("meta", meta)]
         records += [file_record("message", m.to_json()) for m in messages]
         if summary:
@@ -190,6 +204,7 @@ class ConversationStore:
                 do_not_remember,
                 pinned=pinned,
                 archived=archived,
+                project=meta.get("project"),
             )
             self._listing.set(conversation_id, entry)
             self._index.replace(conversation_id, [] if temporary else messages)
@@ -238,12 +253,13 @@ class ConversationStore:
         cut_off: bool = False,
         stop_reason: str | None = None,
         ok: bool = True,
+        stats: ReplyStats | None = None,
     ) -> Message:
         """Durably add a message at the end of the chosen branch and return it.
 
         `cut_off` marks a reply that stopped at the length limit; `stop_reason` one that ended
         early otherwise ("stopped" by the user, "failed"); `ok=False` a tool result that is an
-        error.
+        error; `stats` are a reply's model, token counts and speed.
         """
         calls = tuple(tool_call(c) for c in tool_calls or ())
         with self._lock:
@@ -261,6 +277,7 @@ class ConversationStore:
                 cut_off=cut_off,
                 stop_reason=stop_reason,
                 ok=ok,
+                stats=stats,
             )
             message.check()
             record = file_record("message", message.to_json())
@@ -298,6 +315,25 @@ class ConversationStore:
         }
         if changes:
             self._update(conversation_id, changes, **changes)
+
+    def set_model(
+        self, conversation_id: str, model: str | None, options: ModelOptions | None = None
+    ) -> None:
+        """Choose the chat model of a conversation (None: the settings' one) and its own
+        options over the model's (None: none)."""
+        body = {"model": model, "options": (options or ModelOptions()).to_json()}
+        self._update(conversation_id, body)
+
+    def set_project(self, conversation_id: str, project: str | None) -> None:
+        """Move a conversation into a project (its id), or out of any (None). ValueError for a
+        temporary chat: it stays outside every project."""
+        with self._lock:
+            entry = self._fresh_entry(conversation_id)
+        if entry.project == project:
+            return
+        if entry.temporary and project is not None:
+            raise ValueError("A temporary chat stays outside every project.")
+        self._update(conversation_id, {"project": project}, project=project)
 
     def _update(self, conversation_id: str, body: dict[str, Any], **listed: Any) -> None:
         """Append an update record, and note it in the listing with `listed`'s changes."""

@@ -47,6 +47,7 @@ class Proposal:
     change: Change = "add"
     target: str | None = None
     reason: str = ""
+    project: str | None = None  # the scope the memory would have (None: global)
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     proposed_at: datetime = field(default_factory=now_utc)
 
@@ -68,6 +69,8 @@ class Proposal:
             raw["target"] = self.target
         if self.reason:
             raw["reason"] = self.reason
+        if self.project is not None:
+            raw["project"] = self.project
         return raw
 
     @classmethod
@@ -94,6 +97,9 @@ class Proposal:
             raise ValueError("proposal topic, reason: expected strings")
         if target is not None and not isinstance(target, str):
             raise ValueError("proposal target: expected a memory id")
+        project = raw.get("project")
+        if project is not None and not isinstance(project, str):
+            raise ValueError("proposal project: expected a project id")
         source = raw.get("source")
         return cls(
             text=raw["text"],
@@ -105,6 +111,7 @@ class Proposal:
             change=change,
             target=target,
             reason=reason,
+            project=project,
             id=raw["id"],
             proposed_at=parse(raw["proposed_at"]),
         )

@@ -97,7 +97,13 @@ class Review:
             edit = MemoryEdit("updated", target, item)
         else:
             item, before = memory.save(
-                text, p.kind, p.importance, source=p.source, tags=tags, origin=p.by
+                text,
+                p.kind,
+                p.importance,
+                source=p.source,
+                tags=tags,
+                origin=p.by,
+                project=p.project,
             )
             if before is item:
                 return None

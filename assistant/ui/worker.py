@@ -23,6 +23,7 @@ from assistant.agent.events import AgentEvent, Failed
 from assistant.agent.turn_gate import TurnGate
 from assistant.errors import AssistantError
 from assistant.memory import ConversationNotFoundError, ConversationStore
+from assistant.model_options import ModelOptions
 from assistant.priority import lower_this_thread
 from assistant.workspace import Workspace
 
@@ -114,6 +115,15 @@ class AgentWorker(QObject):
     def rename(self, conversation_id: str, title: str) -> None:
         """Give a conversation a new title."""
         self._write("rename", conversation_id, lambda c: c.rename(conversation_id, title))
+
+    @Slot(str, object, object)
+    def set_model(self, conversation_id: str, model: str | None, options: ModelOptions) -> None:
+        """Choose a conversation's model (None: the settings' one) and its own options."""
+        self._write(
+            "change the model of",
+            conversation_id,
+            lambda c: c.set_model(conversation_id, model, options),
+        )
 
     @Slot(str)
     def delete(self, conversation_id: str) -> None:

@@ -4,8 +4,9 @@ and occurrence with a crash (SIGKILL) there, and after each crash reopen the dat
 what must hold whatever the moment of the crash (`check`):
 
 - every acknowledged write is there (settings, working memory, messages, titles, summaries,
-  memories and their edits, imports, proposals waiting for review, accepted ones as memories,
-  rejected ones as tombstones), and nothing acknowledged as deleted or forgotten is;
+  memories and their edits, projects and moves into them, imports, proposals waiting for
+  review, accepted ones as memories, rejected ones as tombstones), and nothing acknowledged as
+  deleted or forgotten is;
 - a forgotten memory is not active, and once a close (which compacts) was acknowledged after
   its forget, no file of the data dir holds its words; nor, once acknowledged, a rejected
   proposal's;
@@ -34,9 +35,10 @@ from assistant.memory.message_vectors import MessageVectors
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.working import WorkingMemoryStore
 from assistant.paths import conversations_dir, memory_dir, settings_file
+from assistant.projects import ProjectStore
 from assistant.settings import Settings
 from tests.embedders import HashEmbedder, hashed_vector
-from tests.reliability.workload import PROPOSED
+from tests.reliability.workload import PROJECT_STATES, PROPOSED
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 120  # a guard against a hang, not a speed limit
@@ -127,8 +129,10 @@ class State:
 
     settings: int
     working: dict[str, str]
-    conversations: dict[str, tuple[str, str, tuple[str, ...]]]  # title, summary, message ids
-    memories: dict[str, tuple[str, str]]  # id: text, state (forgotten ones left out)
+    # title, summary, message ids, project
+    conversations: dict[str, tuple[str, str, tuple[str, ...], str | None]]
+    memories: dict[str, tuple[str, str, str | None]]  # id: text, state, project (not forgotten)
+    projects: dict[str, tuple[str, bool]]  # id: name, isolated
     inbox: tuple[str, ...]  # the ids of the proposals waiting for review
     buried: tuple[str, ...]  # the proposed texts that are forgotten facts (rejected)
 
@@ -156,9 +160,11 @@ def _open(root: Path, problems: list[str], *, with_vectors: bool) -> State:
     working = WorkingMemoryStore(memory_dir(root))
     memory = SemanticMemory.open(memory_dir(root), HashEmbedder())
     conversations = ConversationStore(root, HashEmbedder())
+    projects = ProjectStore(root)
     try:
         listing = conversations.all()
         warnings += working.warnings + memory.warnings + conversations.warnings
+        warnings += projects.warnings
         problems += [f"reported on opening: {w}" for w in warnings]
         loaded = {info.id: conversations.load(info.id) for info in listing}
         if with_vectors:
@@ -168,10 +174,15 @@ def _open(root: Path, problems: list[str], *, with_vectors: bool) -> State:
             settings.memories_per_prompt,
             {cid: working.get(cid).task for cid in working.conversation_ids()},
             {
-                cid: (c.title, c.summary, tuple(m.id for m in c.messages))
+                cid: (c.title, c.summary, tuple(m.id for m in c.messages), c.project)
                 for cid, c in loaded.items()
             },
-            {i.id: (i.text, i.state) for i in memory.all(None) if i.state != "forgotten"},
+            {
+                i.id: (i.text, i.state, i.project)
+                for i in memory.all(None)
+                if i.state != "forgotten"
+            },
+            {p.id: (p.name, p.isolated) for p in projects.all()},
             tuple(p.id for p in Inbox(memory_dir(root)).pending()),
             tuple(t for t in PROPOSED if memory.is_forgotten_fact(t)),
         )
@@ -225,7 +236,7 @@ def _missing(state: State, run: Run) -> list[str]:
         if (a["id"] in state.conversations) == (a["id"] in deleted):
             problems.append(f"conversation {a['id']} {'kept' if a['id'] in deleted else 'lost'}")
     for a in run.acked("message"):
-        if a["message"] not in state.conversations.get(a["id"], ("", "", ()))[2]:
+        if a["message"] not in state.conversations.get(a["id"], ("", "", (), None))[2]:
             problems.append(f"message {a['id']}/{a['message']} lost")
     for a in run.acked("title"):
         if state.conversations[a["id"]][0] != a["title"]:
@@ -246,10 +257,32 @@ def _missing(state: State, run: Run) -> list[str]:
             problems.append(f"memory {a['id']} reads {have[0]!r}, not {edits[a['id']]!r}")
     problems += _unreviewed(state, run)
     for a in run.acked("import"):
-        if len(state.conversations.get(a["id"], ("", "", ()))[2]) != 3:
+        if len(state.conversations.get(a["id"], ("", "", (), None))[2]) != 3:
             problems.append(f"imported conversation {a['id']} lost")
-        if all(text != a["text"] for text, _ in state.memories.values()):
+        if all(text != a["text"] for text, _, _ in state.memories.values()):
             problems.append("imported memory lost")
+    return problems + _projects_missing(state, run)
+
+
+def _projects_missing(state: State, run: Run) -> list[str]:
+    """The acknowledged project writes that are not in `state` (a later write may be)."""
+    problems = []
+    deleted = {a["id"] for a in run.acked("project-deleted")}
+    last = {a["id"]: a["state"] for a in run.acked("project")}
+    for project_id, at in last.items():
+        have = state.projects.get(project_id)
+        if project_id in deleted:
+            if have is not None:
+                problems.append(f"deleted project {project_id} kept")
+        elif at is not None and have not in PROJECT_STATES[at:]:
+            problems.append(f"project {project_id} is {have}, not {PROJECT_STATES[at]}")
+    for a in run.acked("conversation-project"):
+        if state.conversations[a["id"]][3] != a["project"]:
+            problems.append(f"conversation {a['id']} is not in project {a['project']}")
+    for a in run.acked("moved"):
+        have = state.memories.get(a["id"])
+        if have is not None and have[2] != a["project"]:
+            problems.append(f"memory {a['id']} is not in project {a['project']}")
     return problems
 
 

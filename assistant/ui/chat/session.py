@@ -90,6 +90,7 @@ class ChatSession(QObject):
             events.ToolCallFinished: self._on_tool_finished,
             events.ConfirmationRequested: self._on_confirmation,
             events.MemoryEdited: self._on_memory_edited,
+            events.ToolsTurnedOff: self._on_tools_turned_off,
             events.Finished: self._on_ended,
             events.Failed: self._on_ended,
             events.Cancelled: self._on_ended,
@@ -338,6 +339,13 @@ class ChatSession(QObject):
         handler = self._handlers.get(type(event))
         if handler is not None:
             handler(event)
+
+    def _on_tools_turned_off(self, event: events.ToolsTurnedOff) -> None:
+        self._chat.add_line(
+            f"{event.model} kept repeating the same tool call: it answers without tools from now "
+            "on (its tool use is Auto).",
+            ("Turn tools back on", f"tools-on:{event.model}"),
+        )
 
     def _on_waiting(self, event: events.Waiting) -> None:
         self.connection.emit(f"Waiting for the model… {event.seconds:.0f} s", "")

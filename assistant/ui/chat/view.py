@@ -48,6 +48,7 @@ class ChatView(QTextBrowser):
     copied = Signal(str)  # what was copied, for the status bar
     rendered = Signal(str)  # a conversation was drawn anew from its saved messages
     confirmation_answered = Signal(str, str)  # tool call id, "once" | "always" | "deny"
+    tools_on_requested = Signal(str)  # a model whose tools "auto" tool use turned off
 
     def __init__(self, memory_text: MemoryLookup, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -357,6 +358,8 @@ class ChatView(QTextBrowser):
         elif kind == CODE_LINK and value.isdigit() and int(value) < len(code):
             QGuiApplication.clipboard().setText(code[int(value)])
             self.copied.emit("Code copied")
+        elif kind == "tools-on":
+            self.tools_on_requested.emit(value)
         elif self._reply.active:
             return  # the rest changes the conversation, which waits for the reply
         elif kind == "action" and value == "retry":

@@ -26,7 +26,7 @@ from assistant.ui.memory.delegate import MemoryDelegate
 from assistant.ui.memory.detail import WHY_ANCHOR, DetailFacts, MemoryDetailView
 from assistant.ui.memory.filters import MemoryFilterBar
 from assistant.ui.memory.list_view import MemoryListFrame, empty_text
-from assistant.ui.memory.model import MemoryListModel
+from assistant.ui.memory.model import GLOBAL, MemoryListModel
 from assistant.ui.memory.search import MemorySearch
 from assistant.ui.memory.timeline import MemoryTimeline
 from assistant.ui.notice_bar import NoticeBar
@@ -56,7 +56,7 @@ class MemoriesPage(QWidget):
         self._detail_due = Debounced(0, self._refresh_detail, self)
         self._show_numbers = False  # the detail shows the numbers behind the selected hit
 
-        self.model = MemoryListModel(workspace.memory, self)
+        self.model = MemoryListModel(workspace.memory, self, workspace.projects)
         self.delegate = MemoryDelegate(self)
         self.search = MemorySearch(workspace.memory, self.model, self)
         self.search.found.connect(self._on_search_found)
@@ -81,6 +81,7 @@ class MemoriesPage(QWidget):
         bridge.memory_changed.connect(self._on_memory_changed)
         bridge.conversation_changed.connect(self._forget_titles)
 
+        self.projects_changed()
         self._refresh_keyword_note()
         self._on_rows_changed()
 
@@ -179,6 +180,11 @@ class MemoriesPage(QWidget):
 
     # -- what the actions ask of the view -------------------------------------------------------
 
+    def projects_changed(self) -> None:
+        """The projects changed: list them in the scope filter, and the scopes again."""
+        self.filters.set_projects(self._workspace.projects.all())
+        self.model.refresh()
+
     def show_memory(self, memory_id: str) -> bool:
         """Select and reveal a memory, clearing the search or filters that hide it."""
         item = self._memory.get(memory_id)
@@ -188,7 +194,7 @@ class MemoriesPage(QWidget):
             if self.filters.search.text():
                 self.filters.search.clear()
                 self._apply_query()
-            self.filters.reveal(item.kind, item.state, item.origin)
+            self.filters.reveal(item.kind, item.state, item.origin, item.project or GLOBAL)
         return self.select(memory_id)
 
     def selected_item(self) -> MemoryItem | None:
@@ -273,6 +279,7 @@ class MemoriesPage(QWidget):
         kind = self.filters.kind()
         state = self.filters.state()
         previous = self.model.state
+        self.model.set_scope(self.filters.scope())
         self.model.set_filter(state, kind, self.filters.origins())
         if state != previous:
             self._apply_query()

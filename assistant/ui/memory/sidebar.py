@@ -130,5 +130,5 @@ class MemorySidebar(QWidget):
             self._conversation,
             self._workspace.topics.all(),
             self._workspace.memory.get,
-            self._workspace.settings.instructions(),
+            self._workspace.instructions_for(self._conversation),
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
@@ -47,6 +47,7 @@ from assistant.transfer import (
     write_export,
 )
 from assistant.ui.jobs import Progress, run_job
+from assistant.ui.transfer.project_choice import ProjectChoice
 from assistant.ui.wording import shorten
 from assistant.workspace import Workspace
 
@@ -141,7 +142,7 @@ class ExportDialog(QDialog):
 
 
 def export_conversations(
-    parent: QWidget, workspace: Stores, current_conversation_id: str | None
+    parent: QWidget, workspace: Workspace, current_conversation_id: str | None
 ) -> None:
     """Ask what to export and where, then write the file in the background."""
     _ExportFlow(parent, workspace, current_conversation_id).start()
@@ -155,7 +156,7 @@ def default_export_name(today: date | None = None) -> str:
 class _ExportFlow(QObject):
     """One export: the options dialog, the file dialog, the job and its report."""
 
-    def __init__(self, parent: QWidget, workspace: Stores, current_id: str | None) -> None:
+    def __init__(self, parent: QWidget, workspace: Workspace, current_id: str | None) -> None:
         super().__init__(parent)
         self._parent = parent
         self._workspace = workspace
@@ -192,7 +193,12 @@ class _ExportFlow(QObject):
         workspace = self._workspace
 
         def export(_: Progress) -> str:
-            data = export_data(workspace, ids, include_memories=memories)
+            data = export_data(
+                workspace,
+                ids,
+                include_memories=memories,
+                instructions=workspace.settings.instructions(),
+            )
             write_export(path, data)
             return export_summary(data, path.name)
 
@@ -218,6 +224,7 @@ class ImportPreview:
     plan: ImportPlan
     conflicts: list[str]  # conversation ids
     memory_conflicts: list[str]
+    project_conflicts: list[str] = field(default_factory=list)  # names of projects here too
 
 
 def prepare_import(
@@ -228,7 +235,13 @@ def prepare_import(
 ) -> ImportPreview:
     """Read and validate an export and find its conflicts (off the GUI thread)."""
     plan = load_import(path, progress, cancel)
-    return ImportPreview(path, plan, plan.conflicts(workspace), plan.memory_conflicts(workspace))
+    return ImportPreview(
+        path,
+        plan,
+        plan.conflicts(workspace),
+        plan.memory_conflicts(workspace),
+        plan.project_conflicts(workspace),
+    )
 
 
 class ImportPreviewDialog(QDialog):
@@ -251,6 +264,10 @@ class ImportPreviewDialog(QDialog):
         self._add_summary(layout)
         self._add_unreadable(layout)
         self._add_suggestions(layout)
+        self.project_choice: ProjectChoice | None = None
+        if preview.project_conflicts:
+            self.project_choice = ProjectChoice(preview.project_conflicts, self)
+            layout.addWidget(self.project_choice)
         self._add_conflicts(layout)
 
     def _add_summary(self, layout: QVBoxLayout) -> None:
@@ -500,7 +517,10 @@ class _ImportFlow(QObject):
             self.deleteLater()
             return
         policy, suggestions, cancel = dialog.policy(), dialog.chosen_suggestions(), self._cancel
+        projects = "merge" if dialog.project_choice is None else dialog.project_choice.policy()
         instructions = dialog.chosen_instructions()
+        if instructions is None and self._workspace.settings.instructions().empty:
+            instructions = plan.instructions  # an export's are taken where there are none
         if instructions is not None:
             self._use_instructions(instructions)
         self._show_progress("Importing…", "importProgressDialog")
@@ -509,7 +529,13 @@ class _ImportFlow(QObject):
         workspace = self._workspace
         run_job(
             lambda report: apply_import(
-                plan, workspace, policy, report, suggestions=suggestions, cancel=cancel.is_set
+                plan,
+                workspace,
+                policy,
+                report,
+                suggestions=suggestions,
+                cancel=cancel.is_set,
+                projects=projects,
             ),
             on_done=lambda result: self._on_imported(plan, result),
             on_error=self._on_import_failed,

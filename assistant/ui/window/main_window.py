@@ -141,12 +141,13 @@ class MainWindow(QMainWindow):
         from assistant.ui.chat.session import ChatSession
         from assistant.ui.chat.view import ChatView
         from assistant.ui.conversations.pane import ConversationPane
+        from assistant.ui.conversations.project_actions import connect_projects
         from assistant.ui.memory.sidebar import MemorySidebar
 
         self.workspace = workspace
         self._attached = True
         self.bridge = StoreBridge(workspace, self)
-        self.conversations = ConversationPane(workspace.conversations, self)
+        self.conversations = ConversationPane(workspace.conversations, self, workspace.projects)
         self.conversations.setMinimumWidth(LIST_MIN_WIDTH)
         self.sidebar = MemorySidebar(workspace, self.bridge, self)
         self.sidebar.setMinimumWidth(SIDEBAR_MIN_WIDTH)
@@ -167,9 +168,11 @@ class MainWindow(QMainWindow):
             self.worker, workspace.conversations, self.chat, self.memory_edits, self
         )
         self._start_knowledge(workspace)
+        self.chat_pane.model_bar.attach(workspace)
         workspace.mcp.start()  # the MCP servers start in a thread of their own
         QThreadPool.globalInstance().start(warm_up_highlighting)
         self._connect()
+        self.projects = connect_projects(self, self.menu.projects_menu, workspace)
         for action in self.menu.workspace_actions:
             action.setEnabled(True)
         # Only now: standard keys load the Qt namespace (40 ms), which the frame does without.
@@ -304,6 +307,7 @@ class MainWindow(QMainWindow):
         session.connection.connect(self._on_connection)
         session.notice.connect(self._show_notice)
         session.conversation_changed.connect(self.sidebar.set_conversation)
+        self.chat_pane.model_bar.wire(session, self.worker, self.chat, self._update_status)
         self.bridge.conversation_written.connect(session.on_written)
         # Coalesce: a turn saves several messages, the list needs one refresh.
         self._refresh_list = Debounced(LIST_REFRESH_MS, self.conversations.refresh_later, self)
@@ -416,6 +420,7 @@ class MainWindow(QMainWindow):
         if dialog.exec():
             self._update_status()
             self._show_welcome_if_needed()
+            self.chat_pane.model_bar.refresh_models()
             self._embed.emit()
 
     def open_instructions(self) -> None:
@@ -471,7 +476,7 @@ class MainWindow(QMainWindow):
         self.stack.setCurrentWidget(self.welcome if show else self.chat)
 
     def _update_status(self) -> None:
-        self.status.show_workspace(self.workspace)
+        self.status.show_workspace(self.workspace, self.chat_pane.model_bar.current_model())
 
     def _on_progress(self, what: str, done: int, total: int) -> None:
         self.status.set_progress(what, done, total)

@@ -121,6 +121,8 @@ class MainMenu:
         edit_menu.addActions([self.find, self.search])
         edit_menu.addSeparator()
         edit_menu.addActions([self.settings, self.instructions, self.knowledge])
+        self.projects_menu = bar.addMenu("&Projects")  # filled once the workspace is open
+        self.projects_menu.setObjectName("projectsMenu")
         view_menu = bar.addMenu("&View")
         view_menu.addActions([self.show_conversations, self.show_memory, self.memory_timeline])
         view_menu.addSeparator()
