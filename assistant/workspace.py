@@ -121,6 +121,7 @@ class Workspace:
             clients=clients,
         )
         workspace.conversations.all()  # scans changed files: their problems are reported now
+        workspace._tie_knowledge_to_projects()
         workspace._tie_working_memory_to_conversations()
         tie_memories_to_messages(memory, workspace.conversations)
         workspace.warnings = [
@@ -134,6 +135,16 @@ class Workspace:
             *workspace.projects.warnings,
         ]
         return workspace
+
+    def _tie_knowledge_to_projects(self) -> None:
+        """The projects' knowledge folders are read with the global ones, now and as they
+        change (whoever keeps the index up to date rescans on a project's change)."""
+
+        def update(_project_id: str = "") -> None:
+            self.knowledge.set_project_folders({p.id: p.knowledge for p in self.projects.all()})
+
+        update()
+        self.projects.subscribe(update)
 
     def drop_leftover_chats(self) -> None:
         """Delete the empty and temporary conversations an earlier run left behind (one with
@@ -286,6 +297,7 @@ class Workspace:
             extra_tools=self._mcp_tools(),
             confirmations=confirmations,
             knowledge=self.knowledge,
+            attachments=self.attachments,
             choose_model=self._turn_model,
             projects=self.projects,
             inbox=self.inbox,

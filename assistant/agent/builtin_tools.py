@@ -315,7 +315,7 @@ def search_files(query: str, context: ToolContext, knowledge: Knowledge, k: int 
     """
     from assistant.knowledge import passages
 
-    hits = knowledge.search(query, k=max(1, min(k, 10)))
+    hits = knowledge.search(query, k=max(1, min(k, 10)), project=context.scope.project)
     if not hits:
         return "No matching passages in the user's files."
     context.read_files = True

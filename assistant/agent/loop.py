@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from assistant.agent.attached import TurnFiles, turn_files
 from assistant.agent.budget import prompt_budget, reply_limit
 from assistant.agent.builtin_tools import ToolContext, builtin_registry
 from assistant.agent.cancel import CancelToken, OperationCancelledError
@@ -43,6 +44,7 @@ from assistant.agent.turn import Turn
 from assistant.errors import AssistantError, ContextOverflowError, ProviderError, ToolError
 from assistant.instructions import NO_INSTRUCTIONS, Instructions
 from assistant.memory import (
+    AttachedFile,
     Conversation,
     ConversationStore,
     Inbox,
@@ -59,7 +61,7 @@ from assistant.notices import Notices
 from assistant.timestamps import now_utc
 
 if TYPE_CHECKING:
-    from assistant.knowledge import Knowledge
+    from assistant.knowledge import AttachmentStore, Knowledge
     from assistant.projects import ProjectStore
 
 log = logging.getLogger(__name__)
@@ -139,6 +141,7 @@ class Agent:
         confirmations: Confirmations | None = None,
         knowledge: Knowledge | None = None,
         inbox: Inbox | None = None,
+        attachments: AttachmentStore | None = None,
         choose_model: ModelChooser | None = None,
         projects: ProjectStore | None = None,
     ) -> None:
@@ -160,16 +163,26 @@ class Agent:
         self.confirmations = confirmations  # the user's answers when a tool asks first
         self.knowledge = knowledge  # the user's files, searched by the `search_files` tool
         self.inbox = inbox  # where `remember` proposes when the policy is "ask first"
+        self.attachments = attachments  # the files attached to messages (None: not sent)
         self.choose_model = choose_model  # a conversation's model; None: always `provider`
         self.projects = projects  # a chat in a project sees its memories and instructions
 
     def run(
-        self, conversation_id: str, user_text: str, on_event: EventSink, cancel: CancelToken
+        self,
+        conversation_id: str,
+        user_text: str,
+        on_event: EventSink,
+        cancel: CancelToken,
+        *,
+        attachments: Sequence[AttachedFile] = (),
     ) -> None:
-        """Answer `user_text` in the conversation; reports through `on_event`, never raises."""
+        """Answer `user_text` (carrying `attachments`, copied into the data dir) in the
+        conversation; reports through `on_event`, never raises."""
 
         def start() -> Message:
-            return self.conversations.append(conversation_id, "user", user_text)
+            return self.conversations.append(
+                conversation_id, "user", user_text, attachments=attachments
+            )
 
         self._guarded(conversation_id, start, on_event, cancel)
 
@@ -180,8 +193,11 @@ class Agent:
         user_text: str,
         on_event: EventSink,
         cancel: CancelToken,
+        *,
+        attachments: Sequence[AttachedFile] = (),
     ) -> None:
-        """Answer `user_text` as a new version of a user message; the old one stays a branch."""
+        """Answer `user_text` as a new version of a user message; the old one stays a branch.
+        The new version carries the old one's attachments and `attachments`."""
 
         def start() -> Message:
             conversation = self.conversations.load(conversation_id)
@@ -189,7 +205,10 @@ class Agent:
             if edited is None or edited.role != "user":
                 raise AssistantError("That message is no longer in the conversation.")
             self.conversations.set_leaf(conversation_id, edited.parent_id)
-            return self.conversations.append(conversation_id, "user", user_text)
+            carried = (*edited.attachments, *attachments)
+            return self.conversations.append(
+                conversation_id, "user", user_text, attachments=carried
+            )
 
         self._guarded(conversation_id, start, on_event, cancel)
 
@@ -275,7 +294,7 @@ class Agent:
         """The built-in tools, then the extra ones for `query`."""
         registry = builtin_registry(
             long_term_memory=not conversation.temporary,
-            files=self.knowledge is not None and bool(self.knowledge.sources.folders),
+            files=self.knowledge is not None and bool(self.knowledge.read_sources().folders),
         )
         if self.extra_tools is not None:
             registry.add_extra(*self.extra_tools.tools_for(query))
@@ -313,6 +332,9 @@ class Agent:
             if turn.use_tools:
                 self._say_once(turn, NO_TOOLS_NOTICE)
             turn.use_tools, tools = False, 0
+        if not turn.files_read:
+            turn.files = self._files(turn, budget - tools)
+            turn.files_read = True
 
         def build() -> Prompt:
             return build_prompt(
@@ -324,6 +346,7 @@ class Agent:
                 budget_tokens=budget - tools,
                 instructions=turn.scope.instructions(self.config.instructions),
                 policy=turn.context.policy,
+                files=turn.files,
             )
 
         prompt = build()
@@ -336,6 +359,15 @@ class Agent:
         turn.memory_ids[:] = dict.fromkeys([*turn.memory_ids, *prompt.memory_ids])
         turn.prompt_tokens = estimate_tokens(json.dumps(prompt.messages)) + tools
         return prompt.messages
+
+    def _files(self, turn: Turn, budget: int) -> TurnFiles | None:
+        """The attached files' part of the prompt; what was cut or not sent is said."""
+        if self.attachments is None:
+            return None
+        files = turn_files(self.attachments, turn.conversation, turn.user, budget)
+        for note in files.notes if files is not None else ():
+            turn.on_event(Notice(turn.cid, note))
+        return files
 
     def _relevant(self, turn: Turn, exclude: set[str]) -> list[MemoryItem]:
         """Memories of the chat's scopes for the user's text first, then for the previous

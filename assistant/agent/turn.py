@@ -6,6 +6,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 
+from assistant.agent.attached import TurnFiles
 from assistant.agent.builtin_tools import ToolContext
 from assistant.agent.cancel import CancelToken
 from assistant.agent.chat import ToolCallRequest
@@ -34,6 +35,8 @@ class Turn:
     use_tools: bool = True  # False when the tool schemas would take too much of the budget
     prompt_tokens: int = 0  # the estimated size of the last prompt built
     calls: Counter[tuple[str, str]] = field(default_factory=Counter)  # by name and arguments
+    files: TurnFiles | None = None  # the attached files' part of the prompt
+    files_read: bool = False  # `files` is set (they are read once a turn)
     scope: ChatScope = field(default_factory=ChatScope)  # its project, and the memories it sees
     stats: ReplyStats | None = None  # of the last model call: its tokens and speed
 

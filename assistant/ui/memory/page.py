@@ -24,6 +24,7 @@ from assistant.ui.debounce import Debounced
 from assistant.ui.memory.controller import MemoryController
 from assistant.ui.memory.delegate import MemoryDelegate
 from assistant.ui.memory.detail import WHY_ANCHOR, DetailFacts, MemoryDetailView
+from assistant.ui.memory.file_hits import FileHitsList
 from assistant.ui.memory.filters import MemoryFilterBar
 from assistant.ui.memory.list_view import MemoryListFrame, empty_text
 from assistant.ui.memory.model import GLOBAL, MemoryListModel
@@ -42,6 +43,7 @@ class MemoriesPage(QWidget):
     """
 
     source_requested = Signal(str, str)  # conversation id, message id ("" if unknown)
+    file_requested = Signal(object)  # a Citation: a passage of a file that the search found
 
     def __init__(
         self, workspace: Workspace, bridge: StoreBridge, parent: QWidget | None = None
@@ -58,7 +60,7 @@ class MemoriesPage(QWidget):
 
         self.model = MemoryListModel(workspace.memory, self, workspace.projects)
         self.delegate = MemoryDelegate(self)
-        self.search = MemorySearch(workspace.memory, self.model, self)
+        self.search = MemorySearch(workspace.memory, self.model, self, workspace.knowledge)
         self.search.found.connect(self._on_search_found)
         self.search.shown.connect(self._on_rows_changed)
         self.search.failed.connect(self._on_search_failed)
@@ -105,6 +107,9 @@ class MemoriesPage(QWidget):
         self.splitter = QSplitter(Qt.Orientation.Vertical, self)
         self.splitter.setObjectName("memorySplitter")
         self.splitter.setChildrenCollapsible(True)
+        self.file_hits = FileHitsList(self)
+        self.file_hits.chosen.connect(self.file_requested)
+        self.search.files_found.connect(self.file_hits.show_hits)
         self.splitter.addWidget(self.list_frame)
         self.splitter.addWidget(self.detail)
         self.splitter.setStretchFactor(0, 3)
@@ -117,6 +122,7 @@ class MemoriesPage(QWidget):
         self.notice = NoticeBar(self)
         bar = self._build_bar()
         layout.addWidget(self.filters)
+        layout.addWidget(self.file_hits)
         layout.addWidget(self.splitter, 1)
         layout.addWidget(self.notice)
         layout.addLayout(bar)

@@ -31,6 +31,7 @@ class MemorySidebar(QWidget):
     each on a tab, following the conversation shown."""
 
     source_requested = Signal(str, str)  # conversation id, message id ("" if unknown)
+    file_requested = Signal(object)  # a Citation: a file passage its search found
 
     def __init__(
         self, workspace: Workspace, bridge: StoreBridge, parent: QWidget | None = None
@@ -48,6 +49,7 @@ class MemorySidebar(QWidget):
         self.tabs.setUsesScrollButtons(False)
         self.memories = MemoriesPage(workspace, bridge, self)
         self.memories.source_requested.connect(self.source_requested)
+        self.memories.file_requested.connect(self.file_requested)
         self.working_view = WorkingMemoryView(self)
         self.conversation_view = ConversationView(self)
         self.review = ReviewPage(workspace, self)

@@ -119,6 +119,11 @@ class ExportDialog(QDialog):
         scope_layout.addWidget(self.all_radio)
         self.memories_check = QCheckBox("Include long-term memories", self)
         self.memories_check.setObjectName("exportMemoriesCheck")
+        self.attachments_check = QCheckBox("Include attached files (a larger file)", self)
+        self.attachments_check.setObjectName("exportAttachmentsCheck")
+        self.attachments_check.setToolTip(
+            "The files attached to messages go into the export; without them, only their names"
+        )
         note = QLabel("The file holds no API key or other secrets.", self)
         note.setWordWrap(True)
         buttons = QDialogButtonBox(
@@ -129,6 +134,7 @@ class ExportDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(scope)
         layout.addWidget(self.memories_check)
+        layout.addWidget(self.attachments_check)
         layout.addWidget(note)
         layout.addWidget(buttons)
 
@@ -140,11 +146,16 @@ class ExportDialog(QDialog):
         """Whether long-term memories go into the file."""
         return self.memories_check.isChecked()
 
+    def include_attachments(self) -> bool:
+        """Whether the files attached to messages go into the file."""
+        return self.attachments_check.isChecked()
+
 
 def export_conversations(
     parent: QWidget, workspace: Workspace, current_conversation_id: str | None
 ) -> None:
-    """Ask what to export and where, then write the file in the background."""
+    """Ask what to export and where, then write the file in the background (the files
+    attached to messages go in if the user asks)."""
     _ExportFlow(parent, workspace, current_conversation_id).start()
 
 
@@ -177,6 +188,7 @@ class _ExportFlow(QObject):
         if not dialog.all_conversations() and self._current_id is not None:
             ids = [self._current_id]
         memories = dialog.include_memories()
+        attached = dialog.include_attachments()
         name = get_save_file_name(
             self._parent,
             "Export conversations",
@@ -198,6 +210,7 @@ class _ExportFlow(QObject):
                 ids,
                 include_memories=memories,
                 instructions=workspace.settings.instructions(),
+                attachments=workspace.attachments if attached else None,
             )
             write_export(path, data)
             return export_summary(data, path.name)
