@@ -56,6 +56,10 @@ ON_REQUEST_NOTE = (
     "explicitly asks you to remember something, never on your own."
 )
 
+PROJECT_NOTE = (
+    "This chat is in the user's project {name}. With `remember`, set `personal` to true only "
+    "for a fact about the user themselves or a preference that holds outside this project."
+)
 TEMPORARY_NOTE = (
     "This is a temporary chat: long-term memory is off. Do not claim to remember anything "
     "from it later."
@@ -179,6 +183,8 @@ def system_text(
         parts.append(TEMPORARY_NOTE)
     elif note := policy_note(policy):
         parts.append(note)
+    if instructions.project_name:  # quoted: the name is the user's text
+        parts.append(PROJECT_NOTE.format(name=escape(json.dumps(instructions.project_name))))
     if not instructions.empty:
         parts.append(instructions_block(instructions))
     if pinned:
@@ -218,7 +224,7 @@ def build_prompt(
     cost = instructions_tokens(instructions)
     left_out = cost > int(budget_tokens * MEMORY_SHARE)
     if left_out:
-        instructions, cost = Instructions(), 0
+        instructions, cost = Instructions(project_name=instructions.project_name), 0
     pinned, relevant = fit_memories(pinned, relevant, budget_tokens, reserved=cost)
     base = system_text(
         now=now,

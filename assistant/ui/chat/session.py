@@ -341,7 +341,7 @@ class ChatSession(QObject):
                 self._reply = []
         if event.conversation_id != self._shown:
             if isinstance(event, events.MemoryEdited):  # its line shows with the conversation
-                self._memory_edits.record(event.conversation_id, event.edit)
+                self._memory_edits.record(event.conversation_id, event.edit, event.turn_id)
             return
         if not isinstance(event, events.TextDelta | events.Waiting):
             self._show_pending_text()
@@ -381,7 +381,7 @@ class ChatSession(QObject):
         )
 
     def _on_memory_edited(self, event: events.MemoryEdited) -> None:
-        self._memory_edits.show(event.conversation_id, event.edit)
+        self._memory_edits.show(event.conversation_id, event.edit, event.turn_id)
 
     def _on_ended(self, event: events.Finished | events.Failed | events.Cancelled) -> None:
         saved = self._held.get(event.conversation_id)
