@@ -6,8 +6,10 @@ from dataclasses import dataclass
 
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDialog,
     QDialogButtonBox,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QVBoxLayout,
@@ -28,6 +30,19 @@ ISOLATED_HELP = (
 )
 
 
+POLICY_LABEL = "&What it keeps here:"
+POLICY_CHOICES = (
+    ("", "As in Settings"),
+    ("automatic", "Keep what it finds"),
+    ("ask", "Ask me first"),
+    ("on_request", 'Only when I say "remember"'),
+)
+POLICY_HELP = (
+    "What Assistant may remember from this project's chats; the topics never to remember are "
+    "those of Settings > Remembering."
+)
+
+
 @dataclass(frozen=True)
 class ProjectValues:
     """What the dialog holds."""
@@ -35,6 +50,7 @@ class ProjectValues:
     name: str
     instructions: str
     isolated: bool
+    memory_policy: str = ""  # "": as in Settings
 
 
 class ProjectDialog(QDialog):
@@ -62,6 +78,16 @@ class ProjectDialog(QDialog):
         self.isolated.setObjectName("projectIsolated")
         self.isolated.setChecked(project.isolated if project else False)
         self.isolated.setToolTip(ISOLATED_HELP)
+        self.memory_policy = QComboBox(self)
+        self.memory_policy.setObjectName("projectMemoryPolicy")
+        self.memory_policy.setAccessibleName("What Assistant keeps from this project's chats")
+        self.memory_policy.setToolTip(POLICY_HELP)
+        for mode, label in POLICY_CHOICES:
+            self.memory_policy.addItem(label, mode)
+        current = project.memory_policy if project else ""
+        self.memory_policy.setCurrentIndex(max(0, self.memory_policy.findData(current)))
+        policy_label = QLabel(POLICY_LABEL, self)
+        policy_label.setBuddy(self.memory_policy)
         help_label = QLabel(ISOLATED_HELP, self)
         help_label.setWordWrap(True)
         theme.set_muted(help_label)
@@ -80,6 +106,11 @@ class ProjectDialog(QDialog):
         layout.addSpacing(8)
         layout.addWidget(self.isolated)
         layout.addWidget(help_label)
+        layout.addSpacing(8)
+        policy_row = QHBoxLayout()
+        policy_row.addWidget(policy_label)
+        policy_row.addWidget(self.memory_policy, 1)
+        layout.addLayout(policy_row)
         layout.addWidget(self.buttons)
         self.name.textChanged.connect(self._update_save)
         self.instructions.edit.textChanged.connect(self._update_save)
@@ -92,6 +123,7 @@ class ProjectDialog(QDialog):
             " ".join(self.name.text().split()),
             self.instructions.text(),
             self.isolated.isChecked(),
+            self.memory_policy.currentData() or "",
         )
 
     def accept(self) -> None:
