@@ -30,7 +30,7 @@ ISOLATED_HELP = (
 )
 
 
-POLICY_LABEL = "&What it keeps here:"
+POLICY_LABEL = "What it &keeps here:"
 POLICY_CHOICES = (
     ("", "As in Settings"),
     ("automatic", "Keep what it finds"),
