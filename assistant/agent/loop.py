@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from assistant.agent.attached import TurnFiles, turn_files
 from assistant.agent.budget import prompt_budget, reply_limit
@@ -56,13 +56,13 @@ from assistant.memory import (
     WorkingMemoryStore,
     estimate_tokens,
 )
-from assistant.memory_policy import AUTOMATIC, MemoryPolicy
+from assistant.memory_policy import AUTOMATIC, POLICY_MODES, MemoryPolicy, PolicyMode
 from assistant.notices import Notices
 from assistant.timestamps import now_utc
 
 if TYPE_CHECKING:
     from assistant.knowledge import AttachmentStore, Knowledge
-    from assistant.projects import ProjectStore
+    from assistant.projects import Project, ProjectStore
 
 log = logging.getLogger(__name__)
 
@@ -116,8 +116,12 @@ class AgentConfig:
     instructions: Instructions = NO_INSTRUCTIONS  # the user's custom instructions, in every chat
     memory_policy: MemoryPolicy = AUTOMATIC  # what the user lets be remembered
 
-    def policy_for(self, conversation: Conversation) -> MemoryPolicy:
-        """The memory policy of a conversation."""
+    def policy_for(self, project: Project | None) -> MemoryPolicy:
+        """The memory policy of a chat in `project` (None: in no project): the project's mode
+        if it has one, the never-topics of the settings."""
+        mode = project.memory_policy if project is not None else ""
+        if mode in POLICY_MODES:
+            return replace(self.memory_policy, mode=cast(PolicyMode, mode))
         return self.memory_policy
 
 
@@ -267,7 +271,7 @@ class Agent:
             user.id,
             confirmable=asked if asked_in != user.id else frozenset(),
             cancel=cancel,
-            policy=self.config.policy_for(conversation),
+            policy=self.config.policy_for(scope.project),
             inbox=self.inbox,
             scope=scope.memory,
             sees_conversation=scope.sees_conversation,

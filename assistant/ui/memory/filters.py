@@ -127,29 +127,35 @@ class MemoryFilterBar(QWidget):
         layout.addWidget(self.keyword_note)
         self.set_projects([])
 
-    def _build_scope_filter(self) -> QComboBox:
+    def _combo(self, name: str, label: str, description: str) -> QComboBox:
+        """A filter's combo box, named and described for screen readers."""
         combo = QComboBox(self)
-        combo.setObjectName("memoryScopeFilter")
-        combo.setAccessibleName("Scope")
-        combo.setAccessibleDescription(
-            "Shows the memories of every scope, the global ones, or one project's"
-        )
-        combo.setToolTip("Global memories are used in every chat; a project's, in its chats only")
+        combo.setObjectName(name)
+        combo.setAccessibleName(label)
+        combo.setAccessibleDescription(description)
         combo.currentIndexChanged.connect(self._on_combo_changed)
         return combo
 
-    def _author_combo(self) -> QComboBox:
-        combo = QComboBox(self)
-        combo.setObjectName("memoryAuthorFilter")
-        combo.setAccessibleName("Added by")
-        combo.setAccessibleDescription(
-            "Shows only the memories you added, or only those the model added"
+    def _build_scope_filter(self) -> QComboBox:
+        combo = self._combo(
+            "memoryScopeFilter",
+            "Scope",
+            "Shows the memories of every scope, the global ones, or one project's",
         )
-        combo.addItem("Anyone", "")
-        for n, (key, (label, tip, _origins)) in enumerate(AUTHORS.items(), start=1):
-            combo.addItem(label, key)
-            combo.setItemData(n, tip, Qt.ItemDataRole.ToolTipRole)
-        combo.currentIndexChanged.connect(self._on_combo_changed)
+        combo.setToolTip("Global memories are used in every chat; a project's, in its chats only")
+        return combo
+
+    def _author_combo(self) -> QComboBox:
+        combo = self._combo(
+            "memoryAuthorFilter",
+            "Added by",
+            "Shows only the memories you added, or only those the model added",
+        )
+        with QSignalBlocker(combo):
+            combo.addItem("Anyone", "")
+            for n, (key, (label, tip, _origins)) in enumerate(AUTHORS.items(), start=1):
+                combo.addItem(label, key)
+                combo.setItemData(n, tip, Qt.ItemDataRole.ToolTipRole)
         return combo
 
     def add_to_row(self, widget: QWidget) -> None:

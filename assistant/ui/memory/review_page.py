@@ -36,7 +36,11 @@ EMPTY_NOT_ASKING = (
     "Nothing waits for review. To see what Assistant wants to remember before it is kept, "
     "choose Ask me first in the Remembering page of Settings."
 )
-_BY = {"curator": "found in the conversation", "tool": "the assistant asked to remember it"}
+_BY = {
+    "curator": "found in the conversation",
+    "tool": "the assistant asked to remember it",
+    "mcp": "sent by another app (MCP)",
+}
 
 
 def caption(proposal: Proposal, old_text: str | None) -> str:
