@@ -150,10 +150,10 @@ class ProjectDialog(QDialog):
             self.memory_policy.addItem(label, mode)
         current = project.memory_policy if project else ""
         self.memory_policy.setCurrentIndex(max(0, self.memory_policy.findData(current)))
-        label = QLabel(POLICY_LABEL, self)
-        label.setBuddy(self.memory_policy)
+        caption = QLabel(POLICY_LABEL, self)
+        caption.setBuddy(self.memory_policy)
         row = QHBoxLayout()
-        row.addWidget(label)
+        row.addWidget(caption)
         row.addWidget(self.memory_policy, 1)
         return row
 
