@@ -22,6 +22,7 @@ from assistant.memory_policy import MemoryPolicy
 from assistant.paths import settings_file
 from assistant.projects import Project, ProjectStore
 from assistant.settings import Settings
+from assistant.transfer import apply_import, export_data, parse_import
 from assistant.ui.conversations.project_dialog import ProjectDialog
 from assistant.workspace import Workspace
 from tests.embedders import HashEmbedder
@@ -124,3 +125,18 @@ def test_another_app_through_mcp_follows_the_policy(data_dir: Path) -> None:
         assert waiting.by == "mcp" and len(workspace.memory) == 0
     finally:
         workspace.close()
+
+
+def test_an_export_keeps_a_projects_mode(tmp_path: Path) -> None:
+    source = Workspace.open(tmp_path / "source", embed=False)
+    target = Workspace.open(tmp_path / "fresh", embed=False)
+    try:
+        made = source.projects.create("Thesis", memory_policy="ask")
+        cid = source.conversations.create("Chapter one", project=made.id).id
+        source.conversations.append(cid, "user", "About chapter one")
+        text = json.dumps(export_data(source, include_memories=True))
+        apply_import(parse_import(text), target, "skip")
+        assert target.projects.get(made.id).memory_policy == "ask"  # type: ignore[union-attr]
+    finally:
+        source.close()
+        target.close()
