@@ -81,7 +81,7 @@ def test_options_for_the_conversation_and_for_the_model_are_sent(
     def answer(values: dict[str, float]) -> Any:
         def exec_(dialog: ModelOptionsDialog) -> int:
             for name, value in values.items():
-                getattr(dialog, name).setValue(value)
+                getattr(dialog.fields, name).setValue(value)
             return 1
 
         return exec_

@@ -27,7 +27,9 @@ from assistant.ui.settings.form import SettingsForm, align_labels
 from assistant.ui.settings.knowledge_page import KnowledgeSettingsPage
 from assistant.ui.settings.memory_page import MemoryPage
 from assistant.ui.settings.model_page import ModelPage
+from assistant.ui.settings.models_page import ModelsPage
 from assistant.ui.settings.page import SettingsPage
+from assistant.ui.settings.policy_page import PolicyPage
 from assistant.workspace import Workspace
 
 
@@ -50,7 +52,9 @@ class SettingsDialog(QDialog):
 
         self.pages: list[SettingsPage] = [
             ModelPage(workspace.settings, workspace.credentials),
+            ModelsPage(),
             MemoryPage(),
+            PolicyPage(),
             AppearancePage(),
         ]
         if knowledge is not None:  # the window's: its folders are indexed as they change
