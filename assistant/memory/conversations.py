@@ -32,7 +32,7 @@ from assistant.memory.conversation_file import (
 )
 from assistant.memory.conversation_listing import ConversationInfo, Listing, ListingEntry
 from assistant.memory.embedding import Embedder
-from assistant.memory.message_index import ConversationHit, MessageIndex
+from assistant.memory.message_index import ConversationHit, MessageIndex, contexts_in
 from assistant.memory.messages import (
     AttachedFile,
     Message,
@@ -70,6 +70,9 @@ class ConversationExistsError(StorageError):
     def __init__(self, conversation_id: str) -> None:
         super().__init__(f"There is already a conversation with id {conversation_id!r}.")
         self.conversation_id = conversation_id
+
+
+FILES_FOR_CONTEXTS = 16  # conversations read for memories' contexts before the index is built
 
 
 @dataclass(frozen=True)
@@ -213,7 +216,10 @@ class ConversationStore:
                 project=meta.get("project"),
             )
             self._listing.set(conversation_id, entry)
-            self._index.replace(conversation_id, [] if temporary else messages)
+            if temporary:
+                self._index.replace(conversation_id, [])
+            else:
+                self._index.replace(conversation_id, messages, summary)
         self._changed(conversation_id, None)
         return entry.info(conversation_id)
 
@@ -391,6 +397,8 @@ class ConversationStore:
             self._listing.set(
                 conversation_id, replace(entry, size=st.st_size, mtime_ns=st.st_mtime_ns)
             )
+            if not entry.temporary:
+                self._index.set_summary(conversation_id, summary)
         self._changed(conversation_id, record)
 
     def delete(self, conversation_id: str) -> None:
@@ -413,6 +421,27 @@ class ConversationStore:
         """The `k` best-matching user and assistant messages of non-temporary conversations
         (see `MessageIndex.search`; `now` resolves "last May" and the like)."""
         return self._index.search(query, k, now=now)
+
+    def message_contexts(self, messages: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        """For each of these messages (conversation id, message id) that search finds, its
+        text after that of the message before it (see `message_index.context_of`): from the
+        search index once it is built or for many conversations (it is read from its cache),
+        else from the files of their conversations (a few need not build the index)."""
+        wanted: dict[str, set[str]] = {}
+        for cid, mid in messages:
+            wanted.setdefault(cid, set()).add(mid)
+        if self._index.built or len(wanted) > FILES_FOR_CONTEXTS:
+            return self._index.contexts(messages)
+        out: dict[tuple[str, str], str] = {}
+        for cid, ids in wanted.items():
+            try:
+                conversation = self.load(cid)
+            except StorageError:  # gone, or unreadable: no contexts from it
+                continue
+            if not conversation.temporary:
+                found = contexts_in(conversation.messages, ids)
+                out.update(((cid, mid), text) for mid, text in found.items())
+        return out
 
     def set_embedder(self, embedder: Embedder | None) -> None:
         """Search by meaning with this embedder's vectors from now on (None: keywords only)."""
@@ -559,8 +588,10 @@ class ConversationStore:
         changed = self._listing.entries.get(conversation_id) != entry
         self._listing.set(conversation_id, entry)
         if changed or not self._index.has(conversation_id):
-            messages = [] if conversation.temporary else conversation.messages
-            self._index.replace(conversation_id, messages)
+            if conversation.temporary:
+                self._index.replace(conversation_id, [])
+            else:
+                self._index.replace(conversation_id, conversation.messages, conversation.summary)
         return conversation
 
     def _try_rescan(self, conversation_id: str) -> bool:
