@@ -32,6 +32,7 @@ from assistant.ui.settings.memory_page import MemoryPage
 from assistant.ui.settings.model_page import ModelPage
 from assistant.ui.settings.models_page import ModelsPage
 from assistant.ui.settings.page import SettingsPage
+from assistant.ui.settings.policy_page import PolicyPage
 from assistant.workspace import Workspace
 
 
@@ -56,6 +57,7 @@ class SettingsDialog(QDialog):
             ModelPage(workspace.settings, workspace.credentials),
             ModelsPage(),
             MemoryPage(),
+            PolicyPage(),
             AppearancePage(),
             McpPage(workspace),
         ]
