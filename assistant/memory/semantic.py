@@ -7,6 +7,7 @@ subscribers (see `memory_store`); a forget's way to the disk is told in `memory_
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -16,6 +17,7 @@ import numpy.typing as npt
 from assistant.errors import AssistantError
 from assistant.memory.decay import ARCHIVE_BELOW, decayed, unused_for
 from assistant.memory.embedding_upkeep import Embedded
+from assistant.memory.fading import archive_limit, decay_clock
 from assistant.memory.history import creation
 from assistant.memory.insertion import Inserted, reassigned, relinked, sort_imports
 from assistant.memory.items import (
@@ -32,6 +34,8 @@ from assistant.memory.memory_log import LOG_NAME, LOG_VERSION
 from assistant.memory.memory_store import MemoryStore
 from assistant.memory.same_memory import unit_rows
 from assistant.timestamps import now_utc
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "LOG_NAME",
@@ -431,14 +435,29 @@ class SemanticMemory(MemoryStore):
         every `half_life_days` since its last use or its last decay, whichever is later (so
         a period never counts twice). A memory changes only once it has lost a fifth or more
         (no daily trickle of events); a "decayed" event says by how much and why. One that
-        falls below `archive_below` is archived. Pinned memories never decay. Returns the
-        events, decayed and archived."""
+        falls below `archive_below` is archived, a few a pass (see `fading`). Pinned memories
+        never decay. A clock behind or far ahead of the store is guarded against and reported
+        in `clock_warning`. Returns the events, decayed and archived."""
         step = unused_for(half_life_days)
-        at = now or now_utc()
+        with self._lock:
+            clock = decay_clock(now or now_utc(), self._index.newest_time())
+        self.clock_warning = clock.warning
+        if clock.warning is not None:
+            log.warning("Decay: %s", clock.warning)
+        if clock.at is None:
+            return []
+        at = clock.at
         with self._lock:
             due = self._index.unused_since(at.timestamp() - step)
             items = [self._index.items[slot] for slot in due]
-            changed, events = decayed(items, at, half_life_days, archive_below)
+            changed, events = decayed(
+                items,
+                at,
+                half_life_days,
+                archive_below,
+                earlier=self._index.faded_below(archive_below),
+                limit=archive_limit(self._index.active_count()),
+            )
             if changed:
                 self._commit(changed, events)
         if changed:
