@@ -33,6 +33,7 @@ from assistant.memory.items import (
 from assistant.memory.memory_log import LOG_NAME, LOG_VERSION
 from assistant.memory.memory_store import MemoryStore
 from assistant.memory.same_memory import unit_rows
+from assistant.memory.tombstones import Meaning, fold
 from assistant.timestamps import now_utc
 
 log = logging.getLogger(__name__)
@@ -105,9 +106,20 @@ class SemanticMemory(MemoryStore):
         return item
 
     def is_forgotten_fact(self, text: str) -> bool:
-        """Whether `text` says a fact that was forgotten (it matches a tombstone)."""
+        """Whether `text` says a fact that was forgotten: it matches a tombstone by its words
+        or, with the embedder at hand, by its meaning (other words, a homoglyph)."""
+        model = self._vectors.model
         with self._lock:
-            return bool(self._log.buried_as(text))
+            if self._log.buried_as(text):
+                return True
+            if model is None or not self._log.sketched(model):
+                return False
+        embedded = self._vectors.embed([fold(text)])  # outside the lock
+        if embedded is None:
+            return False
+        meaning = Meaning(embedded.embedder.name, embedded.vectors[0])
+        with self._lock:
+            return bool(self._log.buried_as(text, meaning))
 
     def _refuse_forgotten(self, text: str, by: Origin) -> None:
         if by in LEARNED and self.is_forgotten_fact(text):
@@ -154,7 +166,7 @@ class SemanticMemory(MemoryStore):
         with self._lock:
             new, merges = sort_imports(
                 self._index,
-                lambda t: bool(self._log.buried_as(t)),
+                lambda text, row: bool(self._log.buried_as(text, self._meaning_of(embedded, row))),
                 fresh,
                 vectors,
                 done=done,
@@ -180,6 +192,13 @@ class SemanticMemory(MemoryStore):
         if merges:
             self._emit("updated", list(dict.fromkeys(e.memory_id for e in merges)))
         return done
+
+    @staticmethod
+    def _meaning_of(embedded: Embedded | None, row: int) -> Meaning | None:
+        """The meaning of an item being imported, from its row of the embedded texts."""
+        if embedded is None:
+            return None
+        return Meaning(embedded.embedder.name, embedded.vectors[row])
 
     def save(
         self,
@@ -371,12 +390,22 @@ class SemanticMemory(MemoryStore):
             self._log.read_history()  # the texts it had before
         with self._lock:
             item = self._index.item(item_id)._replace(updated_at=now_utc(), **changes)
-            buried = self._log.tombstones_for(item) if kind == "forgotten" else []
+            # The meaning of the text it has now from its stored vector (no embedding: forget
+            # runs on the GUI thread too); earlier texts by their words.
+            meaning = self._stored_meaning(item_id) if kind == "forgotten" else None
+            buried = self._log.tombstones_for(item, meaning) if kind == "forgotten" else []
             lifted = [item_id] if kind == "restored" and item_id in self._log.tombstones else []
             event = MemoryEvent(item_id, kind, item.updated_at, by=by)
             self._commit([item], [event], buried=buried, lifted=lifted)
         self._emit("updated", [item_id])
         return item
+
+    def _stored_meaning(self, item_id: str) -> Meaning | None:
+        """The meaning of a memory's text from its stored vector, if it has one (under the
+        lock)."""
+        vectors = self._index.vectors
+        vector = None if vectors is None else vectors.vector(self._index.slot(item_id))
+        return None if vector is None or vectors is None else Meaning(vectors.name, vector)
 
     def pin(self, item_id: str, pinned: bool = True, *, by: Origin = "user") -> MemoryItem:
         """Pin (always in the prompt, never decays) or unpin an item."""
