@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from assistant.agent.capabilities import CapabilityMemory
 from assistant.credentials import Credentials
-from assistant.errors import ProviderError, StorageError
+from assistant.errors import AssistantError, ProviderError, StorageError
 from assistant.instructions import Instructions
 from assistant.knowledge import AttachmentStore, Knowledge
 from assistant.mcp_client.manager import McpManager
@@ -120,6 +120,20 @@ class Workspace:
             *workspace.knowledge.warnings,
         ]
         return workspace
+
+    def drop_leftover_chats(self) -> None:
+        """Delete the empty and temporary conversations an earlier run left behind (one with
+        records this version cannot read is not empty: it is kept)."""
+        for info in self.conversations.all():
+            if info.temporary or info.empty:
+                self.delete_quietly(info.id)
+
+    def delete_quietly(self, conversation_id: str) -> None:
+        """Delete a conversation with nothing to lose in it; a failure is only logged."""
+        try:
+            self.conversations.delete(conversation_id)
+        except AssistantError as exc:  # gone already, or the disk refuses
+            log.info("Could not delete conversation %s: %s", conversation_id, exc)
 
     def _tie_working_memory_to_conversations(self) -> None:
         """A conversation's working memory and attachments go with it: at once, and for those

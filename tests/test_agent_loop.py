@@ -29,12 +29,11 @@ from assistant.agent.loop import (
     LOOPING_NOTICE,
     NO_TOOLS_NOTICE,
     REPEATED_RESULT,
-    SUMMARY_MAX_TOKENS,
-    SUMMARY_PROMPT,
     Agent,
     AgentConfig,
     Upkeep,
 )
+from assistant.agent.summary import SUMMARY_MAX_TOKENS, SUMMARY_PROMPT
 from assistant.errors import ContextOverflowError, ProviderError
 from assistant.memory import ConversationStore, Message, Source, estimate_tokens
 from assistant.memory.semantic import SemanticMemory

@@ -12,8 +12,9 @@ import pytest
 from assistant.agent.cancel import CancelToken
 from assistant.agent.capabilities import CapabilityMemory
 from assistant.agent.events import AgentEvent, Failed, Notice
-from assistant.agent.loop import NO_TOOLS_NOTICE, SUMMARY_PROMPT
+from assistant.agent.loop import NO_TOOLS_NOTICE
 from assistant.agent.provider import STREAM_TOOLS_NOTICE, OpenAIProvider
+from assistant.agent.summary import SUMMARY_PROMPT
 from assistant.errors import ContextOverflowError, ProviderError
 from assistant.workspace import Workspace
 from tests.fake_openai import ContextInfo, FakeOpenAI, Reply, ToolCall, prompt_tokens

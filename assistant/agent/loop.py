@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +30,13 @@ from assistant.agent.events import (
 )
 from assistant.agent.prompt import Prompt, build_prompt
 from assistant.agent.reflection import Reflector
+from assistant.agent.summary import (
+    EMPTY_REPLY,
+    SummaryFailedError,
+    fold_into_summary,
+)
 from assistant.agent.tools import Tool, ToolRegistry, ToolSource
+from assistant.agent.turn import Turn
 from assistant.errors import AssistantError, ContextOverflowError, ProviderError, ToolError
 from assistant.instructions import NO_INSTRUCTIONS, Instructions
 from assistant.memory import (
@@ -57,20 +62,10 @@ STEP_LIMIT_NOTE = (
     "You have used all your tool steps for this message. Answer the user now with what you "
     "have, and say what is left to do."
 )
-SUMMARY_PROMPT = """\
-You keep the running summary of a conversation between a user and their assistant. Merge the \
-previous summary and the new messages into one updated summary of at most 200 words: what was \
-discussed, decided and left open. Answer with the summary only."""
 FILES_REPLY = "(An answer drawn from the user's files; nothing in it is about the user.)"
 CANCELLED_TOOL_RESULT = "Not run: the user stopped the turn."
 DENIED_TOOL_RESULT = "Not run: the user did not allow this tool to run this time."
 NOBODY_TO_ASK = "Not run: this tool may change things and nobody is here to allow it."
-EMPTY_REPLY = "The model sent an empty reply."
-# A summary is at most 200 words; this bounds what the model may write.
-SUMMARY_MAX_TOKENS = 400
-MIN_SUMMARY_CHUNK = 100
-# The summary request's own words and each message's role and separators, in tokens.
-SUMMARY_OVERHEAD = 40
 # How often a turn rebuilds a smaller prompt after the server says it does not fit.
 OVERFLOW_RETRIES = 2
 # Tools are offered only while their schemas take at most this share of the prompt budget.
@@ -112,41 +107,6 @@ class AgentConfig:
     reply_max_tokens: int = 4096
     auto_memories: bool = True
     instructions: Instructions = NO_INSTRUCTIONS  # the user's custom instructions, in every chat
-
-
-@dataclass
-class _Turn:
-    """The state of one turn."""
-
-    conversation: Conversation
-    user: Message
-    on_event: EventSink
-    cancel: CancelToken
-    context: ToolContext
-    registry: ToolRegistry
-    memory_ids: list[str] = field(default_factory=list)
-    shrink: float = 1.0  # the budget's factor after overflows with no window stated
-    use_tools: bool = True  # False when the tool schemas would take too much of the budget
-    prompt_tokens: int = 0  # the estimated size of the last prompt built
-    calls: Counter[tuple[str, str]] = field(default_factory=Counter)  # by name and arguments
-
-    @property
-    def cid(self) -> str:
-        return self.conversation.id
-
-    @property
-    def long_term(self) -> bool:
-        return not self.conversation.temporary
-
-    def count_call(self, call: ToolCallRequest) -> int:
-        """How often this turn has asked for this call (this time included)."""
-        try:
-            arguments = json.dumps(json.loads(call.arguments or "{}"), sort_keys=True)
-        except ValueError:
-            arguments = call.arguments
-        key = (call.name, arguments)
-        self.calls[key] += 1
-        return self.calls[key]
 
 
 class Agent:
@@ -272,7 +232,7 @@ class Agent:
             confirmable=asked if asked_in != user.id else frozenset(),
             cancel=cancel,
         )
-        turn = _Turn(
+        turn = Turn(
             conversation=conversation,
             user=user,
             on_event=on_event,
@@ -296,7 +256,7 @@ class Agent:
             registry.add_extra(*self.extra_tools.tools_for(query))
         return registry
 
-    def _steps(self, turn: _Turn) -> None:
+    def _steps(self, turn: Turn) -> None:
         cancel = turn.cancel
         messages = self._prompt(turn)
         for _ in range(self.config.max_steps):
@@ -309,13 +269,13 @@ class Agent:
         response = self._call_model(turn, messages, tools=False, note=STEP_LIMIT_NOTE)
         self._finish(turn, response)
 
-    def _budget(self, turn: _Turn) -> int:
+    def _budget(self, turn: Turn) -> int:
         """The prompt budget for this turn, tool schemas not included."""
         window = self.provider.context_window()
         budget = prompt_budget(self.config.prompt_budget_tokens, window)
         return int(budget * turn.shrink)
 
-    def _prompt(self, turn: _Turn) -> list[dict[str, Any]]:
+    def _prompt(self, turn: Turn) -> list[dict[str, Any]]:
         """Summarize what no longer fits, choose the memories, build the messages."""
         pinned: list[MemoryItem] = []
         relevant: list[MemoryItem] = []
@@ -368,64 +328,35 @@ class Agent:
                     found.setdefault(hit.item.id, hit.item)
         return list(found.values())
 
-    def _summarize(self, turn: _Turn, overflow: list[Message], budget: int) -> None:
-        """Fold messages that no longer fit into the rolling summary, in requests that fit."""
-        summary = turn.conversation.summary
-        pending = [m for m in overflow if m.content and m.role != "tool"]
-        while pending:
-            used = estimate_tokens(SUMMARY_PROMPT + summary) + SUMMARY_OVERHEAD
-            room = max(MIN_SUMMARY_CHUNK, budget - used)
-            chunk = _summary_chunk(pending, room)
-            lines = "\n".join(f"{m.role}: {_clip(m.content, room)}" for m in chunk)
-            request = f"Previous summary:\n{summary or '(none)'}\n\nNew messages:\n{lines}"
-            try:
-                response = self.provider.chat(
-                    [
-                        {"role": "system", "content": SUMMARY_PROMPT},
-                        {"role": "user", "content": request},
-                    ],
-                    cancel=turn.cancel,
-                    max_tokens=SUMMARY_MAX_TOKENS,
+    def _summarize(self, turn: Turn, overflow: list[Message], budget: int) -> None:
+        """Fold messages that no longer fit into the rolling summary."""
+        try:
+            fold_into_summary(
+                self.provider,
+                self.conversations,
+                turn.cid,
+                overflow,
+                budget=budget,
+                cancel=turn.cancel,
+            )
+        except SummaryFailedError as exc:
+            log.warning("Could not update the summary; older messages leave the prompt: %s", exc)
+            turn.on_event(
+                Notice(
+                    turn.cid,
+                    f"Could not summarize older messages ({exc}); they are left out of the prompt.",
                 )
-            except OperationCancelledError:
-                raise
-            except ContextOverflowError:
-                if budget <= MIN_SUMMARY_CHUNK * 2:
-                    self._summary_failed(turn, "the messages do not fit the model")
-                    return
-                budget //= 2  # the window may now be known; else guess smaller
-                continue
-            except AssistantError as exc:
-                self._summary_failed(turn, str(exc))
-                return
-            if not response.content.strip():
-                self._summary_failed(turn, EMPTY_REPLY)
-                return
-            summary = response.content.strip()
-            self.conversations.set_summary(turn.cid, summary, chunk[-1].id)
-            pending = pending[len(chunk) :]
-        if summary and overflow[-1].id != turn.conversation.summary_upto:
-            # Tool results and empty messages after the last summarized one are covered too.
-            self.conversations.set_summary(turn.cid, summary, overflow[-1].id)
+            )
 
-    def _say_once(self, turn: _Turn, text: str) -> None:
+    def _say_once(self, turn: Turn, text: str) -> None:
         if self.notices is None:
             turn.on_event(Notice(turn.cid, text))
         else:
             self.notices.say(text)
 
-    def _summary_failed(self, turn: _Turn, reason: str) -> None:
-        log.warning("Could not update the summary; older messages leave the prompt: %s", reason)
-        turn.on_event(
-            Notice(
-                turn.cid,
-                f"Could not summarize older messages ({reason}); they are left out of the prompt.",
-            )
-        )
-
     def _call_model(
         self,
-        turn: _Turn,
+        turn: Turn,
         messages: list[dict[str, Any]],
         *,
         tools: bool,
@@ -483,7 +414,7 @@ class Agent:
                 raise
         raise AssertionError("unreachable")  # the loop returns or raises
 
-    def _save_partial(self, turn: _Turn, shown: list[str], stop_reason: str) -> None:
+    def _save_partial(self, turn: Turn, shown: list[str], stop_reason: str) -> None:
         """Keep what was shown of a reply that ended early, marked with why; a reply stopped
         by the user before its first word is kept empty, so the chat says "Stopped" (and not
         that it did not finish) after its tool calls, also after a restart."""
@@ -497,7 +428,7 @@ class Agent:
             )
 
     def _run_tools(
-        self, turn: _Turn, messages: list[dict[str, Any]], response: ChatResponse
+        self, turn: Turn, messages: list[dict[str, Any]], response: ChatResponse
     ) -> None:
         """Save the assistant's tool calls, run each and save its result."""
         calls = [
@@ -539,7 +470,7 @@ class Agent:
             turn.context.edits.clear()
             turn.registry.reveal(turn.context.revealed)
 
-    def _run_tool(self, turn: _Turn, call: ToolCallRequest) -> tuple[str, bool]:
+    def _run_tool(self, turn: Turn, call: ToolCallRequest) -> tuple[str, bool]:
         """Run one call (once allowed, if it asks first): its result and whether it worked."""
         refusal = self._ask_first(turn, call)
         if refusal is not None:
@@ -549,7 +480,7 @@ class Agent:
         except ToolError as exc:
             return f"Error: {exc}", False
 
-    def _ask_first(self, turn: _Turn, call: ToolCallRequest) -> str | None:
+    def _ask_first(self, turn: Turn, call: ToolCallRequest) -> str | None:
         """Ask the user before a tool that may change things; the result if it may not run.
 
         "Always" is remembered by the tool source (in settings), so the tool asks no more.
@@ -570,7 +501,7 @@ class Agent:
             self.extra_tools.trust(found)
         return None
 
-    def _tool_scope(self, turn: _Turn) -> dict[str, Any]:
+    def _tool_scope(self, turn: Turn) -> dict[str, Any]:
         scope = {
             "memory": self.memory,
             "working": self.working,
@@ -583,7 +514,7 @@ class Agent:
 
     def _tool_result(
         self,
-        turn: _Turn,
+        turn: Turn,
         messages: list[dict[str, Any]],
         call: ToolCallRequest,
         result: str,
@@ -602,7 +533,7 @@ class Agent:
         )
         messages.append(saved.to_openai())
 
-    def _finish(self, turn: _Turn, response: ChatResponse) -> None:
+    def _finish(self, turn: Turn, response: ChatResponse) -> None:
         """Save the final reply with the memories it saw, then hand the curator its work
         (`upkeep` runs it; the turn does not wait).
 
@@ -645,28 +576,6 @@ class Agent:
 def _tokens_of(schemas: Sequence[Mapping[str, Any]] | None) -> int:
     """The estimated prompt tokens of tool schemas."""
     return estimate_tokens(json.dumps(schemas)) if schemas else 0
-
-
-def _summary_chunk(messages: Sequence[Message], tokens: int) -> list[Message]:
-    """The first messages whose text fits `tokens` (at least one, clipped when summarized)."""
-    chunk: list[Message] = []
-    used = 0
-    for message in messages:
-        cost = min(tokens, estimate_tokens(message.content)) + 8
-        if chunk and used + cost > tokens:
-            break
-        chunk.append(message)
-        used += cost
-    return chunk
-
-
-def _clip(text: str, tokens: int) -> str:
-    """`text` cut to about `tokens`, keeping its beginning and its end."""
-    chars = tokens * 4
-    if len(text) <= chars:
-        return text
-    half = chars // 2 - 2
-    return f"{text[:half]} … {text[-half:]}"
 
 
 def _overflow_advice(exc: ContextOverflowError) -> str:

@@ -18,7 +18,7 @@ import bisect
 import math
 from array import array
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,6 +44,27 @@ class Snapshot:
     doc_tfs: IntArray  # per entry: how often it occurs
     post_docs: IntArray  # the same entries term-major: document numbers (0..n-1)...
     post_tfs: IntArray  # ...and frequencies
+
+    def columns(self) -> dict[str, IntArray]:
+        """The arrays by the names a cache file stores them under (`terms` apart)."""
+        return {f"bm25_{name}": getattr(self, field) for name, field in _COLUMNS.items()}
+
+    @classmethod
+    def from_columns(cls, terms: list[str], columns: Mapping[str, IntArray]) -> Snapshot:
+        """The snapshot stored by `columns()` (the arrays of a cache file) and its terms."""
+        return cls(terms, **{field: columns[f"bm25_{name}"] for name, field in _COLUMNS.items()})
+
+
+# A snapshot's arrays by their names in cache files, which are older than the field names.
+_COLUMNS = {
+    "keys": "keys",
+    "lengths": "lengths",
+    "starts": "starts",
+    "terms": "doc_terms",
+    "tfs": "doc_tfs",
+    "post_docs": "post_docs",
+    "post_tfs": "post_tfs",
+}
 
 
 def _snapshot(

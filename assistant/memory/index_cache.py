@@ -175,13 +175,7 @@ def save(
         "importance": np.array([i.importance for i in items], dtype=np.float64),
         "pinned": np.array([i.pinned for i in items], dtype=bool),
         "access_count": np.array([i.access_count for i in items], dtype=np.int64),
-        "bm25_keys": index.keys,
-        "bm25_lengths": index.lengths,
-        "bm25_starts": index.starts,
-        "bm25_terms": index.doc_terms,
-        "bm25_tfs": index.doc_tfs,
-        "bm25_post_docs": index.post_docs,
-        "bm25_post_tfs": index.post_tfs,
+        **index.columns(),
     }
     atomic_write_with(directory / CACHE_NAME, lambda f: np.savez(f, **arrays))  # type: ignore[arg-type]
 
@@ -205,16 +199,7 @@ def load(directory: Path, log_path: Path, problems: list[str] | None = None) -> 
             columns = {name: data[name] for name in data.files if name not in ("meta", "strings")}
         items = _items(strings, columns, meta["count"])
         tombstones = [Tombstone.from_json(t) for t in strings["tombstones"]]
-        index = Snapshot(
-            terms=strings["terms"],
-            keys=columns["bm25_keys"],
-            lengths=columns["bm25_lengths"],
-            starts=columns["bm25_starts"],
-            doc_terms=columns["bm25_terms"],
-            doc_tfs=columns["bm25_tfs"],
-            post_docs=columns["bm25_post_docs"],
-            post_tfs=columns["bm25_post_tfs"],
-        )
+        index = Snapshot.from_columns(strings["terms"], columns)
     except FileNotFoundError:
         return None
     except (

@@ -67,13 +67,7 @@ def save(directory: Path, state: IndexState) -> None:
         "meta": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
         "keys": state.keys,
         "prev": state.prev,
-        "bm25_keys": state.bm25.keys,
-        "bm25_lengths": state.bm25.lengths,
-        "bm25_starts": state.bm25.starts,
-        "bm25_terms": state.bm25.doc_terms,
-        "bm25_tfs": state.bm25.doc_tfs,
-        "bm25_post_docs": state.bm25.post_docs,
-        "bm25_post_tfs": state.bm25.post_tfs,
+        **state.bm25.columns(),
     }
     for name in ("conversations", "messages", "texts", "times"):
         arrays[name], arrays[f"{name}_ends"] = _pack(getattr(state, name))
@@ -96,16 +90,7 @@ def load(directory: Path) -> IndexState | None:
                 name: _unpack(data[name], data[f"{name}_ends"])
                 for name in ("conversations", "messages", "texts", "times", "terms")
             }
-            bm25 = Snapshot(
-                terms=strings["terms"],
-                keys=data["bm25_keys"],
-                lengths=data["bm25_lengths"],
-                starts=data["bm25_starts"],
-                doc_terms=data["bm25_terms"],
-                doc_tfs=data["bm25_tfs"],
-                post_docs=data["bm25_post_docs"],
-                post_tfs=data["bm25_post_tfs"],
-            )
+            bm25 = Snapshot.from_columns(strings["terms"], data)
             keys, prev = data["keys"], data["prev"]
         state = IndexState(
             files={cid: (int(s), int(t)) for cid, (s, t) in meta["files"].items()},

@@ -44,6 +44,7 @@ class WorkspaceLoader(QThread):
             from assistant.workspace import Workspace
 
             self.workspace = Workspace.open(self.root)
+            self.workspace.drop_leftover_chats()
         except OSError as exc:
             self.failed.emit(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
         except AssistantError as exc:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QRect, QThread, QThreadPool, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QGuiApplication, QMoveEvent, QResizeEvent, QShowEvent
+from PySide6.QtGui import QCloseEvent, QMoveEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
@@ -25,21 +25,20 @@ from PySide6.QtWidgets import (
 from assistant import APP_NAME
 from assistant.errors import AssistantError
 from assistant.paths import settings_file
-from assistant.settings import PROVIDERS, read_ui_state
+from assistant.settings import read_ui_state
 from assistant.ui import theme
 from assistant.ui.chat.pane import ChatPane
 from assistant.ui.debounce import Debounced
 from assistant.ui.shutdown import release_when_finished, stop_thread
 from assistant.ui.transfer.drop import ImportDropFilter
-from assistant.ui.window import geometry as window_geometry
 from assistant.ui.window.help import show_about, show_shortcuts
 from assistant.ui.window.loader import WorkspaceLoader
 from assistant.ui.window.menu import MainMenu
+from assistant.ui.window.placement import Placement
 from assistant.ui.window.side_panes import SidePane, SidePanes
 from assistant.ui.window.status_bar import StatusBar
 from assistant.ui.window.transfer_actions import connect_transfers
 from assistant.ui.window.welcome import welcome_panel
-from assistant.ui.wording import count
 
 if TYPE_CHECKING:
     from assistant.knowledge import Citation, KnowledgeEvent
@@ -81,7 +80,7 @@ class MainWindow(QMainWindow):
         self._ready = False  # and every pane is built on it
         self._closed = False
         self._loader: WorkspaceLoader | None = None
-        self._placed = False  # kept on the screen once shown and framed by the window manager
+        self._placement = Placement(self, self.minimumSize())
 
         self.splitter = QSplitter()  # horizontal; the Qt namespace (40 ms) is not needed yet
         self.splitter.setObjectName("paneSplitter")
@@ -111,6 +110,7 @@ class MainWindow(QMainWindow):
         self.input.setFocus()
         if workspace is not None:
             self._restore_layout(workspace.settings.ui_state)
+            workspace.drop_leftover_chats()  # as the loader does, off the GUI thread
             self.attach(workspace)
 
     def open_workspace(self, root: Path) -> None:
@@ -155,7 +155,6 @@ class MainWindow(QMainWindow):
 
         self.workspace = workspace
         self._attached = True
-        self._drop_leftovers()
         self.bridge = StoreBridge(workspace, self)
         self.conversations = ConversationPane(workspace.conversations, self)
         self.conversations.setMinimumWidth(LIST_MIN_WIDTH)
@@ -328,14 +327,6 @@ class MainWindow(QMainWindow):
         """The first conversation of the list as shown (pinned first, archived left out)."""
         return self.conversations.first_id()
 
-    def _drop_leftovers(self) -> None:
-        """Delete the empty and temporary conversations an earlier run left behind (one with
-        records this version cannot read is not empty: it is kept)."""
-        store = self.workspace.conversations
-        for info in store.all():
-            if info.temporary or info.empty:
-                self._delete_quietly(info.id)
-
     def new_conversation(self, temporary: bool = False) -> str:
         """Open an empty conversation (reusing one if there is one) and focus the input."""
         cid = self.conversations.new_conversation(temporary=temporary)
@@ -356,12 +347,6 @@ class MainWindow(QMainWindow):
         hit = None if conversation_id is None else self.conversations.content_hit(conversation_id)
         if hit is not None:  # found by what was said in it: open it there
             self.chat.scroll_to_message(hit)
-
-    def _delete_quietly(self, conversation_id: str) -> None:
-        try:
-            self.workspace.conversations.delete(conversation_id)
-        except AssistantError as exc:  # gone already, or the disk refuses: nothing to lose
-            log.info("Could not delete conversation %s: %s", conversation_id, exc)
 
     def show_message(self, conversation_id: str, message_id: str) -> None:
         """Open a conversation at a message (on the branch that holds it)."""
@@ -496,27 +481,7 @@ class MainWindow(QMainWindow):
         self.stack.setCurrentWidget(self.welcome if show else self.chat)
 
     def _update_status(self) -> None:
-        settings = self.workspace.settings
-        if self.workspace.is_configured():
-            custom = settings.provider == "custom"
-            name = settings.effective_base_url() if custom else PROVIDERS[settings.provider].label
-            self.provider_label.setText(f"{name} · {settings.chat_model}")
-        else:
-            self.provider_label.setText("No model connected")
-        status = self.workspace.memory.embedding_status()
-        if status.keyword_only:
-            self.memory_label.setText("Keyword-only memory")
-            reason = status.error or (
-                "No embedding model is set" if status.model is None else "No memory has vectors yet"
-            )
-            self.memory_label.setToolTip(f"Memory search uses keywords only: {reason}.")
-        else:
-            self.memory_label.setText(count(status.embedded, "memory", "memories"))
-            self.memory_label.setToolTip(f"Hybrid search with {status.model}")
-        if not self.workspace.is_configured():
-            self.connection_label.setText("")
-        elif not self.connection_label.text():
-            self.connection_label.setText("Ready")
+        self.status.show_workspace(self.workspace)
 
     def _on_progress(self, what: str, done: int, total: int) -> None:
         self.status.set_progress(what, done, total)
@@ -547,40 +512,21 @@ class MainWindow(QMainWindow):
 
     def fit_to_screen(self, available: QRect | None = None) -> None:
         """Size the window for a first run: at most 90 % of the screen's free area, centred."""
-        if available is None:
-            available = self.screen().availableGeometry()
-        self.setGeometry(window_geometry.first_run(available))
+        self._placement.fit(available)
 
     def keep_on_screen(self, available: QRect | None = None) -> None:
         """Shrink and move the window so that all of it is on the screen's free area."""
-        if available is None:
-            available = self.screen().availableGeometry()
-        frame = self.frameGeometry()
-        inner = self.geometry()
-        extra_w, extra_h = frame.width() - inner.width(), frame.height() - inner.height()
-        fitted = window_geometry.clamp(frame, available)
-        self.resize(
-            max(MIN_WIDTH, fitted.width() - extra_w), max(MIN_HEIGHT, fitted.height() - extra_h)
-        )
-        self.move(fitted.topLeft())
+        self._placement.keep_on_screen(available)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
         """Once shown, make sure all of the window is on the screen."""
         super().showEvent(event)
-        self._place()
+        self._placement.settle()
 
     def moveEvent(self, event: QMoveEvent) -> None:  # noqa: N802
-        """On X11 the window manager adds the frame after the window is shown (and moves it):
-        fit the window again then, title bar included (its status bar was below the screen)."""
+        """Fit the window again once the window manager framed (and moved) it."""
         super().moveEvent(event)
-        self._place()
-
-    def _place(self) -> None:
-        if self._placed or not self.isVisible():
-            return
-        self.keep_on_screen()
-        framed = self.frameGeometry() != self.geometry()
-        self._placed = framed or self.windowHandle() is None or _no_frames()
+        self._placement.settle()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         """Fold or unfold the side panes for the new width."""
@@ -610,7 +556,7 @@ class MainWindow(QMainWindow):
     def _end_session(self) -> None:
         """On quit, once the worker has stopped: delete a temporary or empty chat."""
         for cid in self.session.leftovers():
-            self._delete_quietly(cid)
+            self.workspace.delete_quietly(cid)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         """Stop a running reply (its text is saved) and background work, close the stores.
@@ -647,11 +593,6 @@ class MainWindow(QMainWindow):
         else:
             log.warning("Background work is still running; the data closes when it is done")
             release_when_finished(self.thread_, self.workspace.close, jobs=True, keep=self.worker)
-
-
-def _no_frames() -> bool:
-    """Whether windows get no frame here (off-screen, or a platform without decorations)."""
-    return QGuiApplication.platformName() in ("offscreen", "minimal", "minimalegl")
 
 
 def _placeholder(text: str, min_width: int, parent: QWidget) -> QLabel:

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
 
-from assistant.ui.wording import number
+from assistant.settings import PROVIDERS
+from assistant.ui.wording import count, number
+
+if TYPE_CHECKING:
+    from assistant.workspace import Workspace
 
 ESTIMATE_AFTER = 5.0  # seconds of work before a time left is shown (the rate settles first)
 
@@ -90,6 +95,31 @@ class StatusBar(QStatusBar):
         ):
             widget.setContentsMargins(8, 0, 8, 0)
             self.addPermanentWidget(widget)
+
+    def show_workspace(self, workspace: Workspace) -> None:
+        """Show the model in use and what memory search can do."""
+        settings = workspace.settings
+        configured = workspace.is_configured()
+        if configured:
+            custom = settings.provider == "custom"
+            name = settings.effective_base_url() if custom else PROVIDERS[settings.provider].label
+            self.provider_label.setText(f"{name} · {settings.chat_model}")
+        else:
+            self.provider_label.setText("No model connected")
+        status = workspace.memory.embedding_status()
+        if status.keyword_only:
+            self.memory_label.setText("Keyword-only memory")
+            reason = status.error or (
+                "No embedding model is set" if status.model is None else "No memory has vectors yet"
+            )
+            self.memory_label.setToolTip(f"Memory search uses keywords only: {reason}.")
+        else:
+            self.memory_label.setText(count(status.embedded, "memory", "memories"))
+            self.memory_label.setToolTip(f"Hybrid search with {status.model}")
+        if not configured:
+            self.connection_label.setText("")
+        elif not self.connection_label.text():
+            self.connection_label.setText("Ready")
 
     def set_upkeep(self, pending: int) -> None:
         """Show "Updating memory…" while the curator works on `pending` replies."""

@@ -1,0 +1,49 @@
+"""The state of one turn of the agent loop."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+
+from assistant.agent.builtin_tools import ToolContext
+from assistant.agent.cancel import CancelToken
+from assistant.agent.chat import ToolCallRequest
+from assistant.agent.events import EventSink
+from assistant.agent.tools import ToolRegistry
+from assistant.memory import Conversation, Message
+
+
+@dataclass
+class Turn:
+    """The state of one turn."""
+
+    conversation: Conversation
+    user: Message
+    on_event: EventSink
+    cancel: CancelToken
+    context: ToolContext
+    registry: ToolRegistry
+    memory_ids: list[str] = field(default_factory=list)
+    shrink: float = 1.0  # the budget's factor after overflows with no window stated
+    use_tools: bool = True  # False when the tool schemas would take too much of the budget
+    prompt_tokens: int = 0  # the estimated size of the last prompt built
+    calls: Counter[tuple[str, str]] = field(default_factory=Counter)  # by name and arguments
+
+    @property
+    def cid(self) -> str:
+        return self.conversation.id
+
+    @property
+    def long_term(self) -> bool:
+        return not self.conversation.temporary
+
+    def count_call(self, call: ToolCallRequest) -> int:
+        """How often this turn has asked for this call (this time included)."""
+        try:
+            arguments = json.dumps(json.loads(call.arguments or "{}"), sort_keys=True)
+        except ValueError:
+            arguments = call.arguments
+        key = (call.name, arguments)
+        self.calls[key] += 1
+        return self.calls[key]
