@@ -11,6 +11,7 @@ from datetime import date, datetime, time
 from typing import Any, Literal
 
 from assistant.agent.cancel import CancelToken
+from assistant.agent.change_budget import ReplyBudget
 from assistant.agent.chat import ChatProvider
 from assistant.agent.decisions import (
     DECIDE_MAX_TOKENS,
@@ -35,6 +36,7 @@ from assistant.memory import (
     Source,
     TopicStore,
 )
+from assistant.memory.pending import PendingAction, PendingChange
 from assistant.timestamps import now_utc
 
 log = logging.getLogger(__name__)
@@ -121,14 +123,18 @@ class Curator:
         on_edit: Callable[[MemoryEdit], None] | None = None,
         *,
         cancel: CancelToken | None = None,
+        budget: ReplyBudget | None = None,
     ) -> list[MemoryItem]:
         """Extract memories from one exchange and apply what they change; returns the items
         added or changed.
 
-        `on_edit` hears of each memory added or changed (the chat shows it with Undo). Only
-        `cancel` (OperationCancelledError) interrupts it; provider errors are logged.
+        `on_edit` hears of each memory added or changed (the chat shows it with Undo). The
+        changes draw on the reply's `budget` (a budget of their own without one); what is over
+        it is offered to the user instead. Only `cancel` (OperationCancelledError) interrupts
+        it; provider errors are logged.
         """
         report = on_edit or (lambda _edit: None)
+        budget = budget or ReplyBudget()
         exchange = f"User: {user.content}\n\nAssistant: {reply.content}"
         try:
             candidates = self._unforgotten(self._extract(exchange, cancel))
@@ -144,6 +150,7 @@ class Curator:
                         report,
                         source=source,
                         tags=[f"topic:{candidate.topic}"],
+                        budget=budget,
                     )
                 except ForgottenFactError:  # forgotten meanwhile, or a refined text says it
                     log.info("Curator: not learning a forgotten fact again: %.80r", candidate.text)
@@ -301,8 +308,10 @@ class Curator:
         tags: Sequence[str] = (),
         origin: Origin = "curator",
         client: str | None = None,
+        budget: ReplyBudget | None = None,
     ) -> MemoryItem | None:
-        """Carry out one decision as `origin`; returns the memory added or changed, if any."""
+        """Carry out one decision as `origin`, or offer it when over the reply's `budget` (if
+        it has one); returns the memory added or changed, if any."""
         action = decision.action
         if action == "NOTHING":
             return None
@@ -318,6 +327,11 @@ class Curator:
             # The model saw it cut, so its refined text would lose the rest: keep both.
             log.info("Curator: added rather than refine the long memory %s", target.id)
             action = "ADD"
+        change = _CHANGES["ADD" if target is None else action]
+        if budget is not None and not budget.take(change):
+            kept = None if change == "remember" else target
+            budget.offer(_offered(change, candidate, decision, kept, source))
+            return None
         since = _start_of(decision.since) if decision.since else None
         if action == "ADD" or target is None:
             item = self.memory.add(
@@ -376,6 +390,35 @@ class Curator:
         summary = response.content.strip()
         if summary:
             self.topics.set_summary(name, summary[:600], tuple(i.id for i in items))
+
+
+_CHANGES: dict[str, PendingAction] = {
+    "ADD": "remember",
+    "UPDATE": "update",
+    "SUPERSEDE": "supersede",
+}
+
+
+def _offered(
+    change: PendingAction,
+    candidate: Candidate,
+    decision: Decision,
+    target: MemoryItem | None,
+    source: Source | None,
+) -> PendingChange:
+    """A decision over the reply's budget, as a suggestion for the user."""
+    text = decision.text if change == "update" and decision.text else candidate.text
+    return PendingChange.new(
+        change,
+        "budget",
+        "curator",
+        text=text,
+        kind=candidate.kind,
+        importance=candidate.importance,
+        target_id=target.id if target is not None else None,
+        target_text=target.text if target is not None else None,
+        message_id=source.message_id if source is not None else None,
+    )
 
 
 def parse_candidates(text: str) -> list[Candidate]:

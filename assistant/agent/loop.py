@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from assistant.agent.budget import prompt_budget, reply_limit
-from assistant.agent.builtin_tools import ToolContext, builtin_registry
+from assistant.agent.builtin_tools import builtin_registry
 from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.chat import ChatProvider, ChatResponse, ToolCallRequest
 from assistant.agent.confirm import Confirmations
@@ -30,6 +30,7 @@ from assistant.agent.events import (
 )
 from assistant.agent.prompt import Prompt, build_prompt
 from assistant.agent.reflection import Reflector
+from assistant.agent.reply_changes import ReplyChanges
 from assistant.agent.summary import (
     EMPTY_REPLY,
     SummaryFailedError,
@@ -138,10 +139,6 @@ class Agent:
         self.reflector = reflector
         self.upkeep = upkeep
         self.clock = clock
-        # Pinned memories a tool wanted to change, by conversation, with the user message of
-        # that turn: the user was asked about them, so a turn on a newer message (their
-        # answer; not a retry of the same one) may change them.
-        self._asked: dict[str, tuple[frozenset[str], str]] = {}
         self.notices = notices  # said once per run of the app; else notices are turn events
         self.extra_tools = extra_tools  # tools from MCP servers
         self.confirmations = confirmations  # the user's answers when a tool asks first
@@ -225,13 +222,8 @@ class Agent:
         self, conversation_id: str, user: Message, on_event: EventSink, cancel: CancelToken
     ) -> None:
         conversation = self.conversations.load(conversation_id)
-        asked, asked_in = self._asked.pop(conversation_id, (frozenset(), user.id))
-        context = ToolContext(
-            conversation_id,
-            user.id,
-            confirmable=asked if asked_in != user.id else frozenset(),
-            cancel=cancel,
-        )
+        changes = ReplyChanges(self.conversations, conversation_id, on_event)
+        context = changes.context(conversation, user, cancel)
         turn = Turn(
             conversation=conversation,
             user=user,
@@ -243,8 +235,7 @@ class Agent:
         try:
             self._steps(turn)
         finally:
-            if context.asked:
-                self._asked[conversation_id] = (frozenset(context.asked), user.id)
+            changes.settle(context)
 
     def _registry(self, conversation: Conversation, query: str) -> ToolRegistry:
         """The built-in tools, then the extra ones for `query`."""
@@ -555,20 +546,22 @@ class Agent:
             # What a reply read in the user's files is not a memory: the curator learns from
             # what the user said in such a turn (a chunk becomes one when the user asks).
             learned = replace(reply, content=FILES_REPLY) if turn.context.read_files else reply
-            self.upkeep(self._learning(turn.cid, turn.user, learned, turn.on_event))
+            self.upkeep(self._learning(turn, learned))
 
-    def _learning(self, cid: str, user: Message, reply: Message, report: EventSink) -> Upkeep:
-        """The memory upkeep after a reply: the curator, then a reflection if one is due."""
+    def _learning(self, turn: Turn, reply: Message) -> Upkeep:
+        """The memory upkeep after a reply: the curator, then a reflection if one is due; both
+        draw on what is left of the reply's budget."""
         curator, reflector = self.curator, self.reflector
+        cid, user, report, budget = turn.cid, turn.user, turn.on_event, turn.context.budget
 
         def on_edit(edit: MemoryEdit) -> None:
             report(MemoryEdited(cid, edit))
 
         def job(cancel: CancelToken) -> None:
             if curator is not None:
-                curator.process(cid, user, reply, on_edit=on_edit, cancel=cancel)
+                curator.process(cid, user, reply, on_edit=on_edit, cancel=cancel, budget=budget)
             if reflector is not None:
-                reflector.reflect_if_due(on_edit, cancel=cancel)
+                reflector.reflect_if_due(on_edit, cancel=cancel, budget=budget)
 
         return job
 

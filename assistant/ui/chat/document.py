@@ -376,9 +376,9 @@ class ChatDocument:
             href = f"cite:{len(self.citations) - 1}"
             cursor.insertText(f" ▤ {shorten(citation.label(), CHIP_CHARS)} ", self.link(chip, href))
 
-    def add_line(self, text: str, link: tuple[str, str] | None = None) -> None:
-        """Append a small muted line of plain `text` under the conversation, with an optional
-        (label, href) link after it."""
+    def add_line(self, text: str, *links: tuple[str, str]) -> None:
+        """Append a small muted line of plain `text` under the conversation, with (label,
+        href) links after it, separated by " · "."""
         cursor = self.end()
         start = cursor.position()
         fmt = QTextBlockFormat()
@@ -387,10 +387,12 @@ class ChatDocument:
         cursor.insertBlock(fmt, QTextCharFormat())  # never the conversation's last block
         small = self.small()
         cursor.insertText(text, small)
-        if link is not None:
-            anchor = self.link(small, link[1])
+        for index, (label, href) in enumerate(links):
+            if index:
+                cursor.insertText(" · ", small)
+            anchor = self.link(small, href)
             anchor.setFontUnderline(True)
-            cursor.insertText(link[0], anchor)
+            cursor.insertText(label, anchor)
         cursor.setCharFormat(QTextCharFormat())
         self.lines_chars += cursor.position() - start
 

@@ -264,12 +264,12 @@ class ChatView(QTextBrowser):
         elif at_bottom:
             self._scroll_to_end()
 
-    def add_line(self, text: str, link: tuple[str, str] | None = None) -> None:
-        """Append a small muted line of plain `text` under the conversation, with an optional
-        (label, href) link after it (a change to memory, with Undo). A reply being written
-        goes on above the lines."""
+    def add_line(self, text: str, *links: tuple[str, str]) -> None:
+        """Append a small muted line of plain `text` under the conversation, with (label, href)
+        links after it (a change to memory, with Undo; a suggestion, with Accept · Dismiss). A
+        reply being written goes on above the lines."""
         at_bottom = self._at_bottom()
-        self._doc.add_line(text, link)
+        self._doc.add_line(text, *links)
         if at_bottom:
             self._scroll_to_end()
 

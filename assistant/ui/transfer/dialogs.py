@@ -47,6 +47,7 @@ from assistant.transfer import (
     write_export,
 )
 from assistant.ui.jobs import Progress, run_job
+from assistant.ui.transfer.pinned_choice import PinnedChoice
 from assistant.ui.wording import shorten
 from assistant.workspace import Workspace
 
@@ -251,6 +252,9 @@ class ImportPreviewDialog(QDialog):
         self._add_summary(layout)
         self._add_unreadable(layout)
         self._add_suggestions(layout)
+        self.pinned = PinnedChoice(self.preview.plan.memories, self)
+        if self.pinned.boxes:
+            layout.addWidget(self.pinned)
         self._add_conflicts(layout)
 
     def _add_summary(self, layout: QVBoxLayout) -> None:
@@ -503,13 +507,20 @@ class _ImportFlow(QObject):
         instructions = dialog.chosen_instructions()
         if instructions is not None:
             self._use_instructions(instructions)
+        keep_pinned = dialog.pinned.kept()
         self._show_progress("Importing…", "importProgressDialog")
         assert self._progress is not None
         self._progress.setMaximum(max(plan.total + len(suggestions), 1))
         workspace = self._workspace
         run_job(
             lambda report: apply_import(
-                plan, workspace, policy, report, suggestions=suggestions, cancel=cancel.is_set
+                plan,
+                workspace,
+                policy,
+                report,
+                suggestions=suggestions,
+                keep_pinned=keep_pinned,
+                cancel=cancel.is_set,
             ),
             on_done=lambda result: self._on_imported(plan, result),
             on_error=self._on_import_failed,
