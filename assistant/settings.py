@@ -34,15 +34,28 @@ class Provider:
     base_url: str  # "" for a custom URL
     chat_model: str = ""  # "" keeps the model that was chosen
     embedding_model: str = ""
+    key_hint: str = "Only if the server asks for one"  # the API key field's placeholder
 
 
 # The one list of providers: Settings, its dialog and the status bar read it.
 PROVIDERS: dict[ProviderName, Provider] = {
     "openai": Provider(
-        "OpenAI", "https://api.openai.com/v1", "gpt-4o-mini", "text-embedding-3-small"
+        "OpenAI",
+        "https://api.openai.com/v1",
+        "gpt-4o-mini",
+        "text-embedding-3-small",
+        "Your OpenAI API key (sk-…)",
     ),
-    "ollama": Provider("Ollama", "http://127.0.0.1:11434/v1", "llama3.1", "nomic-embed-text"),
-    "lmstudio": Provider("LM Studio", "http://127.0.0.1:1234/v1"),
+    "ollama": Provider(
+        "Ollama",
+        "http://127.0.0.1:11434/v1",
+        "llama3.1",
+        "nomic-embed-text",
+        "Not needed for Ollama",
+    ),
+    "lmstudio": Provider(
+        "LM Studio", "http://127.0.0.1:1234/v1", key_hint="Not needed for LM Studio"
+    ),
     "custom": Provider("Custom URL", ""),
 }
 

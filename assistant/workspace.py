@@ -32,10 +32,12 @@ from assistant.settings import BASE_URL_ENV, LOCAL_EMBEDDING_MODEL, Settings
 
 if TYPE_CHECKING:
     from assistant.agent.cancel import CancelToken
+    from assistant.agent.chat import ChatProvider
     from assistant.agent.confirm import Confirmations
     from assistant.agent.loop import Agent, UpkeepRunner
     from assistant.agent.provider import OpenAIProvider
     from assistant.agent.reflection import Reflection, Reflector, Tries
+    from assistant.agent.turn_gate import TurnGate
     from assistant.mcp_client.agent_tools import McpToolSource
     from assistant.mcp_client.selection import ToolIndex
 
@@ -203,18 +205,26 @@ class Workspace:
         )
 
     def agent(
-        self, upkeep: UpkeepRunner | None = None, confirmations: Confirmations | None = None
+        self,
+        upkeep: UpkeepRunner | None = None,
+        confirmations: Confirmations | None = None,
+        gate: TurnGate | None = None,
     ) -> Agent:
         """A new agent on this workspace, with a provider built from the current settings and
         the tools of the MCP servers that are ready.
 
         `upkeep` runs the memory upkeep after each reply (default: in the turn, before it ends);
-        `confirmations` carries the user's answers when an MCP tool asks before it runs.
+        `confirmations` carries the user's answers when an MCP tool asks before it runs; with a
+        `gate`, upkeep asks the model only between turns (see `turn_gate`).
         """
         from assistant.agent.curator import Curator  # the agent loads on first use: a faster start
         from assistant.agent.loop import Agent, AgentConfig, run_now
+        from assistant.agent.turn_gate import GivingWayProvider
 
         provider = self.provider()
+        background: ChatProvider = provider
+        if gate is not None:
+            background = GivingWayProvider(provider, gate)
         config = AgentConfig(
             max_steps=self.settings.max_steps,
             memories_per_prompt=self.settings.memories_per_prompt,
@@ -229,8 +239,8 @@ class Workspace:
             self.conversations,
             self.working,
             config=config,
-            curator=Curator(provider, self.memory, self.topics),
-            reflector=self._reflector(provider),
+            curator=Curator(background, self.memory, self.topics),
+            reflector=self._reflector(background),
             notices=self.notices,
             upkeep=upkeep or run_now,
             extra_tools=self._mcp_tools(),
@@ -258,7 +268,7 @@ class Workspace:
             self.settings.mcp_trusted = [*self.settings.mcp_trusted, key]
             self.settings.save(settings_file(self.root))
 
-    def _reflector(self, provider: OpenAIProvider) -> Reflector:
+    def _reflector(self, provider: ChatProvider) -> Reflector:
         from assistant.agent.reflection import Reflector, Tries
 
         if self.reflection_tries is None:

@@ -17,7 +17,8 @@ too long fail with llama.cpp's or OpenAI's wording (`overflow_style`) and, with 
 tells the window on llama.cpp's `/props`, LM Studio's `/api/v0/models`, Ollama's `/api/show` or
 vLLM's `/v1/models`; `stream_tool_choice=False` answers a streamed request with `tool_choice`
 with an empty HTTP 200 (llama-cpp-python's chatml-function-calling); `token_embeddings` returns
-one vector per word instead of one per input; `max_tokens` cuts replies with "length".
+one vector per word instead of one per input; `max_tokens` cuts replies with "length"; `slots`
+serves that many chat answers at a time (llama.cpp's `--parallel`), the others wait for a slot.
 
 `python -m tests.fake_openai --port 8765` runs it by hand, with a `remember` tool call whenever
 the user says "remember".
@@ -344,8 +345,13 @@ class FakeOpenAI:
         context_info: ContextInfo | None = None,
         stream_tool_choice: bool = True,
         token_embeddings: bool = False,
+        slots: int | None = None,
     ) -> None:
         self.context_window = context_window
+        # Like llama.cpp with `--parallel N`: at most `slots` chat answers at once, the others
+        # wait; an answer whose client went away frees its slot at its next chunk.
+        self._slots = threading.Semaphore(slots) if slots else None
+        self.abandoned: list[JsonDict] = []  # chat requests whose client left mid-answer
         self.overflow_style = overflow_style
         self.context_info = context_info
         self.stream_tool_choice = stream_tool_choice
@@ -572,7 +578,7 @@ class _Handler(BaseHTTPRequestHandler):
             elif raw and body is None:
                 self._send_error(Reply.error(400, "We could not parse the JSON body."))
             elif (method, path) == ("POST", "/v1/chat/completions"):
-                self._chat(body if isinstance(body, dict) else {})
+                self._chat_in_slot(body if isinstance(body, dict) else {})
             elif (method, path) == ("POST", "/v1/embeddings"):
                 self._embeddings(body if isinstance(body, dict) else {})
             elif (method, path) == ("GET", "/v1/models"):
@@ -642,6 +648,19 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
     # chat completions
+
+    def _chat_in_slot(self, request: JsonDict) -> None:
+        slots = self.fake._slots
+        if slots is None:
+            self._chat(request)
+            return
+        with slots:
+            try:
+                self._chat(request)
+            except (ConnectionError, TimeoutError):
+                with self.fake._lock:
+                    self.fake.abandoned.append(request)
+                raise
 
     def _chat(self, request: JsonDict) -> None:
         error = self._check_model(request)

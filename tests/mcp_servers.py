@@ -147,6 +147,7 @@ def main(argv: list[str]) -> None:
     kind, http = argv[0], "--http" in argv
     args = [a for a in argv[1:] if a != "--http"]
     if kind == "exit":
+        print(f"shop {os.getpid()}: starting", file=sys.stderr, flush=True)
         print("shop: cannot open the database: no such file", file=sys.stderr, flush=True)
         raise SystemExit(3)
     if kind == "garbage":

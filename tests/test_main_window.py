@@ -83,9 +83,9 @@ def slow_open(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_window_has_contract_widgets_and_actions(window: MainWindow) -> None:
     for name in OBJECT_NAMES:
         assert window.findChild(QWidget, name) is not None, name
-    assert window.action_export.objectName() == "actionExport"
-    assert window.action_import.objectName() == "actionImport"
-    assert window.action_settings.objectName() == "actionSettings"
+    assert window.menu.export.objectName() == "actionExport"
+    assert window.menu.import_.objectName() == "actionImport"
+    assert window.menu.settings.objectName() == "actionSettings"
 
 
 def test_streamed_reply_appears_and_is_saved(
@@ -95,9 +95,9 @@ def test_streamed_reply_appears_and_is_saved(
     send(qtbot, window, "Hi there")
     qtbot.waitUntil(lambda: "Nice to meet you" in window.chat.toPlainText(), timeout=10000)
     wait_idle(qtbot, window)
-    assert window.chat.toPlainText() == (
+    assert window.chat.toPlainText().rsplit(" · ", 1)[0] == (
         "You\nHi there\nCopy  ·  Edit\nAssistant\nHello! Nice to meet you.\n"
-        "Copy  ·  Copy as text  ·  Regenerate"
+        "Copy  ·  Copy as text  ·  Regenerate  ·  chat-model · 11 tokens"
     )
     assert window.input.toPlainText() == ""
     cid = window.conversations.current_id()
@@ -218,7 +218,7 @@ def test_first_run_shows_welcome_and_memory_still_browsable(qtbot: QtBot, data_d
     qtbot.addWidget(win)
     win.show()
     assert win.stack.currentWidget() is win.welcome
-    assert "No model connected" in win.provider_label.text()
+    assert "No model connected" in win.status.provider_label.text()
     assert win.sidebar.memories.model.rowCount() == 1
     win.close()
 
@@ -323,7 +323,7 @@ def test_frame_shows_first_then_panes_fill_with_the_data(qtbot: QtBot, data_dir:
     win.open_workspace(data_dir)
     win.show()
     assert not win.is_ready()
-    assert not win.send_button.isEnabled() and not win.action_settings.isEnabled()
+    assert not win.send_button.isEnabled() and not win.menu.settings.isEnabled()
     qtbot.keyClicks(win.input, "typed while loading")
     qtbot.keyClick(win.input, Qt.Key.Key_Return)  # nothing to send to yet: the text stays
     assert win.findChild(QWidget, "conversationList") is None
@@ -335,9 +335,9 @@ def test_frame_shows_first_then_panes_fill_with_the_data(qtbot: QtBot, data_dir:
     assert win.conversations.current_id() == cid
     assert "Where should we hike?" in win.chat.toPlainText()
     assert win.sidebar.memories.model.rowCount() == 1
-    assert win.send_button.isEnabled() and win.action_settings.isEnabled()
+    assert win.send_button.isEnabled() and win.menu.settings.isEnabled()
     assert win.input.toPlainText() == "typed while loading"
-    assert not win.action_new.shortcut().isEmpty()
+    assert not win.menu.new.shortcut().isEmpty()
     win.close()
 
 

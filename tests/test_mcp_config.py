@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 from assistant.errors import StorageError
-from assistant.mcp_client.config import SECRET_PLACEHOLDER, McpConfig, ServerConfig, parse_server
+from assistant.mcp_client.config import (
+    SECRET_PLACEHOLDER,
+    McpConfig,
+    ServerConfig,
+    claude_desktop_config,
+    import_servers,
+    parse_server,
+)
 
 
 def write(path: Path, text: str) -> Path:
@@ -140,3 +148,66 @@ def test_a_written_file_reads_back_the_same(tmp_path: Path) -> None:
     assert again == server
     assert again.secret_names() == ["T"]
     assert parse_server("s", server.to_json()) == server
+
+
+def _claude_file(path: Path, server: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write(path, json.dumps({"mcpServers": {server: {"command": "npx", "args": [server]}}}))
+
+
+def _imports(source: Path, server: str) -> None:
+    config = McpConfig()
+    assert import_servers(config, source) == ([server], [])
+    assert config.servers[server].args == (server,)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home dir of its own, with none of the platforms' variables set."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("APPDATA", "LOCALAPPDATA", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+def test_claude_desktop_config_on_macos(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "platform", "darwin")
+    expected = home / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json"
+    assert claude_desktop_config() == expected
+    with pytest.raises(StorageError, match=r"No config file at .*Application Support"):
+        import_servers(McpConfig(), claude_desktop_config())
+    _imports(_claude_file(expected, "files"), "files")
+
+
+def test_claude_desktop_config_on_windows(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "platform", "win32")
+    default = home / "AppData" / "Roaming" / "Claude" / "claude_desktop_config.json"
+    assert claude_desktop_config() == default  # without APPDATA: under the home dir
+    roaming = tmp_path / "Roaming"
+    monkeypatch.setenv("APPDATA", str(roaming))
+    usual = roaming / "Claude" / "claude_desktop_config.json"
+    assert claude_desktop_config() == usual
+    # The Microsoft Store install keeps it in its package; found when the usual one is absent.
+    local = tmp_path / "Local"
+    monkeypatch.setenv("LOCALAPPDATA", str(local))
+    package = local / "Packages" / "Claude_pzs8sxrjxfjjc" / "LocalCache" / "Roaming"
+    store = _claude_file(package / "Claude" / "claude_desktop_config.json", "store")
+    assert claude_desktop_config() == store
+    _imports(claude_desktop_config(), "store")
+    _claude_file(usual, "files")
+    assert claude_desktop_config() == usual
+    _imports(claude_desktop_config(), "files")
+
+
+def test_claude_desktop_config_elsewhere(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert claude_desktop_config() == home / ".config" / "Claude" / "claude_desktop_config.json"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    expected = tmp_path / "config" / "Claude" / "claude_desktop_config.json"
+    assert claude_desktop_config() == expected
+    _imports(_claude_file(expected, "files"), "files")

@@ -108,6 +108,20 @@ def test_bad_servers_fail_with_their_own_words_and_the_others_work(data_dir: Pat
         assert {t.server for t in manager.tools()} == {"shop", "schema"}
 
 
+def test_the_stderr_tail_is_the_last_start_s_own(data_dir: Path) -> None:
+    write_config(data_dir, {"exits": stdio("exit")})
+    with running(data_dir, first_backoff=0.01) as manager:
+        # Restarted after each exit until it stays failed: six starts, one tail each.
+        def given_up() -> bool:
+            now = status(manager, "exits")
+            return now.state == "failed" and "try" not in now.error
+
+        wait_until(given_up)
+        tail = status(manager, "exits").stderr_tail
+    assert tail.count("cannot open the database") == 1, tail
+    assert tail.count(": starting") == 1, tail
+
+
 def test_servers_that_never_answer_time_out(data_dir: Path) -> None:
     # Neither loads the SDK: they start at once, so a short timeout is theirs to run out.
     write_config(data_dir, {"silent": stdio("silent"), "garbage": stdio("garbage")})

@@ -204,13 +204,15 @@ def test_only_portable_parameters_are_sent(
     provider.chat(MESSAGES, tools=TOOLS)
     provider.chat(MESSAGES, tools=[])
     plain, with_tools, empty_tools = chat_bodies(fake_openai)
-    assert set(plain) == {"model", "messages", "stream"}
+    streamed = {"model", "messages", "stream", "stream_options"}  # the usage chunk
+    assert set(plain) == streamed
+    assert plain["stream_options"] == {"include_usage": True}
     assert plain["messages"] == MESSAGES
     assert plain["model"] == "fake-chat"
-    assert set(with_tools) == {"model", "messages", "stream", "tools", "tool_choice"}
+    assert set(with_tools) == {*streamed, "tools", "tool_choice"}
     assert with_tools["tools"] == TOOLS
     assert with_tools["tool_choice"] == "auto"
-    assert set(empty_tools) == {"model", "messages", "stream"}
+    assert set(empty_tools) == streamed
 
 
 def test_extra_params_are_sent(fake_openai: FakeOpenAI, make_provider: MakeProvider) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from assistant.agent.cancel import CancelToken
@@ -19,12 +19,23 @@ class ToolCallRequest:
 
 
 @dataclass(frozen=True)
+class TokenUsage:
+    """The tokens of a request as the server counted them."""
+
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass(frozen=True)
 class ChatResponse:
-    """The model's answer: its text ("" when none), tool calls and why it stopped."""
+    """The model's answer: its text ("" when none), tool calls, why it stopped and the tokens
+    it took (when the server said)."""
 
     content: str
     tool_calls: tuple[ToolCallRequest, ...]
     finish_reason: str | None
+    # What the answer cost, not what it says: two answers that say the same are equal.
+    usage: TokenUsage | None = field(default=None, compare=False)
 
     @property
     def is_empty(self) -> bool:

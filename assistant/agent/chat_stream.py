@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from assistant.agent.cancel import CancelToken, OperationCancelledError
-from assistant.agent.chat import ChatResponse, ToolCallRequest
+from assistant.agent.chat import ChatResponse, TokenUsage, ToolCallRequest
 
 _WAIT_TICK = 1.0
 _T = TypeVar("_T")
@@ -51,9 +51,11 @@ def read_stream(chunks: Iterable[object], on_text: Callable[[str], None]) -> Cha
     text: list[str] = []
     calls = _ToolCallAssembler()
     finish_reason: str | None = None
+    usage: TokenUsage | None = None
     answered = received = False
     for chunk in chunks:
         delta = _read_chunk(chunk)
+        usage = _usage(chunk) or usage
         received = True
         answered = answered or delta.answered
         finish_reason = delta.finish_reason or finish_reason
@@ -66,7 +68,18 @@ def read_stream(chunks: Iterable[object], on_text: Callable[[str], None]) -> Cha
         raise malformed("no events")
     if not answered:
         raise malformed("an answer without choices")
-    return ChatResponse("".join(text), calls.result(), finish_reason)
+    return ChatResponse("".join(text), calls.result(), finish_reason, usage)
+
+
+def _usage(body: object) -> TokenUsage | None:
+    """The token counts a chunk or a completion carries, if any (servers may leave them out,
+    or send them malformed: they are only shown)."""
+    usage = getattr(body, "usage", None)
+    prompt = getattr(usage, "prompt_tokens", None)
+    completion = getattr(usage, "completion_tokens", None)
+    if isinstance(prompt, int) and isinstance(completion, int) and min(prompt, completion) >= 0:
+        return TokenUsage(prompt, completion)
+    return None
 
 
 _ITEM, _END, _ERROR, _CANCEL = range(4)
@@ -190,7 +203,10 @@ def read_completion(completion: object) -> ChatResponse | None:
             if function is not None:
                 calls.add(index, _str(call.id), _str(function.name), _str(function.arguments))
         return ChatResponse(
-            _str(message.content), calls.result(), _str(choice.finish_reason) or None
+            _str(message.content),
+            calls.result(),
+            _str(choice.finish_reason) or None,
+            _usage(completion),
         )
     except (AttributeError, TypeError) as exc:
         raise malformed(f"malformed completion: {exc}") from exc

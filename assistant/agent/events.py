@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from assistant.memory import MemoryEdit
+    from assistant.memory import MemoryEdit, ReplyStats
     from assistant.memory.pending import PendingChange
 
 
@@ -86,6 +86,7 @@ class Finished:
     text: str
     memory_ids: tuple[str, ...]
     cut_off: bool = False  # the reply stopped at the length limit
+    stats: ReplyStats | None = None  # the model, token counts and speed of the reply
     type: Literal["finished"] = field(default="finished", init=False)
 
 

@@ -31,6 +31,7 @@ from assistant.agent.events import (
 from assistant.agent.prompt import Prompt, build_prompt
 from assistant.agent.reflection import Reflector
 from assistant.agent.reply_changes import ReplyChanges
+from assistant.agent.reply_timing import Stopwatch
 from assistant.agent.summary import (
     EMPTY_REPLY,
     SummaryFailedError,
@@ -359,8 +360,10 @@ class Agent:
         too long, a smaller one is built (the window is known by then, or guessed smaller).
         """
         shown: list[str] = []
+        watch = Stopwatch()  # each try starts its own
 
         def on_text(text: str) -> None:
+            watch.text()
             shown.append(text)
             turn.on_event(TextDelta(turn.cid, text))
 
@@ -373,7 +376,8 @@ class Agent:
             # What is sent now: the tool steps of this turn have grown the prompt.
             turn.prompt_tokens = estimate_tokens(json.dumps(sent)) + _tokens_of(schemas)
             try:
-                return self.provider.chat(
+                watch = Stopwatch()
+                response = self.provider.chat(
                     sent,
                     tools=schemas,
                     on_text=on_text,
@@ -385,6 +389,8 @@ class Agent:
                     ),
                     on_wait=on_wait,
                 )
+                turn.stats = watch.stats(self.provider.model, response, turn.prompt_tokens)
+                return response
             except ContextOverflowError as exc:
                 if shown or retry == OVERFLOW_RETRIES:
                     self._save_partial(turn, shown, "failed")
@@ -535,11 +541,13 @@ class Agent:
         text = response.content
         ids = tuple(dict.fromkeys([*turn.memory_ids, *turn.context.recalled]))
         reply = self.conversations.append(
-            turn.cid, "assistant", text, memory_ids=ids, cut_off=response.cut_off
+            turn.cid, "assistant", text, memory_ids=ids, cut_off=response.cut_off, stats=turn.stats
         )
         if turn.long_term and ids:
             self.memory.mark_used(ids, reply=Source(turn.cid, reply.id))
-        turn.on_event(Finished(turn.cid, reply.id, text, ids, cut_off=response.cut_off))
+        turn.on_event(
+            Finished(turn.cid, reply.id, text, ids, cut_off=response.cut_off, stats=turn.stats)
+        )
         learns = turn.long_term and not turn.conversation.do_not_remember
         upkeep = self.curator is not None or self.reflector is not None
         if learns and self.config.auto_memories and upkeep:

@@ -185,6 +185,9 @@ class OpenAIProvider:
         for name in caps.dropped:
             options.pop(name, None)
         stream = self._stream and (caps.stream_tools if "tools" in options else caps.stream)
+        if stream and "stream_options" not in caps.dropped:
+            # The token counts come in a last chunk (a server that refuses it: dropped).
+            options["stream_options"] = {"include_usage": True}
         request = _Request(
             self.model, [dict(message) for message in messages], options, stream, on_wait
         )
@@ -325,12 +328,15 @@ class OpenAIProvider:
             return read_stream(chunks, shown)
 
     def _whole(self, request: _Request, shown: _Shown, cancel: CancelToken | None) -> ChatResponse:
+        # Only a streamed request may ask for the usage chunk (OpenAI refuses it otherwise).
+        options = {k: v for k, v in request.options.items() if k != "stream_options"}
+
         def produce() -> Generator[ChatCompletion, None, None]:
             yield self._client.chat.completions.create(
                 model=request.model,
                 messages=request.messages,
                 stream=False,
-                extra_body=request.options,
+                extra_body=options,
             )
 
         with closing(pump(produce, cancel, self._waiter(request))) as completions:

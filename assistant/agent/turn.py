@@ -11,7 +11,7 @@ from assistant.agent.cancel import CancelToken
 from assistant.agent.chat import ToolCallRequest
 from assistant.agent.events import EventSink
 from assistant.agent.tools import ToolRegistry
-from assistant.memory import Conversation, Message
+from assistant.memory import Conversation, Message, ReplyStats
 
 
 @dataclass
@@ -29,6 +29,7 @@ class Turn:
     use_tools: bool = True  # False when the tool schemas would take too much of the budget
     prompt_tokens: int = 0  # the estimated size of the last prompt built
     calls: Counter[tuple[str, str]] = field(default_factory=Counter)  # by name and arguments
+    stats: ReplyStats | None = None  # of the last model call: its tokens and speed
 
     @property
     def cid(self) -> str:

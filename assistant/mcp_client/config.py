@@ -205,15 +205,29 @@ class McpConfig:
             self.raw = {**self.raw, "mcpServers": {k: v for k, v in listed.items() if k != name}}
 
 
+CLAUDE_CONFIG = Path("Claude") / "claude_desktop_config.json"
+
+
 def claude_desktop_config() -> Path:
-    """Where Claude Desktop keeps its MCP servers on this OS (the file may not exist)."""
+    """Where Claude Desktop keeps its MCP servers on this OS (the file may not exist).
+
+    macOS: `~/Library/Application Support/Claude`; Windows: `%APPDATA%\\Claude`, or, for the
+    Microsoft Store install (whose AppData is virtualized), its package's own copy of it;
+    elsewhere `$XDG_CONFIG_HOME/Claude` (Claude Desktop has no Linux build; community ports
+    use that).
+    """
+    home = Path.home()
+    if sys.platform == "darwin":
+        return home / "Library" / "Application Support" / CLAUDE_CONFIG
     if sys.platform == "win32":
-        base = Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming")
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Application Support"
-    else:
-        base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-    return base / "Claude" / "claude_desktop_config.json"
+        roaming = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
+        usual = roaming / CLAUDE_CONFIG
+        local = Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local")
+        store = sorted(
+            (local / "Packages").glob(f"Claude_*/LocalCache/Roaming/{CLAUDE_CONFIG.as_posix()}")
+        )
+        return usual if usual.exists() or not store else store[0]
+    return Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / CLAUDE_CONFIG
 
 
 def import_servers(config: McpConfig, source: Path) -> tuple[list[str], list[str]]:

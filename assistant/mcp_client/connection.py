@@ -174,9 +174,11 @@ class Connection:
                 create_mcp_http_client(headers=dict(config.headers) or None)
             )
             return streamable_http_client(config.url, http_client=http)
-        if self._stderr is None:
-            # Kept open across restarts (the tail shows every run); closed when `run` ends.
-            self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        # One file per start: the tail after a failure is that start's own (a restart's
+        # lines would otherwise repeat the earlier ones'); the last is closed when `run` ends.
+        if self._stderr is not None:
+            self._stderr.close()
+        self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         params = StdioServerParameters(
             command=config.command,
             args=list(config.args),
@@ -187,7 +189,7 @@ class Connection:
         return stdio_client(params, errlog=self._stderr)
 
     def _stderr_tail(self) -> str:
-        """The end of what the server wrote to stderr (all its runs so far)."""
+        """The end of what the server wrote to stderr since it was last started."""
         if self._stderr is None:
             return ""
         fd = self._stderr.fileno()

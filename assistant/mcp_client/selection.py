@@ -8,7 +8,6 @@ tool named in other words than the user's ("refund" for "money back") is still f
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from collections.abc import Sequence
 
@@ -20,17 +19,16 @@ from assistant.mcp_client.status import McpTool
 from assistant.memory import Embedder, SearchConfig
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.ranking import fuse_rankings
-from assistant.memory.text import query_terms, terms
+from assistant.memory.text import identifier_words, query_terms, terms
 
 log = logging.getLogger(__name__)
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _FUSION = SearchConfig(fusion="rrf")
 
 
 def tool_text(tool: McpTool) -> str:
     """What a tool is searched by: its server, name (words split), title and description."""
-    name = _CAMEL.sub(" ", tool.name).replace("_", " ").replace("-", " ")
+    name = " ".join(identifier_words(tool.name))
     return f"{tool.server} {name} {tool.title} {tool.description}"
 
 

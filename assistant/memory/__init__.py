@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from assistant.memory.messages import Message, check_messages, estimate_tokens
     from assistant.memory.openai_embedder import OpenAIEmbedder
     from assistant.memory.ranking import SearchConfig
+    from assistant.memory.reply_stats import ReplyStats
     from assistant.memory.semantic import MAX_TEXT_CHARS, ForgottenFactError, SemanticMemory
     from assistant.memory.topics import Topic, TopicStore
     from assistant.memory.working import WorkingMemory, WorkingMemoryStore
@@ -78,6 +79,7 @@ _MODULES = {
     "message_index": ("ConversationHit",),
     "openai_embedder": ("OpenAIEmbedder",),
     "ranking": ("SearchConfig",),
+    "reply_stats": ("ReplyStats",),
     "semantic": ("MAX_TEXT_CHARS", "ForgottenFactError", "SemanticMemory"),
     "topics": ("Topic", "TopicStore"),
     "working": ("WorkingMemory", "WorkingMemoryStore"),
@@ -111,6 +113,7 @@ __all__ = [
     "Message",
     "OpenAIEmbedder",
     "Origin",
+    "ReplyStats",
     "SearchConfig",
     "SearchHit",
     "SemanticMemory",

@@ -36,6 +36,7 @@ from assistant.memory.message_index import ConversationHit, MessageIndex
 from assistant.memory.messages import Message, Role, check_messages, tool_call
 from assistant.memory.pending import Answer, PendingChange
 from assistant.memory.ranking import SearchConfig
+from assistant.memory.reply_stats import ReplyStats
 from assistant.memory.subscribers import Subscribers
 from assistant.memory.write_marker import WriteMarker
 from assistant.timestamps import is_timestamp, stamp
@@ -239,12 +240,13 @@ class ConversationStore:
         cut_off: bool = False,
         stop_reason: str | None = None,
         ok: bool = True,
+        stats: ReplyStats | None = None,
     ) -> Message:
         """Durably add a message at the end of the chosen branch and return it.
 
         `cut_off` marks a reply that stopped at the length limit; `stop_reason` one that ended
         early otherwise ("stopped" by the user, "failed"); `ok=False` a tool result that is an
-        error.
+        error; `stats` are a reply's model, token counts and speed.
         """
         calls = tuple(tool_call(c) for c in tool_calls or ())
         with self._lock:
@@ -262,6 +264,7 @@ class ConversationStore:
                 cut_off=cut_off,
                 stop_reason=stop_reason,
                 ok=ok,
+                stats=stats,
             )
             message.check()
             record = file_record("message", message.to_json())

@@ -23,6 +23,7 @@ from assistant.json_fields import (
     string,
     timestamp,
 )
+from assistant.memory.reply_stats import ReplyStats
 from assistant.timestamps import is_timestamp
 
 CHARS_PER_TOKEN = 4
@@ -48,6 +49,7 @@ class Message:
     cut_off: bool = False  # the reply stopped at the length limit
     stop_reason: str | None = None  # why a reply ended early: "stopped" (by the user), "failed"
     ok: bool = True  # a tool message: whether the tool succeeded (its content is then the error)
+    stats: ReplyStats | None = None  # a reply: its model, token counts and speed
 
     def check(self) -> None:
         """The rules every stored message keeps; ValueError `field: problem`."""
@@ -96,6 +98,8 @@ class Message:
             out["stop_reason"] = self.stop_reason
         if self.role == "tool":
             out["ok"] = self.ok
+        if self.stats is not None:
+            out["stats"] = self.stats.to_json()
         return out
 
     @classmethod
@@ -123,6 +127,7 @@ class Message:
             cut_off=flag(raw, "cut_off"),
             stop_reason=optional_str(raw, "stop_reason"),
             ok=flag(raw, "ok", default=not _failed_before_ok(role, raw)),
+            stats=None if raw.get("stats") is None else ReplyStats.from_json(raw["stats"]),
         )
 
 

@@ -10,6 +10,7 @@ import snowballstemmer
 
 _TOKEN = re.compile(r"[^\W_]+")
 _STEMMER = snowballstemmer.stemmer("english")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 # Words that alone never make a result relevant. They still count in BM25 scores (so scores
 # stay those of rank_bm25 on the same terms); they only cannot pass the relevance floor alone.
@@ -24,6 +25,11 @@ STOP_WORDS = frozenset(
     while who whom why will with would you your yours yourself yourselves s t don
     """.split()
 )
+
+
+def identifier_words(name: str) -> list[str]:
+    """The words of a name such as `lookupOrder`, `lookup_order` or `lookup-order`."""
+    return _CAMEL.sub(" ", name).replace("_", " ").replace("-", " ").split()
 
 
 def tokenize(text: str) -> list[str]:

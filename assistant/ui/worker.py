@@ -20,6 +20,7 @@ from assistant.agent import events
 from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.confirm import Choice, Confirmations
 from assistant.agent.events import AgentEvent, Failed
+from assistant.agent.turn_gate import TurnGate
 from assistant.errors import AssistantError
 from assistant.memory import ConversationNotFoundError, ConversationStore
 from assistant.priority import lower_this_thread
@@ -64,6 +65,7 @@ class AgentWorker(QObject):
         self._upkeep_lock = threading.Lock()
         self._upkeep_queue: deque[Upkeep] = deque()
         self._upkeep_running = False
+        self._gate = TurnGate()  # upkeep asks the model between turns, never during one
         self._agent: Agent | None = None
         self._agent_built_from: object = None  # the workspace's `agent_fingerprint`
         self._idle = threading.Event()  # no turn is running (embedding waits for it)
@@ -133,7 +135,7 @@ class AgentWorker(QObject):
         built_from = self._workspace.agent_fingerprint()
         if self._agent is None or built_from != self._agent_built_from:
             self._agent = self._workspace.agent(
-                upkeep=self._schedule_upkeep, confirmations=self._confirmations
+                upkeep=self._schedule_upkeep, confirmations=self._confirmations, gate=self._gate
             )
             self._agent_built_from = built_from
         return self._agent
@@ -151,6 +153,7 @@ class AgentWorker(QObject):
             return
         self.busy_changed.emit(True)
         self._idle.clear()
+        self._gate.turn_started()
         try:
             try:
                 agent = self._agent_for_turn()
@@ -166,6 +169,7 @@ class AgentWorker(QObject):
             else:
                 agent.run(conversation_id, text, self._emit, self._cancel)
         finally:
+            self._gate.turn_ended()
             self._idle.set()
             self.busy_changed.emit(False)
         self.embed_missing()  # the turn's new messages and memories, for search by meaning

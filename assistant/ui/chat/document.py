@@ -28,6 +28,7 @@ from assistant.knowledge import Citation, citations_in
 from assistant.memory import Conversation, Message
 from assistant.ui import theme
 from assistant.ui.chat.markdown import MarkdownRenderer
+from assistant.ui.chat.reply_details import stats_details, stats_line
 from assistant.ui.chat.tool_summary import MemoryLookup, summarize
 from assistant.ui.wording import shorten
 
@@ -157,6 +158,11 @@ class ChatDocument:
         if first.parent_id is not None:
             actions.append(("Regenerate", f"regenerate:{first.parent_id}"))
         self.actions(cursor, actions)
+        if last.role == "assistant" and last.stats is not None:
+            details = QTextCharFormat(self.small())
+            details.setToolTip(stats_details(last.stats))
+            cursor.insertText("  ·  ", self.small())
+            cursor.insertText(stats_line(last.stats), details)
 
     def _assistant_message(
         self, cursor: QTextCursor, message: Message, results: dict[str | None, Message]

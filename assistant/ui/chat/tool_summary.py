@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from assistant.knowledge import citations_in
+from assistant.memory.text import identifier_words
 from assistant.ui.wording import shorten
 
 MemoryLookup = Callable[[str], str | None]  # memory id -> its text, None if gone
 QUOTE_CHARS = 40
 NOT_RUN = "Not run:"  # how the agent's result starts when the user stopped or denied a tool
 _MEMORY_ID = re.compile(r"\b([0-9a-f]{32})\b")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # How a server tool's first word reads once it ran: "lookup_order" is "Looked up order".
 _PAST = {
     "add": "Added",
@@ -91,7 +91,7 @@ def summarize(
 def _server_tool(server: str, tool: str, args: dict[str, Any], *, done: bool) -> str:
     """'shop · Looked up order 'A-17'': the server, the tool's name in words, its first short
     text argument."""
-    words = _CAMEL.sub(" ", tool).replace("_", " ").replace("-", " ").split()
+    words = identifier_words(tool)
     if not words:
         return f"{server} · {tool}"
     first = words[0].lower()

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import cast
 
 from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from assistant.memory import KINDS, MemoryItem, MemoryKind
+from assistant.ui.keys import is_ctrl_enter
 from assistant.ui.theme import set_muted
 
 KIND_HINTS: dict[str, str] = {
@@ -142,13 +142,7 @@ class MemoryDialog(QDialog):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
         """Ctrl+Enter in the text saves (when there is something to save)."""
-        if (
-            watched is self.text_edit
-            and isinstance(event, QKeyEvent)
-            and event.type() == QEvent.Type.KeyPress
-            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
-            and event.modifiers() & Qt.KeyboardModifier.ControlModifier
-        ):
+        if watched is self.text_edit and is_ctrl_enter(event):
             if self.buttons.button(QDialogButtonBox.StandardButton.Save).isEnabled():
                 self.accept()
             return True

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from PySide6.QtCore import QSize
+from PySide6.QtCore import QCoreApplication, QEvent, QSize, QTimer
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -33,6 +34,9 @@ class SettingsDialog(QDialog):
     def __init__(self, workspace: Workspace, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._workspace = workspace
+        self._opened_height: int | None = None  # set when first shown
+        self._fit_timer = QTimer(self, singleShot=True, interval=0)
+        self._fit_timer.timeout.connect(self._fit_height)
         self.setObjectName("settingsDialog")
         self.setWindowTitle("Settings")
 
@@ -47,7 +51,7 @@ class SettingsDialog(QDialog):
         self._tabs.setDocumentMode(True)
         for page in self.pages:
             self._tabs.addTab(page, page.title)
-            page.resized.connect(self._fit_height)
+            page.resized.connect(self._fit_soon)
             page.usable_changed.connect(self._on_usable_changed)
 
         self._buttons = QDialogButtonBox(
@@ -124,11 +128,38 @@ class SettingsDialog(QDialog):
     def _on_usable_changed(self, usable: bool) -> None:
         self._buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(usable)
 
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - a Qt override
+        """Remember the height the dialog opened with: it shrinks back to it."""
+        super().showEvent(event)
+        if self._opened_height is None:
+            self._opened_height = self.height()
+            self._fit_height()
+
+    def _fit_soon(self) -> None:
+        """Fit the height once the labels have their new text laid out (several changes at
+        once make one fit)."""
+        self._fit_timer.start()
+
     def _fit_height(self) -> None:
-        """Grow the dialog if wrapped text (a long error) no longer fits its height."""
-        layout = self.layout()
-        if not self.isVisible() or layout is None or not layout.hasHeightForWidth():
+        """Fit the height to wrapped text (a long error): grow while it needs room, shrink back
+        once it is gone, and stay on the screen (moved up, at most as tall as it)."""
+        if self._opened_height is None or not self.isVisible():
             return
-        needed = layout.totalHeightForWidth(self.width())
-        if needed > self.height():
-            self.resize(self.width(), needed)
+        # The new text's layout requests first, then the pages' height (the dialog's own
+        # layout keeps heights it worked out before).
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+        for widget in self._tabs.currentWidget().findChildren(QWidget):
+            widget.updateGeometry()
+        tabs = self._tabs
+        wanted = tabs.heightForWidth(tabs.width()) if tabs.hasHeightForWidth() else -1
+        needed = (
+            self.height() - tabs.height() + (wanted if wanted > 0 else tabs.sizeHint().height())
+        )
+        available = self.screen().availableGeometry()
+        frame = self.frameGeometry().height() - self.height()
+        height = min(max(self._opened_height, needed), available.height() - frame)
+        if height != self.height():
+            self.resize(self.width(), height)
+        below = self.frameGeometry().bottom() - available.bottom()
+        if below > 0:
+            self.move(self.x(), max(available.top(), self.y() - below))

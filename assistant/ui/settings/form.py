@@ -6,6 +6,7 @@ note, and the look of every form is decided here. A field's help is its tooltip.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from PySide6.QtCore import Qt
@@ -14,6 +15,9 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QLayout, QWidget
 from assistant.ui import theme
 
 WARNING_COLOR = "#9a6700"
+# A word this long (a URL, a path) may be broken after its punctuation when wrapped.
+_LONG_WORD = re.compile(r"\S{30,}")
+_ZERO_WIDTH_SPACE = "\u200b"
 
 
 class SettingsForm(QFormLayout):
@@ -75,3 +79,14 @@ def align_labels(forms: Iterable[QFormLayout]) -> None:
     for label in labels:
         label.setMinimumWidth(width)
         label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+
+def wrappable(text: str) -> str:
+    """`text` with a break allowed after the punctuation of long words (URLs, paths), so that a
+    word-wrapped label wraps them rather than clipping them."""
+
+    def breakable(match: re.Match[str]) -> str:
+        word = re.sub(r"([/.:?&=_-])", rf"\1{_ZERO_WIDTH_SPACE}", match.group())
+        return re.sub(r"([^/.:?&=_\-\u200b]{20})(?=.)", rf"\1{_ZERO_WIDTH_SPACE}", word)
+
+    return _LONG_WORD.sub(breakable, text)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QKeyEvent, QPalette
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 
 from assistant.instructions import ABOUT_LABEL, ANSWER_LABEL, INSTRUCTIONS_LIMIT, Instructions
 from assistant.ui import theme
+from assistant.ui.keys import is_ctrl_enter
 
 INTRO = (
     "Assistant follows these in every chat, temporary ones too. They go to the model with each "
@@ -112,12 +113,7 @@ class InstructionsDialog(QDialog):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
         """Ctrl+Enter in either text saves (when neither is over the limit)."""
-        if (
-            isinstance(event, QKeyEvent)
-            and event.type() == QEvent.Type.KeyPress
-            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
-            and event.modifiers() & Qt.KeyboardModifier.ControlModifier
-        ):
+        if is_ctrl_enter(event):
             self.accept()
             return True
         return super().eventFilter(watched, event)

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushBu
 
 from assistant.credentials import API_KEY_ENV, Credentials, backend_name
 from assistant.errors import CredentialError
+from assistant.settings import PROVIDERS, ProviderName
 from assistant.ui.settings.form import WARNING_COLOR, SettingsForm
 
 
@@ -28,7 +29,6 @@ class KeyBox(QGroupBox):
         self.edit = QLineEdit(self)
         self.edit.setObjectName("apiKeyEdit")
         self.edit.setEchoMode(QLineEdit.EchoMode.Password)
-        self.edit.setPlaceholderText("Not needed for Ollama or LM Studio")
         self.edit.setToolTip(
             "The secret key of your account at the provider (sk-…). It is kept in the system "
             "keyring, never in the settings file."
@@ -71,6 +71,10 @@ class KeyBox(QGroupBox):
             WARNING_COLOR,
             name="apiKeyEnvNote",
         )
+
+    def set_provider(self, provider: ProviderName) -> None:
+        """Say in the empty field whether `provider` needs a key."""
+        self.edit.setPlaceholderText(PROVIDERS[provider].key_hint)
 
     def load(self) -> None:
         """Show the saved key (the environment's is not ours to show or store)."""

@@ -18,7 +18,6 @@ from assistant.settings import (
     ProviderName,
     Settings,
 )
-from assistant.ui import theme
 from assistant.ui.settings.form import WARNING_COLOR, SettingsForm
 from assistant.ui.settings.key_field import KeyBox
 from assistant.ui.settings.page import SettingsPage
@@ -88,9 +87,6 @@ class ModelPage(SettingsPage):
             "The address of the OpenAI-compatible API, usually ending in /v1. "
             "Editing it switches the provider to Custom URL.",
         )
-        self._url_error = form.add_note(
-            color=theme.danger(box.palette()).name(), name="baseUrlError"
-        )
         env_url = os.environ.get(BASE_URL_ENV)
         form.add_note(
             f"{BASE_URL_ENV} is set in the environment ({env_url}) and overrides this URL."
@@ -120,6 +116,9 @@ class ModelPage(SettingsPage):
             lambda: self.chat_model.currentText().strip(),
             box,
         )
+        # A result said of other values goes when they change (a problem with the URL stays).
+        self.chat_model.currentTextChanged.connect(self._on_inputs_changed)
+        self.embedding_model.currentTextChanged.connect(self._on_inputs_changed)
         self.probe.listed.connect(self._fill_models)
         self.probe.busy_changed.connect(self._update_url_state)
         self.probe.resized.connect(self.resized)
@@ -145,6 +144,7 @@ class ModelPage(SettingsPage):
         else:
             self.embedding_model.setCurrentIndex(1)
         self.key.load()
+        self.key.set_provider(settings.provider)
         self._update_url_state()
 
     def edit(self, settings: Settings) -> Settings:
@@ -182,6 +182,7 @@ class ModelPage(SettingsPage):
 
     def _on_provider_changed(self, _index: int) -> None:
         provider = self._provider_name()
+        self.key.set_provider(provider)
         if provider == self._last_provider:
             return
         self._last_provider = provider
@@ -202,31 +203,35 @@ class ModelPage(SettingsPage):
             with QSignalBlocker(self.provider):
                 self.provider.setCurrentIndex(self.provider.findData("custom"))
             self._last_provider = "custom"
+            self.key.set_provider("custom")
 
     def _on_inputs_changed(self, _text: str) -> None:
         self._update_url_state()
-        if not self.probe.busy:
-            self.probe.show_result(None, "")
 
     def _update_url_state(self) -> None:
+        """Say what is wrong with the URL in the probe's line (under the buttons, so that
+        nothing above them moves while the URL is typed); enable OK and the probe if nothing."""
         problem = self.problem()
-        self.form.set_note(self._url_error, problem or "")
-        self.resized.emit()
+        self.probe.show_problem(problem)
         self.usable_changed.emit(problem is None)
         self.probe.set_usable(problem is None)
 
     def _fill_models(self, models: list[str]) -> None:
-        """List `models` in both combos, keeping what is typed in them."""
+        """List `models` in both combos, keeping what is typed in them; the only chat model
+        offered is chosen (a local server often offers just the one it has loaded)."""
         chat = self.chat_model.currentText()
         embedding = self.embedding_model.currentText()
         embedders = [m for m in models if "embed" in m.lower()]
         others = [m for m in models if m not in embedders]
-        self.chat_model.clear()
-        self.chat_model.addItems(others + embedders)
+        if len(others) == 1:
+            chat = others[0]
+        with QSignalBlocker(self.chat_model), QSignalBlocker(self.embedding_model):
+            self.chat_model.clear()
+            self.chat_model.addItems(others + embedders)
+            self.embedding_model.clear()
+            self._add_embedding_choices()
+            self.embedding_model.addItems(embedders + others)
         self.chat_model.setEditText(chat)
-        self.embedding_model.clear()
-        self._add_embedding_choices()
-        self.embedding_model.addItems(embedders + others)
         self.embedding_model.setEditText(embedding)
 
 

@@ -22,6 +22,7 @@ from assistant.credentials import API_KEY_ENV, Credentials
 from assistant.settings import Settings
 from assistant.ui import theme
 from assistant.ui.jobs import Progress, run_job
+from assistant.ui.settings.form import wrappable
 
 # A connection test should not hang for the full chat timeout on an unreachable host.
 PROBE_TIMEOUT = 15.0
@@ -95,7 +96,9 @@ class ServerProbe(QWidget):
         result_row.addWidget(self._result, 1)
         self._result_row = QWidget(self)
         self._result_row.setLayout(result_row)
-        self._result_row.hide()
+        # Room for two lines whether or not there is a result, so that nothing moves when one
+        # comes or goes; a longer one grows the dialog.
+        self._result_row.setMinimumHeight(2 * self._result.fontMetrics().lineSpacing())
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -157,11 +160,18 @@ class ServerProbe(QWidget):
             button.setText(self._idle_text)
         self.busy_changed.emit()
 
+    def show_problem(self, problem: str | None) -> None:
+        """The values changed: say what is wrong with them (in red, in the result's place), or
+        clear the result, said of other values (a probe under way says its own)."""
+        if problem is not None:
+            self.show_result(False, problem)
+        elif not self.busy:
+            self.show_result(None, "")
+
     def show_result(self, ok: bool | None, text: str) -> None:
         """Show a result: ok (green), not ok (red), or None for a plain note ("": none)."""
-        self._result.setText(text)
+        self._result.setText(wrappable(text))
         self._result.setToolTip(text)
-        self._result_row.setVisible(bool(text))
         if ok is None:
             self._result.setStyleSheet("")
             self._icon.clear()

@@ -92,20 +92,10 @@ class MainWindow(QMainWindow):
         self.splitter.setSizes([240, 700, 340])
         self.setCentralWidget(self.splitter)
         self.menu = MainMenu(self)
-        self.action_new = self.menu.new
-        self.action_import = self.menu.import_
-        self.action_export = self.menu.export
-        self.action_settings = self.menu.settings
-        self.action_quit = self.menu.quit
-        self.action_import_folder = self.menu.import_folder
         self._connect_frame()
         self._import_drop = ImportDropFilter(self, self._import_dropped)
         self.status = StatusBar(self)
         self.setStatusBar(self.status)
-        self.provider_label = self.status.provider_label
-        self.connection_label = self.status.connection_label
-        self.memory_label = self.status.memory_label
-        self.progress = self.status.progress
         self.fit_to_screen()
         self.input.setFocus()
         if workspace is not None:
@@ -407,9 +397,9 @@ class MainWindow(QMainWindow):
             self.stack.setCurrentWidget(self.chat)
 
     def _on_connection(self, text: str, tip: str) -> None:
-        self.connection_label.setText(text)
+        self.status.connection_label.setText(text)
         if tip:
-            self.connection_label.setToolTip(tip)
+            self.status.connection_label.setToolTip(tip)
 
     def _show_notice(self, text: str) -> None:
         # Notices often come in twos (a server's first turn): keep the one still showing.
@@ -490,7 +480,7 @@ class MainWindow(QMainWindow):
 
     def _import_dropped(self, path: Path) -> None:
         """An export dropped on the window: import it once the data is open."""
-        if self.workspace is None or not self.action_import.isEnabled():
+        if self.workspace is None or not self.menu.import_.isEnabled():
             return
         from assistant.ui.transfer.dialogs import import_file
 
