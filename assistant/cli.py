@@ -14,7 +14,7 @@ from typing import Literal, TextIO
 
 from assistant import APP_NAME, __version__
 from assistant.datalock import DataDirLock, DataDirLockedError
-from assistant.errors import AssistantError
+from assistant.errors import AssistantError, InvalidImportError
 from assistant.fileio import reason, remove_stale_temp_files
 from assistant.paths import data_dir
 
@@ -72,6 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="skip",
         help="what to do with a conversation that is already here (default: skip); memories "
         "already here are never imported twice",
+    )
+    imp.add_argument(
+        "--projects",
+        choices=("merge", "apart"),
+        help="a project of the export named as one here: merge the two, or keep them apart "
+        "(the imported one named '<name> (imported)'); asked for when there is one",
     )
     mcp = commands.add_parser(
         "mcp",
@@ -139,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "export":
         return export_command(root, Path(args.out), args.conversations, args.memories)
     if args.command == "import":
-        return import_command(root, Path(args.source), args.on_conflict)
+        return import_command(root, Path(args.source), args.on_conflict, args.projects)
     if args.command == "mcp":
         from assistant.mcp_server import serve
 
@@ -163,7 +169,12 @@ def export_command(
         with _locked(root):
             stores = Workspace.open(root, embed=False)  # no key needed: the keyring is not read
             try:
-                data = export_data(stores, conversation_ids, include_memories=memories)
+                data = export_data(
+                    stores,
+                    conversation_ids,
+                    include_memories=memories,
+                    instructions=stores.settings.instructions(),
+                )
                 write_export(out, data)
             finally:
                 stores.close()
@@ -175,8 +186,17 @@ def export_command(
     return 0
 
 
-def import_command(root: Path, source: Path, policy: Literal["skip", "copy"]) -> int:
-    """`assistant import`: validate the whole export first, then add what is not here yet."""
+def import_command(
+    root: Path,
+    source: Path,
+    policy: Literal["skip", "copy"],
+    projects: Literal["merge", "apart"] | None = None,
+) -> int:
+    """`assistant import`: validate the whole export first, then add what is not here yet.
+
+    A project of the export named as another one here needs `projects` (merge or apart): the
+    command says so and changes nothing without it. An export's custom instructions are taken
+    when this data dir has none."""
     from assistant.transfer import apply_import, load_import
     from assistant.workspace import Workspace
 
@@ -188,7 +208,23 @@ def import_command(root: Path, source: Path, policy: Literal["skip", "copy"]) ->
         with _locked(root):
             stores = Workspace.open(root, embed=bool(plan.memories))
             try:
-                result = apply_import(plan, stores, policy, meter.steps if meter else None)
+                same_names = plan.project_conflicts(stores)
+                if same_names and projects is None:
+                    names = ", ".join(repr(n) for n in same_names)
+                    raise InvalidImportError(
+                        f"This data dir has projects named as the export's ({names}): import "
+                        "again with --projects merge (one project each) or --projects apart "
+                        "(the imported ones kept beside them). Nothing was changed."
+                    )
+                result = apply_import(
+                    plan,
+                    stores,
+                    policy,
+                    meter.steps if meter else None,
+                    projects=projects or "merge",
+                )
+                if plan.instructions is not None and stores.adopt_instructions(plan.instructions):
+                    print("Custom instructions set from the export.")
             finally:
                 stores.close()
                 if meter:

@@ -12,6 +12,7 @@ from typing import Any, Literal, get_args
 
 from assistant.fileio import atomic_write_json, read_json_object, set_aside
 from assistant.instructions import Instructions
+from assistant.model_options import ModelOptions, options_by_model
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +85,8 @@ class Settings:
     # MCP tools as `server/tool`: those switched off, and those the user always allows to run.
     mcp_tools_off: list[str] = field(default_factory=list)
     mcp_trusted: list[str] = field(default_factory=list)
+    # Per model: sampling values, reply and context sizes, tool use (`model_options.py`).
+    model_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     instructions_about: str = ""  # custom instructions: what the assistant should know
     instructions_answer: str = ""  # and how it should answer
     ui_state: dict[str, str] = field(default_factory=dict)
@@ -93,6 +96,19 @@ class Settings:
     def effective_base_url(self) -> str:
         """The server to talk to: `OPENAI_BASE_URL`, else the custom URL, else the preset's."""
         return os.environ.get(BASE_URL_ENV) or self.base_url or PROVIDERS[self.provider].base_url
+
+    def options_for(self, model: str) -> ModelOptions:
+        """The options set for `model` (none set: all None)."""
+        raw = self.model_options.get(model)
+        return ModelOptions() if raw is None else ModelOptions.from_json(raw, model)
+
+    def set_options_for(self, model: str, options: ModelOptions) -> None:
+        """Keep `options` for `model` (none set: forget the model's entry)."""
+        values = options.to_json()
+        if values:
+            self.model_options = {**self.model_options, model: values}
+        else:
+            self.model_options = {k: v for k, v in self.model_options.items() if k != model}
 
     def instructions(self) -> Instructions:
         """The user's custom instructions."""
@@ -177,6 +193,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "ui_state": (dict,),
     "mcp_tools_off": (list,),
     "mcp_trusted": (list,),
+    "model_options": (dict,),
 }
 
 
@@ -191,6 +208,12 @@ _ZERO_MEANS_AUTOMATIC = frozenset({"prompt_budget_tokens"})
 def _valid(name: str, value: Any) -> bool:
     if name == "provider":
         return value in get_args(ProviderName)
+    if name == "model_options":
+        try:
+            options_by_model(value)
+        except ValueError:
+            return False
+        return True
     types = _TYPES[name]
     if isinstance(value, bool) and bool not in types:
         return False

@@ -17,6 +17,7 @@ from assistant.instructions import Instructions
 from assistant.knowledge import AttachmentStore, Knowledge
 from assistant.mcp_client.manager import McpManager
 from assistant.memory import (
+    Conversation,
     ConversationStore,
     Embedder,
     LazyEmbedder,
@@ -25,9 +26,11 @@ from assistant.memory import (
     WorkingMemoryStore,
 )
 from assistant.memory.memory_keys import tie_memories_to_messages
+from assistant.model_options import ModelOptions
 from assistant.notices import Notices
 from assistant.openai_client import OpenAIClients
 from assistant.paths import memory_dir, settings_file
+from assistant.projects import ProjectStore
 from assistant.settings import BASE_URL_ENV, LOCAL_EMBEDDING_MODEL, Settings
 
 if TYPE_CHECKING:
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
     from assistant.agent.chat import ChatProvider
     from assistant.agent.confirm import Confirmations
     from assistant.agent.loop import Agent, UpkeepRunner
+    from assistant.agent.model_choice import TurnModel
     from assistant.agent.provider import OpenAIProvider
     from assistant.agent.reflection import Reflection, Reflector, Tries
     from assistant.agent.turn_gate import TurnGate
@@ -58,6 +62,7 @@ class Workspace:
     topics: TopicStore
     knowledge: Knowledge  # the knowledge folders (loaded and kept up to date by a service)
     attachments: AttachmentStore  # files attached to messages, by conversation
+    projects: ProjectStore  # projects: their names, instructions and knowledge folders
     warnings: list[str] = field(default_factory=list)
     notices: Notices = field(default_factory=Notices)
     capabilities: CapabilityMemory = field(init=False)
@@ -106,6 +111,7 @@ class Workspace:
             topics=TopicStore(memory_dir(root)),
             knowledge=Knowledge(root, embedder),
             attachments=AttachmentStore(root),
+            projects=ProjectStore(root),
             notices=notices,
             embedder=embedder,
             clients=clients,
@@ -120,6 +126,7 @@ class Workspace:
             *workspace.working.warnings,
             *workspace.topics.warnings,
             *workspace.knowledge.warnings,
+            *workspace.projects.warnings,
         ]
         return workspace
 
@@ -194,6 +201,25 @@ class Workspace:
         self.settings.instructions_about = instructions.about
         self.settings.instructions_answer = instructions.answer
 
+    def delete_project(self, project_id: str) -> None:
+        """Delete a project: its conversations move to no project and its memories become
+        global (each with a "moved" event), then its file goes."""
+        for info in self.conversations.all():
+            if info.project == project_id:
+                self.conversations.set_project(info.id, None)
+        for item in self.memory.all(state=None):
+            if item.project == project_id and item.state != "forgotten":
+                self.memory.move(item.id, None)
+        self.projects.delete(project_id)
+
+    def adopt_instructions(self, instructions: Instructions) -> bool:
+        """Take an export's custom instructions if there are none here (nothing is replaced);
+        whether they were taken. StorageError if they cannot be saved."""
+        if instructions.empty or not self.settings.instructions().empty:
+            return False
+        self.set_instructions(instructions)
+        return True
+
     def agent_fingerprint(self) -> tuple[str, str | None, str | None]:
         """What the agent is built from (the settings but the window's state, the key, the
         server override): an agent is good for as long as this stays the same."""
@@ -246,7 +272,37 @@ class Workspace:
             extra_tools=self._mcp_tools(),
             confirmations=confirmations,
             knowledge=self.knowledge,
+            choose_model=self._turn_model,
+            projects=self.projects,
         )
+
+    def _turn_model(self, conversation: Conversation) -> TurnModel:
+        """A turn's model: the conversation's choice or the settings' one, with the options
+        in force (the conversation's over the model's)."""
+        from assistant.agent.model_choice import TurnModel
+        from assistant.agent.provider import OpenAIProvider
+
+        model = conversation.model or self.settings.chat_model
+        options = conversation.options.over(self.settings.options_for(model))
+        provider = OpenAIProvider(
+            self.clients.get(self.settings, self.credentials),
+            model,
+            extra_params=options.request_params(),
+            capabilities=self.capabilities,
+        )
+        return TurnModel(provider, options, self.tools_looped)
+
+    def tools_looped(self, model: str) -> None:
+        """With "auto" tool use, `model` looped on tools: it gets none from now on."""
+        self.set_model_options(model, self.settings.options_for(model).learned_off())
+
+    def set_model_options(self, model: str, options: ModelOptions) -> None:
+        """Keep `model`'s options in the settings. StorageError if they cannot be saved (the
+        settings are then as they were)."""
+        changed = dataclasses.replace(self.settings)
+        changed.set_options_for(model, options)
+        changed.save(settings_file(self.root))
+        self.settings.model_options = changed.model_options
 
     def _mcp_tools(self) -> McpToolSource:
         from assistant.mcp_client.agent_tools import McpToolSource

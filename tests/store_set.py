@@ -5,14 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from assistant.memory import ConversationStore, SemanticMemory
+from assistant.projects import ProjectStore
 
 
 @dataclass(frozen=True)
 class StoreSet:
-    """A conversation store and a memory store (`assistant.transfer.Stores`)."""
+    """A conversation store, a memory store and projects (`assistant.transfer.Stores`)."""
 
     conversations: ConversationStore
     memory: SemanticMemory
+    projects: ProjectStore | None = None
 
     def close(self) -> None:
         """Close both stores, as `Workspace.close` does."""

@@ -21,7 +21,9 @@ SAMPLE = [
     ("memory-log.append.write", 4),
     ("conversation.delete", 1),
     ("memory-index.snapshot.write", 2),
-    ("memory-log.append.fsync", 14),
+    ("memory-log.append.fsync", 15),
+    ("projects.snapshot.rename", 2),  # the project's change: the first version or the second
+    ("projects.delete", 1),
 ]
 
 
@@ -37,6 +39,7 @@ SAMPLE = [
         ("data/conversations/index.json", "conversation-index"),
         ("data/conversations/vectors-hash.npz", "message-vectors"),
         ("data/mcp.json", "mcp"),
+        ("data/projects/0a1b.json", "projects"),
         ("data/elsewhere.txt", "other"),
     ],
 )
@@ -61,6 +64,8 @@ def test_the_workload_passes_a_failpoint_of_every_step_of_every_store(tmp_path: 
     assert {"conversation.append.write", "conversation.create.link", "conversation.delete"} <= names
     assert {"memory-log.append.fsync", "memory-log.snapshot.rename"} <= names
     assert {"memory-vectors.snapshot.rename", "message-vectors.snapshot.rename"} <= names
+    assert {f"projects.snapshot.{step}" for step in ("write", "fsync", "rename")} <= names
+    assert "projects.delete" in names
 
 
 @pytest.mark.parametrize(("name", "at"), SAMPLE)

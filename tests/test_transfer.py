@@ -132,7 +132,7 @@ def test_export_has_the_contract_shape(source: tuple[StoreSet, dict[str, str]]) 
     stores, ids = source
     data = exported(stores)
     assert list(data) == ["format", "version", "exported_at", "app", "conversations", "memories"]
-    assert data["format"] == FORMAT and data["version"] == 1
+    assert data["format"] == FORMAT and data["version"] == 2
     assert data["app"] == {"name": "Assistant", "version": data["app"]["version"]}
     datetime.fromisoformat(data["exported_at"])
     # Temporary conversations stay out of "all"; forgotten memories never leave.
@@ -441,7 +441,7 @@ MSG = ["conversations", 1, "messages"]
 MALFORMED: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
     ("wrong marker", _set(["format"], "other.export"), "format: must be 'assistant.export'"),
     ("no marker", _delete(["format"]), "format: missing"),
-    ("too new", _set(["version"], 2), "version: this file is format version 2"),
+    ("too new", _set(["version"], 3), "version: this file is format version 3"),
     ("version text", _set(["version"], "1"), "version: must be a whole number"),
     ("no conversations", _delete(["conversations"]), "conversations: missing"),
     ("conversations object", _set(["conversations"], {}), "conversations: must be a list"),

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         TextDelta,
         ToolCallFinished,
         ToolCallStarted,
+        ToolsTurnedOff,
         Waiting,
     )
     from assistant.agent.loop import Agent, AgentConfig
@@ -43,6 +44,7 @@ _MODULES = {
         "TextDelta",
         "ToolCallFinished",
         "ToolCallStarted",
+        "ToolsTurnedOff",
         "Waiting",
     ),
     "loop": ("Agent", "AgentConfig"),
@@ -69,6 +71,7 @@ __all__ = [
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolRegistry",
+    "ToolsTurnedOff",
     "Waiting",
     "builtin_registry",
     "tool",

@@ -14,10 +14,12 @@ from assistant.agent.prompt import fence, memory_line
 from assistant.agent.tools import Tool, ToolRegistry, tool
 from assistant.errors import ToolError
 from assistant.memory import (
+    EVERYWHERE,
     ConversationStore,
     MemoryEdit,
     MemoryItem,
     MemoryKind,
+    MemoryScope,
     SemanticMemory,
     Source,
     WorkingMemoryStore,
@@ -50,6 +52,7 @@ class ToolContext:
     confirmed: list[str] = field(default_factory=list)  # questions answered by a change made
     cancel: CancelToken = field(default_factory=CancelToken)  # the turn's: tools that wait stop
     revealed: set[str] = field(default_factory=set)  # hidden tools a search found, to offer
+    scope: MemoryScope = EVERYWHERE  # the memories the chat sees (its project's and global)
 
     def allow_change(
         self, tool_name: str, item: MemoryItem, action: PendingAction, **fields: Any
@@ -81,10 +84,13 @@ class ToolContext:
             )
         self.confirmed.extend(q.id for q in self.questions.pop(item.id, []))
 
-    def allow_add(self, text: str, kind: MemoryKind, importance: float) -> None:
-        """Raise ToolError if the reply may add no more memories (the add is offered instead)."""
+    def allow_add(
+        self, text: str, kind: MemoryKind, importance: float, project: str | None
+    ) -> None:
+        """Raise ToolError if the reply may add no more memories (the add, to `project`, is
+        offered instead)."""
         if not self.budget.take("remember"):
-            fields = {"text": text, "kind": kind, "importance": importance}
+            fields = {"text": text, "kind": kind, "importance": importance, "project": project}
             self.budget.offer(self.change("remember", "budget", None, **fields))
             raise ToolError(
                 f"remember: at most {self.budget.max_adds} memories can be added per reply. "
@@ -120,6 +126,7 @@ def remember(
     kind: MemoryKind = "fact",
     importance: float = 0.5,
     replaces: str | None = None,
+    personal: bool = False,
 ) -> str:
     """Save something worth knowing in future conversations to long-term memory.
 
@@ -129,12 +136,15 @@ def remember(
         importance: 0 to 1; how bad it would be to forget it.
         replaces: The id of a memory that no longer holds because of this one (the user
             moved, changed jobs or changed their mind); it is kept in the history.
+        personal: In a project's chat: true for a fact about the user themselves or a
+            preference that holds everywhere (remembered outside the project too), false
+            for a fact about the project's work (kept in the project).
     """
     if not 0 <= importance <= 1:
         raise ToolError("remember: 'importance' must be between 0 and 1.")
     source = Source(context.conversation_id, context.message_id)
     if replaces is not None:
-        old = _existing(memory, replaces)
+        old = _existing(memory, context, replaces)
         if not old.is_current:
             raise ToolError(
                 f"remember: memory {replaces} already no longer holds (replaced or archived)."
@@ -154,9 +164,17 @@ def remember(
         context.allow_change("remember", old, "update", **fields)  # a ToolError if it may not
         return True
 
-    context.allow_add(text, kind, importance)
+    project = context.scope.home(personal)
+    context.allow_add(text, kind, importance, project)
     item, before = memory.save(
-        text, kind, importance, source=source, may_change=may_change, origin="tool"
+        text,
+        kind,
+        importance,
+        source=source,
+        may_change=may_change,
+        origin="tool",
+        project=project,
+        scopes=context.scope.visible,
     )
     if before is item:
         context.budget.give_back("remember")  # said already: nothing added
@@ -184,7 +202,13 @@ def recall(
         include_history: Also find what no longer holds (replaced or archived), with when
             each fact held: for questions about the past ("where did I live before?").
     """
-    hits = memory.search(query, k=max(1, min(k, 20)), include_history=include_history)
+    hits = memory.search(
+        query,
+        k=max(1, min(k, 20)),
+        include_history=include_history,
+        scopes=context.scope.visible,
+    )
+    hits = context.scope.first(hits, lambda hit: hit.item)
     if not hits:
         return "No matching memories."
     context.recalled.extend(h.item.id for h in hits)
@@ -216,7 +240,7 @@ def forget(memory_id: str, context: ToolContext, memory: SemanticMemory) -> str:
     Args:
         memory_id: The id of the memory, as shown in brackets.
     """
-    old = _existing(memory, memory_id)
+    old = _existing(memory, context, memory_id)
     context.allow_change("forget", old, "forget")
     item = memory.forget(memory_id)
     context.edits.append(MemoryEdit("forgot", old, item))
@@ -231,7 +255,7 @@ def pin(memory_id: str, context: ToolContext, memory: SemanticMemory, pinned: bo
         memory_id: The id of the memory, as shown in brackets.
         pinned: True to pin, False to unpin.
     """
-    old = _existing(memory, memory_id)
+    old = _existing(memory, context, memory_id)
     if old.pinned == pinned:
         return f"{memory_id} is already {'pinned' if pinned else 'not pinned'}."
     context.allow_change("pin", old, "pin" if pinned else "unpin")
@@ -240,9 +264,10 @@ def pin(memory_id: str, context: ToolContext, memory: SemanticMemory, pinned: bo
     return f"{'Pinned' if pinned else 'Unpinned'} {memory_id}."
 
 
-def _existing(memory: SemanticMemory, memory_id: str) -> MemoryItem:
+def _existing(memory: SemanticMemory, context: ToolContext, memory_id: str) -> MemoryItem:
+    """The memory with this id, if the chat may see it (its scope)."""
     item = memory.get(memory_id)
-    if item is None or item.state == "forgotten":
+    if item is None or item.state == "forgotten" or not context.scope.sees(item):
         raise ToolError(f"There is no memory with id {memory_id!r}.")
     return item
 

@@ -4,6 +4,7 @@ the same rules for a statement another app asks to remember (`take`, for `assist
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -13,6 +14,7 @@ from typing import Any, Literal
 from assistant.agent.cancel import CancelToken
 from assistant.agent.change_budget import ReplyBudget
 from assistant.agent.chat import ChatProvider
+from assistant.agent.chat_scope import ChatScope
 from assistant.agent.decisions import (
     DECIDE_MAX_TOKENS,
     DECIDE_PROMPT,
@@ -32,6 +34,7 @@ from assistant.memory import (
     MemoryKind,
     Message,
     Origin,
+    Scope,
     SemanticMemory,
     Source,
     TopicStore,
@@ -62,6 +65,13 @@ Answer with JSON only: {{"memories": [{{"kind": one of {", ".join(EXTRACTED_KIND
 "text": "...", "importance": 0.5, "topic": "..."}}]}}. Answer {{"memories": []}} when nothing \
 is worth keeping."""
 
+# In a project's chat (not an isolated one) the model also says where each memory belongs.
+SCOPE_NOTE = """\
+This conversation is in the user's project {name}. Give each memory a "scope" too: "personal" \
+for a fact about the user themselves or a preference that holds everywhere (their family, home, \
+health, tastes, how they like answers), "project" for a fact about this project's work (its \
+goals, plans, decisions, people, deadlines, tools). When unsure, "project"."""
+
 TOPIC_PROMPT = """\
 Summarize what these memories say about the user in one or two sentences, as a short scene \
 ("The user ..."). Answer with the summary only."""
@@ -75,6 +85,7 @@ class Candidate:
     text: str
     importance: float
     topic: str
+    personal: bool = False  # in a project's chat: the model said "personal" (it goes global)
 
 
 TakenAction = Literal["added", "updated", "superseded", "known", "pinned", "forgotten"]
@@ -124,21 +135,25 @@ class Curator:
         *,
         cancel: CancelToken | None = None,
         budget: ReplyBudget | None = None,
+        scope: ChatScope | None = None,
     ) -> list[MemoryItem]:
         """Extract memories from one exchange and apply what they change; returns the items
         added or changed.
 
+        In a project's chat (`scope`) a new memory goes where the model says it belongs
+        (`MemoryScope.home`), and only the memories the chat sees are compared with it.
         `on_edit` hears of each memory added or changed (the chat shows it with Undo). The
         changes draw on the reply's `budget` (a budget of their own without one); what is over
         it is offered to the user instead. Only `cancel` (OperationCancelledError) interrupts
         it; provider errors are logged.
         """
         report = on_edit or (lambda _edit: None)
+        scope = scope or ChatScope()
         budget = budget or ReplyBudget()
         exchange = f"User: {user.content}\n\nAssistant: {reply.content}"
         try:
-            candidates = self._unforgotten(self._extract(exchange, cancel))
-            decisions = self.decide(exchange, candidates, cancel)
+            candidates = self._unforgotten(self._extract(exchange, cancel, scope))
+            decisions = self.decide(exchange, candidates, cancel, scope)
             source = Source(conversation_id, user.id)
             stored: list[MemoryItem] = []
             changed: list[str] = []  # the topics of the memories added or changed
@@ -151,6 +166,7 @@ class Curator:
                         source=source,
                         tags=[f"topic:{candidate.topic}"],
                         budget=budget,
+                        project=scope.memory.home(candidate.personal),
                     )
                 except ForgottenFactError:  # forgotten meanwhile, or a refined text says it
                     log.info("Curator: not learning a forgotten fact again: %.80r", candidate.text)
@@ -195,11 +211,16 @@ class Curator:
         [edit] = edits
         return Taken(_TAKEN[edit.action], edit.after, edit.before, decision.reason)
 
-    def _extract(self, exchange: str, cancel: CancelToken | None) -> list[Candidate]:
+    def _extract(
+        self, exchange: str, cancel: CancelToken | None, scope: ChatScope
+    ) -> list[Candidate]:
         if self.provider is None:
             raise ProviderError("No model is set up to extract memories.")
+        prompt = EXTRACT_PROMPT
+        if scope.project is not None and not scope.project.isolated:
+            prompt += "\n\n" + SCOPE_NOTE.format(name=json.dumps(scope.project.name))
         response = self.provider.chat(
-            [{"role": "system", "content": EXTRACT_PROMPT}, {"role": "user", "content": exchange}],
+            [{"role": "system", "content": prompt}, {"role": "user", "content": exchange}],
             json_mode=True,
             max_tokens=EXTRACT_MAX_TOKENS,
             cancel=cancel,
@@ -219,15 +240,21 @@ class Curator:
         return kept
 
     def decide(
-        self, exchange: str, candidates: Sequence[Candidate], cancel: CancelToken | None
+        self,
+        exchange: str,
+        candidates: Sequence[Candidate],
+        cancel: CancelToken | None,
+        scope: ChatScope | None = None,
     ) -> list[Decision]:
-        """One decision per candidate, against the memories most related to it.
+        """One decision per candidate, against the memories (that the chat's `scope` sees)
+        most related to it.
 
         A candidate with nothing related is added, one said word for word already is nothing;
         the model decides the rest in one call. Where its answer gives no valid decision, the
         fallback is NOTHING if a near-duplicate exists, else ADD (logged).
         """
-        related = [self._related(c.text) for c in candidates]
+        visible = (scope or ChatScope()).memory.visible
+        related = [self._related(c.text, visible) for c in candidates]
         decided: dict[int, Decision] = {}
         asked: list[int] = []
         for index, (candidate, items) in enumerate(zip(candidates, related, strict=True)):
@@ -248,12 +275,13 @@ class Curator:
                     log.info(
                         "Curator: no valid decision for %.80r; falling back", candidates[index].text
                     )
-                    answer = self._fallback(candidates[index])
+                    answer = self._fallback(candidates[index], visible)
                 decided[index] = replace(answer, candidate=index)
         return [decided[i] for i in range(len(candidates))]
 
-    def _related(self, text: str) -> list[MemoryItem]:
-        return [h.item for h in self.memory.find_related(text, k=RELATED_K) if h.item.is_current]
+    def _related(self, text: str, visible: frozenset[Scope]) -> list[MemoryItem]:
+        hits = self.memory.find_related(text, k=RELATED_K, scopes=visible)
+        return [h.item for h in hits if h.item.is_current]
 
     def _ask(
         self,
@@ -284,8 +312,8 @@ class Curator:
         shown = [[i.id for i in items] for items in related]
         return parse_decisions(response.content, shown, today)
 
-    def _fallback(self, candidate: Candidate) -> Decision:
-        same = self.memory.same_as(candidate.text)
+    def _fallback(self, candidate: Candidate, visible: frozenset[Scope]) -> Decision:
+        same = self.memory.same_as(candidate.text, visible)
         if same is not None:
             return Decision(0, "NOTHING", same.id, "a near-duplicate is remembered")
         return Decision(0, "ADD", None, "no decision from the model")
@@ -309,9 +337,11 @@ class Curator:
         origin: Origin = "curator",
         client: str | None = None,
         budget: ReplyBudget | None = None,
+        project: str | None = None,
     ) -> MemoryItem | None:
-        """Carry out one decision as `origin`, or offer it when over the reply's `budget` (if
-        it has one); returns the memory added or changed, if any."""
+        """Carry out one decision as `origin` (a memory added goes to `project`; one changed
+        keeps its scope), or offer it when over the reply's `budget` (if it has one); returns
+        the memory added or changed, if any."""
         action = decision.action
         if action == "NOTHING":
             return None
@@ -330,7 +360,7 @@ class Curator:
         change = _CHANGES["ADD" if target is None else action]
         if budget is not None and not budget.take(change):
             kept = None if change == "remember" else target
-            budget.offer(_offered(change, candidate, decision, kept, source))
+            budget.offer(_offered(change, candidate, decision, kept, source, project=project))
             return None
         since = _start_of(decision.since) if decision.since else None
         if action == "ADD" or target is None:
@@ -343,6 +373,7 @@ class Curator:
                 origin=origin,
                 valid_from=since,
                 client=client,
+                project=project,
             )
             report(MemoryEdit("remembered", None, item))
         elif action == "UPDATE":
@@ -405,8 +436,11 @@ def _offered(
     decision: Decision,
     target: MemoryItem | None,
     source: Source | None,
+    *,
+    project: str | None,
 ) -> PendingChange:
-    """A decision over the reply's budget, as a suggestion for the user."""
+    """A decision over the reply's budget, as a suggestion for the user (a memory to add goes
+    to `project`)."""
     text = decision.text if change == "update" and decision.text else candidate.text
     return PendingChange.new(
         change,
@@ -418,6 +452,7 @@ def _offered(
         target_id=target.id if target is not None else None,
         target_text=target.text if target is not None else None,
         message_id=source.message_id if source is not None else None,
+        project=project if change == "remember" else None,
     )
 
 
@@ -438,6 +473,7 @@ def _candidate(entry: Any) -> Candidate | None:
         return None
     text, kind, importance = entry.get("text"), entry.get("kind"), entry.get("importance", 0.5)
     topic = entry.get("topic")
+    personal = entry.get("scope") in ("personal", "global")
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_MEMORY_CHARS:
         return None
     if kind == "insight":  # reflection writes those, from several memories
@@ -451,6 +487,7 @@ def _candidate(entry: Any) -> Candidate | None:
         text=" ".join(text.split()),
         importance=min(1.0, max(0.0, float(importance))),
         topic=topic.strip() if isinstance(topic, str) and topic.strip() else "general",
+        personal=personal,
     )
 
 

@@ -91,6 +91,16 @@ class Finished:
 
 
 @dataclass(frozen=True)
+class ToolsTurnedOff:
+    """The model kept repeating tool calls and its tool use is "auto": it gets no tools from
+    now on, until the user turns them back on."""
+
+    conversation_id: str
+    model: str
+    type: Literal["tools_turned_off"] = field(default="tools_turned_off", init=False)
+
+
+@dataclass(frozen=True)
 class Waiting:
     """The model has not started answering for `seconds` (a slow or loaded server)."""
 
@@ -133,6 +143,7 @@ AgentEvent = (
     | MemoryEdited
     | MemorySuggested
     | Waiting
+    | ToolsTurnedOff
     | Notice
     | Finished
     | Failed

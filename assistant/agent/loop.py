@@ -13,6 +13,7 @@ from assistant.agent.budget import prompt_budget, reply_limit
 from assistant.agent.builtin_tools import builtin_registry
 from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.chat import ChatProvider, ChatResponse, ToolCallRequest
+from assistant.agent.chat_scope import chat_scope
 from assistant.agent.confirm import Confirmations
 from assistant.agent.curator import Curator
 from assistant.agent.events import (
@@ -26,8 +27,10 @@ from assistant.agent.events import (
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
+    ToolsTurnedOff,
     Waiting,
 )
+from assistant.agent.model_choice import ModelChooser, TurnModel
 from assistant.agent.prompt import Prompt, build_prompt
 from assistant.agent.reflection import Reflector
 from assistant.agent.reply_changes import ReplyChanges
@@ -57,6 +60,7 @@ from assistant.timestamps import now_utc
 
 if TYPE_CHECKING:
     from assistant.knowledge import Knowledge
+    from assistant.projects import ProjectStore
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +134,8 @@ class Agent:
         extra_tools: ToolSource | None = None,
         confirmations: Confirmations | None = None,
         knowledge: Knowledge | None = None,
+        choose_model: ModelChooser | None = None,
+        projects: ProjectStore | None = None,
     ) -> None:
         self.provider = provider
         self.memory = memory
@@ -144,6 +150,8 @@ class Agent:
         self.extra_tools = extra_tools  # tools from MCP servers
         self.confirmations = confirmations  # the user's answers when a tool asks first
         self.knowledge = knowledge  # the user's files, searched by the `search_files` tool
+        self.choose_model = choose_model  # a conversation's model; None: always `provider`
+        self.projects = projects  # a chat in a project sees its memories and instructions
 
     def run(
         self, conversation_id: str, user_text: str, on_event: EventSink, cancel: CancelToken
@@ -223,8 +231,10 @@ class Agent:
         self, conversation_id: str, user: Message, on_event: EventSink, cancel: CancelToken
     ) -> None:
         conversation = self.conversations.load(conversation_id)
+        scope = chat_scope(self.projects, conversation)
         changes = ReplyChanges(self.conversations, conversation_id, on_event)
-        context = changes.context(conversation, user, cancel)
+        context = changes.context(conversation, user, cancel, scope.memory)
+        model = self.choose_model(conversation) if self.choose_model else TurnModel(self.provider)
         turn = Turn(
             conversation=conversation,
             user=user,
@@ -232,7 +242,10 @@ class Agent:
             cancel=cancel,
             context=context,
             registry=self._registry(conversation, user.content),
+            model=model,
+            scope=scope,
         )
+        turn.use_tools = model.options.uses_tools
         try:
             self._steps(turn)
         finally:
@@ -263,8 +276,7 @@ class Agent:
 
     def _budget(self, turn: Turn) -> int:
         """The prompt budget for this turn, tool schemas not included."""
-        window = self.provider.context_window()
-        budget = prompt_budget(self.config.prompt_budget_tokens, window)
+        budget = prompt_budget(self.config.prompt_budget_tokens, turn.model.window())
         return int(budget * turn.shrink)
 
     def _prompt(self, turn: Turn) -> list[dict[str, Any]]:
@@ -272,8 +284,8 @@ class Agent:
         pinned: list[MemoryItem] = []
         relevant: list[MemoryItem] = []
         if turn.long_term:
-            pinned = [i for i in self.memory.pinned() if i.is_current]
-            relevant = self._relevant(turn.conversation, turn.user.content, {i.id for i in pinned})
+            pinned = turn.scope.pinned(self.memory)
+            relevant = self._relevant(turn, {i.id for i in pinned})
         working = self.working.get(turn.cid).to_prompt()
         budget = self._budget(turn)
         tools = _tokens_of(turn.registry.schemas())
@@ -290,7 +302,7 @@ class Agent:
                 relevant=relevant,
                 working=working,
                 budget_tokens=budget - tools,
-                instructions=self.config.instructions,
+                instructions=turn.scope.instructions(self.config.instructions),
             )
 
         prompt = build()
@@ -304,21 +316,21 @@ class Agent:
         turn.prompt_tokens = estimate_tokens(json.dumps(prompt.messages)) + tools
         return prompt.messages
 
-    def _relevant(
-        self, conversation: Conversation, user_text: str, exclude: set[str]
-    ) -> list[MemoryItem]:
-        """Memories for the user's text first, then for the previous reply."""
+    def _relevant(self, turn: Turn, exclude: set[str]) -> list[MemoryItem]:
+        """Memories of the chat's scopes for the user's text first, then for the previous
+        reply; the project's before the global ones."""
         k = self.config.memories_per_prompt
         found: dict[str, MemoryItem] = {}
-        queries = [user_text]
-        previous = [m for m in conversation.branch() if m.role == "assistant" and m.content]
+        queries = [turn.user.content]
+        previous = [m for m in turn.conversation.branch() if m.role == "assistant" and m.content]
         if previous:
             queries.append(previous[-1].content[-500:])
+        scopes = turn.scope.memory.visible
         for query, limit in zip(queries, (k, max(1, k // 3)), strict=False):
-            for hit in self.memory.search(query, k=limit):  # current facts only
+            for hit in self.memory.search(query, k=limit, scopes=scopes):  # current facts only
                 if hit.item.is_current and hit.item.id not in exclude and len(found) < k:
                     found.setdefault(hit.item.id, hit.item)
-        return list(found.values())
+        return turn.scope.first(list(found.values()))
 
     def _summarize(self, turn: Turn, overflow: list[Message], budget: int) -> None:
         """Fold messages that no longer fit into the rolling summary."""
@@ -377,19 +389,20 @@ class Agent:
             turn.prompt_tokens = estimate_tokens(json.dumps(sent)) + _tokens_of(schemas)
             try:
                 watch = Stopwatch()
-                response = self.provider.chat(
+                model = turn.model
+                response = model.provider.chat(
                     sent,
                     tools=schemas,
                     on_text=on_text,
                     cancel=turn.cancel,
                     max_tokens=reply_limit(
-                        self.config.reply_max_tokens,
-                        self.provider.context_window(),
+                        model.options.max_tokens or self.config.reply_max_tokens,
+                        model.window(),
                         turn.prompt_tokens,
                     ),
                     on_wait=on_wait,
                 )
-                turn.stats = watch.stats(self.provider.model, response, turn.prompt_tokens)
+                turn.stats = watch.stats(model.provider.model, response, turn.prompt_tokens)
                 return response
             except ContextOverflowError as exc:
                 if shown or retry == OVERFLOW_RETRIES:
@@ -448,7 +461,7 @@ class Agent:
                 result, ok = REPEATED_RESULT.format(times=times - 1), False
                 if turn.use_tools:
                     turn.use_tools = False  # the next model call is offered no tools
-                    turn.on_event(Notice(turn.cid, LOOPING_NOTICE))
+                    self._tools_looped(turn)
             else:
                 try:
                     result, ok = self._run_tool(turn, call)
@@ -466,6 +479,15 @@ class Agent:
                 turn.on_event(MemoryEdited(turn.cid, edit))
             turn.context.edits.clear()
             turn.registry.reveal(turn.context.revealed)
+
+    def _tools_looped(self, turn: Turn) -> None:
+        """Say the model looped on tools; with "auto" tool use, it gets no tools from now on."""
+        model = turn.model
+        if model.options.tools == "auto" and model.tools_looped is not None:
+            model.tools_looped(model.provider.model)
+            turn.on_event(ToolsTurnedOff(turn.cid, model.provider.model))
+        else:
+            turn.on_event(Notice(turn.cid, LOOPING_NOTICE))
 
     def _run_tool(self, turn: Turn, call: ToolCallRequest) -> tuple[str, bool]:
         """Run one call (once allowed, if it asks first): its result and whether it worked."""
@@ -560,14 +582,17 @@ class Agent:
         """The memory upkeep after a reply: the curator, then a reflection if one is due; both
         draw on what is left of the reply's budget."""
         curator, reflector = self.curator, self.reflector
-        cid, user, report, budget = turn.cid, turn.user, turn.on_event, turn.context.budget
+        cid, user, report, scope = turn.cid, turn.user, turn.on_event, turn.scope
+        budget = turn.context.budget
 
         def on_edit(edit: MemoryEdit) -> None:
             report(MemoryEdited(cid, edit))
 
         def job(cancel: CancelToken) -> None:
             if curator is not None:
-                curator.process(cid, user, reply, on_edit=on_edit, cancel=cancel, budget=budget)
+                curator.process(
+                    cid, user, reply, on_edit=on_edit, cancel=cancel, scope=scope, budget=budget
+                )
             if reflector is not None:
                 reflector.reflect_if_due(on_edit, cancel=cancel, budget=budget)
 

@@ -15,7 +15,7 @@ from assistant.agent.cancel import CancelToken
 from assistant.agent.change_budget import ReplyBudget
 from assistant.agent.consent import explicit_answer
 from assistant.agent.events import EventSink, MemorySuggested
-from assistant.memory import Conversation, ConversationStore, Message
+from assistant.memory import Conversation, ConversationStore, MemoryScope, Message
 from assistant.memory.pending import PendingChange
 
 
@@ -30,11 +30,13 @@ class ReplyChanges:
         self._on_event = on_event
 
     def context(
-        self, conversation: Conversation, user: Message, cancel: CancelToken
+        self, conversation: Conversation, user: Message, cancel: CancelToken, scope: MemoryScope
     ) -> ToolContext:
-        """The tools' context for a reply to `user`, with its budget and the open questions
-        answered by the user's message."""
-        context = ToolContext(self._cid, user.id, budget=ReplyBudget(self.offer), cancel=cancel)
+        """The tools' context for a reply to `user` (seeing the memories of `scope`), with its
+        budget and the open questions answered by the user's message."""
+        context = ToolContext(
+            self._cid, user.id, budget=ReplyBudget(self.offer), cancel=cancel, scope=scope
+        )
         # A retry of the message that asked answers nothing.
         questions = [
             p for p in conversation.pending if p.reason == "pinned" and p.message_id != user.id

@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 from assistant.agent.builtin_tools import ToolContext
 from assistant.agent.cancel import CancelToken
 from assistant.agent.chat import ToolCallRequest
+from assistant.agent.chat_scope import ChatScope
 from assistant.agent.events import EventSink
+from assistant.agent.model_choice import TurnModel
 from assistant.agent.tools import ToolRegistry
 from assistant.memory import Conversation, Message, ReplyStats
 
@@ -24,11 +26,13 @@ class Turn:
     cancel: CancelToken
     context: ToolContext
     registry: ToolRegistry
+    model: TurnModel  # the model asked, with its options
     memory_ids: list[str] = field(default_factory=list)
     shrink: float = 1.0  # the budget's factor after overflows with no window stated
     use_tools: bool = True  # False when the tool schemas would take too much of the budget
     prompt_tokens: int = 0  # the estimated size of the last prompt built
     calls: Counter[tuple[str, str]] = field(default_factory=Counter)  # by name and arguments
+    scope: ChatScope = field(default_factory=ChatScope)  # its project, and the memories it sees
     stats: ReplyStats | None = None  # of the last model call: its tokens and speed
 
     @property

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from assistant.memory.openai_embedder import OpenAIEmbedder
     from assistant.memory.ranking import SearchConfig
     from assistant.memory.reply_stats import ReplyStats
+    from assistant.memory.scopes import EVERYWHERE, MemoryScope, Scope
     from assistant.memory.semantic import MAX_TEXT_CHARS, ForgottenFactError, SemanticMemory
     from assistant.memory.topics import Topic, TopicStore
     from assistant.memory.working import WorkingMemory, WorkingMemoryStore
@@ -79,6 +80,7 @@ _MODULES = {
     "message_index": ("ConversationHit",),
     "openai_embedder": ("OpenAIEmbedder",),
     "ranking": ("SearchConfig",),
+    "scopes": ("EVERYWHERE", "MemoryScope", "Scope"),
     "reply_stats": ("ReplyStats",),
     "semantic": ("MAX_TEXT_CHARS", "ForgottenFactError", "SemanticMemory"),
     "topics": ("Topic", "TopicStore"),
@@ -88,6 +90,7 @@ _HOME = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
     "DEFAULT_TITLE",
+    "EVERYWHERE",
     "KINDS",
     "MAX_TEXT_CHARS",
     "ChangedSinceError",
@@ -109,11 +112,13 @@ __all__ = [
     "MemoryEvent",
     "MemoryItem",
     "MemoryKind",
+    "MemoryScope",
     "MemoryState",
     "Message",
     "OpenAIEmbedder",
     "Origin",
     "ReplyStats",
+    "Scope",
     "SearchConfig",
     "SearchHit",
     "SemanticMemory",

@@ -353,17 +353,27 @@ class BM25Index:
         return np.frombuffer(self._doc_key, dtype=np.int64)[docs].copy(), acc[docs]
 
     def top(
-        self, tokens: Sequence[str], k: int, *, require: Sequence[str] | None = None
+        self,
+        tokens: Sequence[str],
+        k: int,
+        *,
+        require: Sequence[str] | None = None,
+        allowed: npt.NDArray[np.bool_] | None = None,
     ) -> list[tuple[int, float]]:
         """The best `k` (key, score) pairs, best first; equal scores in key order.
 
         With `require`, only documents that contain at least one of those tokens qualify (one
-        that is not common, if any is not).
+        that is not common, if any is not); with `allowed` (a flag per key), only those whose
+        key it flags.
         """
         if k <= 0:
             return []
         acc, hit = self._accumulate(tokens, require)
         docs = np.flatnonzero(hit)
+        if allowed is not None:
+            keys = np.frombuffer(self._doc_key, dtype=np.int64)[docs]
+            inside = keys < len(allowed)
+            docs = docs[inside][allowed[keys[inside]]]
         scores = acc[docs]
         if k < len(docs):
             part = np.argpartition(-scores, k - 1)[:k]

@@ -2,11 +2,12 @@
 and the `Conversation` read from it.
 
 Records carry a `version` and a `type`: "meta" (the header: title, created_at, temporary,
-do_not_remember), "message", "update" (a new title, summary, chosen branch, or whether it is
-pinned or archived in the list), "pending" (a change to memory that waits for the user, see
-`pending`) or "answered" (the user's answer to one). A torn or malformed record is skipped
-with a warning; a file without its header is recovered with a placeholder title; records of
-a newer version make the file unreadable (it is left as it is).
+do_not_remember, project), "message", "update" (a new title, summary, chosen branch, its
+project, whether it is pinned or archived in the list, the chat model and its options chosen
+for it), "pending" (a change to memory that waits for the user, see `pending`) or "answered"
+(the user's answer to one). A torn or malformed record is skipped with a warning; a file
+without its header is recovered with a placeholder title; records of a newer version make the
+file unreadable (it is left as it is).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from assistant.json_fields import optional_str, string
 from assistant.memory import jsonl
 from assistant.memory.messages import MESSAGE_OVERHEAD_TOKENS, Message, estimate_tokens
 from assistant.memory.pending import PendingChange
+from assistant.model_options import ModelOptions
 from assistant.timestamps import stamp
 
 log = logging.getLogger(__name__)
@@ -98,6 +100,9 @@ class Conversation:
     unread: int = 0  # records this version cannot read (kept in the file as they are)
     pinned: bool = False  # kept at the top of the list
     archived: bool = False  # out of the list until the user shows archived ones
+    model: str | None = None  # the chat model chosen for it (None: the settings' one)
+    options: ModelOptions = field(default_factory=ModelOptions)  # its own, over the model's
+    project: str | None = None  # the id of the project it belongs to, if any
 
     def with_record(self, record: Mapping[str, Any]) -> Conversation:
         """This conversation once `record` (a message or an update) is appended to its file.
@@ -180,6 +185,7 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
                 for flag in ("temporary", "do_not_remember"):
                     if not isinstance(record.get(flag, False), bool):
                         raise ValueError(f"{flag!r} must be true or false")
+                optional_str(record, "project")
                 meta = record
             elif kind == "update":
                 fields = update_fields(record)
@@ -227,6 +233,9 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
         unread=bad,
         pinned=updates.get("pinned", False),
         archived=updates.get("archived", False),
+        model=updates.get("model"),
+        options=updates.get("options", ModelOptions()),
+        project=updates.get("project", meta.get("project")),
     )
     named = f"Conversation {conversation.title!r} ({path.name}):"  # what the user knows it by
     found = [named + w.removeprefix(f"{path.name}:") for w in loaded.warnings]
@@ -243,11 +252,17 @@ def update_fields(record: Mapping[str, Any]) -> dict[str, Any]:
         fields["summary_upto"] = optional_str(record, "summary_upto")
     if "leaf" in record:
         fields["leaf_id"] = optional_str(record, "leaf")
+    if "project" in record:
+        fields["project"] = optional_str(record, "project")
     for flag in ("pinned", "archived"):
         if flag in record:
             if not isinstance(record[flag], bool):
                 raise ValueError(f"{flag!r} must be true or false")
             fields[flag] = record[flag]
+    if "model" in record:
+        fields["model"] = optional_str(record, "model") or None
+    if "options" in record:
+        fields["options"] = ModelOptions.from_json(record["options"], "options")
     return fields
 
 

@@ -19,7 +19,8 @@ from assistant.memory.conversation_file import Conversation, is_valid_id
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 4  # 2: entries say do_not_remember; 3: how many records were unread; 4: flags
+INDEX_VERSION = 5  # 2: entries say do_not_remember; 3: how many records were unread; 4: flags;
+# 5: the project
 INDEX_NAME = "index.json"
 
 
@@ -37,6 +38,7 @@ class ConversationInfo:
     unread: int = 0  # records this version cannot read, kept in the file
     pinned: bool = False
     archived: bool = False
+    project: str | None = None
 
     @property
     def empty(self) -> bool:
@@ -60,6 +62,7 @@ class ListingEntry:
     unread: int = 0
     pinned: bool = False
     archived: bool = False
+    project: str | None = None
 
     def info(self, conversation_id: str) -> ConversationInfo:
         """The listing entry."""
@@ -74,6 +77,7 @@ class ListingEntry:
             self.unread,
             self.pinned,
             self.archived,
+            self.project,
         )
 
     def matches(self, st: os.stat_result) -> bool:
@@ -97,6 +101,7 @@ class ListingEntry:
             conversation.unread,
             conversation.pinned,
             conversation.archived,
+            conversation.project,
         )
 
     @classmethod
@@ -124,6 +129,7 @@ _ENTRY_TYPES: dict[str, type | tuple[type, ...]] = {
     "unread": int,
     "pinned": bool,
     "archived": bool,
+    "project": (str, type(None)),
 }
 
 

@@ -39,6 +39,7 @@ from assistant.memory.ranking import SearchConfig
 from assistant.memory.reply_stats import ReplyStats
 from assistant.memory.subscribers import Subscribers
 from assistant.memory.write_marker import WriteMarker
+from assistant.model_options import ModelOptions
 from assistant.timestamps import is_timestamp, stamp
 
 log = logging.getLogger(__name__)
@@ -105,12 +106,19 @@ class ConversationStore:
             title_of=lambda cid: self._listing.entries[cid].title,
         )
 
-    def create(self, title: str = DEFAULT_TITLE, temporary: bool = False) -> ConversationInfo:
-        """Start a new, empty conversation."""
+    def create(
+        self, title: str = DEFAULT_TITLE, temporary: bool = False, project: str | None = None
+    ) -> ConversationInfo:
+        """Start a new, empty conversation (in `project`, if given: a temporary chat is in
+        none)."""
         title = clean_title(title)
         cid = uuid.uuid4().hex
         now = stamp()
-        meta = {"id": cid, "title": title, "created_at": now, "temporary": temporary}
+        project = None if temporary else project
+        meta: dict[str, Any] = {"id": cid, "title": title, "created_at": now}
+        meta["temporary"] = temporary
+        if project is not None:
+            meta["project"] = project
         path = self._path(cid)
         with self._lock:
             try:  # whole or not at all: a crash must not leave a file without its header
@@ -119,7 +127,9 @@ class ConversationStore:
             except OSError as exc:
                 raise storage_error("save the new conversation to", path, exc) from exc
             self._marker.announce()
-            entry = ListingEntry(st.st_size, st.st_mtime_ns, title, now, now, 0, temporary, None)
+            entry = ListingEntry(
+                st.st_size, st.st_mtime_ns, title, now, now, 0, temporary, None, project=project
+            )
             self._listing.set(cid, entry)
         self._changed(cid, None)
         return entry.info(cid)
@@ -137,6 +147,7 @@ class ConversationStore:
         do_not_remember: bool = False,
         pinned: bool = False,
         archived: bool = False,
+        project: str | None = None,
     ) -> ConversationInfo:
         """Create a conversation with this id, metadata and messages in one atomic write.
 
@@ -159,6 +170,8 @@ class ConversationStore:
         meta["temporary"] = temporary
         if do_not_remember:
             meta["do_not_remember"] = True
+        if project is not None and not temporary:
+            meta["project"] = project
         records = [file_record("meta", meta)]
         records += [file_record("message", m.to_json()) for m in messages]
         if summary:
@@ -192,6 +205,7 @@ class ConversationStore:
                 do_not_remember,
                 pinned=pinned,
                 archived=archived,
+                project=meta.get("project"),
             )
             self._listing.set(conversation_id, entry)
             self._index.replace(conversation_id, [] if temporary else messages)
@@ -310,6 +324,25 @@ class ConversationStore:
     def answer_pending(self, conversation_id: str, pending_id: str, answer: Answer) -> None:
         """Record the user's answer to a pending change: it waits no more."""
         self._append(conversation_id, file_record("answered", {"id": pending_id, "answer": answer}))
+
+    def set_model(
+        self, conversation_id: str, model: str | None, options: ModelOptions | None = None
+    ) -> None:
+        """Choose the chat model of a conversation (None: the settings' one) and its own
+        options over the model's (None: none)."""
+        body = {"model": model, "options": (options or ModelOptions()).to_json()}
+        self._update(conversation_id, body)
+
+    def set_project(self, conversation_id: str, project: str | None) -> None:
+        """Move a conversation into a project (its id), or out of any (None). ValueError for a
+        temporary chat: it stays outside every project."""
+        with self._lock:
+            entry = self._fresh_entry(conversation_id)
+        if entry.project == project:
+            return
+        if entry.temporary and project is not None:
+            raise ValueError("A temporary chat stays outside every project.")
+        self._update(conversation_id, {"project": project}, project=project)
 
     def _update(self, conversation_id: str, body: dict[str, Any], **listed: Any) -> None:
         """Append an update record, and note it in the listing with `listed`'s changes."""

@@ -265,8 +265,17 @@ def _items(strings: dict[str, Any], columns: dict[str, Any], count: int) -> list
     return items
 
 
-# Fields most items lack (kept by slot, as `to_json` writes them); "client": origin "mcp".
-_LINKS = ("valid_from", "valid_to", "supersedes", "superseded_by", "rests_on", "client")
+# Fields most items lack (kept by slot, as `to_json` writes them); "client": origin "mcp";
+# "project": a memory's scope, when it is not global.
+_LINKS = (
+    "valid_from",
+    "valid_to",
+    "supersedes",
+    "superseded_by",
+    "rests_on",
+    "client",
+    "project",
+)
 
 
 def _has_links(item: MemoryItem) -> bool:
@@ -277,6 +286,7 @@ def _has_links(item: MemoryItem) -> bool:
         or item.superseded_by
         or item.rests_on
         or item.client
+        or item.project
     )
 
 

@@ -43,7 +43,8 @@ def sort_imports(
     """Decide what becomes of each item with a new id (under the store's lock): the items to
     store (with their rows in `vectors`, unit rows) and the "merged" events of the others;
     `done` learns where each went. `buried(text, row)` says whether a text (with its row in
-    `vectors`) was forgotten."""
+    `vectors`) was forgotten. An item merges only into a memory of its own scope (global, or
+    its project)."""
     new: list[tuple[MemoryItem, int]] = []
     merges: list[MemoryEvent] = []
     now = now_utc()
@@ -55,9 +56,16 @@ def sort_imports(
             del done.ids[item.id]
         else:
             vector = None if vectors is None else vectors[row]
-            pending = [(i, None if vectors is None else vectors[r]) for i, r in new]
+            pending = [
+                (i, None if vectors is None else vectors[r])
+                for i, r in new
+                if i.project == item.project
+            ]
+            allowed = index.scope_mask({item.project})
             found = (
-                same_memory(index, item.text, vector, pending, archived=True) if dedupe else None
+                same_memory(index, item.text, vector, pending, archived=True, allowed=allowed)
+                if dedupe
+                else None
             )
             if found is None:
                 new.append((item, row))

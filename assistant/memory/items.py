@@ -29,6 +29,7 @@ EventType = Literal[
     "archived",
     "forgotten",
     "restored",
+    "moved",
 ]
 KINDS: tuple[str, ...] = get_args(MemoryKind)
 STATES: tuple[str, ...] = get_args(MemoryState)
@@ -81,6 +82,7 @@ class MemoryItem(NamedTuple):
     rests_on: tuple[str, ...] = ()  # for insights: the memories it rests on
     decayed_at: datetime | None = None  # when its importance last decayed
     client: str | None = None  # origin "mcp": the MCP client's name ("Claude Desktop")
+    project: str | None = None  # its scope: the id of its project; None: global (everywhere)
 
     @property
     def is_current(self) -> bool:
@@ -139,6 +141,8 @@ class MemoryItem(NamedTuple):
             raw["superseded_by"] = self.superseded_by
         if self.client is not None:
             raw["client"] = self.client
+        if self.project is not None:
+            raw["project"] = self.project
         return raw
 
     @classmethod
@@ -174,6 +178,9 @@ class MemoryItem(NamedTuple):
         client = raw.get("client")
         if client is not None and not isinstance(client, str):
             raise ValueError("client: expected a string")
+        project = raw.get("project")
+        if project is not None and not isinstance(project, str):
+            raise ValueError("project: expected a project id")
         return cls(
             id=item_id,
             text=text,
@@ -195,6 +202,7 @@ class MemoryItem(NamedTuple):
             rests_on=_ids(raw, "rests_on"),
             decayed_at=_time(raw, "decayed_at") if raw.get("decayed_at") is not None else None,
             client=client,
+            project=project,
         )
 
 
@@ -214,6 +222,8 @@ class MemoryEvent:
     importance_before: float | None = None  # decayed
     importance_after: float | None = None  # decayed
     client: str | None = None  # by "mcp": the MCP client's name
+    project_before: str | None = None  # moved: the project it was in (None: global)
+    project_after: str | None = None  # moved: the project it is in now (None: global)
 
     def to_json(self) -> dict[str, Any]:
         """The event as a JSON object; fields that are None are left out."""
@@ -236,7 +246,7 @@ class MemoryEvent:
         if by is not None and by not in ORIGINS:
             raise ValueError(f"by: unknown origin {by!r}")
         values: dict[str, Any] = {}
-        for name in ("text_before", "text_after", "related_id", "reason", "client"):
+        for name in _EVENT_STRINGS:
             value = raw.get(name)
             if value is not None and not isinstance(value, str):
                 raise ValueError(f"{name}: expected a string")
@@ -257,17 +267,16 @@ class MemoryEvent:
         )
 
 
-_EVENT_OPTIONAL = (
-    "by",
-    "source",
+_EVENT_STRINGS = (
     "text_before",
     "text_after",
     "related_id",
     "reason",
-    "importance_before",
-    "importance_after",
     "client",
+    "project_before",
+    "project_after",
 )
+_EVENT_OPTIONAL = ("by", "source", *_EVENT_STRINGS, "importance_before", "importance_after")
 
 
 def listing_order(item: MemoryItem) -> tuple[bool, float]:

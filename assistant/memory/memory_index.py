@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -27,6 +27,8 @@ from assistant.memory.vectors import VectorMatrix, vector_key
 
 log = logging.getLogger(__name__)
 
+Mask = npt.NDArray[np.bool_]  # a flag per slot
+
 
 class MemoryIndex:
     """Items by slot, with the arrays, keyword indexes and vectors that search them."""
@@ -40,6 +42,8 @@ class MemoryIndex:
         self._pinned = np.zeros(1024, dtype=bool)
         self._importance = np.zeros(1024, dtype=np.float64)
         self._last_used = np.zeros(1024, dtype=np.float64)  # POSIX seconds
+        self._scope = np.zeros(1024, dtype=np.int32)  # the code of each item's project
+        self._scope_codes: dict[str | None, int] = {None: 0}  # global: 0
         self._bm25 = BM25Index(*self._bm25_params())
         self._past: BM25Index | None = None  # archived items, for searches with history
         self.vectors: VectorMatrix | None = None
@@ -85,6 +89,8 @@ class MemoryIndex:
         self._importance[:n] = [i.importance for i in items]
         self._last_used = np.zeros(size, dtype=np.float64)
         self._last_used[:n] = [i.last_accessed.timestamp() for i in items]
+        self._scope = np.zeros(size, dtype=np.int32)
+        self._scope[:n] = [self._scope_code(i.project) for i in items]
         if index is None:
             self._bm25 = BM25Index(*self._bm25_params())
             active = np.flatnonzero(self._active[:n]).tolist()
@@ -109,6 +115,7 @@ class MemoryIndex:
             self._pinned = ensure_capacity(self._pinned, size)
             self._importance = ensure_capacity(self._importance, size)
             self._last_used = ensure_capacity(self._last_used, size)
+            self._scope = ensure_capacity(self._scope, size)
         else:
             old = self.items[slot]
             self.items[slot] = item
@@ -117,6 +124,7 @@ class MemoryIndex:
         self._pinned[slot] = item.pinned
         self._importance[slot] = item.importance
         self._last_used[slot] = item.last_accessed.timestamp()
+        self._scope[slot] = self._scope_code(item.project)
         text_changed = old is None or old.text != item.text
         if slot in self._bm25 and (text_changed or not active):
             self._bm25.remove(slot)
@@ -132,6 +140,22 @@ class MemoryIndex:
             self.vectors.clear(slot)
         return slot
 
+    def _scope_code(self, project: str | None) -> int:
+        return self._scope_codes.setdefault(project, len(self._scope_codes))
+
+    def scope_mask(self, scopes: Collection[str | None] | None) -> Mask | None:
+        """The slots whose items are in one of `scopes` (project ids, None: global); None for
+        no limit."""
+        if scopes is None:
+            return None
+        codes = [self._scope_codes[s] for s in scopes if s in self._scope_codes]
+        return np.isin(self._scope[: self.size], codes)
+
+    def active_mask(self, allowed: Mask | None = None) -> Mask:
+        """The active slots (among the `allowed` ones)."""
+        active = self._active[: self.size]
+        return active if allowed is None else active & allowed
+
     def snapshot(self) -> Snapshot:
         """The keyword index of the active items, for the cache."""
         return self._bm25.snapshot()
@@ -142,10 +166,10 @@ class MemoryIndex:
         """How many items are active."""
         return int(self._active[: self.size].sum())
 
-    def pinned(self) -> list[MemoryItem]:
-        """The active pinned items, in slot order."""
-        n = self.size
-        return [self.items[s] for s in np.flatnonzero(self._active[:n] & self._pinned[:n])]
+    def pinned(self, allowed: Mask | None = None) -> list[MemoryItem]:
+        """The active pinned items (among the `allowed` slots), in slot order."""
+        chosen = self.active_mask(allowed) & self._pinned[: self.size]
+        return [self.items[s] for s in np.flatnonzero(chosen)]
 
     def unused_since(self, when: float) -> list[int]:
         """The slots of the active unpinned items last used at or before `when` (POSIX)."""
@@ -183,17 +207,21 @@ class MemoryIndex:
         config: SearchConfig,
         include_history: bool,
         now: float,
+        allowed: Mask | None = None,
     ) -> list[SearchHit]:
-        """The `k` best active items (and archived ones, with `include_history`) for the query
-        words and vector: BM25 and cosine rankings fused with importance and recency."""
+        """The `k` best active items (and archived ones, with `include_history`) among the
+        `allowed` slots for the query words and vector: BM25 and cosine rankings fused with
+        importance and recency."""
         depth = max(config.depth, k)
         n = self.size
-        lexical = self._bm25.top(tokens, depth, require=informative)
+        lexical = self._bm25.top(tokens, depth, require=informative, allowed=allowed)
         mask = self._active[:n]
         if include_history:
-            past = self.past().top(tokens, depth, require=informative)
+            past = self.past().top(tokens, depth, require=informative, allowed=allowed)
             lexical = sorted(lexical + past, key=lambda pair: -pair[1])[:depth]
             mask = mask | np.fromiter((i.state == "archived" for i in self.items), bool, n)
+        if allowed is not None:
+            mask = mask & allowed
         dense = self.dense_top(qvec, depth, config.min_similarity, config, mask)
         return fuse(
             lexical,
@@ -207,10 +235,18 @@ class MemoryIndex:
         )
 
     def keyword_top(
-        self, tokens: Sequence[str], k: int, require: Sequence[str] | None, *, past: bool = False
+        self,
+        tokens: Sequence[str],
+        k: int,
+        require: Sequence[str] | None,
+        *,
+        past: bool = False,
+        allowed: Mask | None = None,
     ) -> Ranking:
-        """The best `k` slots by BM25 among the active items (or the archived ones)."""
-        return (self.past() if past else self._bm25).top(tokens, k, require=require)
+        """The best `k` slots by BM25 among the active items (or the archived ones), of the
+        `allowed` slots only if given."""
+        index = self.past() if past else self._bm25
+        return index.top(tokens, k, require=require, allowed=allowed)
 
     def past(self) -> BM25Index:
         """The keyword index of the archived items, built on first use."""

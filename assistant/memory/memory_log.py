@@ -41,10 +41,12 @@ from assistant.timestamps import stamp
 
 log = logging.getLogger(__name__)
 
-LOG_VERSION = 3  # 2: origins, links and validity in items; `event` records; `used` replies
-# 3: origin "mcp" with the MCP client's name. Only the records that hold them say 3, so a log
-# without them still opens in a version that knows 2, and one with them is refused cleanly.
+LOG_VERSION = 4  # 2: origins, links and validity in items; `event` records; `used` replies
+# 3: origin "mcp" with the MCP client's name; 4: a memory's project (its scope) and "moved"
+# events. Only the records that hold them say 3 or 4, so a log without them still opens in a
+# version that knows 2, and one with them is refused cleanly.
 _PLAIN_VERSION = 2
+_MCP_VERSION = 3
 LOG_NAME = "semantic.jsonl"
 _MIN_COMPACT_DEAD = 500
 # A record holds one memory (MAX_TEXT_CHARS, escaped) and its links, or an edit's two texts, or
@@ -225,7 +227,8 @@ class MemoryLog:
 
     def used(self, ids: Sequence[str], at: datetime, reply: Source | None) -> None:
         """Append a `used` record for these items (the store updates their counts)."""
-        record: dict[str, Any] = {"version": LOG_VERSION, "op": "used", "ids": ids, "at": stamp(at)}
+        record: dict[str, Any] = {"version": _MCP_VERSION, "op": "used", "ids": ids}
+        record["at"] = stamp(at)
         if reply is not None:
             record["reply"] = reply.to_json()
         self._append(record)
@@ -333,7 +336,7 @@ class MemoryLog:
         self._load_history()
         keep = [i for i in items if not (drop_forgotten and i.state == "forgotten")]
         events = self.history.kept([i.id for i in keep])
-        records = [index_cache.log_header(LOG_VERSION)]
+        records = [index_cache.log_header(_MCP_VERSION)]
         records += [_put(i) for i in keep] + [_event(e) for e in events]
         records += [_tombstone(t) for ts in self.tombstones.values() for t in ts]
         records += self._unread
@@ -396,7 +399,7 @@ def _replay(
 ) -> list[MemoryEvent]:
     """Apply a record to `items` and `tombstones`; the events it holds (history only: read,
     not applied)."""
-    if record.get("version") not in (1, _PLAIN_VERSION, LOG_VERSION):
+    if record.get("version") not in (1, _PLAIN_VERSION, _MCP_VERSION, LOG_VERSION):
         raise ValueError(f"unsupported record version {record.get('version')!r}")
     events = events_of(record)
     op = record.get("op")
@@ -452,16 +455,20 @@ def _field(record: dict[str, Any], name: str) -> str:
 
 
 def _put(item: MemoryItem) -> dict[str, Any]:
-    return {"version": _version(item.client), "op": "put", "item": item.to_json()}
+    version = _version(item.client, scoped=item.project is not None)
+    return {"version": version, "op": "put", "item": item.to_json()}
 
 
 def _event(event: MemoryEvent) -> dict[str, Any]:
-    return {"version": _version(event.client), "op": "event", "event": event.to_json()}
+    version = _version(event.client, scoped=event.type == "moved")
+    return {"version": version, "op": "event", "event": event.to_json()}
 
 
-def _version(client: str | None) -> int:
-    """The version of a record that names an MCP client (3) or not (2)."""
-    return _PLAIN_VERSION if client is None else LOG_VERSION
+def _version(client: str | None, *, scoped: bool) -> int:
+    """The version of a record: 4 if it names a project, 3 an MCP client, else 2."""
+    if scoped:
+        return LOG_VERSION
+    return _PLAIN_VERSION if client is None else _MCP_VERSION
 
 
 def _events_in(path: Path, start: int, end: int) -> list[MemoryEvent]:

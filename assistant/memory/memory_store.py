@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Self
@@ -38,6 +38,7 @@ from assistant.memory.memory_index import MemoryIndex
 from assistant.memory.memory_log import MemoryLog
 from assistant.memory.ranking import SearchConfig
 from assistant.memory.same_memory import MERGE_THRESHOLD, same_memory, similar
+from assistant.memory.scopes import Scope
 from assistant.memory.subscribers import Subscribers
 from assistant.memory.text import expand_last, matched_words, query_terms
 from assistant.memory.tombstones import Tombstone
@@ -173,10 +174,11 @@ class MemoryStore:
         chosen.sort(key=listing_order)
         return chosen
 
-    def pinned(self) -> list[MemoryItem]:
-        """Active pinned items, newest first: they go into every prompt."""
+    def pinned(self, scopes: Collection[Scope] | None = None) -> list[MemoryItem]:
+        """Active pinned items (of `scopes` only, if given), newest first: they go into every
+        prompt that sees their scope."""
         with self._lock:
-            chosen = self._index.pinned()
+            chosen = self._index.pinned(self._index.scope_mask(scopes))
         chosen.sort(key=lambda i: -i.created_at.timestamp())
         return chosen
 
@@ -229,9 +231,11 @@ class MemoryStore:
         config: SearchConfig | None = None,
         prefix: bool = False,
         include_history: bool = False,
+        scopes: Collection[Scope] | None = None,
     ) -> list[SearchHit]:
         """The `k` active items most relevant to `query`, best first; with `include_history`
-        archived ones too (superseded, faded or archived by hand; not forgotten ones).
+        archived ones too (superseded, faded or archived by hand; not forgotten ones); with
+        `scopes`, only the memories of those scopes (project ids; None: the global ones).
 
         BM25 (over word stems) and cosine rankings are fused (see `ranking`), then importance
         and recency add small boosts. An item qualifies only if it shares a non-stop word with
@@ -266,6 +270,7 @@ class MemoryStore:
                 config=cfg,
                 include_history=include_history,
                 now=now_utc().timestamp(),
+                allowed=self._index.scope_mask(scopes),
             )
         return [
             dataclasses.replace(hit, matched=matched_words(query, hit.item.text, prefix=prefix))
@@ -274,17 +279,21 @@ class MemoryStore:
             for hit in hits
         ]
 
-    def find_related(self, text: str, k: int = 5) -> list[SearchHit]:
-        """The current memories most related to `text` by the hybrid search, best first: what a
-        new statement is compared with (same fact, an update, a contradiction, or new)."""
-        return self.search(text, k)
+    def find_related(
+        self, text: str, k: int = 5, scopes: Collection[Scope] | None = None
+    ) -> list[SearchHit]:
+        """The current memories (of `scopes`, if given) most related to `text` by the hybrid
+        search, best first: what a new statement is compared with (same fact, an update, a
+        contradiction, or new)."""
+        return self.search(text, k, scopes=scopes)
 
-    def same_as(self, text: str) -> MemoryItem | None:
-        """The active memory that says the same as `text`, if one does (see `same_memory`):
-        what saving merges into, and what the curator need not learn."""
+    def same_as(self, text: str, scopes: Collection[Scope] | None = None) -> MemoryItem | None:
+        """The active memory (of `scopes`, if given) that says the same as `text`, if one does
+        (see `same_memory`): what saving merges into, and what the curator need not learn."""
         vector = self._vectors.embed_if_searchable(text)
         with self._lock:
-            return same_memory(self._index, text, vector)
+            allowed = self._index.scope_mask(scopes)
+            return same_memory(self._index, text, vector, allowed=allowed)
 
     def find_similar(
         self, text: str, threshold: float = MERGE_THRESHOLD, k: int = 5

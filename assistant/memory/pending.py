@@ -47,6 +47,7 @@ class PendingChange:
     target_id: str | None = None  # the memory it changes: all but remember
     target_text: str | None = None  # what that memory said, to show
     message_id: str | None = None  # the user message of the reply that asked
+    project: str | None = None  # where a memory to remember goes (None: global)
 
     @classmethod
     def new(
@@ -80,7 +81,7 @@ class PendingChange:
             "kind": self.kind,
             "importance": self.importance,
         }
-        for name in ("text", "target_id", "target_text", "message_id"):
+        for name in ("text", "target_id", "target_text", "message_id", "project"):
             value = getattr(self, name)
             if value is not None:
                 data[name] = value
@@ -108,6 +109,7 @@ class PendingChange:
             target_id=optional_str(raw, "target_id"),
             target_text=optional_str(raw, "target_text"),
             message_id=optional_str(raw, "message_id"),
+            project=optional_str(raw, "project"),
         )
 
 
@@ -122,7 +124,12 @@ def apply_pending(
     by = change.origin
     if change.action == "remember":
         item = memory.add(
-            change.text or "", change.kind, change.importance, source=source, origin=by
+            change.text or "",
+            change.kind,
+            change.importance,
+            source=source,
+            origin=by,
+            project=change.project,
         )
         return MemoryEdit("remembered", None, item)
     old = memory.get(change.target_id or "")

@@ -8,7 +8,7 @@ subscribers (see `memory_store`); a forget's way to the disk is told in `memory_
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -33,6 +33,7 @@ from assistant.memory.items import (
 from assistant.memory.memory_log import LOG_NAME, LOG_VERSION
 from assistant.memory.memory_store import MemoryStore
 from assistant.memory.same_memory import unit_rows
+from assistant.memory.scopes import Scope
 from assistant.memory.tombstones import Meaning, fold
 from assistant.timestamps import now_utc
 
@@ -73,9 +74,11 @@ class SemanticMemory(MemoryStore):
         valid_from: datetime | None = None,
         rests_on: Sequence[str] = (),
         client: str | None = None,
+        project: str | None = None,
     ) -> MemoryItem:
         """Remember `text` (a "created" event says who and from where); durable when this
-        returns. `vector` skips the embedder; `client` names the MCP client (origin "mcp").
+        returns. `vector` skips the embedder; `client` names the MCP client (origin "mcp");
+        `project` is its scope (None: global).
 
         A fact that was forgotten is refused (ForgottenFactError) if the curator or a
         reflection learns it; the user adding it lifts its tombstone.
@@ -95,6 +98,7 @@ class SemanticMemory(MemoryStore):
             valid_from=valid_from,
             rests_on=tuple(rests_on),
             client=client,
+            project=project,
         )
         with self._lock:
             lifted = self._log.buried_as(text) if origin == "user" else []
@@ -210,17 +214,23 @@ class SemanticMemory(MemoryStore):
         tags: Sequence[str] = (),
         may_change: Callable[[MemoryItem], bool] = lambda _old: True,
         origin: Origin,
+        project: str | None = None,
+        scopes: Collection[Scope] | None = None,
     ) -> tuple[MemoryItem, MemoryItem | None]:
-        """Add `text`, or merge it into the active memory that says the same (`same_as`).
+        """Add `text` in `project` (None: global), or merge it into the active memory of
+        `scopes` (default: any) that says the same (`same_as`).
 
         Merging replaces that memory's text and kind and keeps the higher importance (with a
         "merged" event), but only if `may_change(old)` agrees (pinned memories change only
         when the user confirms). Returns (the memory now, the merged memory as it was before:
         None when added).
         """
-        old = self.same_as(text)
+        old = self.same_as(text, scopes)
         if old is None:
-            return self.add(text, kind, importance, source=source, tags=tags, origin=origin), None
+            added = self.add(
+                text, kind, importance, source=source, tags=tags, origin=origin, project=project
+            )
+            return added, None
         if (old.text, old.kind) == (_clean_text(text), kind) or not may_change(old):
             return old, old
         item = self.merge_into(
@@ -356,6 +366,7 @@ class SemanticMemory(MemoryStore):
                 valid_from=valid_from,
                 supersedes=(old_id,),
                 client=client,
+                project=old.project,  # a fact's successor holds where it held
             )
             ended = old._replace(
                 state="archived",
@@ -406,6 +417,26 @@ class SemanticMemory(MemoryStore):
         vectors = self._index.vectors
         vector = None if vectors is None else vectors.vector(self._index.slot(item_id))
         return None if vector is None or vectors is None else Meaning(vectors.name, vector)
+
+    def move(self, item_id: str, project: str | None, *, by: Origin = "user") -> MemoryItem:
+        """Give a memory another scope: a project's id, or None to make it global (a "moved"
+        event says from where to where). The same item if it is there already."""
+        with self._lock:
+            old = self._index.item(item_id)
+            if old.project == project:
+                return old
+            item = old._replace(updated_at=now_utc(), project=project)
+            event = MemoryEvent(
+                item_id,
+                "moved",
+                item.updated_at,
+                by=by,
+                project_before=old.project,
+                project_after=project,
+            )
+            self._commit([item], [event])
+        self._emit("updated", [item_id])
+        return item
 
     def pin(self, item_id: str, pinned: bool = True, *, by: Origin = "user") -> MemoryItem:
         """Pin (always in the prompt, never decays) or unpin an item."""

@@ -18,14 +18,17 @@ from assistant.memory import (
 )
 from assistant.transfer.plan import (
     POLICIES,
+    PROJECT_POLICIES,
     ConflictPolicy,
     ImportedConversation,
     ImportPlan,
     ImportResult,
     Progress,
+    ProjectPolicy,
     Stores,
     SuggestedMemory,
 )
+from assistant.transfer.projects import map_projects
 from assistant.transfer.reader import read_conversations
 from assistant.transfer.stream import Cancel, ImportCancelledError
 
@@ -45,9 +48,15 @@ def apply_import(
     suggestions: Sequence[SuggestedMemory] = (),
     keep_pinned: Collection[str] = (),
     cancel: Cancel | None = None,
+    projects: ProjectPolicy = "merge",
 ) -> ImportResult:
-    """Add the plan's memories (with their histories), conversations and the chosen
+    """Add the plan's projects, memories (with their histories), conversations and the chosen
     suggestions; never overwrites, never duplicates a memory.
+
+    A project of the file whose id is here is that project; one whose name is that of another
+    project here is merged into it (`"merge"`) or created beside it (`"apart"`, named
+    "<name> (imported)"); the others are created. Conversations and memories follow their
+    project (see `transfer.projects`).
 
     Memories arrive unpinned (a pinned memory is in every prompt: an export must not put text
     there unasked) but those whose ids the user ticked in `keep_pinned`.
@@ -63,6 +72,9 @@ def apply_import(
     """
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
+    if projects not in PROJECT_POLICIES:
+        raise ValueError(f"projects must be one of {', '.join(PROJECT_POLICIES)}")
+    mapping = map_projects(plan.projects, stores.projects, projects)
     total = plan.total + len(suggestions)
     done = 0
     if progress is not None:
@@ -76,8 +88,9 @@ def apply_import(
     for batch in embedding_batches(arriving):
         if cancel is not None and cancel():
             raise ImportCancelledError
-        events = [e for item in batch for e in history.get(item.id, ())]
-        memories.add(stores.memory.insert(batch, events=events))
+        events = [mapping.event(e) for item in batch for e in history.get(item.id, ())]
+        scoped = [mapping.item(item) for item in batch]
+        memories.add(stores.memory.insert(scoped, events=events))
         done += len(batch)
         if progress is not None:
             progress(done, total)
@@ -93,7 +106,8 @@ def apply_import(
     for conversation in read_conversations(plan, cancel=cancel, ids=wanted_ids):
         if cancel is not None and cancel():
             raise ImportCancelledError
-        outcome = _import_conversation(store, _remapped(conversation, memories.ids), policy)
+        placed = replace(conversation, project=mapping.of(conversation.project))
+        outcome = _import_conversation(store, _remapped(placed, memories.ids), policy)
         if outcome != "skipped":
             counts["imported"] += 1
             counts["messages"] += len(conversation.messages)
@@ -118,6 +132,8 @@ def apply_import(
         memories_skipped=memories.present,
         memories_forgotten=memories.forgotten,
         messages_imported=counts["messages"],
+        projects_imported=mapping.created,
+        projects_merged=mapping.merged,
     )
 
 
@@ -184,6 +200,7 @@ def _import_conversation(
                 do_not_remember=conversation.do_not_remember,
                 pinned=conversation.pinned,
                 archived=conversation.archived,
+                project=conversation.project,
             )
         except ConversationExistsError:
             if policy == "skip":

@@ -1,4 +1,5 @@
-"""Export: the app's own JSON document of conversations (and memories), written atomically."""
+"""Export: the app's own JSON document of conversations (and memories, projects and custom
+instructions), written atomically."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from assistant.timestamps import stamp
 from assistant.transfer.plan import Stores, counted
 
 if TYPE_CHECKING:
+    from assistant.instructions import Instructions
     from assistant.memory import MemoryItem, SemanticMemory
 
 FORMAT = "assistant.export"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: projects, a conversation's project, a memory's scope, instructions
 EXPORTED_STATES = ("active", "archived")
 
 
@@ -25,11 +27,14 @@ def export_data(
     stores: Stores,
     conversation_ids: Sequence[str] | None = None,
     include_memories: bool = False,
+    instructions: Instructions | None = None,
 ) -> dict[str, Any]:
     """The export document of the given conversations (all but temporary ones with None).
 
     With `include_memories`, active and archived long-term memories are added with their
-    links and histories (no vectors, no tombstones).
+    links, scopes and histories (no vectors, no tombstones). The projects go with it: all of
+    them when every conversation is exported, else those the exported conversations and
+    memories are in; and the global custom `instructions`, if given and not empty.
     Raises ConversationNotFoundError (a StorageError) for an unknown id.
     """
     store = stores.conversations
@@ -54,6 +59,8 @@ def export_data(
         for flag in ("do_not_remember", "pinned", "archived"):
             if getattr(conversation, flag):
                 entry[flag] = True
+        if conversation.project is not None:
+            entry["project"] = conversation.project
         conversations.append(entry)
     data: dict[str, Any] = {
         "format": FORMAT,
@@ -62,10 +69,18 @@ def export_data(
         "app": {"name": APP_NAME, "version": __version__},
         "conversations": conversations,
     }
+    used = {c["project"] for c in conversations if "project" in c}
     if include_memories:
         items = [i for i in stores.memory.all(None) if i.state in EXPORTED_STATES]
         items.sort(key=lambda i: (i.created_at, i.id))
         data["memories"] = [_memory(stores.memory, i) for i in items]
+        used |= {i.project for i in items if i.project is not None}
+    if stores.projects is not None:
+        every = conversation_ids is None
+        projects = [p for p in stores.projects.all() if every or p.id in used]
+        data["projects"] = [p.to_json() for p in projects]
+    if instructions is not None and not instructions.empty:
+        data["instructions"] = {"about": instructions.about, "answer": instructions.answer}
     return data
 
 
@@ -87,7 +102,10 @@ def write_export(path: Path, data: Mapping[str, Any]) -> None:
 
 def export_summary(data: Mapping[str, Any], path: Path | str | None = None) -> str:
     """One line saying what an export document holds, e.g. for the command line."""
-    text = f"Exported {counted(len(data['conversations']), 'conversation')}"
+    parts = [counted(len(data["conversations"]), "conversation")]
     if "memories" in data:
-        text += f" and {counted(len(data['memories']), 'memory', 'memories')}"
+        parts.append(counted(len(data["memories"]), "memory", "memories"))
+    if data.get("projects"):
+        parts.append(counted(len(data["projects"]), "project"))
+    text = "Exported " + (", ".join(parts[:-1]) + " and " if len(parts) > 1 else "") + parts[-1]
     return text + (f" to {path}" if path is not None else "")

@@ -1,11 +1,17 @@
-"""Reading the app's own export format: every field is validated before anything is written."""
+"""Reading the app's own export format: every field is validated before anything is written.
+
+Version 1 has conversations and memories; version 2 adds projects (a conversation's and a
+memory's `project` must name one of them) and the global custom instructions.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from assistant import APP_NAME
 from assistant.errors import InvalidImportError
+from assistant.instructions import Instructions
 from assistant.json_fields import (
     FieldError,
     as_list,
@@ -20,15 +26,25 @@ from assistant.json_fields import (
     timestamp,
 )
 from assistant.memory import MemoryEvent, MemoryItem, Message, check_messages, is_valid_id
+from assistant.projects import Project
 from assistant.transfer.export import EXPORTED_STATES, FORMAT, FORMAT_VERSION
 from assistant.transfer.plan import ImportedConversation
 
 
-def read_assistant(
-    doc: dict[str, Any],
-) -> tuple[list[ImportedConversation], list[MemoryItem], list[MemoryEvent]]:
-    """Validate an Assistant export document: its conversations, memories and their histories;
-    InvalidImportError names the bad field."""
+@dataclass(frozen=True)
+class NativeDocument:
+    """What an Assistant export holds, validated."""
+
+    conversations: list[ImportedConversation]
+    memories: list[MemoryItem]
+    events: list[MemoryEvent]  # the memories' histories
+    projects: list[Project]
+    instructions: Instructions | None
+
+
+def read_assistant(doc: dict[str, Any]) -> NativeDocument:
+    """Validate an Assistant export document: its conversations, memories and their histories,
+    projects and instructions; InvalidImportError names the bad field."""
     try:
         read = _assistant_document(doc)
         check_texts(doc)  # every text, before anything is written
@@ -37,9 +53,7 @@ def read_assistant(
     return read
 
 
-def _assistant_document(
-    doc: dict[str, Any],
-) -> tuple[list[ImportedConversation], list[MemoryItem], list[MemoryEvent]]:
+def _assistant_document(doc: dict[str, Any]) -> NativeDocument:
     if "format" not in doc:
         raise fail(
             "format",
@@ -65,6 +79,8 @@ def _assistant_document(
         as_object(doc["app"], "app")
     if "conversations" not in doc:
         raise fail("conversations", "missing")
+    projects = _projects(doc)
+    known = {p.id for p in projects}
     conversations = []
     first_index: dict[str, int] = {}
     for i, raw in enumerate(as_list(doc["conversations"], "conversations")):
@@ -76,6 +92,8 @@ def _assistant_document(
                 f"{path}.id", f"{conversation.id!r} is also the id of conversations[{other}]"
             )
         first_index[conversation.id] = i
+        if conversation.project is not None and conversation.project not in known:
+            raise fail(f"{path}.project", f"{conversation.project!r} is not a project of the file")
         conversations.append(conversation)
     memories: list[MemoryItem] = []
     events: list[MemoryEvent] = []
@@ -87,9 +105,34 @@ def _assistant_document(
             if item.id in seen:
                 raise fail(f"{path}.id", f"{item.id!r} is the id of an earlier memory too")
             seen.add(item.id)
+            if item.project is not None and item.project not in known:
+                raise fail(f"{path}.project", f"{item.project!r} is not a project of the file")
             memories.append(item)
             events.extend(_history(raw, item.id, path))
-    return conversations, memories, events
+    return NativeDocument(conversations, memories, events, projects, _instructions(doc))
+
+
+def _projects(doc: dict[str, Any]) -> list[Project]:
+    """The file's projects (none before version 2); names and ids each once."""
+    projects: list[Project] = []
+    for i, raw in enumerate(as_list(doc.get("projects") or [], "projects")):
+        path = f"projects[{i}]"
+        try:
+            project = Project.from_json(as_object(raw, path))
+        except ValueError as exc:  # "field: problem"
+            raise inside(path, exc) from None
+        for j, other in enumerate(projects):
+            if other.id == project.id:
+                raise fail(f"{path}.id", f"{project.id!r} is also the id of projects[{j}]")
+        projects.append(project)
+    return projects
+
+
+def _instructions(doc: dict[str, Any]) -> Instructions | None:
+    if doc.get("instructions") is None:
+        return None
+    raw = as_object(doc["instructions"], "instructions")
+    return Instructions(string(raw, "about", "instructions"), string(raw, "answer", "instructions"))
 
 
 def _conversation(raw: dict[str, Any], path: str) -> ImportedConversation:
@@ -124,7 +167,15 @@ def _conversation(raw: dict[str, Any], path: str) -> ImportedConversation:
         flag(raw, "do_not_remember", path),
         flag(raw, "pinned", path),
         flag(raw, "archived", path),
+        _project_of(raw, path),
     )
+
+
+def _project_of(raw: dict[str, Any], path: str) -> str | None:
+    project = raw.get("project")
+    if project is not None and not isinstance(project, str):
+        raise fail(f"{path}.project", f"must be a project id, not {kind(project)}")
+    return project
 
 
 def _message(raw: object, path: str) -> Message:

@@ -16,6 +16,7 @@ from assistant.memory import (
     Message,
     SemanticMemory,
 )
+from assistant.projects import Project, ProjectStore
 from assistant.timestamps import stamp
 
 if TYPE_CHECKING:
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
 ImportFormat = Literal["assistant", "chatgpt", "claude"]
 ConflictPolicy = Literal["skip", "copy"]
 POLICIES: tuple[str, ...] = get_args(ConflictPolicy)
+# A project of the file with the name of one here: one project, or two ("Name (imported)").
+ProjectPolicy = Literal["merge", "apart"]
+PROJECT_POLICIES: tuple[str, ...] = get_args(ProjectPolicy)
 Progress = Callable[[int, int], None]
 
 FORMAT_NAMES: dict[str, str] = {
@@ -34,13 +38,17 @@ FORMAT_NAMES: dict[str, str] = {
 
 
 class Stores(Protocol):
-    """What export and import need of a workspace: its conversation and memory stores."""
+    """What export and import need of a workspace: its conversation and memory stores, and its
+    projects (None: projects are neither exported nor created)."""
 
     @property
     def conversations(self) -> ConversationStore: ...
 
     @property
     def memory(self) -> SemanticMemory: ...
+
+    @property
+    def projects(self) -> ProjectStore | None: ...
 
 
 Turn = tuple[Literal["user", "assistant"], str, str | None, str]  # role, text, time, id
@@ -59,6 +67,7 @@ class ImportedConversation:
     do_not_remember: bool = False  # ChatGPT's `is_do_not_remember`: the curator stays away
     pinned: bool = False  # at the top of the list
     archived: bool = False  # out of the list until archived ones are shown
+    project: str | None = None  # the id of its project in the file
 
     @classmethod
     def of_turns(
@@ -147,6 +156,8 @@ class ImportPlan:
     suggested_memories: tuple[SuggestedMemory, ...] = ()
     source: ImportSource | None = None
     memory_history: tuple[MemoryEvent, ...] = ()  # the memories' events
+    projects: tuple[Project, ...] = ()
+    instructions: Instructions | None = None  # the global custom instructions of an export
 
     @property
     def format_name(self) -> str:
@@ -186,6 +197,18 @@ class ImportPlan:
         existing = {c.id for c in store.all()}
         return [c.id for c in self.conversations if c.id in existing]
 
+    def project_conflicts(self, target: Stores) -> list[str]:
+        """Names of the plan's projects that name another project here (same name, another
+        id): the user chooses to merge them or keep them apart."""
+        store = target.projects
+        if store is None:
+            return []
+        return [
+            p.name
+            for p in self.projects
+            if store.get(p.id) is None and store.by_name(p.name) is not None
+        ]
+
     def memory_conflicts(self, target: Stores | SemanticMemory) -> list[str]:
         """Ids of the plan's memories that already exist in the store (in any state)."""
         memory = target if isinstance(target, SemanticMemory) else target.memory
@@ -207,6 +230,8 @@ class ImportResult:
     memories_skipped: int = 0
     memories_forgotten: int = 0
     messages_imported: int = 0
+    projects_imported: int = 0  # created here
+    projects_merged: int = 0  # into the project of the same name (or id) here
 
     def summary(self) -> str:
         """One line for the user, e.g. "Imported 2 conversations (1 skipped as already present)"."""
@@ -218,7 +243,13 @@ class ImportResult:
             skipped=self.memories_skipped,
             forgotten=self.memories_forgotten,
         )
-        return f"Imported {conversations} and {memories}"
+        text = f"Imported {conversations} and {memories}"
+        if self.projects_imported or self.projects_merged:
+            merged = self.projects_merged
+            text += f"; {counted(self.projects_imported, 'project')}" + (
+                f" ({merged} merged into the project of the same name here)" if merged else ""
+            )
+        return text
 
 
 def _detail(*, copied: int = 0, merged: int = 0, skipped: int = 0, forgotten: int = 0) -> str:

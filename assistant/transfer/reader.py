@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from assistant.errors import InvalidImportError
+from assistant.instructions import Instructions
 from assistant.json_fields import FieldError, check_texts, kind
 from assistant.memory import MemoryEvent, MemoryItem, check_messages
+from assistant.projects import Project
 from assistant.transfer.chatgpt import is_chatgpt, read_chatgpt
 from assistant.transfer.claude import is_claude, read_claude
 from assistant.transfer.native import read_assistant
@@ -89,6 +91,8 @@ def scan(
         tuple(state.tally.suggestions),
         source,
         tuple(state.events),
+        tuple(state.projects),
+        state.instructions,
     )
     if not plan.total:
         found = plan.unreadable_note() or " ".join(plan.notes)
@@ -121,6 +125,8 @@ class _State:
     format: ImportFormat | None = None
     memories: list[MemoryItem] = field(default_factory=list)
     events: list[MemoryEvent] = field(default_factory=list)  # the memories' histories
+    projects: list[Project] = field(default_factory=list)
+    instructions: Instructions | None = None
     tally: Tally = field(default_factory=Tally)
     items: int = 0  # list items seen
     recognized: int = 0  # of them, ChatGPT or Claude conversations
@@ -154,11 +160,13 @@ def _member_entries(
     try:
         if first == b"{":
             doc = read_document(reader)
-            conversations, memories, events = read_assistant(doc)
+            native = read_assistant(doc)
             state.format = state.format or "assistant"
-            state.memories.extend(memories)
-            state.events.extend(events)
-            for conversation in conversations:
+            state.memories.extend(native.memories)
+            state.events.extend(native.events)
+            state.projects.extend(native.projects)
+            state.instructions = state.instructions or native.instructions
+            for conversation in native.conversations:
                 yield _once(conversation, state, conversation.title)
         elif first == b"[":
             for item in list_items(reader):

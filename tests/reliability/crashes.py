@@ -4,7 +4,8 @@ and occurrence with a crash (SIGKILL) there, and after each crash reopen the dat
 what must hold whatever the moment of the crash (`check`):
 
 - every acknowledged write is there (settings, working memory, messages, titles, summaries,
-  memories and their edits, imports), and nothing acknowledged as deleted or forgotten is;
+  memories and their edits, projects and moves into them, imports), and nothing acknowledged
+  as deleted or forgotten is;
 - a forgotten memory is not active, and once a close (which compacts) was acknowledged after
   its forget, no file of the data dir holds its words;
 - every vector on disk belongs to the current text of its memory or message;
@@ -32,8 +33,10 @@ from assistant.memory.message_vectors import MessageVectors
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.working import WorkingMemoryStore
 from assistant.paths import conversations_dir, memory_dir, settings_file
+from assistant.projects import ProjectStore
 from assistant.settings import Settings
 from tests.embedders import HashEmbedder, hashed_vector
+from tests.reliability.workload import PROJECT_STATES
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 120  # a guard against a hang, not a speed limit
@@ -121,8 +124,10 @@ class State:
 
     settings: int
     working: dict[str, str]
-    conversations: dict[str, tuple[str, str, tuple[str, ...]]]  # title, summary, message ids
-    memories: dict[str, tuple[str, str]]  # id: text, state (forgotten ones left out)
+    # title, summary, message ids, project
+    conversations: dict[str, tuple[str, str, tuple[str, ...], str | None]]
+    memories: dict[str, tuple[str, str, str | None]]  # id: text, state, project (not forgotten)
+    projects: dict[str, tuple[str, bool]]  # id: name, isolated
 
 
 def check(root: Path, run: Run) -> list[str]:
@@ -148,9 +153,11 @@ def _open(root: Path, problems: list[str], *, with_vectors: bool) -> State:
     working = WorkingMemoryStore(memory_dir(root))
     memory = SemanticMemory.open(memory_dir(root), HashEmbedder())
     conversations = ConversationStore(root, HashEmbedder())
+    projects = ProjectStore(root)
     try:
         listing = conversations.all()
         warnings += working.warnings + memory.warnings + conversations.warnings
+        warnings += projects.warnings
         problems += [f"reported on opening: {w}" for w in warnings]
         loaded = {info.id: conversations.load(info.id) for info in listing}
         if with_vectors:
@@ -160,10 +167,15 @@ def _open(root: Path, problems: list[str], *, with_vectors: bool) -> State:
             settings.memories_per_prompt,
             {cid: working.get(cid).task for cid in working.conversation_ids()},
             {
-                cid: (c.title, c.summary, tuple(m.id for m in c.messages))
+                cid: (c.title, c.summary, tuple(m.id for m in c.messages), c.project)
                 for cid, c in loaded.items()
             },
-            {i.id: (i.text, i.state) for i in memory.all(None) if i.state != "forgotten"},
+            {
+                i.id: (i.text, i.state, i.project)
+                for i in memory.all(None)
+                if i.state != "forgotten"
+            },
+            {p.id: (p.name, p.isolated) for p in projects.all()},
         )
     finally:
         memory.close()
@@ -215,7 +227,7 @@ def _missing(state: State, run: Run) -> list[str]:
         if (a["id"] in state.conversations) == (a["id"] in deleted):
             problems.append(f"conversation {a['id']} {'kept' if a['id'] in deleted else 'lost'}")
     for a in run.acked("message"):
-        if a["message"] not in state.conversations.get(a["id"], ("", "", ()))[2]:
+        if a["message"] not in state.conversations.get(a["id"], ("", "", (), None))[2]:
             problems.append(f"message {a['id']}/{a['message']} lost")
     for a in run.acked("title"):
         if state.conversations[a["id"]][0] != a["title"]:
@@ -235,10 +247,32 @@ def _missing(state: State, run: Run) -> list[str]:
         elif have is not None and have[0] != edits.get(a["id"], have[0]):
             problems.append(f"memory {a['id']} reads {have[0]!r}, not {edits[a['id']]!r}")
     for a in run.acked("import"):
-        if len(state.conversations.get(a["id"], ("", "", ()))[2]) != 3:
+        if len(state.conversations.get(a["id"], ("", "", (), None))[2]) != 3:
             problems.append(f"imported conversation {a['id']} lost")
-        if all(text != a["text"] for text, _ in state.memories.values()):
+        if all(text != a["text"] for text, _, _ in state.memories.values()):
             problems.append("imported memory lost")
+    return problems + _projects_missing(state, run)
+
+
+def _projects_missing(state: State, run: Run) -> list[str]:
+    """The acknowledged project writes that are not in `state` (a later write may be)."""
+    problems = []
+    deleted = {a["id"] for a in run.acked("project-deleted")}
+    last = {a["id"]: a["state"] for a in run.acked("project")}
+    for project_id, at in last.items():
+        have = state.projects.get(project_id)
+        if project_id in deleted:
+            if have is not None:
+                problems.append(f"deleted project {project_id} kept")
+        elif at is not None and have not in PROJECT_STATES[at:]:
+            problems.append(f"project {project_id} is {have}, not {PROJECT_STATES[at]}")
+    for a in run.acked("conversation-project"):
+        if state.conversations[a["id"]][3] != a["project"]:
+            problems.append(f"conversation {a['id']} is not in project {a['project']}")
+    for a in run.acked("moved"):
+        have = state.memories.get(a["id"])
+        if have is not None and have[2] != a["project"]:
+            problems.append(f"memory {a['id']} is not in project {a['project']}")
     return problems
 
 

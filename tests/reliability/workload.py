@@ -6,8 +6,9 @@ It holds the data dir's lock like the app and prints one JSON line after each wr
 (see `assistant.failpoints`) it records the failpoints it passes, or dies at one of them; the
 harness then checks the data dir against what was acknowledged (`tests.reliability.crashes`).
 Every store is here: settings, working memory, conversations (create, append, rename, summary,
-delete, listing, message vectors), the memory log and its caches (add, edit, forget,
-compaction, close and reopen), and an import.
+delete, listing, message vectors, its project), the memory log and its caches (add, edit,
+forget, a move to a project, compaction, close and reopen), projects (create, change, delete)
+and an import.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from assistant.memory import ConversationStore
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.working import WorkingMemoryStore
 from assistant.paths import memory_dir, settings_file
+from assistant.projects import ProjectStore
 from assistant.settings import Settings
 from assistant.transfer import apply_import, parse_import
 from tests.embedders import HashEmbedder
@@ -30,6 +32,8 @@ from tests.store_set import StoreSet
 
 STAMP = "2024-05-01T10:00:00+00:00"
 IMPORTED = "imported0conversation"
+# What the workload writes to its project, in order: (name, isolated).
+PROJECT_STATES = (("Crash project", False), ("Renamed project", True))
 
 
 def ack(what: str, **details: Any) -> None:
@@ -104,6 +108,13 @@ def run(root: Path) -> None:
     ack("title", id=cid, title="Renamed")
     conversations.set_summary(cid, "a summary", message.id)
     ack("summary", id=cid)
+    projects = ProjectStore(root)
+    project = projects.create(PROJECT_STATES[0][0])
+    ack("project", id=project.id, state=0)
+    projects.update(project.id, name=PROJECT_STATES[1][0], isolated=PROJECT_STATES[1][1])
+    ack("project", id=project.id, state=1)
+    conversations.set_project(cid, project.id)
+    ack("conversation-project", id=cid, project=project.id)
 
     memory = SemanticMemory.open(memory_dir(root), HashEmbedder())
     items = []
@@ -112,6 +123,8 @@ def run(root: Path) -> None:
         ack("memory", id=items[-1].id, text=memory_text(n))
     edited = memory.update(items[0].id, text=memory_text(10))
     ack("edit", id=edited.id, text=edited.text)
+    memory.move(items[3].id, project.id)
+    ack("moved", id=items[3].id, project=project.id)
     _forget(memory, items[1].id, memory_text(1))
     memory.compact()
     ack("compact")
@@ -138,6 +151,10 @@ def run(root: Path) -> None:
     ack("conversation", id=empty)
     conversations.delete(empty)
     ack("deleted", id=empty)
+    gone = projects.create("Gone")
+    ack("project", id=gone.id, state=None)
+    projects.delete(gone.id)
+    ack("project-deleted", id=gone.id)
     conversations.all()  # saves the listing
     ack("listing")
     working.update(cid, task="book the train")

@@ -142,7 +142,7 @@ class ExportDialog(QDialog):
 
 
 def export_conversations(
-    parent: QWidget, workspace: Stores, current_conversation_id: str | None
+    parent: QWidget, workspace: Workspace, current_conversation_id: str | None
 ) -> None:
     """Ask what to export and where, then write the file in the background."""
     _ExportFlow(parent, workspace, current_conversation_id).start()
@@ -156,7 +156,7 @@ def default_export_name(today: date | None = None) -> str:
 class _ExportFlow(QObject):
     """One export: the options dialog, the file dialog, the job and its report."""
 
-    def __init__(self, parent: QWidget, workspace: Stores, current_id: str | None) -> None:
+    def __init__(self, parent: QWidget, workspace: Workspace, current_id: str | None) -> None:
         super().__init__(parent)
         self._parent = parent
         self._workspace = workspace
@@ -193,7 +193,12 @@ class _ExportFlow(QObject):
         workspace = self._workspace
 
         def export(_: Progress) -> str:
-            data = export_data(workspace, ids, include_memories=memories)
+            data = export_data(
+                workspace,
+                ids,
+                include_memories=memories,
+                instructions=workspace.settings.instructions(),
+            )
             write_export(path, data)
             return export_summary(data, path.name)
 
