@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument(
         "--memories", action="store_true", help="include long-term memories (never secrets)"
     )
+    export.add_argument(
+        "--attachments", action="store_true", help="include the files attached to messages"
+    )
     imp = commands.add_parser(
         "import",
         parents=[common],
@@ -143,7 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{APP_NAME}: cannot use the data directory: {exc}", file=sys.stderr)
         return 2
     if args.command == "export":
-        return export_command(root, Path(args.out), args.conversations, args.memories)
+        return export_command(
+            root, Path(args.out), args.conversations, args.memories, attachments=args.attachments
+        )
     if args.command == "import":
         return import_command(root, Path(args.source), args.on_conflict, args.projects)
     if args.command == "mcp":
@@ -159,7 +164,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def export_command(
-    root: Path, out: Path, conversation_ids: Sequence[str] | None, memories: bool
+    root: Path,
+    out: Path,
+    conversation_ids: Sequence[str] | None,
+    memories: bool,
+    *,
+    attachments: bool = False,
 ) -> int:
     """`assistant export`: write the export file and say what it holds."""
     from assistant.transfer import export_data, export_summary, write_export
@@ -174,6 +184,7 @@ def export_command(
                     conversation_ids,
                     include_memories=memories,
                     instructions=stores.settings.instructions(),
+                    attachments=stores.attachments if attachments else None,
                 )
                 write_export(out, data)
             finally:

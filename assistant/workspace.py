@@ -117,6 +117,7 @@ class Workspace:
             clients=clients,
         )
         workspace.conversations.all()  # scans changed files: their problems are reported now
+        workspace._tie_knowledge_to_projects()
         workspace._tie_working_memory_to_conversations()
         tie_memories_to_messages(memory, workspace.conversations)
         workspace.warnings = [
@@ -129,6 +130,16 @@ class Workspace:
             *workspace.projects.warnings,
         ]
         return workspace
+
+    def _tie_knowledge_to_projects(self) -> None:
+        """The projects' knowledge folders are read with the global ones, now and as they
+        change (whoever keeps the index up to date rescans on a project's change)."""
+
+        def update(_project_id: str = "") -> None:
+            self.knowledge.set_project_folders({p.id: p.knowledge for p in self.projects.all()})
+
+        update()
+        self.projects.subscribe(update)
 
     def drop_leftover_chats(self) -> None:
         """Delete the empty and temporary conversations an earlier run left behind (one with
@@ -212,6 +223,14 @@ class Workspace:
                 self.memory.move(item.id, None)
         self.projects.delete(project_id)
 
+    def instructions_for(self, conversation: Conversation | None) -> Instructions:
+        """The instructions a conversation's prompt has: the global ones, and its project's."""
+        instructions = self.settings.instructions()
+        project = None if conversation is None else self.projects.get(conversation.project)
+        if project is None or conversation is None or conversation.temporary:
+            return instructions
+        return instructions.in_project(project.name, project.instructions)
+
     def adopt_instructions(self, instructions: Instructions) -> bool:
         """Take an export's custom instructions if there are none here (nothing is replaced);
         whether they were taken. StorageError if they cannot be saved."""
@@ -272,6 +291,7 @@ class Workspace:
             extra_tools=self._mcp_tools(),
             confirmations=confirmations,
             knowledge=self.knowledge,
+            attachments=self.attachments,
             choose_model=self._turn_model,
             projects=self.projects,
         )

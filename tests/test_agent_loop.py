@@ -26,7 +26,6 @@ from assistant.agent.events import (
 from assistant.agent.loop import (
     CANCELLED_TOOL_RESULT,
     EMPTY_REPLY,
-    LOOPING_NOTICE,
     NO_TOOLS_NOTICE,
     REPEATED_RESULT,
     Agent,
@@ -34,6 +33,7 @@ from assistant.agent.loop import (
     Upkeep,
 )
 from assistant.agent.summary import SUMMARY_MAX_TOKENS, SUMMARY_PROMPT
+from assistant.agent.turn import LOOPING_NOTICE
 from assistant.errors import ContextOverflowError, ProviderError
 from assistant.memory import ConversationStore, Message, Source, estimate_tokens
 from assistant.memory.semantic import SemanticMemory

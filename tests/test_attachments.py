@@ -5,11 +5,14 @@ message with a note, or as image parts to a model that takes images."""
 from __future__ import annotations
 
 import base64
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from assistant.knowledge import AttachmentError, AttachmentStore, prepare
+from assistant.knowledge.reading import BINARY
 from assistant.workspace import Workspace
 from tests.files import make_pdf
 
@@ -108,7 +111,83 @@ def test_images_go_as_image_parts_or_are_refused_with_a_clear_line(
         prepare([image], "what is this?", budget_tokens=1000, accepts_images=False)
 
 
-def test_a_pdf_with_no_text_says_so(store: AttachmentStore, tmp_path: Path) -> None:
-    scan = store.add("c1", make_pdf(tmp_path / "scan.pdf", [""], text=False))
-    with pytest.raises(AttachmentError, match=r"scan\.pdf: no text layer"):
-        prepare([scan], "read it", budget_tokens=1000, accepts_images=True)
+@pytest.mark.parametrize(
+    ("make", "status"),
+    [
+        (lambda p: make_pdf(p / "scan.pdf", ["", ""], text=False), "no text layer"),
+        (lambda p: make_pdf(p / "locked.pdf", ["Secret."], password="pw"), "password-protected"),
+        (lambda p: _write(p / "broken.pdf", b"%PDF-1.4 not really"), "damaged or not a PDF"),
+        (lambda p: _write(p / "data.txt", b"ab\0cd" * 100), "binary content"),
+    ],
+)
+def test_a_file_that_gives_no_text_is_refused_before_it_is_copied(
+    store: AttachmentStore, tmp_path: Path, make: Callable[[Path], Path], status: str
+) -> None:
+    path = make(tmp_path)
+    with pytest.raises(AttachmentError) as raised:
+        store.add("c1", path)
+    assert str(raised.value).startswith(f"{path.name}: {status}")
+    assert store.of("c1") == []
+
+
+def test_a_copy_that_gives_no_text_at_send_time_is_named_not_sent(
+    store: AttachmentStore, tmp_path: Path
+) -> None:
+    note = store.add("c1", _write(tmp_path / "note.txt", b"Hello."))
+    note.path.write_bytes(b"\0\0binary now")
+    attached = prepare([note], "read it", budget_tokens=1000, accepts_images=True)
+    assert attached.text.startswith("File note.txt: not sent (note.txt: binary content")
+    assert attached.notes == [f"note.txt: {BINARY}"]
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def test_a_message_keeps_its_attachments_and_refuses_names_that_leave_their_folder() -> None:
+    from assistant.json_fields import FieldError
+    from assistant.memory import AttachedFile, Message
+
+    raw = {
+        "id": "m1",
+        "parent_id": None,
+        "role": "user",
+        "content": "See this.",
+        "created_at": "2026-11-25T10:00:00Z",
+        "attachments": [
+            {"id": "a1", "name": "report.pdf", "size": 1200, "kind": "pdf", "pages": 4}
+        ],
+    }
+    message = Message.from_json(raw)
+    assert message.attachments == (AttachedFile("a1", "report.pdf", 1200, "pdf", 4),)
+    assert message.to_json()["attachments"] == raw["attachments"]
+    for bad, field in (
+        ({"name": "../../x"}, "name"),
+        ({"id": ".."}, "id"),
+        ({"size": "1"}, "size"),
+    ):
+        entry = {**raw["attachments"][0], **bad}  # type: ignore[dict-item]
+        with pytest.raises(FieldError, match=rf"attachments\[0\]\.{field}: "):
+            Message.from_json({**raw, "attachments": [entry]})
+
+
+def test_the_command_line_export_includes_the_files_when_asked(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    from assistant.cli import main
+
+    workspace = Workspace.open(data_dir, embed=False)
+    try:
+        cid = workspace.conversations.create().id
+        image = tmp_path / "dot.png"
+        image.write_bytes(PNG)
+        ref = workspace.attachments.add(cid, image).ref()
+        workspace.conversations.append(cid, "user", "A dot.", attachments=[ref])
+    finally:
+        workspace.close()
+    for flags, data in (([], None), (["--attachments"], base64.b64encode(PNG).decode())):
+        out = tmp_path / "out.json"
+        assert main(["export", str(out), *flags]) == 0
+        (entry,) = json.loads(out.read_text())["conversations"][0]["messages"][0]["attachments"]
+        assert entry.get("data") == data and entry["name"] == "dot.png"

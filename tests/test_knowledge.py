@@ -253,3 +253,33 @@ def test_a_rescan_applies_new_folders_and_reports_progress(
     reading = [e for e in events.seen if e.phase == "reading" and e.total == 5]
     assert [e.done for e in reading] == [0, 1, 2, 3, 4, 5]
     events.wait_for(lambda: running.knowledge.index.pending_embeddings() == 0)
+
+
+def test_a_projects_folders_are_read_and_searched_only_in_its_chats(
+    data_dir: Path, docs: Path, tmp_path: Path
+) -> None:
+    from assistant.workspace import Workspace
+
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    (plans / "launch.md").write_text("# Launch\n\nThe ferry launch party is on Friday.\n")
+    open_knowledge(data_dir, docs)
+    workspace = Workspace.open(data_dir, embed=False)
+    try:
+        knowledge = workspace.knowledge
+        project = workspace.projects.create("Launch", knowledge=[str(plans)])
+        other = workspace.projects.create("Other")
+        assert knowledge.read_sources().folders == (str(docs), str(plans))
+        assert knowledge.sync() == 4  # the global folder's three files and the project's one
+        assert {Path(h.path).name for h in knowledge.search("ferry")} == {"notes.md"}
+        assert {Path(h.path).name for h in knowledge.search("ferry", project=other.id)} == {
+            "notes.md"
+        }
+        found = knowledge.search("ferry", project=project.id)
+        assert {Path(h.path).name for h in found} == {"notes.md", "launch.md"}
+        workspace.projects.update(project.id, knowledge=[])  # the project lets the folder go
+        assert knowledge.read_sources().folders == (str(docs),)
+        knowledge.sync()
+        assert [Path(h.path).name for h in knowledge.search("party", project=project.id)] == []
+    finally:
+        workspace.close()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QFileDialog, QTreeWidgetItem
+from PySide6.QtWidgets import QFileDialog, QTabWidget, QTreeWidgetItem
 from pytestqt.qtbot import QtBot
 
 from assistant.knowledge import Knowledge, KnowledgeEvent
@@ -20,6 +20,8 @@ from assistant.knowledge.reading import ENCRYPTED
 from assistant.ui.knowledge.bridge import KnowledgeBridge
 from assistant.ui.knowledge.opening import FilePreview
 from assistant.ui.knowledge.page import KnowledgePage, progress_text
+from assistant.ui.settings.dialog import SettingsDialog
+from assistant.ui.settings.knowledge_page import KnowledgeSettingsPage
 from tests.desktop import configure, shown_window
 from tests.embedders import HashEmbedder
 from tests.fake_openai import FakeOpenAI, Reply, ToolCall
@@ -114,6 +116,36 @@ def test_the_window_runs_the_service_and_stops_it_on_close(
     qtbot.waitUntil(lambda: bool(win.workspace.knowledge.search("platypus")), timeout=20000)
     win.close()
     assert not any(t.name == "knowledge" for t in threading.enumerate())
+
+
+def test_the_edit_menu_opens_the_knowledge_page_of_the_settings(
+    qtbot: QtBot,
+    data_dir: Path,
+    fake_openai: FakeOpenAI,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.txt").write_text("The platypus lays eggs.\n")
+    configure(data_dir, fake_openai)
+    win = shown_window(qtbot, data_dir)
+    opened: list[SettingsDialog] = []
+    monkeypatch.setattr(SettingsDialog, "exec", lambda self: opened.append(self) or 0)
+    win.menu.knowledge.trigger()
+    (dialog,) = opened
+    current = dialog.findChild(QTabWidget, "settingsPages").currentWidget()
+    assert isinstance(current, KnowledgeSettingsPage)
+    assert [p.title for p in dialog.pages][-1] == "Knowledge"
+    current.page.add_folder(str(folder))  # applies at once: the window's index follows it
+    qtbot.waitUntil(lambda: bool(win.workspace.knowledge.search("platypus")), timeout=20000)
+    qtbot.waitUntil(lambda: "1 file indexed" in current.page.files.topLevelItem(0).text(1),
+                    timeout=20000)  # fmt: skip
+    win.menu.settings.trigger()  # Settings opens at its first page, with the Knowledge page
+    assert opened[1].findChild(QTabWidget, "settingsPages").currentIndex() == 0
+    for dialog in opened:
+        dialog.deleteLater()
+    win.close()
 
 
 def test_a_reply_that_read_files_shows_citations_that_open_them(

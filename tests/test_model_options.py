@@ -10,8 +10,9 @@ import pytest
 
 from assistant.agent.cancel import CancelToken
 from assistant.agent.events import AgentEvent, Finished, ToolsTurnedOff
-from assistant.agent.loop import LOOPING_NOTICE, Agent
+from assistant.agent.loop import Agent
 from assistant.agent.model_choice import TurnModel
+from assistant.agent.turn import LOOPING_NOTICE
 from assistant.json_fields import FieldError
 from assistant.memory import ConversationStore
 from assistant.memory.semantic import SemanticMemory

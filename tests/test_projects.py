@@ -304,3 +304,83 @@ def test_deleting_a_project_moves_its_conversations_and_memories_out(data_dir: P
         assert workspace.memory.history(item.id)[-1].type == "moved"
     finally:
         workspace.close()
+
+
+# -- nothing of an isolated project gets out -----------------------------------------------------
+
+
+def test_an_insight_reads_one_scope_and_stays_in_it(data_dir: Path) -> None:
+    from assistant.agent.reflection import Reflector
+    from assistant.memory import TopicStore
+
+    provider = ScriptedProvider()
+    memory = SemanticMemory.open(data_dir / "memory", HashEmbedder())
+    topics = TopicStore(data_dir / "memory")
+    mine = [memory.add(f"The user walks the dog at {h}", origin="curator") for h in (6, 7, 8)]
+    walled = [
+        memory.add(f"The garden bed {n} gets compost", origin="curator", project="garden")
+        for n in (1, 2, 3)
+    ]
+    for item in [*mine, *walled]:
+        topics.add_memory("routine", item.id)
+    shown: list[str] = []
+
+    def answer(messages: list[dict[str, object]]) -> str:
+        listing = str(messages[1]["content"])
+        shown.append(listing)
+        ids = [i.id for i in walled if i.id in listing]
+        return json.dumps(
+            {"insights": [{"text": "The beds are composted in turn", "rests_on": ids}]}
+        )
+
+    provider.enqueue(answer)
+    reflection = Reflector(provider, memory, topics).reflect("routine")
+    provider.assert_all_used()
+    assert all(i.id in shown[0] for i in walled) and not any(i.id in shown[0] for i in mine)
+    (insight,) = reflection.insights
+    assert insight.project == "garden"
+    memory.close()
+
+
+def test_an_isolated_projects_chats_are_searched_only_from_inside(data_dir: Path) -> None:
+    rig = Rig(data_dir)
+    garden = rig.projects.create("Garden", isolated=True)
+    novel = rig.projects.create("Novel")
+    for title, project in (("Beds", garden.id), ("Plot", novel.id), ("Loose", None)):
+        cid = rig.conversations.create(title, project=project).id
+        rig.conversations.append(cid, "user", f"compost talk in {title}")
+
+    def searched(project: str | None) -> list[str]:
+        cid = rig.conversations.create(project=project).id
+        rig.provider.enqueue(calls(("search_conversations", {"query": "compost"})), "Done.")
+        rig.agent.run(cid, "Find compost", lambda e: None, CancelToken())
+        result = rig.conversations.load(cid).messages[2].content
+        found = {hit["conversation"] for hit in json.loads(result)}
+        return sorted(found & {"Beds", "Plot", "Loose"})  # not the searching chats
+
+    assert searched(None) == ["Loose", "Plot"]
+    assert searched(novel.id) == ["Loose", "Plot"]
+    assert searched(garden.id) == ["Beds"]
+
+
+def test_another_app_through_mcp_sees_only_global_memories(data_dir: Path) -> None:
+    from assistant.mcp_server.operations import answer
+
+    workspace = Workspace.open(data_dir, embed=False)
+    try:
+        workspace.memory.add("The user likes green tea", pinned=True)
+        workspace.memory.add(
+            "The novel's tea scene is in chapter two", project="novel", pinned=True
+        )
+
+        def ask(op: str, **args: object) -> str:
+            return answer(workspace, {"op": op, "args": args, "client": "Test"})
+
+        for text in (
+            ask("search_memory", query="tea"),
+            ask("pinned_memories"),
+            ask("recent_memories"),
+        ):
+            assert "green tea" in text and "chapter two" not in text
+    finally:
+        workspace.close()

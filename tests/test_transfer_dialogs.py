@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import time
@@ -269,6 +270,31 @@ def test_export_of_the_current_conversation(
     data = json.loads((tmp_path / "one.json").read_text(encoding="utf-8"))
     assert [c["id"] for c in data["conversations"]] == [ids["tea"]]
     assert "memories" not in data
+
+
+def test_export_of_a_conversation_can_include_its_attached_files(
+    qtbot: QtBot, parent: QWidget, workspace: Workspace, hooks: Hooks, tmp_path: Path
+) -> None:
+    cid = workspace.conversations.create().id
+    note = tmp_path / "note.md"
+    note.write_text("# Hangar\n\n9,000 euros.\n")
+    attached = workspace.attachments.add(cid, note).ref()
+    workspace.conversations.append(cid, "user", "See the note.", attachments=[attached])
+    for name, include in (("with.json", True), ("without.json", False)):
+        hooks.save_name = str(tmp_path / name)
+        export_conversations(parent, workspace, cid)
+        dialog = _export_dialog(qtbot, parent)
+        dialog.attachments_check.setChecked(include)
+        _press_export(dialog)
+        qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=5000)
+        assert hooks.errors == []
+        hooks.infos.clear()
+        qtbot.waitUntil(lambda: parent.findChild(ExportDialog, "exportDialog") is None)
+    entry = {"id": attached.id, "name": "note.md", "size": note.stat().st_size, "kind": "markdown"}
+    for name, extra in (("with.json", {"data": base64.b64encode(note.read_bytes()).decode()}),
+                        ("without.json", {})):  # fmt: skip
+        data = json.loads((tmp_path / name).read_text(encoding="utf-8"))
+        assert data["conversations"][0]["messages"][0]["attachments"] == [{**entry, **extra}]
 
 
 def test_export_without_a_current_conversation_exports_all(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,7 @@ class ToolContext:
     cancel: CancelToken = field(default_factory=CancelToken)  # the turn's: tools that wait stop
     revealed: set[str] = field(default_factory=set)  # hidden tools a search found, to offer
     scope: MemoryScope = EVERYWHERE  # the memories the chat sees (its project's and global)
+    sees_conversation: Callable[[str], bool] | None = None  # None: every one (see chat_scope)
 
     def allow_change(
         self, tool_name: str, item: MemoryItem, action: PendingAction, **fields: Any
@@ -310,14 +312,22 @@ def update_working_memory(
 
 
 @tool
-def search_conversations(query: str, conversations: ConversationStore, k: int = 5) -> str:
+def search_conversations(
+    query: str, context: ToolContext, conversations: ConversationStore, k: int = 5
+) -> str:
     """Search the text of all past conversations.
 
     Args:
         query: Words to look for.
         k: How many messages to return at most (1 to 20).
     """
-    hits = conversations.search(query, k=max(1, min(k, 20)))
+    limit = max(1, min(k, 20))
+    sees = context.sees_conversation
+    if sees is None:
+        hits = conversations.search(query, k=limit)
+    else:  # isolated projects' chats are left out (in one, all others): look further
+        found = conversations.search(query, k=limit * 4)
+        hits = [h for h in found if sees(h.conversation_id)][:limit]
     if not hits:
         return "No matching messages."
     return json.dumps(
@@ -337,7 +347,7 @@ def search_files(query: str, context: ToolContext, knowledge: Knowledge, k: int 
     """
     from assistant.knowledge import passages
 
-    hits = knowledge.search(query, k=max(1, min(k, 10)))
+    hits = knowledge.search(query, k=max(1, min(k, 10)), project=context.scope.project)
     if not hits:
         return "No matching passages in the user's files."
     context.read_files = True

@@ -1,13 +1,20 @@
-"""What a chat's project changes in a turn: the memories it sees, where what it learns goes,
-and the project's instructions."""
+"""What a chat's project changes in a turn: the memories and past conversations it sees, where
+what it learns goes, and the project's instructions."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from assistant.instructions import Instructions
-from assistant.memory import EVERYWHERE, Conversation, MemoryItem, MemoryScope, SemanticMemory
+from assistant.memory import (
+    EVERYWHERE,
+    Conversation,
+    ConversationStore,
+    MemoryItem,
+    MemoryScope,
+    SemanticMemory,
+)
 from assistant.projects import Project, ProjectStore
 
 
@@ -17,6 +24,9 @@ class ChatScope:
 
     memory: MemoryScope = EVERYWHERE
     project: Project | None = None
+    # Whether a past conversation (by id) may be searched (None: every one): an isolated
+    # project's chats search only its own, and no other chat searches them.
+    sees_conversation: Callable[[str], bool] | None = None
 
     def instructions(self, base: Instructions) -> Instructions:
         """The global instructions `base`, with the project's in a project's chat."""
@@ -38,12 +48,22 @@ def _itself(item: MemoryItem) -> MemoryItem:
     return item
 
 
-def chat_scope(projects: ProjectStore | None, conversation: Conversation) -> ChatScope:
+def chat_scope(
+    projects: ProjectStore | None, conversation: Conversation, store: ConversationStore
+) -> ChatScope:
     """The scope of a conversation: its project's (if the project still exists), else the
     global one. A temporary chat is outside every project."""
-    if projects is None or conversation.temporary:
+    if projects is None:
         return ChatScope()
-    project = projects.get(conversation.project)
+    walled = {p.id for p in projects.all() if p.isolated}
+    project = None if conversation.temporary else projects.get(conversation.project)
+    sees: Callable[[str], bool] | None = None
+    if walled:
+        project_of = {c.id: c.project for c in store.all()}
+        if project is not None and project.isolated:
+            sees = lambda cid: project_of.get(cid) == project.id  # noqa: E731
+        else:
+            sees = lambda cid: project_of.get(cid) not in walled  # noqa: E731
     if project is None:
-        return ChatScope()
-    return ChatScope(MemoryScope(project.id, project.isolated), project)
+        return ChatScope(sees_conversation=sees)
+    return ChatScope(MemoryScope(project.id, project.isolated), project, sees)

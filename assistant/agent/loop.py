@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from assistant.agent.attached import TurnFiles, turn_files
 from assistant.agent.budget import prompt_budget, reply_limit
 from assistant.agent.builtin_tools import builtin_registry
 from assistant.agent.cancel import CancelToken, OperationCancelledError
@@ -27,7 +28,6 @@ from assistant.agent.events import (
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
-    ToolsTurnedOff,
     Waiting,
 )
 from assistant.agent.model_choice import ModelChooser, TurnModel
@@ -45,6 +45,7 @@ from assistant.agent.turn import Turn
 from assistant.errors import AssistantError, ContextOverflowError, ProviderError, ToolError
 from assistant.instructions import NO_INSTRUCTIONS, Instructions
 from assistant.memory import (
+    AttachedFile,
     Conversation,
     ConversationStore,
     MemoryEdit,
@@ -59,7 +60,7 @@ from assistant.notices import Notices
 from assistant.timestamps import now_utc
 
 if TYPE_CHECKING:
-    from assistant.knowledge import Knowledge
+    from assistant.knowledge import AttachmentStore, Knowledge
     from assistant.projects import ProjectStore
 
 log = logging.getLogger(__name__)
@@ -84,7 +85,6 @@ REPEATED_RESULT = (
     "Not run: this exact call was already made {times} times for this message. Use the results "
     "you have and answer the user."
 )
-LOOPING_NOTICE = "The model kept repeating the same tool call; it answered without tools."
 NO_TOOLS_NOTICE = (
     "The model's context window is too small for tools: it answers without them "
     "(memories are still saved after each reply)."
@@ -134,6 +134,7 @@ class Agent:
         extra_tools: ToolSource | None = None,
         confirmations: Confirmations | None = None,
         knowledge: Knowledge | None = None,
+        attachments: AttachmentStore | None = None,
         choose_model: ModelChooser | None = None,
         projects: ProjectStore | None = None,
     ) -> None:
@@ -150,16 +151,26 @@ class Agent:
         self.extra_tools = extra_tools  # tools from MCP servers
         self.confirmations = confirmations  # the user's answers when a tool asks first
         self.knowledge = knowledge  # the user's files, searched by the `search_files` tool
+        self.attachments = attachments  # the files attached to messages (None: not sent)
         self.choose_model = choose_model  # a conversation's model; None: always `provider`
         self.projects = projects  # a chat in a project sees its memories and instructions
 
     def run(
-        self, conversation_id: str, user_text: str, on_event: EventSink, cancel: CancelToken
+        self,
+        conversation_id: str,
+        user_text: str,
+        on_event: EventSink,
+        cancel: CancelToken,
+        *,
+        attachments: Sequence[AttachedFile] = (),
     ) -> None:
-        """Answer `user_text` in the conversation; reports through `on_event`, never raises."""
+        """Answer `user_text` (carrying `attachments`, copied into the data dir) in the
+        conversation; reports through `on_event`, never raises."""
 
         def start() -> Message:
-            return self.conversations.append(conversation_id, "user", user_text)
+            return self.conversations.append(
+                conversation_id, "user", user_text, attachments=attachments
+            )
 
         self._guarded(conversation_id, start, on_event, cancel)
 
@@ -170,8 +181,11 @@ class Agent:
         user_text: str,
         on_event: EventSink,
         cancel: CancelToken,
+        *,
+        attachments: Sequence[AttachedFile] = (),
     ) -> None:
-        """Answer `user_text` as a new version of a user message; the old one stays a branch."""
+        """Answer `user_text` as a new version of a user message; the old one stays a branch.
+        The new version carries the old one's attachments and `attachments`."""
 
         def start() -> Message:
             conversation = self.conversations.load(conversation_id)
@@ -179,7 +193,10 @@ class Agent:
             if edited is None or edited.role != "user":
                 raise AssistantError("That message is no longer in the conversation.")
             self.conversations.set_leaf(conversation_id, edited.parent_id)
-            return self.conversations.append(conversation_id, "user", user_text)
+            carried = (*edited.attachments, *attachments)
+            return self.conversations.append(
+                conversation_id, "user", user_text, attachments=carried
+            )
 
         self._guarded(conversation_id, start, on_event, cancel)
 
@@ -231,9 +248,9 @@ class Agent:
         self, conversation_id: str, user: Message, on_event: EventSink, cancel: CancelToken
     ) -> None:
         conversation = self.conversations.load(conversation_id)
-        scope = chat_scope(self.projects, conversation)
+        scope = chat_scope(self.projects, conversation, self.conversations)
         changes = ReplyChanges(self.conversations, conversation_id, on_event)
-        context = changes.context(conversation, user, cancel, scope.memory)
+        context = changes.context(conversation, user, cancel, scope)
         model = self.choose_model(conversation) if self.choose_model else TurnModel(self.provider)
         turn = Turn(
             conversation=conversation,
@@ -255,7 +272,7 @@ class Agent:
         """The built-in tools, then the extra ones for `query`."""
         registry = builtin_registry(
             long_term_memory=not conversation.temporary,
-            files=self.knowledge is not None and bool(self.knowledge.sources.folders),
+            files=self.knowledge is not None and bool(self.knowledge.read_sources().folders),
         )
         if self.extra_tools is not None:
             registry.add_extra(*self.extra_tools.tools_for(query))
@@ -293,6 +310,9 @@ class Agent:
             if turn.use_tools:
                 self._say_once(turn, NO_TOOLS_NOTICE)
             turn.use_tools, tools = False, 0
+        if not turn.files_read:
+            turn.files = self._files(turn, budget - tools)
+            turn.files_read = True
 
         def build() -> Prompt:
             return build_prompt(
@@ -303,6 +323,7 @@ class Agent:
                 working=working,
                 budget_tokens=budget - tools,
                 instructions=turn.scope.instructions(self.config.instructions),
+                files=turn.files,
             )
 
         prompt = build()
@@ -315,6 +336,15 @@ class Agent:
         turn.memory_ids[:] = dict.fromkeys([*turn.memory_ids, *prompt.memory_ids])
         turn.prompt_tokens = estimate_tokens(json.dumps(prompt.messages)) + tools
         return prompt.messages
+
+    def _files(self, turn: Turn, budget: int) -> TurnFiles | None:
+        """The attached files' part of the prompt; what was cut or not sent is said."""
+        if self.attachments is None:
+            return None
+        files = turn_files(self.attachments, turn.conversation, turn.user, budget)
+        for note in files.notes if files is not None else ():
+            turn.on_event(Notice(turn.cid, note))
+        return files
 
     def _relevant(self, turn: Turn, exclude: set[str]) -> list[MemoryItem]:
         """Memories of the chat's scopes for the user's text first, then for the previous
@@ -460,8 +490,7 @@ class Agent:
             if times > REPEAT_LIMIT:
                 result, ok = REPEATED_RESULT.format(times=times - 1), False
                 if turn.use_tools:
-                    turn.use_tools = False  # the next model call is offered no tools
-                    self._tools_looped(turn)
+                    turn.looped_on_tools()  # the next model call is offered no tools
             else:
                 try:
                     result, ok = self._run_tool(turn, call)
@@ -479,15 +508,6 @@ class Agent:
                 turn.on_event(MemoryEdited(turn.cid, edit))
             turn.context.edits.clear()
             turn.registry.reveal(turn.context.revealed)
-
-    def _tools_looped(self, turn: Turn) -> None:
-        """Say the model looped on tools; with "auto" tool use, it gets no tools from now on."""
-        model = turn.model
-        if model.options.tools == "auto" and model.tools_looped is not None:
-            model.tools_looped(model.provider.model)
-            turn.on_event(ToolsTurnedOff(turn.cid, model.provider.model))
-        else:
-            turn.on_event(Notice(turn.cid, LOOPING_NOTICE))
 
     def _run_tool(self, turn: Turn, call: ToolCallRequest) -> tuple[str, bool]:
         """Run one call (once allowed, if it asks first): its result and whether it worked."""

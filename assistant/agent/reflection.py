@@ -177,13 +177,18 @@ class Reflector:
             about = f" about {name!r}" if name else ""
             return Reflection([], f"Not enough memories{about} to reflect on yet.")
         self.tries.last = self.clock()
-        known = [i for i in items if i.state == "active" and i.origin == "reflection"]
+        scope = memories[-1].project  # one scope (see `_memories`): the insight is kept there
+        known = [
+            i
+            for i in items
+            if i.state == "active" and i.origin == "reflection" and i.project == scope
+        ]
         insights = self._ask(memories, known, cancel)
         written: list[MemoryItem] = []
         for insight in insights:
             if len(written) == left:
                 break
-            item = self._write(insight, name, budget)
+            item = self._write(insight, name, scope, budget)
             if item is not None:
                 written.append(item)
                 if on_edit is not None:
@@ -193,7 +198,9 @@ class Reflector:
     def _memories(
         self, topic: str | None, items: Sequence[MemoryItem]
     ) -> tuple[str | None, list[MemoryItem]]:
-        """The topic read and its newest current memories (insights aside), oldest first."""
+        """The topic read and its newest current memories (insights aside), oldest first; of
+        one scope (that of the newest), so that no insight mixes a project's memories with
+        others or takes them out of it."""
         name = topic if topic is not None else self._busiest_topic(items)
         if name is None:
             chosen = [i for i in items if i.is_current]
@@ -203,6 +210,8 @@ class Reflector:
             chosen = [i for i in map(self.memory.get, ids) if i is not None and i.is_current]
         chosen = [i for i in chosen if i.kind != "insight"]
         chosen.sort(key=lambda i: i.created_at)
+        if chosen:
+            chosen = [i for i in chosen if i.project == chosen[-1].project]
         return name, chosen[-MEMORIES_READ:]
 
     def _busiest_topic(self, items: Sequence[MemoryItem]) -> str | None:
@@ -241,10 +250,10 @@ class Reflector:
         return parse_insights(response.content, [i.id for i in memories])
 
     def _write(
-        self, insight: Insight, topic: str | None, budget: ReplyBudget | None
+        self, insight: Insight, topic: str | None, scope: str | None, budget: ReplyBudget | None
     ) -> MemoryItem | None:
-        """Store an insight unless the user forgot it before or an insight says it already;
-        offer it instead when the reply's budget has no add left."""
+        """Store an insight in `scope` unless the user forgot it before or an insight says it
+        already; offer it instead when the reply's budget has no add left."""
         similar = self.memory.find_similar(insight.text, k=3)
         if any(i.kind == "insight" for i, _ in similar):
             log.info("Reflection: dropped an insight already written: %.80r", insight.text)
@@ -261,6 +270,7 @@ class Reflector:
                     text=insight.text,
                     kind="insight",
                     importance=insight.importance,
+                    project=scope,
                 )
             )
             return None
@@ -272,6 +282,7 @@ class Reflector:
                 tags=[f"topic:{topic}"] if topic else [],
                 origin="reflection",
                 rests_on=insight.rests_on,
+                project=scope,
             )
         except ForgottenFactError:
             log.info("Reflection: dropped an insight the user had forgotten")

@@ -13,9 +13,10 @@ from __future__ import annotations
 from assistant.agent.builtin_tools import ToolContext
 from assistant.agent.cancel import CancelToken
 from assistant.agent.change_budget import ReplyBudget
+from assistant.agent.chat_scope import ChatScope
 from assistant.agent.consent import explicit_answer
 from assistant.agent.events import EventSink, MemorySuggested
-from assistant.memory import Conversation, ConversationStore, MemoryScope, Message
+from assistant.memory import Conversation, ConversationStore, Message
 from assistant.memory.pending import PendingChange
 
 
@@ -30,12 +31,17 @@ class ReplyChanges:
         self._on_event = on_event
 
     def context(
-        self, conversation: Conversation, user: Message, cancel: CancelToken, scope: MemoryScope
+        self, conversation: Conversation, user: Message, cancel: CancelToken, scope: ChatScope
     ) -> ToolContext:
-        """The tools' context for a reply to `user` (seeing the memories of `scope`), with its
-        budget and the open questions answered by the user's message."""
+        """The tools' context for a reply to `user` (seeing what the chat's `scope` sees), with
+        its budget and the open questions answered by the user's message."""
         context = ToolContext(
-            self._cid, user.id, budget=ReplyBudget(self.offer), cancel=cancel, scope=scope
+            self._cid,
+            user.id,
+            budget=ReplyBudget(self.offer),
+            cancel=cancel,
+            scope=scope.memory,
+            sees_conversation=scope.sees_conversation,
         )
         # A retry of the message that asked answers nothing.
         questions = [

@@ -22,13 +22,15 @@ from assistant.errors import AssistantError
 from assistant.fileio import atomic_write_with, reason
 from assistant.knowledge.formats import IMAGE_TYPES, FileKind, kind_of
 from assistant.knowledge.index import FileIndex
-from assistant.knowledge.reading import Chunk, UnreadableFileError, read_file
-from assistant.memory.messages import estimate_tokens
+from assistant.knowledge.reading import NO_TEXT_LAYER, Chunk, UnreadableFileError, read_file
+from assistant.memory.messages import AttachedFile, estimate_tokens
 
 log = logging.getLogger(__name__)
 
 ATTACHMENTS_DIR = "attachments"
 MAX_ATTACHMENT_MB = 20  # what OpenAI takes for an image; text this size is summarized anyway
+PROBED_PAGES = 5  # a PDF with no text on its first pages is taken for a scan
+NO_TEXT = "no text layer (a scanned or image-only PDF?): Assistant cannot read it"
 KINDS_IN_WORDS = "text, Markdown, source code, PDF and images (PNG, JPEG, GIF, WebP)"
 
 
@@ -57,10 +59,19 @@ class Attachment:
 
     def label(self) -> str:
         """For its chip: "report.pdf · 1.2 MB · 4 pages"."""
-        parts = [self.name, size_in_words(self.size)]
-        if self.pages is not None:
-            parts.append(f"{self.pages} page{'s' if self.pages != 1 else ''}")
-        return " · ".join(parts)
+        return label(self.name, self.size, self.pages)
+
+    def ref(self) -> AttachedFile:
+        """The attachment as its message records it."""
+        return AttachedFile(self.id, self.name, self.size, self.kind, self.pages)
+
+
+def label(name: str, size: int, pages: int | None) -> str:
+    """A file as its chip names it: "report.pdf · 1.2 MB · 4 pages"."""
+    parts = [name, size_in_words(size)]
+    if pages is not None:
+        parts.append(f"{pages} page{'s' if pages != 1 else ''}")
+    return " · ".join(parts)
 
 
 def size_in_words(size: int) -> str:
@@ -92,6 +103,33 @@ def check(source: Path, max_mb: int = MAX_ATTACHMENT_MB) -> tuple[FileKind, int]
     return kind, size
 
 
+def probe(source: Path, max_mb: int = MAX_ATTACHMENT_MB) -> Attachment:
+    """`source` as it would be attached (not copied): AttachmentError, naming the file and why,
+    for a file `check` refuses, a binary file with a text name, or a PDF that is
+    password-protected, damaged or without text on its first pages (a scan)."""
+    kind, size = check(source, max_mb)
+    pages = None
+    if kind != "image":
+        try:
+            reading = read_file(source, kind, max_bytes=max_mb * 2**20)
+            pages = reading.pages
+            try:
+                first = next(reading.chunks)
+                if first.place.page is not None and first.place.page > PROBED_PAGES:
+                    raise UnreadableFileError(NO_TEXT_LAYER)
+            except StopIteration:
+                if kind == "pdf":
+                    raise UnreadableFileError(NO_TEXT_LAYER) from None
+            finally:
+                close = getattr(reading.chunks, "close", None)
+                if close is not None:  # a generator: ends the read, closes the file
+                    close()
+        except UnreadableFileError as exc:
+            status = NO_TEXT if str(exc) == NO_TEXT_LAYER else str(exc)
+            raise AttachmentError(f"{source.name}: {status}.") from exc
+    return Attachment(source, size, kind, pages)
+
+
 class AttachmentStore:
     """The attachments of every conversation, under `<data dir>/attachments/`."""
 
@@ -99,15 +137,27 @@ class AttachmentStore:
         self.directory = root / ATTACHMENTS_DIR
 
     def add(self, conversation_id: str, source: Path) -> Attachment:
-        """Copy `source` into the conversation's attachments (checked first, see `check`)."""
-        kind, size = check(source)
+        """Copy `source` into the conversation's attachments (checked first, see `probe`)."""
+        probed = probe(source)
         target = self.directory / conversation_id / uuid.uuid4().hex / source.name
         try:
             with source.open("rb") as original:
                 atomic_write_with(target, lambda f: shutil.copyfileobj(original, f))
         except OSError as exc:
             raise AttachmentError(f"{source.name} cannot be read: {reason(exc)}.") from exc
-        return Attachment(target, size, kind, _pages(target, kind))
+        return Attachment(target, probed.size, probed.kind, probed.pages)
+
+    def path(self, conversation_id: str, attached: AttachedFile) -> Path:
+        """Where the copy of a message's attachment is."""
+        return self.directory / conversation_id / attached.id / attached.name
+
+    def resolve(self, conversation_id: str, attached: AttachedFile) -> Attachment:
+        """A message's attachment as a file (AttachmentError if its copy is gone)."""
+        path = self.path(conversation_id, attached)
+        if not path.is_file():
+            raise AttachmentError(f"{attached.name}: its copy is no longer in the data folder.")
+        kind = kind_of(path) or "text"
+        return Attachment(path, attached.size, kind, attached.pages)
 
     def of(self, conversation_id: str) -> list[Attachment]:
         """The attachments of a conversation (in no particular order)."""
@@ -119,6 +169,11 @@ class AttachmentStore:
                     found.append(Attachment(path, path.stat().st_size, kind, _pages(path, kind)))
         return found
 
+    def remove(self, conversation_id: str, attachment_id: str) -> None:
+        """Delete one attachment's copy (its message was never saved)."""
+        if attachment_id and "/" not in attachment_id and attachment_id not in (".", ".."):
+            shutil.rmtree(self.directory / conversation_id / attachment_id, ignore_errors=True)
+
     def drop(self, conversation_id: str) -> None:
         """Delete a conversation's attachments (it was deleted)."""
         shutil.rmtree(self.directory / conversation_id, ignore_errors=True)
@@ -128,8 +183,8 @@ def _pages(path: Path, kind: FileKind) -> int | None:
     if kind != "pdf":
         return None
     try:
-        return read_file(path, "pdf", max_bytes=MAX_ATTACHMENT_MB * 2**20).pages
-    except UnreadableFileError:
+        return probe(path).pages
+    except AttachmentError:
         return None
 
 
@@ -151,8 +206,8 @@ def prepare(
     accepts_images: bool,
 ) -> Attached:
     """What to send the model for these attachments with `message`, within `budget_tokens`
-    for their text (shared evenly). AttachmentError for an image the model cannot take, or a
-    file that gives no text."""
+    for their text (shared evenly). AttachmentError for an image the model cannot take; a file
+    that gives no text is named in the text and in a note."""
     out = Attached()
     texts = [a for a in attachments if a.kind != "image"]
     share = budget_tokens // max(1, len(texts))
@@ -166,7 +221,10 @@ def prepare(
                 )
             out.images.append(_image_part(attachment))
             continue
-        block, note = _text_of(attachment, message, share)
+        try:
+            block, note = _text_of(attachment, message, share)
+        except AttachmentError as exc:
+            block, note = f"File {attachment.name}: not sent ({exc}).", str(exc)
         blocks.append(block)
         if note:
             out.notes.append(note)

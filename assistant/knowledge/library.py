@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from assistant.errors import StorageError
@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 
 KNOWLEDGE_DIR = "knowledge"
 Progress = Callable[[int, int, str], None]  # done, total, the file being read
+PROJECT_DEPTH = 4  # hits asked of the index per hit wanted, when projects' passages are left out
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class Knowledge:
         self._records: dict[str, FileRecord] = {}
         self._problems: dict[str, str] = {}  # path -> status, of the last walks
         self._unavailable: dict[str, str] = {}  # folder -> why it could not be listed
+        self._project_folders: dict[str, tuple[str, ...]] = {}  # project id -> its folders
         self._loaded = False
 
     def load(self) -> None:
@@ -87,10 +89,31 @@ class Knowledge:
             sources.save(self._sources_file)
             self.sources = sources
 
-    def search(self, query: str, k: int = 5) -> list[FileHit]:
-        """The chunks of the knowledge folders that best match `query`."""
+    def set_project_folders(self, folders: Mapping[str, Sequence[str]]) -> None:
+        """The knowledge folders of each project: read with the global ones (by the next
+        `sync`), searched only in that project's chats."""
+        with self._lock:
+            self._project_folders = {p: tuple(f) for p, f in folders.items() if f}
+
+    def read_sources(self) -> Sources:
+        """The rules, with every folder that is read: the global ones and the projects'."""
+        with self._lock:
+            extra = [f for folders in self._project_folders.values() for f in folders]
+            return replace(self.sources, folders=tuple(dict.fromkeys([*self.sources.folders,
+                                                                       *extra])))  # fmt: skip
+
+    def search(self, query: str, k: int = 5, project: str | None = None) -> list[FileHit]:
+        """The chunks that best match `query` in the global knowledge folders and, for a chat
+        in `project`, that project's (never another project's)."""
         self.load()
-        return self.index.search(query, k)
+        with self._lock:
+            others = any(p != project for p in self._project_folders)
+            mine = self._project_folders.get(project, ()) if project is not None else ()
+            allowed = replace(self.sources, folders=(*self.sources.folders, *mine))
+        if not others:
+            return self.index.search(query, k)
+        hits = self.index.search(query, k * PROJECT_DEPTH)  # others' passages are left out
+        return [h for h in hits if allowed.folder_of(h.path) is not None][:k]
 
     # -- scanning ------------------------------------------------------------------------------
 
@@ -103,8 +126,7 @@ class Knowledge:
         chunks (an unplugged drive comes back) and says why in its state.
         """
         self.load()
-        with self._lock:
-            sources = self.sources
+        sources = self.read_sources()
         stale: dict[str, os.stat_result] = {}
         seen: set[str] = set()
         problems: dict[str, str] = {}
@@ -145,8 +167,8 @@ class Knowledge:
         """Read `path` again if it changed, drop it (and what was under it) if it is gone or
         no longer wanted; returns whether anything changed. For the watcher."""
         self.load()
+        sources = self.read_sources()
         with self._lock:
-            sources = self.sources
             below = [p for p in self._records if p.startswith(path.rstrip(os.sep) + os.sep)]
         changed = False
         for inner in below:  # a folder renamed or deleted

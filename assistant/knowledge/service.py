@@ -130,7 +130,9 @@ class KnowledgeService:
 
         self.knowledge.sync(progress, self._cancelled)
         if self._watcher is not None and not self._stopping:
-            for folder, problem in self._watcher.watch(self.knowledge.sources.folders).items():
+            for folder, problem in self._watcher.watch(
+                self.knowledge.read_sources().folders
+            ).items():
                 log.info("%s: %s", folder, problem)
         self._embed()
         self._on_event(KnowledgeEvent("idle"))

@@ -15,7 +15,7 @@ from assistant.agent.builtin_tools import held
 from assistant.agent.curator import Curator, Taken
 from assistant.agent.prompt import fence, memory_line
 from assistant.errors import AssistantError
-from assistant.memory import KINDS, MAX_TEXT_CHARS, MemoryItem
+from assistant.memory import EVERYWHERE, KINDS, MAX_TEXT_CHARS, MemoryItem
 from assistant.memory.why import why_text
 from assistant.workspace import Workspace
 
@@ -24,6 +24,7 @@ MAX_RECENT: Final = 50
 MAX_QUERY_CHARS: Final = 1000
 MAX_CLIENT_CHARS: Final = 100
 IMPORTANCE: Final = 0.5  # of a memory another app sends: the curator's middle
+GLOBAL_ONLY: Final = EVERYWHERE.visible  # the memories another app sees: the global ones
 
 
 class RequestError(AssistantError):
@@ -54,7 +55,8 @@ def search_memory(workspace: Workspace, args: dict[str, Any], _client: str) -> s
     history = args.get("include_history", False)
     if not isinstance(history, bool):
         raise RequestError("'include_history' must be true or false.")
-    hits = workspace.memory.search(query, k=k, include_history=history)
+    # Another app is outside every project: it sees the global memories, as such a chat does.
+    hits = workspace.memory.search(query, k=k, include_history=history, scopes=GLOBAL_ONLY)
     if not hits:
         return f"No memory matches {query!r}."
     lines = [f"{memory_line(h.item)}{held(h.item)}; why: {why_text(h)}" for h in hits]
@@ -118,7 +120,8 @@ def _taken_text(taken: Taken) -> str:
 def recent_memories(workspace: Workspace, args: dict[str, Any], _client: str) -> str:
     """The memories learned last, newest first."""
     limit = _count(args, "limit", 10, MAX_RECENT)
-    items = sorted(workspace.memory.all(), key=lambda i: i.created_at, reverse=True)[:limit]
+    scoped = [i for i in workspace.memory.all() if i.project is None]  # as search_memory
+    items = sorted(scoped, key=lambda i: i.created_at, reverse=True)[:limit]
     if not items:
         return "No memories yet."
     return fence("memories", "\n".join(memory_line(i) + held(i) for i in items))
@@ -128,7 +131,11 @@ def search_conversations(workspace: Workspace, args: dict[str, Any], _client: st
     """The messages of past conversations that match a query (hybrid search)."""
     query = _text(args, "query", MAX_QUERY_CHARS)
     k = _count(args, "k", 5, MAX_K)
-    hits = workspace.conversations.search(query, k=k)
+    walled = {p.id for p in workspace.projects.all() if p.isolated}
+    hits = workspace.conversations.search(query, k=k * 4 if walled else k)
+    if walled:  # an isolated project's chats stay in it
+        project_of = {c.id: c.project for c in workspace.conversations.all()}
+        hits = [h for h in hits if project_of.get(h.conversation_id) not in walled][:k]
     if not hits:
         return f"No message matches {query!r}."
     found = [{"conversation": h.title, "time": h.created_at, "snippet": h.snippet} for h in hits]
@@ -137,7 +144,7 @@ def search_conversations(workspace: Workspace, args: dict[str, Any], _client: st
 
 def pinned_memories(workspace: Workspace, _args: dict[str, Any], _client: str) -> str:
     """The pinned memories (in every prompt of the app)."""
-    items = workspace.memory.pinned()
+    items = workspace.memory.pinned(GLOBAL_ONLY)
     if not items:
         return "No pinned memories."
     return fence("pinned memories", "\n".join(memory_line(i) for i in items))
@@ -147,7 +154,8 @@ def working_memory(workspace: Workspace, _args: dict[str, Any], _client: str) ->
     """The working memory of the conversation the user worked in last (if it has one)."""
     listing = sorted(workspace.conversations.all(), key=lambda c: c.updated_at, reverse=True)
     for info in listing:
-        if info.temporary:
+        project = workspace.projects.get(info.project)
+        if info.temporary or (project is not None and project.isolated):
             continue
         memory = workspace.working.get(info.id)
         if not memory.is_empty():

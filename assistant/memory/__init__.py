@@ -39,7 +39,12 @@ if TYPE_CHECKING:
     )
     from assistant.memory.local_embedder import LocalEmbedder
     from assistant.memory.message_index import ConversationHit
-    from assistant.memory.messages import Message, check_messages, estimate_tokens
+    from assistant.memory.messages import (
+        AttachedFile,
+        Message,
+        check_messages,
+        estimate_tokens,
+    )
     from assistant.memory.openai_embedder import OpenAIEmbedder
     from assistant.memory.ranking import SearchConfig
     from assistant.memory.reply_stats import ReplyStats
@@ -59,7 +64,7 @@ _MODULES = {
         "ConversationStore",
         "ConversationWrite",
     ),
-    "messages": ("Message", "check_messages", "estimate_tokens"),
+    "messages": ("AttachedFile", "Message", "check_messages", "estimate_tokens"),
     "edits": ("ChangedSinceError", "MemoryEdit", "can_redo", "redo", "undo"),
     "embedding": ("Embedder", "LazyEmbedder", "embedding_batches"),
     "embedding_upkeep": ("EmbeddingStatus",),
@@ -93,6 +98,7 @@ __all__ = [
     "EVERYWHERE",
     "KINDS",
     "MAX_TEXT_CHARS",
+    "AttachedFile",
     "ChangedSinceError",
     "Conversation",
     "ConversationExistsError",

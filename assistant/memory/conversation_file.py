@@ -23,7 +23,12 @@ from typing import Any
 from assistant.fileio import refuse_newer
 from assistant.json_fields import optional_str, string
 from assistant.memory import jsonl
-from assistant.memory.messages import MESSAGE_OVERHEAD_TOKENS, Message, estimate_tokens
+from assistant.memory.messages import (
+    MESSAGE_OVERHEAD_TOKENS,
+    AttachedFile,
+    Message,
+    estimate_tokens,
+)
 from assistant.memory.pending import PendingChange
 from assistant.model_options import ModelOptions
 from assistant.timestamps import stamp
@@ -84,6 +89,14 @@ class Conversation:
             if message.role != "tool":
                 children.setdefault(message.parent_id, []).append(message)
         return {m.id: group for group in children.values() for m in group}
+
+    def attachment(self, attachment_id: str) -> AttachedFile | None:
+        """A file one of its messages carries, by its id."""
+        for message in self.messages:
+            for attached in message.attachments:
+                if attached.id == attachment_id:
+                    return attached
+        return None
 
     def newest_leaf_under(self, message_id: str) -> str:
         """The newest message on a branch through `message_id` (it, if nothing follows it)."""

@@ -33,7 +33,13 @@ from assistant.memory.conversation_file import (
 from assistant.memory.conversation_listing import ConversationInfo, Listing, ListingEntry
 from assistant.memory.embedding import Embedder
 from assistant.memory.message_index import ConversationHit, MessageIndex
-from assistant.memory.messages import Message, Role, check_messages, tool_call
+from assistant.memory.messages import (
+    AttachedFile,
+    Message,
+    Role,
+    check_messages,
+    tool_call,
+)
 from assistant.memory.pending import Answer, PendingChange
 from assistant.memory.ranking import SearchConfig
 from assistant.memory.reply_stats import ReplyStats
@@ -254,13 +260,15 @@ class ConversationStore:
         cut_off: bool = False,
         stop_reason: str | None = None,
         ok: bool = True,
+        attachments: Sequence[AttachedFile] = (),
         stats: ReplyStats | None = None,
     ) -> Message:
         """Durably add a message at the end of the chosen branch and return it.
 
         `cut_off` marks a reply that stopped at the length limit; `stop_reason` one that ended
         early otherwise ("stopped" by the user, "failed"); `ok=False` a tool result that is an
-        error; `stats` are a reply's model, token counts and speed.
+        error; `stats` are a reply's model, token counts and speed; `attachments` the files a
+        user message carries (copied into the data dir).
         """
         calls = tuple(tool_call(c) for c in tool_calls or ())
         with self._lock:
@@ -278,6 +286,7 @@ class ConversationStore:
                 cut_off=cut_off,
                 stop_reason=stop_reason,
                 ok=ok,
+                attachments=tuple(attachments),
                 stats=stats,
             )
             message.check()

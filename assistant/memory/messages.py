@@ -8,6 +8,7 @@ one conversation), used by the store and by imports.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -31,6 +32,42 @@ MESSAGE_OVERHEAD_TOKENS = 4
 
 Role = Literal["user", "assistant", "tool", "system"]
 ROLES: tuple[str, ...] = get_args(Role)
+_UNSAFE_NAME = re.compile(r"[/\\\x00]|^\.\.?$")  # a name must not leave its folder
+
+
+@dataclass(frozen=True)
+class AttachedFile:
+    """A file a user message carries; its copy is `attachments/<conversation>/<id>/<name>` in the
+    data dir. `pages` for a PDF; `data` (base64) only in an export that includes the files."""
+
+    id: str
+    name: str
+    size: int
+    kind: str
+    pages: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The attachment as stored and exported (without its bytes)."""
+        out: dict[str, Any] = {"id": self.id, "name": self.name, "size": self.size}
+        out["kind"] = self.kind
+        if self.pages is not None:
+            out["pages"] = self.pages
+        return out
+
+    @classmethod
+    def from_json(cls, raw: object, path: str = "attachment") -> AttachedFile:
+        """Parse an attachment; FieldError names the bad field (a name or id that would leave
+        its folder is one)."""
+        item = as_object(raw, path)
+        for key in ("id", "name"):
+            if _UNSAFE_NAME.search(nonempty_str(item, key, path)):
+                raise fail(f"{path}.{key}", "must be a plain file name")
+        size, pages = item.get("size"), item.get("pages")
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise fail(f"{path}.size", f"must be a whole number of bytes, not {kind(size)}")
+        if pages is not None and (not isinstance(pages, int) or isinstance(pages, bool)):
+            raise fail(f"{path}.pages", f"must be a whole number, not {kind(pages)}")
+        return cls(item["id"], item["name"], size, nonempty_str(item, "kind", path), pages)
 
 
 @dataclass(frozen=True)
@@ -49,6 +86,7 @@ class Message:
     cut_off: bool = False  # the reply stopped at the length limit
     stop_reason: str | None = None  # why a reply ended early: "stopped" (by the user), "failed"
     ok: bool = True  # a tool message: whether the tool succeeded (its content is then the error)
+    attachments: tuple[AttachedFile, ...] = ()  # files a user message carries
     stats: ReplyStats | None = None  # a reply: its model, token counts and speed
 
     def check(self) -> None:
@@ -65,6 +103,8 @@ class Message:
             raise ValueError("tool_call_id: a tool message needs the call it answers")
         if not self.ok and self.role != "tool":
             raise ValueError("ok: only a tool message can fail")
+        if self.attachments and self.role != "user":
+            raise ValueError("attachments: only a user message can carry files")
 
     def estimated_tokens(self) -> int:
         """Estimated prompt tokens of the message, tool-call arguments included."""
@@ -98,6 +138,8 @@ class Message:
             out["stop_reason"] = self.stop_reason
         if self.role == "tool":
             out["ok"] = self.ok
+        if self.attachments:
+            out["attachments"] = [a.to_json() for a in self.attachments]
         if self.stats is not None:
             out["stats"] = self.stats.to_json()
         return out
@@ -111,6 +153,7 @@ class Message:
             raise fail("role", f"must be one of {', '.join(ROLES)}, {got}")
         calls = optional_list(raw, "tool_calls")
         memory_ids = optional_list(raw, "memory_ids")
+        attached = optional_list(raw, "attachments")
         for k, memory_id in enumerate(memory_ids):
             if not isinstance(memory_id, str):
                 raise fail(f"memory_ids[{k}]", f"must be a string, not {kind(memory_id)}")
@@ -127,6 +170,9 @@ class Message:
             cut_off=flag(raw, "cut_off"),
             stop_reason=optional_str(raw, "stop_reason"),
             ok=flag(raw, "ok", default=not _failed_before_ok(role, raw)),
+            attachments=tuple(
+                AttachedFile.from_json(a, f"attachments[{k}]") for k, a in enumerate(attached)
+            ),
             stats=None if raw.get("stats") is None else ReplyStats.from_json(raw["stats"]),
         )
 

@@ -3,6 +3,8 @@ instructions), written atomically."""
 
 from __future__ import annotations
 
+import base64
+import logging
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -10,13 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 from assistant import APP_NAME, __version__
 from assistant.errors import StorageError
-from assistant.fileio import atomic_write_json
+from assistant.fileio import atomic_write_json, reason
 from assistant.timestamps import stamp
 from assistant.transfer.plan import Stores, counted
 
 if TYPE_CHECKING:
     from assistant.instructions import Instructions
+    from assistant.knowledge import AttachmentStore
     from assistant.memory import MemoryItem, SemanticMemory
+
+log = logging.getLogger(__name__)
 
 FORMAT = "assistant.export"
 FORMAT_VERSION = 2  # 2: projects, a conversation's project, a memory's scope, instructions
@@ -27,6 +32,7 @@ def export_data(
     stores: Stores,
     conversation_ids: Sequence[str] | None = None,
     include_memories: bool = False,
+    attachments: AttachmentStore | None = None,
     instructions: Instructions | None = None,
 ) -> dict[str, Any]:
     """The export document of the given conversations (all but temporary ones with None).
@@ -34,7 +40,9 @@ def export_data(
     With `include_memories`, active and archived long-term memories are added with their
     links, scopes and histories (no vectors, no tombstones). The projects go with it: all of
     them when every conversation is exported, else those the exported conversations and
-    memories are in; and the global custom `instructions`, if given and not empty.
+    memories are in; and the global custom `instructions`, if given and not empty. With
+    `attachments` (the store of the files attached to messages), each attachment goes in the
+    file too, as base64 `data`.
     Raises ConversationNotFoundError (a StorageError) for an unknown id.
     """
     store = stores.conversations
@@ -56,6 +64,8 @@ def export_data(
             "summary": conversation.summary,
             "messages": [m.to_json() for m in conversation.messages],
         }
+        if attachments is not None:
+            _add_files(attachments, cid, entry["messages"])
         for flag in ("do_not_remember", "pinned", "archived"):
             if getattr(conversation, flag):
                 entry[flag] = True
@@ -82,6 +92,20 @@ def export_data(
     if instructions is not None and not instructions.empty:
         data["instructions"] = {"about": instructions.about, "answer": instructions.answer}
     return data
+
+
+def _add_files(store: AttachmentStore, cid: str, messages: list[dict[str, Any]]) -> None:
+    """Put each attachment's bytes in its message's entry (one whose copy is gone stays
+    named, without `data`)."""
+    for message in messages:
+        for entry in message.get("attachments", ()):
+            path = store.directory / cid / entry["id"] / entry["name"]
+            try:
+                entry["data"] = base64.b64encode(path.read_bytes()).decode("ascii")
+            except FileNotFoundError:
+                log.warning("Attachment %s of conversation %s is gone", entry["name"], cid)
+            except OSError as exc:
+                raise StorageError(f"Could not read the attachment {path}: {reason(exc)}") from exc
 
 
 def _memory(memory: SemanticMemory, item: MemoryItem) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
@@ -22,7 +23,8 @@ from assistant.agent.confirm import Choice, Confirmations
 from assistant.agent.events import AgentEvent, Failed
 from assistant.agent.turn_gate import TurnGate
 from assistant.errors import AssistantError
-from assistant.memory import ConversationNotFoundError, ConversationStore
+from assistant.memory import AttachedFile, ConversationNotFoundError, ConversationStore
+from assistant.model_options import ModelOptions
 from assistant.priority import lower_this_thread
 from assistant.workspace import Workspace
 
@@ -88,15 +90,16 @@ class AgentWorker(QObject):
         self._cancel.cancel()
         self._upkeep_cancel.cancel()
 
-    @Slot(str, str)
-    def submit(self, conversation_id: str, text: str) -> None:
-        """Answer `text` in the conversation."""
-        self._turn(conversation_id, text)
+    @Slot(str, str, list)
+    def submit(self, conversation_id: str, text: str, files: list[str]) -> None:
+        """Answer `text`, carrying `files` (copied into the data dir), in the conversation."""
+        self._turn(conversation_id, text, files=files)
 
-    @Slot(str, str, str)
-    def edit(self, conversation_id: str, message_id: str, text: str) -> None:
-        """Answer `text` as a new version of a user message (a new branch)."""
-        self._turn(conversation_id, text, message_id)
+    @Slot(str, str, str, list)
+    def edit(self, conversation_id: str, message_id: str, text: str, files: list[str]) -> None:
+        """Answer `text` as a new version of a user message (a new branch), carrying its
+        files and `files`."""
+        self._turn(conversation_id, text, message_id, files=files)
 
     @Slot(str, str)
     def retry(self, conversation_id: str, message_id: str) -> None:
@@ -114,6 +117,15 @@ class AgentWorker(QObject):
     def rename(self, conversation_id: str, title: str) -> None:
         """Give a conversation a new title."""
         self._write("rename", conversation_id, lambda c: c.rename(conversation_id, title))
+
+    @Slot(str, object, object)
+    def set_model(self, conversation_id: str, model: str | None, options: ModelOptions) -> None:
+        """Choose a conversation's model (None: the settings' one) and its own options."""
+        self._write(
+            "change the model of",
+            conversation_id,
+            lambda c: c.set_model(conversation_id, model, options),
+        )
 
     @Slot(str)
     def delete(self, conversation_id: str) -> None:
@@ -147,6 +159,7 @@ class AgentWorker(QObject):
         edited: str | None = None,
         *,
         again: str | None = None,
+        files: list[str] | None = None,
     ) -> None:
         self._cancel = CancelToken()
         if self._stopping.is_set():  # checked after the new token: `stop()` cancels one of them
@@ -156,6 +169,7 @@ class AgentWorker(QObject):
         self._gate.turn_started()
         try:
             try:
+                attached = self._copy(conversation_id, files or [])
                 agent = self._agent_for_turn()
             except AssistantError as exc:
                 if text is not None and edited is None:  # keep it; Retry answers it later
@@ -165,14 +179,30 @@ class AgentWorker(QObject):
             if text is None:
                 agent.retry(conversation_id, self._emit, self._cancel, again)
             elif edited is not None:
-                agent.edit(conversation_id, edited, text, self._emit, self._cancel)
+                agent.edit(
+                    conversation_id, edited, text, self._emit, self._cancel, attachments=attached
+                )
             else:
-                agent.run(conversation_id, text, self._emit, self._cancel)
+                agent.run(conversation_id, text, self._emit, self._cancel, attachments=attached)
         finally:
             self._gate.turn_ended()
             self._idle.set()
             self.busy_changed.emit(False)
         self.embed_missing()  # the turn's new messages and memories, for search by meaning
+
+    def _copy(self, conversation_id: str, files: list[str]) -> list[AttachedFile]:
+        """Copy the files a message carries into the data dir; AttachmentError (nothing kept)
+        if one cannot be."""
+        store = self._workspace.attachments
+        copied = []
+        try:
+            for name in files:
+                copied.append(store.add(conversation_id, Path(name)))
+        except AssistantError:
+            for attachment in copied:
+                store.remove(conversation_id, attachment.id)
+            raise
+        return [a.ref() for a in copied]
 
     def _emit(self, event: AgentEvent) -> None:
         self.agent_event.emit(event)

@@ -11,7 +11,7 @@ reply in progress (`reply.py`) streams.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtGui import (
     QFont,
@@ -25,6 +25,7 @@ from PySide6.QtGui import (
 )
 
 from assistant.knowledge import Citation, citations_in
+from assistant.knowledge.attachments import label as file_label
 from assistant.memory import Conversation, Message
 from assistant.ui import theme
 from assistant.ui.chat.markdown import MarkdownRenderer
@@ -34,6 +35,8 @@ from assistant.ui.wording import shorten
 
 Versions = dict[str, list[Message]]  # message id -> it and its siblings (`Conversation.versions`)
 CHIP_CHARS = 40
+ATTACHMENT_CHARS = 60  # a file's chip: its name, size and pages
+FILE_MARK = "▤"
 TOOL_MARK = "▸"  # a tool line starts with it (DESIGN.md); "▾" when expanded
 ERROR_MARK = "⚠"
 KEEP = QTextCursor.MoveMode.KeepAnchor
@@ -122,6 +125,10 @@ class ChatDocument:
         self.positions[message.id] = cursor.position()
         self.header(cursor, "You", message.id, versions.get(message.id, []))
         self.user_text(cursor, message.content)
+        files: list[tuple[str, str | None]] = [
+            (file_label(a.name, a.size, a.pages), f"attached:{a.id}") for a in message.attachments
+        ]
+        self.attachment_chips(cursor, files)
         self.texts[message.id] = message.content
         self.actions(cursor, [("Copy", f"copy:{message.id}"), ("Edit", f"edit:{message.id}")])
 
@@ -322,6 +329,25 @@ class ChatDocument:
         cursor.insertText(text, QTextCharFormat())
         cursor.setPosition(inserted.lastPosition() + 1)  # the block after the frame
 
+    def attachment_chips(
+        self, cursor: QTextCursor, files: Sequence[tuple[str, str | None]]
+    ) -> None:
+        """The files a user message carries, as chips (a click opens one, if it has a link)."""
+        if not files:
+            return
+        fmt = QTextBlockFormat()
+        fmt.setTopMargin(4)
+        self.new_block(cursor, fmt)
+        small = self.small()
+        cursor.insertText("Attached: ", small)
+        chip = QTextCharFormat(small)
+        chip.setBackground(self._palette().color(QPalette.ColorRole.AlternateBase))
+        for index, (name, href) in enumerate(files):
+            if index:
+                cursor.insertText("  ", small)
+            text = f" {FILE_MARK} {shorten(name, ATTACHMENT_CHARS)} "
+            cursor.insertText(text, self.link(chip, href) if href else chip)
+
     def actions(self, cursor: QTextCursor, actions: list[tuple[str, str]]) -> None:
         """A line of (label, href) links."""
         fmt = QTextBlockFormat()
@@ -380,7 +406,8 @@ class ChatDocument:
                 cursor.insertText("  ", small)
             self.citations.append(citation)
             href = f"cite:{len(self.citations) - 1}"
-            cursor.insertText(f" ▤ {shorten(citation.label(), CHIP_CHARS)} ", self.link(chip, href))
+            text = f" {FILE_MARK} {shorten(citation.label(), CHIP_CHARS)} "
+            cursor.insertText(text, self.link(chip, href))
 
     def add_line(self, text: str, *links: tuple[str, str]) -> None:
         """Append a small muted line of plain `text` under the conversation, with (label,

@@ -1,5 +1,6 @@
 """The chat's pane in the window: the buttons that show the side panes, the temporary chat's
-banner, the chat (or the welcome, or a blank frame until the data is open) and the composer."""
+banner, the model picker, the chat (or the welcome, or a blank frame until the data is open)
+and the composer."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from assistant.ui.chat.composer import Composer
+from assistant.ui.chat.model_bar import ModelBar
 
 MIN_WIDTH = 320
 TEMPORARY_NOTICE = (
@@ -47,6 +49,8 @@ class ChatPane(QWidget):
         pane_buttons.addWidget(self.list_toggle)
         pane_buttons.addWidget(self.temporary_banner, 1)
         pane_buttons.addStretch(0)  # takes the room while there is no banner
+        self.model_bar = ModelBar(self)
+        pane_buttons.addWidget(self.model_bar)
         pane_buttons.addWidget(self.memory_toggle)
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(4, 4, 4, 8)

@@ -7,6 +7,8 @@ come from the saved messages.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtGui import QTextCursor
 
 from assistant.memory import Conversation
@@ -36,8 +38,9 @@ class ReplyInProgress:
         self._stream = None
         self._start = None
 
-    def add_user_message(self, text: str) -> None:
-        """Show the user's message (with its actions), then the reply's header."""
+    def add_user_message(self, text: str, files: Sequence[str] = ()) -> None:
+        """Show the user's message (with the labels of the files it carries, and its actions),
+        then the reply's header."""
         doc = self._doc
         cursor = doc.content_end()
         self._start = cursor.position()
@@ -48,6 +51,7 @@ class ReplyInProgress:
         doc.texts[key] = text
         doc.header(cursor, "You", "", [])
         doc.user_text(cursor, text)
+        doc.attachment_chips(cursor, [(name, None) for name in files])
         doc.actions(cursor, [("Copy", f"copy:{key}"), ("Edit", f"edit:{key}")])
         self.start()
 
@@ -123,8 +127,10 @@ class ReplyInProgress:
         key = f"unsaved{self._unsaved}"
         cursor = QTextCursor(doc.document)
         cursor.beginEditBlock()
-        if answered and all(
-            len(versions.get(m.id, [])) < 2 for m in (groups[-1][0], user) if m is not None
+        if (
+            answered
+            and all(len(versions.get(m.id, [])) < 2 for m in (groups[-1][0], user) if m)
+            and (user is None or not user.attachments)  # their chips become links
         ):  # nothing above the body changes: leave it (and the body's layout) alone
             if user is not None:
                 doc.aliases[key] = user.id

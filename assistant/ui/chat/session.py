@@ -23,6 +23,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Signal
 
 from assistant.errors import AssistantError
+from assistant.knowledge.attachments import check, label
 from assistant.memory import (
     DEFAULT_TITLE,
     Conversation,
@@ -56,8 +57,8 @@ class ChatSession(QObject):
     listing_changed = Signal()  # a conversation was written: the list shows it anew
 
     # The worker's slots, queued: they run on its thread in the order sent.
-    _submit = Signal(str, str)
-    _edit = Signal(str, str, str)
+    _submit = Signal(str, str, list)
+    _edit = Signal(str, str, str, list)
     _retry = Signal(str, str)
     _choose_branch = Signal(str, str)
     _rename = Signal(str, str)
@@ -93,6 +94,7 @@ class ChatSession(QObject):
             events.ConfirmationRequested: self._on_confirmation,
             events.MemoryEdited: self._on_memory_edited,
             events.MemorySuggested: self._on_memory_suggested,
+            events.ToolsTurnedOff: self._on_tools_turned_off,
             events.Finished: self._on_ended,
             events.Failed: self._on_ended,
             events.Cancelled: self._on_ended,
@@ -202,32 +204,35 @@ class ChatSession(QObject):
     def send(self, text: str, attachments: Sequence[Path] = ()) -> bool:
         """Answer `text` in the conversation shown; False if a reply is being written.
 
-        `attachments`: files the message carries; none can be sent yet (ValueError).
+        `attachments`: files the message carries (copied into the data dir as it is sent);
+        AttachmentError, before anything is shown or sent, if one cannot be attached.
         """
-        if attachments:
-            raise ValueError("A message cannot carry files yet.")
         conversation = self.conversation
         if self._busy or conversation is None:
             return False
+        files = _checked(attachments)
         cid = conversation.id
         if conversation.title == DEFAULT_TITLE and not conversation.messages:
-            self._rename.emit(cid, title_from(text))
-        self._start_reply(cid, None, text)
-        self._submit.emit(cid, text)
+            self._rename.emit(cid, title_from(text or " ".join(p.name for p in attachments)))
+        self._start_reply(cid, None, text, files)
+        self._submit.emit(cid, text, [str(p) for p in attachments])
         return True
 
-    def edit(self, message_id: str, text: str) -> bool:
-        """Answer `text` as a new version of a user message (a new branch); False if that
-        message is not in the conversation shown or a reply is being written."""
+    def edit(self, message_id: str, text: str, attachments: Sequence[Path] = ()) -> bool:
+        """Answer `text` as a new version of a user message (a new branch) that carries its
+        files and `attachments`; False if that message is not in the conversation shown or a
+        reply is being written (AttachmentError as `send`)."""
         conversation = self.conversation
         if self._busy or conversation is None:
             return False
         edited = next((m for m in conversation.messages if m.id == message_id), None)
         if edited is None:
             return False
+        files = [label(a.name, a.size, a.pages) for a in edited.attachments]
+        files += _checked(attachments)
         shown = dataclasses.replace(conversation, leaf_id=edited.parent_id)
-        self._start_reply(conversation.id, shown, text)
-        self._edit.emit(conversation.id, message_id, text)
+        self._start_reply(conversation.id, shown, text, files)
+        self._edit.emit(conversation.id, message_id, text, [str(p) for p in attachments])
         return True
 
     def retry(self) -> None:
@@ -256,13 +261,18 @@ class ChatSession(QObject):
             self._worker.cancel()
 
     def _start_reply(
-        self, cid: str, shown: Conversation | None, user_text: str | None = None
+        self,
+        cid: str,
+        shown: Conversation | None,
+        user_text: str | None = None,
+        files: Sequence[str] = (),
     ) -> None:
-        """Show the conversation as it will be answered, then wait for the reply."""
+        """Show the conversation as it will be answered (the user's message with the labels
+        of its `files`), then wait for the reply."""
         if shown is not None:
             self._chat.show_conversation(shown, replying=user_text is None)
         if user_text is not None:
-            self._chat.add_user_message(user_text)
+            self._chat.add_user_message(user_text, files)
         else:
             self._chat.start_reply()
         self._answering = cid
@@ -343,6 +353,13 @@ class ChatSession(QObject):
         if handler is not None:
             handler(event)
 
+    def _on_tools_turned_off(self, event: events.ToolsTurnedOff) -> None:
+        self._chat.add_line(
+            f"{event.model} kept repeating the same tool call: it answers without tools from now "
+            "on (its tool use is Auto).",
+            ("Turn tools back on", f"tools-on:{event.model}"),
+        )
+
     def _on_waiting(self, event: events.Waiting) -> None:
         self.connection.emit(f"Waiting for the model… {event.seconds:.0f} s", "")
 
@@ -422,6 +439,15 @@ class ChatSession(QObject):
                 self._chat.finish_tool_call(event.call_id, event.result, event.ok)
         if text:
             self._chat.append_delta("".join(text))
+
+
+def _checked(attachments: Sequence[Path]) -> list[str]:
+    """The chip labels of files about to be sent; AttachmentError if one cannot be (it went,
+    or grew past the limit, since it was attached)."""
+    labels = []
+    for path in attachments:
+        labels.append(label(path.name, check(path)[1], None))
+    return labels
 
 
 def _is_empty(conversation: Conversation) -> bool:

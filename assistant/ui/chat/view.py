@@ -25,7 +25,8 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from assistant.memory import Conversation, Message
+from assistant.knowledge import Citation
+from assistant.memory import AttachedFile, Conversation, Message
 from assistant.ui.chat.code_scroll import CodeScroll
 from assistant.ui.chat.document import ERROR_MARK, KEEP, ChatDocument, Versions, turns
 from assistant.ui.chat.markdown import CODE_LINK, MarkdownRenderer, plain_text
@@ -41,6 +42,8 @@ class ChatView(QTextBrowser):
 
     memory_clicked = Signal(str)
     citation_clicked = Signal(object)  # a Citation: a place in a file a reply read
+    attachment_clicked = Signal(object)  # an AttachedFile of the conversation shown
+    remember_requested = Signal(object, object)  # a Citation or AttachedFile, the message id
     retry_requested = Signal()
     regenerate_requested = Signal(str)  # the id of the user message to answer again
     edit_requested = Signal(str, str)  # message id, its text
@@ -48,6 +51,7 @@ class ChatView(QTextBrowser):
     copied = Signal(str)  # what was copied, for the status bar
     rendered = Signal(str)  # a conversation was drawn anew from its saved messages
     confirmation_answered = Signal(str, str)  # tool call id, "once" | "always" | "deny"
+    tools_on_requested = Signal(str)  # a model whose tools "auto" tool use turned off
 
     def __init__(self, memory_text: MemoryLookup, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -190,9 +194,10 @@ class ChatView(QTextBrowser):
 
     # -- the reply being written ------------------------------------------------------------------
 
-    def add_user_message(self, text: str) -> None:
-        """Show the user's message at once (with its actions), then wait for the reply."""
-        self._reply.add_user_message(text)
+    def add_user_message(self, text: str, files: Sequence[str] = ()) -> None:
+        """Show the user's message at once (with the labels of the files it carries, and its
+        actions), then wait for the reply."""
+        self._reply.add_user_message(text, files)
         self._scroll_to_end()
 
     def start_reply(self, *, resumed: bool = False) -> None:
@@ -288,6 +293,10 @@ class ChatView(QTextBrowser):
         menu = self.createStandardContextMenu(event.pos())
         message_id = self.message_at(self.cursorForPosition(event.pos()).position())
         conversation = self._conversation
+        file = self._file_at(self.anchorAt(event.pos()))
+        if file is not None:
+            menu.addSeparator()
+            menu.addAction("Remember this…", lambda: self.remember_requested.emit(file, message_id))
         if message_id is not None and conversation is not None:
             message = next((m for m in conversation.messages if m.id == message_id), None)
             menu.addSeparator()
@@ -305,6 +314,16 @@ class ChatView(QTextBrowser):
                     parent = message.parent_id
                     menu.addAction("Regenerate", lambda: self.regenerate_requested.emit(parent))
         menu.exec(event.globalPos())
+
+    def _file_at(self, anchor: str) -> Citation | AttachedFile | None:
+        """The place in a file, or the attached file, that a chip's link names."""
+        kind, _, value = anchor.partition(":")
+        citations = self._doc.citations
+        if kind == "cite" and value.isdigit() and int(value) < len(citations):
+            return citations[int(value)]
+        if kind == "attached" and self._conversation is not None:
+            return self._conversation.attachment(value)
+        return None
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802
         """A new palette (theme): render the conversation again in its colours."""
@@ -348,6 +367,8 @@ class ChatView(QTextBrowser):
             self.memory_clicked.emit(value)
         elif kind == "cite" and value.isdigit() and int(value) < len(citations):
             self.citation_clicked.emit(citations[int(value)])
+        elif kind == "attached" and (found := self._file_at(url.toString())) is not None:
+            self.attachment_clicked.emit(found)
         elif kind == "copy":
             self.copy_message(value)
         elif kind == "copytext":
@@ -357,6 +378,8 @@ class ChatView(QTextBrowser):
         elif kind == CODE_LINK and value.isdigit() and int(value) < len(code):
             QGuiApplication.clipboard().setText(code[int(value)])
             self.copied.emit("Code copied")
+        elif kind == "tools-on":
+            self.tools_on_requested.emit(value)
         elif self._reply.active:
             return  # the rest changes the conversation, which waits for the reply
         elif kind == "action" and value == "retry":

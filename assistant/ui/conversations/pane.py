@@ -1,20 +1,19 @@
-"""The conversation list: pinned first, then newest first under date headings; filtered by
-title and content; new / temporary chat, rename, pin, archive, delete (several at once)."""
+"""The conversation list: grouped by project, pinned first, then newest first under date
+headings; filtered by project, title and content; new / temporary chat, rename, pin, archive,
+move to a project, delete (several at once)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractListModel,
     QModelIndex,
-    QPersistentModelIndex,
     QSignalBlocker,
     QSortFilterProxyModel,
     Qt,
     Signal,
 )
-from PySide6.QtGui import QAction, QFont, QGuiApplication, QIcon, QKeySequence, QPalette
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -31,108 +30,32 @@ from PySide6.QtWidgets import (
 )
 
 from assistant.memory import ConversationHit, ConversationInfo, ConversationStore
-from assistant.ui.conversations.group_delegate import GroupDelegate, GroupRole
+from assistant.projects import ProjectStore
+from assistant.ui.conversations.group_delegate import GroupDelegate
+from assistant.ui.conversations.model import (
+    ArchivedRole,
+    ConversationListModel,
+    EmptyRole,
+    IdRole,
+    Index,
+    PinnedRole,
+    ProjectRole,
+    TemporaryRole,
+)
+from assistant.ui.conversations.projects import (
+    NO_PROJECT,
+    NO_PROJECT_LABEL,
+    ProjectPicker,
+    move_menu,
+)
 from assistant.ui.debounce import Debounced
-from assistant.ui.icons import draw_clock, drawn_icon
 from assistant.ui.jobs import LatestJob, Progress, run_job
 from assistant.ui.theme import set_muted
-from assistant.ui.times import list_group, listing_time
 from assistant.ui.wording import count
 
-IdRole = Qt.ItemDataRole.UserRole + 1
-EmptyRole = Qt.ItemDataRole.UserRole + 2
-TemporaryRole = Qt.ItemDataRole.UserRole + 3
-PinnedRole = Qt.ItemDataRole.UserRole + 4
-ArchivedRole = Qt.ItemDataRole.UserRole + 5
-Index = QModelIndex | QPersistentModelIndex
-# Imports that carry no time at all are dated in 1970, in file order.
 FILTER_DELAY_MS = 150
 CONTENT_HITS = 200
 SLOW_SEARCH_MS = 400  # a message search still running after this says so under the filter
-
-
-class ConversationListModel(QAbstractListModel):
-    """The store's conversations, newest first."""
-
-    def __init__(self, store: ConversationStore) -> None:
-        super().__init__()
-        self._store = store
-        self.show_archived = False
-        self._rows: list[ConversationInfo] = self._listed(store.all())
-        self._icons: dict[str, QIcon] = {}  # the temporary chat's icon, by text colour
-
-    def _temporary_icon(self) -> QIcon:
-        """A drawn clock in the text colour of the palette in use (a glyph may be missing)."""
-        color = QGuiApplication.palette().color(QPalette.ColorRole.Text)
-        if color.name() not in self._icons:
-            self._icons[color.name()] = drawn_icon("", draw_clock, color)
-        return self._icons[color.name()]
-
-    def _listed(self, listing: list[ConversationInfo]) -> list[ConversationInfo]:
-        """The rows: pinned ones first, each part newest first; archived ones only if shown."""
-        rows = [i for i in listing if self.show_archived or not i.archived]
-        return sorted(rows, key=lambda info: not info.pinned)  # stable: newest first stays
-
-    def refresh(self) -> None:
-        """Re-read the listing (cheap: the store caches it) and update the rows."""
-        self.set_rows(self._store.all())
-
-    def set_rows(self, listing: list[ConversationInfo]) -> None:
-        """Show the rows of the listing as read (`ConversationStore.all`)."""
-        rows = self._listed(listing)
-        if [r.id for r in rows] == [r.id for r in self._rows]:
-            self._rows = rows
-            if rows:
-                self.dataChanged.emit(self.index(0), self.index(len(rows) - 1))
-            return
-        self.beginResetModel()
-        self._rows = rows
-        self.endResetModel()
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(self._rows)
-
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
-            return None
-        info = self._rows[index.row()]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return info.title
-        if role == Qt.ItemDataRole.DecorationRole and info.temporary:
-            return self._temporary_icon()
-        if role == Qt.ItemDataRole.AccessibleTextRole:
-            return f"{info.title} (temporary chat)" if info.temporary else info.title
-        if role == Qt.ItemDataRole.ToolTipRole:
-            kind = "Archived conversation" if info.archived else "Conversation"
-            if info.temporary:
-                kind = "Temporary chat (not remembered)"
-            elif info.do_not_remember:
-                kind = "Imported as not to be remembered"
-            return (
-                f"{info.title}\n{kind} · {count(info.message_count, 'message')} · "
-                f"{listing_time(info.updated_at)}"
-            )
-        if role == Qt.ItemDataRole.FontRole and (info.temporary or info.do_not_remember):
-            font = QFont()
-            font.setItalic(True)
-            return font
-        if role == GroupRole:
-            return "Pinned" if info.pinned else list_group(info.updated_at)
-        if role == PinnedRole:
-            return info.pinned
-        if role == ArchivedRole:
-            return info.archived
-        if role == IdRole:
-            return info.id
-        if role == EmptyRole:
-            return info.empty
-        if role == TemporaryRole:
-            return info.temporary
-        return None
-
-    def row_of(self, conversation_id: str) -> int:
-        """The row of a conversation, or -1."""
-        return next((i for i, r in enumerate(self._rows) if r.id == conversation_id), -1)
 
 
 class _TitleOrContentFilter(QSortFilterProxyModel):
@@ -167,10 +90,16 @@ class ConversationPane(QWidget):
 
     selected = Signal(object)  # conversation id, or None
 
-    def __init__(self, store: ConversationStore, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        store: ConversationStore,
+        parent: QWidget | None = None,
+        projects: ProjectStore | None = None,
+    ) -> None:
         super().__init__(parent)
         self._store = store
-        self.model = ConversationListModel(store)
+        self._projects = projects
+        self.model = ConversationListModel(store, projects)
         self._proxy = _TitleOrContentFilter(self)
         self._proxy.setSourceModel(self.model)
 
@@ -212,6 +141,11 @@ class ConversationPane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 4, 8)
         layout.addLayout(top)
+        self.picker: ProjectPicker | None = None
+        if projects is not None:
+            self.picker = ProjectPicker(projects, self)
+            self.picker.chosen.connect(self.show_project)
+            layout.addWidget(self.picker)
         layout.addWidget(self.filter)
         layout.addWidget(self.search_note)
         layout.addWidget(self.view, 1)
@@ -239,9 +173,16 @@ class ConversationPane(QWidget):
         self.show_archived_action = QAction("Show Archived Conversations", self)
         self.show_archived_action.setCheckable(True)
         self.show_archived_action.toggled.connect(self.set_show_archived)
+        self.move_action = QAction("Move to Project…", self)
+        self.move_action.setObjectName("actionMoveToProject")
+        self.move_action.setShortcut(QKeySequence("Ctrl+Alt+M"))
+        self.move_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.move_action.triggered.connect(self.move_current)
         self.view.addActions(
             [self._rename_action, self._pin_action, self._archive_action, self._delete_action]
         )
+        if self._projects is not None:
+            self.view.addAction(self.move_action)
 
     def _build_filter(self) -> QLineEdit:
         field = QLineEdit(self)
@@ -326,15 +267,21 @@ class ConversationPane(QWidget):
                     self.view.setCurrentIndex(self._proxy.mapFromSource(self.model.index(row)))
 
     def new_conversation(self, temporary: bool = False) -> str:
-        """Select an empty conversation of that kind, made if there is none; returns its id."""
+        """Select an empty conversation of that kind in the project shown (a temporary chat is
+        in none), made if there is none; returns its id."""
+        project = None if temporary or self.picker is None else self.picker.project_id()
         for row in range(self.model.rowCount()):
             index = self.model.index(row)
-            if index.data(EmptyRole) and index.data(TemporaryRole) == temporary:
+            if (
+                index.data(EmptyRole)
+                and index.data(TemporaryRole) == temporary
+                and index.data(ProjectRole) == project
+            ):
                 cid = str(index.data(IdRole))
                 if self._store.is_empty(cid):  # still: a stat, the file is read only if changed
                     self.select(cid)
                     return cid
-        info = self._store.create(temporary=temporary)
+        info = self._store.create(temporary=temporary, project=project)
         self.model.refresh()
         self.select(info.id)
         return info.id
@@ -470,6 +417,54 @@ class ConversationPane(QWidget):
 
         run_job(write, on_done=lambda _none: self.refresh(), on_error=self._on_flags_failed)
 
+    def show_project(self, choice: str) -> None:
+        """List the conversations of a project (ALL: all, grouped; NO_PROJECT: those in none),
+        keeping the selection if it is still listed."""
+        if self.picker is not None and self.picker.choice() != choice:
+            self.picker.choose(choice)  # emits again: listed then
+            return
+        self.model.project_filter = choice
+        self.refresh()
+
+    def projects_changed(self) -> None:
+        """The projects changed (created, renamed, deleted): list them and the rows again."""
+        if self.picker is not None:
+            self.picker.reload()
+        self.refresh()
+
+    def move_current(self) -> None:
+        """Ask which project the selected conversations go to, then move them."""
+        ids = [i for i in self.selected_ids() if not self._is_temporary(i)]
+        if not ids or self._projects is None:
+            return
+        current = self.view.currentIndex().data(ProjectRole)
+        choice = self.ask_project(current if isinstance(current, str) else None)
+        if choice is not None:
+            self.move_to(ids, choice or None)
+
+    def ask_project(self, current: str | None) -> str | None:
+        """Ask for a project (tests replace this): its id, NO_PROJECT, or None if cancelled."""
+        assert self._projects is not None
+        projects = self._projects.all()
+        names = [NO_PROJECT_LABEL, *(p.name for p in projects)]
+        ids = [NO_PROJECT, *(p.id for p in projects)]
+        at = ids.index(current) if current in ids else 0
+        name, ok = QInputDialog.getItem(self, "Move to Project", "Project:", names, at, False)
+        return ids[names.index(name)] if ok else None
+
+    def move_to(self, ids: list[str], project: str | None) -> None:
+        """Move conversations into a project (None: into none), in the background."""
+        store = self._store
+
+        def write(_progress: Progress) -> None:
+            for cid in ids:
+                store.set_project(cid, project)
+
+        run_job(write, on_done=lambda _none: self.refresh(), on_error=self._on_flags_failed)
+
+    def _is_temporary(self, conversation_id: str) -> bool:
+        return bool(self.model.index(self.model.row_of(conversation_id)).data(TemporaryRole))
+
     def _on_flags_failed(self, message: str) -> None:
         self._show_note(f"Could not change the conversation: {message}")
 
@@ -534,6 +529,16 @@ class ConversationPane(QWidget):
         menu = QMenu(self)
         menu.addAction(self._rename_action)
         menu.addActions([self._pin_action, self._archive_action])
+        if self._projects is not None and not current.data(TemporaryRole):
+            ids = self.selected_ids()
+            project = current.data(ProjectRole)
+            moves = move_menu(
+                menu,
+                self._projects,
+                project if isinstance(project, str) else None,
+                lambda target: self.move_to(ids, target),
+            )
+            menu.addMenu(moves)
         menu.addSeparator()
         menu.addAction(self._delete_action)
         menu.addSeparator()

@@ -1,10 +1,14 @@
 """Search all conversations (Ctrl+K): type, pick a hit, the chat opens at that message.
 
-The search runs in the background (embedding the query may wait for the embedding server);
-the hits shown stay until the new ones arrive.
+Passages of the knowledge folders' files show among the messages, by score, marked "▤ File:"
+with the file and place (a message's hit names its conversation); picking one opens the file
+there. The search runs in the background (embedding the query may wait for the embedding
+server); the hits shown stay until the new ones arrive.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
@@ -24,8 +28,13 @@ from assistant.ui.conversations.hit_delegate import HIT_TEXT_ROLE, HitDelegate
 from assistant.ui.debounce import Debounced
 from assistant.ui.jobs import LatestJob, Progress
 
+if TYPE_CHECKING:
+    from assistant.knowledge import FileHit, Knowledge
+
 SEARCH_DELAY_MS = 150
 HITS = 30
+FILE_HITS = 8
+FILE_MARK = "▤ File: "
 _HIT = Qt.ItemDataRole.UserRole + 1
 
 
@@ -49,12 +58,19 @@ class ChatSearchDialog(QDialog):
     """Finds messages in every (non-temporary) conversation with the store's search."""
 
     chosen = Signal(str, str)  # conversation id, message id
+    file_chosen = Signal(object)  # the Citation of a file passage
 
-    def __init__(self, store: ConversationStore, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        store: ConversationStore,
+        parent: QWidget | None = None,
+        files: Knowledge | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("chatSearchDialog")
         self.setWindowTitle("Search all conversations")
         self._store = store
+        self._files = files
         self.hits = QListWidget(self)
         self.hits.setObjectName("chatSearchHits")
         self.hits.setAccessibleName("Messages found")
@@ -70,7 +86,7 @@ class ChatSearchDialog(QDialog):
         self.field.returnPressed.connect(self._open_current)
         self.status = QLabel(self)
         self.status.setAccessibleName("Search result")
-        self._search: LatestJob[list[ConversationHit]] = LatestJob(
+        self._search: LatestJob[list[ConversationHit | FileHit]] = LatestJob(
             self._on_found, self._on_failed, self
         )
         self._open_when_found = False  # Enter was pressed while searching
@@ -94,10 +110,13 @@ class ChatSearchDialog(QDialog):
             self.hits.clear()
             self.status.clear()
             return
-        store = self._store
+        store, files = self._store, self._files
 
-        def search(_progress: Progress) -> list[ConversationHit]:
-            return store.search(query, k=HITS)
+        def search(_progress: Progress) -> list[ConversationHit | FileHit]:
+            found: list[ConversationHit | FileHit] = list(store.search(query, k=HITS))
+            if files is not None:
+                found += files.search(query, FILE_HITS)
+            return sorted(found, key=lambda hit: -hit.score)
 
         self._search.run(search)
         self._searched = query
@@ -108,14 +127,21 @@ class ChatSearchDialog(QDialog):
         """Whether a search is under way."""
         return self._search.running
 
-    def _on_found(self, found: list[ConversationHit]) -> None:
+    def _on_found(self, found: list[ConversationHit | FileHit]) -> None:
+        from assistant.knowledge import Citation
+
         self.hits.clear()
         for hit in found:
             snippet = " ".join(plain_text(hit.snippet).split())  # the words, not the Markdown
-            item = QListWidgetItem(f"{hit.title}\n{snippet}", self.hits)  # what is read aloud
-            item.setData(_HIT, (hit.conversation_id, hit.message_id))
-            item.setData(HIT_TEXT_ROLE, (hit.title, snippet, self._searched))
-            item.setToolTip(snippet)
+            data: tuple[str, str] | Citation
+            if isinstance(hit, ConversationHit):
+                title, data = hit.title, (hit.conversation_id, hit.message_id)
+            else:
+                title, data = f"{FILE_MARK}{hit.source()}", Citation(hit.path, hit.place)
+            item = QListWidgetItem(f"{title}\n{snippet}", self.hits)  # what is read aloud
+            item.setData(_HIT, data)
+            item.setData(HIT_TEXT_ROLE, (title, snippet, self._searched))
+            item.setToolTip(snippet if isinstance(hit, ConversationHit) else hit.path)
         if found:
             self.hits.setCurrentRow(0)
         self.status.setText(
@@ -141,8 +167,11 @@ class ChatSearchDialog(QDialog):
             self._open(item)
 
     def _open(self, item: QListWidgetItem) -> None:
-        cid, mid = item.data(_HIT)
-        self.chosen.emit(cid, mid)
+        data = item.data(_HIT)
+        if isinstance(data, tuple):
+            self.chosen.emit(*data)
+        else:
+            self.file_chosen.emit(data)
         self.accept()
 
     def done(self, result: int) -> None:

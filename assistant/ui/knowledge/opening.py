@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QTextCursor
 from PySide6.QtWidgets import (
     QDialog,
@@ -21,10 +21,14 @@ from PySide6.QtWidgets import (
 from assistant.knowledge import Citation, kind_of
 
 PREVIEW_BYTES = 2 * 2**20  # larger text files open in the system's viewer
+REMEMBER_CHARS = 2000  # of a file with no lines highlighted nor selected
 
 
 class FilePreview(QDialog):
-    """A text file, read-only, scrolled to a citation's lines and with them highlighted."""
+    """A text file, read-only, scrolled to a citation's lines and with them highlighted;
+    "Remember this" gives the selected text (or the highlighted lines) to be remembered."""
+
+    remember = Signal(str)
 
     def __init__(self, citation: Citation, text: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -43,6 +47,11 @@ class FilePreview(QDialog):
         open_button = buttons.addButton("Open in the system's viewer",
                                         QDialogButtonBox.ButtonRole.ActionRole)  # fmt: skip
         open_button.clicked.connect(lambda: _system_open(citation.path))
+        remember_button = buttons.addButton("Remember this…",
+                                            QDialogButtonBox.ButtonRole.ActionRole)  # fmt: skip
+        remember_button.setObjectName("rememberButton")
+        remember_button.setToolTip("Make a memory of the selected text, or the lines shown")
+        remember_button.clicked.connect(self._remember)
         layout.addWidget(buttons)
         self.resize(760, 560)
         self._show_lines(citation)
@@ -66,6 +75,12 @@ class FilePreview(QDialog):
         self.text.setTextCursor(QTextCursor(start))
         self.text.centerCursor()
 
+    def _remember(self) -> None:
+        chosen = self.text.textCursor().selectedText().replace("\u2029", "\n")
+        text = chosen or self.highlighted or self.text.toPlainText()[:REMEMBER_CHARS]
+        if text.strip():
+            self.remember.emit(text)
+
     @property
     def highlighted(self) -> str:
         """The highlighted lines' text."""
@@ -73,7 +88,7 @@ class FilePreview(QDialog):
         return selections[0].cursor.selectedText().replace("\u2029", "\n") if selections else ""
 
 
-def open_citation(citation: Citation, parent: QWidget) -> QDialog | None:
+def open_citation(citation: Citation, parent: QWidget) -> FilePreview | None:
     """Open the file of `citation` at its place; returns the preview if one was shown."""
     path = Path(citation.path)
     try:

@@ -14,8 +14,6 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QCheckBox,
-    QDialog,
-    QDialogButtonBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -235,19 +233,3 @@ class KnowledgePage(QWidget):
         path = item.data(0, Qt.ItemDataRole.UserRole)
         if path:
             QDesktopServices.openUrl(QUrl.fromLocalFile(path))
-
-
-class KnowledgeDialog(QDialog):
-    """The Knowledge page in a window of its own (Edit > Knowledge folders…)."""
-
-    def __init__(self, bridge: KnowledgeBridge, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Knowledge folders")
-        self.setObjectName("knowledgeDialog")
-        layout = QVBoxLayout(self)
-        self.page = KnowledgePage(bridge, self)
-        layout.addWidget(self.page)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
-        self.resize(720, 560)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence, QPalette
-from PySide6.QtWidgets import QMenu, QWidget
+from PySide6.QtWidgets import QInputDialog, QMenu, QWidget
 
 from assistant.errors import AssistantError
 from assistant.memory import MemoryItem
@@ -91,6 +91,12 @@ class MemoryController(QObject):
         self.edit = action("Edit…", self.edit_selected, "actionMemoryEdit")
         self.forget = action("Forget", self.forget_selected, "actionMemoryForget")
         self.restore = action("Restore", self.restore_selected, "actionMemoryRestore")
+        self.make_global = action("Make global", self._make_global_selected, "actionMemoryGlobal")
+        self.make_global.setToolTip("Use this memory in every chat, not only its project's")
+        self.move_to_project = action(
+            "Move to project…", self._move_selected, "actionMemoryMoveToProject"
+        )
+        self.move_to_project.setToolTip("Use this memory only in one project's chats")
         self.add = action("Add memory…", self.add_memory_dialog, "actionMemoryAdd")
         self.source = action("Show source", self._show_source_selected, "actionMemorySource")
         self.why = action("Why this result", view.explain_selected, "actionMemoryWhy")
@@ -118,6 +124,9 @@ class MemoryController(QObject):
         self.edit.setEnabled(has)
         self.forget.setEnabled(item is not None and item.state != "forgotten")
         self.restore.setEnabled(item is not None and item.state != "active")
+        movable = item is not None and item.state != "forgotten"
+        self.make_global.setEnabled(movable and item is not None and item.project is not None)
+        self.move_to_project.setEnabled(movable and bool(self._workspace.projects.all()))
         self.source.setEnabled(source_exists)
         self.source.setText(
             "Show source"
@@ -139,6 +148,11 @@ class MemoryController(QObject):
                 menu.addAction(self.restore)
             if self.forget.isEnabled():
                 menu.addAction(self.forget)
+            if self.move_to_project.isEnabled():
+                menu.addSeparator()
+                if self.make_global.isEnabled():
+                    menu.addAction(self.make_global)
+                menu.addAction(self.move_to_project)
             menu.addSeparator()
             menu.addAction(self.source)
             menu.addAction(self.why)
@@ -183,6 +197,37 @@ class MemoryController(QObject):
         item = self._memory.get(memory_id)
         if item is not None:
             self.set_pinned(memory_id, not item.pinned)
+
+    def move_memory(self, memory_id: str, project: str | None) -> None:
+        """Give a memory another scope: a project's id, or None (global)."""
+        try:
+            self._memory.move(memory_id, project)
+        except (KeyError, AssistantError) as exc:
+            self._say(f"Could not move the memory: {exc}")
+
+    def ask_project(self, current: str | None) -> str | None:
+        """Ask which project a memory goes to (tests replace this): its id, or None."""
+        projects = [p for p in self._workspace.projects.all() if p.id != current]
+        if not projects:
+            return None
+        names = [p.name for p in projects]
+        name, ok = QInputDialog.getItem(
+            self._parent, "Move to project", "Use this memory only in:", names, 0, False
+        )
+        return projects[names.index(name)].id if ok else None
+
+    def _make_global_selected(self) -> None:
+        item = self._view.selected_item()
+        if item is not None:
+            self.move_memory(item.id, None)
+
+    def _move_selected(self) -> None:
+        item = self._view.selected_item()
+        if item is None:
+            return
+        project = self.ask_project(item.project)
+        if project is not None:
+            self.move_memory(item.id, project)
 
     def forget_memory(self, memory_id: str) -> None:
         """Forget a memory now, with an Undo that works until the app quits."""

@@ -42,7 +42,7 @@ from PySide6.QtWidgets import (
 
 from assistant.memory import MemoryItem
 from assistant.ui.memory.look import KIND_COLORS
-from assistant.ui.memory.model import ItemRole, caption
+from assistant.ui.memory.model import ItemRole, ScopeRole, caption
 from assistant.ui.memory.wording import ORIGIN_ICONS
 from assistant.ui.theme import muted as muted_color
 
@@ -211,7 +211,10 @@ class MemoryDelegate(QStyledItemDelegate):
             y = rect.bottom()
             painter.drawLine(rect.left() + self.H_MARGIN, y, rect.right() - self.H_MARGIN, y)
         y = self._draw_text(painter, opt, item.text, text_color)
-        self._draw_caption(painter, opt, item, y, muted)
+        scope = index.data(ScopeRole)
+        self._draw_caption(
+            painter, opt, item, y, muted, scope=scope if isinstance(scope, str) else None
+        )
         if item.pinned or selected or opt.state & QStyle.StateFlag.State_MouseOver:
             pin = self.pin_rect(rect)
             accent = text_color if selected else palette.color(group, QPalette.ColorRole.Highlight)
@@ -235,9 +238,16 @@ class MemoryDelegate(QStyledItemDelegate):
         return y + self.GAP
 
     def _draw_caption(
-        self, painter: QPainter, opt: QStyleOptionViewItem, item: MemoryItem, y: int, color: QColor
+        self,
+        painter: QPainter,
+        opt: QStyleOptionViewItem,
+        item: MemoryItem,
+        y: int,
+        color: QColor,
+        *,
+        scope: str | None,
     ) -> None:
-        """Draw the kind's coloured dot and the grey caption."""
+        """Draw the kind's coloured dot and the grey caption (its scope first, if given)."""
         small = self.caption_font(opt.font)
         metrics = QFontMetrics(small)
         x = opt.rect.left() + self.H_MARGIN
@@ -249,8 +259,9 @@ class MemoryDelegate(QStyledItemDelegate):
         painter.setFont(small)
         painter.setPen(color)
         compact = width < metrics.horizontalAdvance(_WIDE_CAPTION)  # the same form on every row
+        where = f"{scope} · " if scope else ""
         text = metrics.elidedText(
-            f"{ORIGIN_ICONS.get(item.origin, '')} {caption(item, compact=compact)}",
+            f"{ORIGIN_ICONS.get(item.origin, '')} {where}{caption(item, compact=compact)}",
             Qt.TextElideMode.ElideRight,
             width,
         )

@@ -153,9 +153,18 @@ class MemoryDialog(QDialog):
         save.setEnabled(bool(self.text_edit.toPlainText().strip()))
 
     @classmethod
-    def ask(cls, parent: QWidget | None, item: MemoryItem | None = None) -> MemoryValues | None:
-        """Show the dialog modally; the values, or None if cancelled."""
+    def ask(
+        cls,
+        parent: QWidget | None,
+        item: MemoryItem | None = None,
+        *,
+        start: MemoryValues | None = None,
+    ) -> MemoryValues | None:
+        """Show the dialog modally (a new memory: filled with `start`, if given); the values,
+        or None if cancelled."""
         dialog = cls(item, parent)
+        if start is not None:
+            dialog.set_values(start)
         try:
             if dialog.exec() != QDialog.DialogCode.Accepted:
                 return None

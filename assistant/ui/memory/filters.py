@@ -1,15 +1,18 @@
-"""Above the memory list: the search field, the kind and state filters, the keyword-only note."""
+"""Above the memory list: the search field, the kind, state and scope filters, the keyword-only
+note."""
 
 from __future__ import annotations
 
 from typing import cast
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from assistant.memory import KINDS, EmbeddingStatus, MemoryKind, MemoryState
+from assistant.projects import Project
 from assistant.ui.debounce import Debounced
 from assistant.ui.icons import draw_search, drawn_icon
+from assistant.ui.memory.model import ALL_SCOPES, GLOBAL
 from assistant.ui.theme import muted, set_muted
 from assistant.ui.wording import count, number
 
@@ -91,6 +94,8 @@ class MemoryFilterBar(QWidget):
         filters.addWidget(self.kind_filter, 1)
         filters.addWidget(self.state_filter, 1)
 
+        self.scope_filter = self._build_scope_filter()
+
         self.keyword_note = QLabel(self)
         self.keyword_note.setObjectName("memoryKeywordNote")
         self.keyword_note.setWordWrap(True)
@@ -104,7 +109,20 @@ class MemoryFilterBar(QWidget):
         layout.setSpacing(6)
         layout.addWidget(self.search)
         layout.addLayout(filters)
+        layout.addWidget(self.scope_filter)
         layout.addWidget(self.keyword_note)
+        self.set_projects([])
+
+    def _build_scope_filter(self) -> QComboBox:
+        combo = QComboBox(self)
+        combo.setObjectName("memoryScopeFilter")
+        combo.setAccessibleName("Scope")
+        combo.setAccessibleDescription(
+            "Shows the memories of every scope, the global ones, or one project's"
+        )
+        combo.setToolTip("Global memories are used in every chat; a project's, in its chats only")
+        combo.currentIndexChanged.connect(self._on_combo_changed)
+        return combo
 
     def add_to_row(self, widget: QWidget) -> None:
         """Put `widget` after the filters, on their row."""
@@ -125,14 +143,37 @@ class MemoryFilterBar(QWidget):
         """The state chosen."""
         return cast(MemoryState, self.state_filter.currentData())
 
+    def scope(self) -> str:
+        """ALL_SCOPES, GLOBAL or the id of the project chosen."""
+        data = self.scope_filter.currentData()
+        return data if isinstance(data, str) else ALL_SCOPES
+
+    def set_projects(self, projects: list[Project]) -> None:
+        """List these projects in the scope filter (shown only when there are some), keeping
+        the choice if its project is still there."""
+        was = self.scope()
+        with QSignalBlocker(self.scope_filter):
+            self.scope_filter.clear()
+            self.scope_filter.addItem("All scopes", ALL_SCOPES)
+            self.scope_filter.addItem("Global", GLOBAL)
+            for project in projects:
+                self.scope_filter.addItem(f"Project: {project.name}", project.id)
+            self.scope_filter.setCurrentIndex(max(0, self.scope_filter.findData(was)))
+        self.scope_filter.setVisible(bool(projects))
+        if self.scope() != was:
+            self.filter_changed.emit()
+
     def cancel_typing(self) -> None:
         """Drop a search still waiting for the typing to settle."""
         self._typing.cancel()
 
-    def reveal(self, kind: MemoryKind, state: MemoryState) -> None:
-        """Choose all kinds if the kind filter hides `kind`, and the state `state`."""
+    def reveal(self, kind: MemoryKind, state: MemoryState, scope: str = ALL_SCOPES) -> None:
+        """Choose all kinds if the kind filter hides `kind`, all scopes if the scope filter
+        hides `scope`, and the state `state`."""
         if self.kind() not in (None, kind):
             self.kind_filter.setCurrentIndex(0)
+        if self.scope() not in (ALL_SCOPES, scope):
+            self.scope_filter.setCurrentIndex(0)
         if self.state() != state:
             self.state_filter.setCurrentIndex(self.state_filter.findData(state))
 

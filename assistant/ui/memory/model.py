@@ -1,4 +1,5 @@
-"""A list model over the semantic memory: one state and kind, or the hits of a search."""
+"""A list model over the semantic memory: one state, kind and scope, or the hits of a
+search."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from assistant.memory import (
     listing_order,
 )
 from assistant.memory.why import why_text
+from assistant.projects import ProjectStore
 from assistant.timestamps import relative_time
 from assistant.ui import theme
 from assistant.ui.memory.wording import origin_short
@@ -37,6 +39,10 @@ from assistant.ui.times import date_text
 
 ItemRole = Qt.ItemDataRole.UserRole + 1  # the row's MemoryItem
 HitRole = Qt.ItemDataRole.UserRole + 2  # the row's SearchHit, or None outside search mode
+ScopeRole = Qt.ItemDataRole.UserRole + 3  # "Global" or its project's name; None: no projects
+ALL_SCOPES = "*"  # the scope filter's "All scopes"
+GLOBAL = ""  # the scope filter's "Global"
+GLOBAL_LABEL = "Global"
 
 _DETAIL_ROLES = [
     Qt.ItemDataRole.ToolTipRole,
@@ -104,11 +110,18 @@ class MemoryListModel(QAbstractListModel):
     ItemRole = ItemRole
     HitRole = HitRole
 
-    def __init__(self, memory: SemanticMemory, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        memory: SemanticMemory,
+        parent: QObject | None = None,
+        projects: ProjectStore | None = None,
+    ) -> None:
         super().__init__(parent)
         self._memory = memory
+        self._projects = projects
         self._state: MemoryState = "active"
         self._kind: MemoryKind | None = None
+        self._scope = ALL_SCOPES  # ALL_SCOPES, GLOBAL or a project's id
         self._words: tuple[str, ...] = ()  # list mode: every word must occur in the text
         self._all_hits: list[SearchHit] | None = None  # search mode: every hit, by rank
         self._rows: list[MemoryItem] = []
@@ -139,6 +152,22 @@ class MemoryListModel(QAbstractListModel):
             return
         self._state, self._kind = state, kind
         self.refresh()
+
+    def set_scope(self, scope: str) -> None:
+        """Show the memories of every scope (ALL_SCOPES), the global ones (GLOBAL) or those of
+        one project (its id)."""
+        if scope != self._scope:
+            self._scope = scope
+            self.refresh()
+
+    def scope_label(self, item: MemoryItem) -> str | None:
+        """ "Global" or the name of the memory's project; None while there are no projects."""
+        if self._projects is None or not self._projects.all():
+            return None
+        project = self._projects.get(item.project)
+        if project is not None:
+            return project.name
+        return GLOBAL_LABEL if item.project is None else "A deleted project"
 
     def set_text_filter(self, text: str) -> None:
         """Outside search mode, show only items whose text contains every word of `text`."""
@@ -181,6 +210,8 @@ class MemoryListModel(QAbstractListModel):
 
     def _accepts(self, item: MemoryItem) -> bool:
         if self._kind is not None and item.kind != self._kind:
+            return False
+        if self._scope not in (ALL_SCOPES, item.project or GLOBAL):
             return False
         if self._all_hits is not None:
             return item.state == "active"  # search only looks through active items
@@ -231,7 +262,11 @@ class MemoryListModel(QAbstractListModel):
             return tooltip(item, self.hit_at(index))
         if role == Qt.ItemDataRole.AccessibleTextRole:
             pinned = "Pinned: " if item.pinned else ""
-            return f"{pinned}{item.text}. {caption(item)}. {origin_short(item)}"
+            scope = self.scope_label(item)
+            where = f". {scope}" if scope else ""
+            return f"{pinned}{item.text}. {caption(item)}. {origin_short(item)}{where}"
+        if role == ScopeRole:
+            return self.scope_label(item)
         if role == ItemRole:
             return item
         if role == HitRole:

@@ -24,9 +24,10 @@ from assistant.ui.debounce import Debounced
 from assistant.ui.memory.controller import MemoryController
 from assistant.ui.memory.delegate import MemoryDelegate
 from assistant.ui.memory.detail import WHY_ANCHOR, DetailFacts, MemoryDetailView
+from assistant.ui.memory.file_hits import FileHitsList
 from assistant.ui.memory.filters import MemoryFilterBar
 from assistant.ui.memory.list_view import MemoryListFrame, empty_text
-from assistant.ui.memory.model import MemoryListModel
+from assistant.ui.memory.model import GLOBAL, MemoryListModel
 from assistant.ui.memory.search import MemorySearch
 from assistant.ui.memory.timeline import MemoryTimeline
 from assistant.ui.notice_bar import NoticeBar
@@ -42,6 +43,7 @@ class MemoriesPage(QWidget):
     """
 
     source_requested = Signal(str, str)  # conversation id, message id ("" if unknown)
+    file_requested = Signal(object)  # a Citation: a passage of a file that the search found
 
     def __init__(
         self, workspace: Workspace, bridge: StoreBridge, parent: QWidget | None = None
@@ -56,9 +58,9 @@ class MemoriesPage(QWidget):
         self._detail_due = Debounced(0, self._refresh_detail, self)
         self._show_numbers = False  # the detail shows the numbers behind the selected hit
 
-        self.model = MemoryListModel(workspace.memory, self)
+        self.model = MemoryListModel(workspace.memory, self, workspace.projects)
         self.delegate = MemoryDelegate(self)
-        self.search = MemorySearch(workspace.memory, self.model, self)
+        self.search = MemorySearch(workspace.memory, self.model, self, workspace.knowledge)
         self.search.found.connect(self._on_search_found)
         self.search.shown.connect(self._on_rows_changed)
         self.search.failed.connect(self._on_search_failed)
@@ -81,6 +83,7 @@ class MemoriesPage(QWidget):
         bridge.memory_changed.connect(self._on_memory_changed)
         bridge.conversation_changed.connect(self._forget_titles)
 
+        self.projects_changed()
         self._refresh_keyword_note()
         self._on_rows_changed()
 
@@ -104,6 +107,9 @@ class MemoriesPage(QWidget):
         self.splitter = QSplitter(Qt.Orientation.Vertical, self)
         self.splitter.setObjectName("memorySplitter")
         self.splitter.setChildrenCollapsible(True)
+        self.file_hits = FileHitsList(self)
+        self.file_hits.chosen.connect(self.file_requested)
+        self.search.files_found.connect(self.file_hits.show_hits)
         self.splitter.addWidget(self.list_frame)
         self.splitter.addWidget(self.detail)
         self.splitter.setStretchFactor(0, 3)
@@ -116,6 +122,7 @@ class MemoriesPage(QWidget):
         self.notice = NoticeBar(self)
         bar = self._build_bar()
         layout.addWidget(self.filters)
+        layout.addWidget(self.file_hits)
         layout.addWidget(self.splitter, 1)
         layout.addWidget(self.notice)
         layout.addLayout(bar)
@@ -179,6 +186,11 @@ class MemoriesPage(QWidget):
 
     # -- what the actions ask of the view -------------------------------------------------------
 
+    def projects_changed(self) -> None:
+        """The projects changed: list them in the scope filter, and the scopes again."""
+        self.filters.set_projects(self._workspace.projects.all())
+        self.model.refresh()
+
     def show_memory(self, memory_id: str) -> bool:
         """Select and reveal a memory, clearing the search or filters that hide it."""
         item = self._memory.get(memory_id)
@@ -188,7 +200,7 @@ class MemoriesPage(QWidget):
             if self.filters.search.text():
                 self.filters.search.clear()
                 self._apply_query()
-            self.filters.reveal(item.kind, item.state)
+            self.filters.reveal(item.kind, item.state, item.project or GLOBAL)
         return self.select(memory_id)
 
     def selected_item(self) -> MemoryItem | None:
@@ -273,6 +285,7 @@ class MemoriesPage(QWidget):
         kind = self.filters.kind()
         state = self.filters.state()
         previous = self.model.state
+        self.model.set_scope(self.filters.scope())
         self.model.set_filter(state, kind)
         if state != previous:
             self._apply_query()

@@ -23,6 +23,7 @@ class MemorySidebar(QWidget):
     each on a tab, following the conversation shown."""
 
     source_requested = Signal(str, str)  # conversation id, message id ("" if unknown)
+    file_requested = Signal(object)  # a Citation: a file passage its search found
 
     def __init__(
         self, workspace: Workspace, bridge: StoreBridge, parent: QWidget | None = None
@@ -40,6 +41,7 @@ class MemorySidebar(QWidget):
         self.tabs.setUsesScrollButtons(False)
         self.memories = MemoriesPage(workspace, bridge, self)
         self.memories.source_requested.connect(self.source_requested)
+        self.memories.file_requested.connect(self.file_requested)
         self.working_view = WorkingMemoryView(self)
         self.conversation_view = ConversationView(self)
         self.tabs.addTab(self.memories, TAB_LABELS[0])
@@ -100,5 +102,5 @@ class MemorySidebar(QWidget):
             self._conversation,
             self._workspace.topics.all(),
             self._workspace.memory.get,
-            self._workspace.settings.instructions(),
+            self._workspace.instructions_for(self._conversation),
         )

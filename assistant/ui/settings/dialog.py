@@ -21,7 +21,9 @@ from PySide6.QtWidgets import (
 
 from assistant.errors import AssistantError
 from assistant.settings import Settings
+from assistant.ui.knowledge.bridge import KnowledgeBridge
 from assistant.ui.settings.form import SettingsForm, align_labels
+from assistant.ui.settings.knowledge_page import KnowledgeSettingsPage
 from assistant.ui.settings.memory_page import MemoryPage
 from assistant.ui.settings.model_page import ModelPage
 from assistant.ui.settings.page import SettingsPage
@@ -31,7 +33,12 @@ from assistant.workspace import Workspace
 class SettingsDialog(QDialog):
     """Preferences in pages; nothing is saved until OK."""
 
-    def __init__(self, workspace: Workspace, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        parent: QWidget | None = None,
+        knowledge: KnowledgeBridge | None = None,
+    ) -> None:
         super().__init__(parent)
         self._workspace = workspace
         self._opened_height: int | None = None  # set when first shown
@@ -44,6 +51,8 @@ class SettingsDialog(QDialog):
             ModelPage(workspace.settings, workspace.credentials),
             MemoryPage(),
         ]
+        if knowledge is not None:  # the window's: its folders are indexed as they change
+            self.pages.append(KnowledgeSettingsPage(knowledge))
         # Before the pages are tabs: a tab widget asks their sizes at once.
         align_labels(form for page in self.pages for form in page.findChildren(SettingsForm))
         self._tabs = QTabWidget(self)
@@ -75,6 +84,12 @@ class SettingsDialog(QDialog):
         layout.activate()
         layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
         self.setMinimumSize(layout.totalMinimumSize())
+
+    def show_page(self, title: str) -> None:
+        """Bring the page with this title to the front."""
+        for page in self.pages:
+            if page.title == title:
+                self._tabs.setCurrentWidget(page)
 
     def _open_mcp(self) -> None:
         from assistant.ui.settings.mcp_page import McpDialog

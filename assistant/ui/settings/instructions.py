@@ -25,17 +25,27 @@ ABOUT_HINT = "Your work, where you live, what you are interested in…"
 ANSWER_HINT = "Formal or casual, short or detailed, units, language…"
 
 
-def counter_text(length: int) -> str:
+def counter_text(length: int, limit: int = INSTRUCTIONS_LIMIT) -> str:
     """The characters used out of the limit, and by how many a text is over it."""
-    text = f"{length:,} / {INSTRUCTIONS_LIMIT:,}"
-    over = length - INSTRUCTIONS_LIMIT
+    text = f"{length:,} / {limit:,}"
+    over = length - limit
     return f"{text} — {over:,} over the limit" if over > 0 else text
 
 
-class _Field:
-    """A question, its text box and its character counter."""
+class InstructionField:
+    """A question, its text box and its character counter (of `limit` characters)."""
 
-    def __init__(self, parent: QWidget, label: str, hint: str, text: str, name: str) -> None:
+    def __init__(
+        self,
+        parent: QWidget,
+        label: str,
+        hint: str,
+        text: str,
+        name: str,
+        *,
+        limit: int = INSTRUCTIONS_LIMIT,
+    ) -> None:
+        self.limit = limit
         self.label = QLabel(f"&{label}", parent)  # Alt+W, Alt+H
         self.edit = QPlainTextEdit(parent)
         self.edit.setObjectName(name)
@@ -54,11 +64,11 @@ class _Field:
 
     def over(self) -> bool:
         """Whether the text is longer than the limit."""
-        return len(self.text()) > INSTRUCTIONS_LIMIT
+        return len(self.text()) > self.limit
 
     def count(self) -> None:
         """Show the length; over the limit in the error colour (the text is kept, not cut)."""
-        self.counter.setText(counter_text(len(self.text())))
+        self.counter.setText(counter_text(len(self.text()), self.limit))
         palette = self.counter.palette()
         colour = theme.danger(palette) if self.over() else theme.muted(palette)
         palette.setColor(QPalette.ColorRole.WindowText, colour)
@@ -76,8 +86,10 @@ class InstructionsDialog(QDialog):
         intro = QLabel(INTRO, self)
         intro.setWordWrap(True)
         theme.set_muted(intro)
-        self.about = _Field(self, ABOUT_LABEL, ABOUT_HINT, instructions.about, "instructionsAbout")
-        self.answer = _Field(
+        self.about = InstructionField(
+            self, ABOUT_LABEL, ABOUT_HINT, instructions.about, "instructionsAbout"
+        )
+        self.answer = InstructionField(
             self, ANSWER_LABEL, ANSWER_HINT, instructions.answer, "instructionsAnswer"
         )
         self.buttons = QDialogButtonBox(

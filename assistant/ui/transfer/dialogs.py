@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
@@ -48,6 +48,7 @@ from assistant.transfer import (
 )
 from assistant.ui.jobs import Progress, run_job
 from assistant.ui.transfer.pinned_choice import PinnedChoice
+from assistant.ui.transfer.project_choice import ProjectChoice
 from assistant.ui.wording import shorten
 from assistant.workspace import Workspace
 
@@ -119,6 +120,11 @@ class ExportDialog(QDialog):
         scope_layout.addWidget(self.all_radio)
         self.memories_check = QCheckBox("Include long-term memories", self)
         self.memories_check.setObjectName("exportMemoriesCheck")
+        self.attachments_check = QCheckBox("Include attached files (a larger file)", self)
+        self.attachments_check.setObjectName("exportAttachmentsCheck")
+        self.attachments_check.setToolTip(
+            "The files attached to messages go into the export; without them, only their names"
+        )
         note = QLabel("The file holds no API key or other secrets.", self)
         note.setWordWrap(True)
         buttons = QDialogButtonBox(
@@ -129,6 +135,7 @@ class ExportDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(scope)
         layout.addWidget(self.memories_check)
+        layout.addWidget(self.attachments_check)
         layout.addWidget(note)
         layout.addWidget(buttons)
 
@@ -140,11 +147,16 @@ class ExportDialog(QDialog):
         """Whether long-term memories go into the file."""
         return self.memories_check.isChecked()
 
+    def include_attachments(self) -> bool:
+        """Whether the files attached to messages go into the file."""
+        return self.attachments_check.isChecked()
+
 
 def export_conversations(
     parent: QWidget, workspace: Workspace, current_conversation_id: str | None
 ) -> None:
-    """Ask what to export and where, then write the file in the background."""
+    """Ask what to export and where, then write the file in the background (the files
+    attached to messages go in if the user asks)."""
     _ExportFlow(parent, workspace, current_conversation_id).start()
 
 
@@ -177,6 +189,7 @@ class _ExportFlow(QObject):
         if not dialog.all_conversations() and self._current_id is not None:
             ids = [self._current_id]
         memories = dialog.include_memories()
+        attached = dialog.include_attachments()
         name = get_save_file_name(
             self._parent,
             "Export conversations",
@@ -198,6 +211,7 @@ class _ExportFlow(QObject):
                 ids,
                 include_memories=memories,
                 instructions=workspace.settings.instructions(),
+                attachments=workspace.attachments if attached else None,
             )
             write_export(path, data)
             return export_summary(data, path.name)
@@ -224,6 +238,7 @@ class ImportPreview:
     plan: ImportPlan
     conflicts: list[str]  # conversation ids
     memory_conflicts: list[str]
+    project_conflicts: list[str] = field(default_factory=list)  # names of projects here too
 
 
 def prepare_import(
@@ -234,7 +249,13 @@ def prepare_import(
 ) -> ImportPreview:
     """Read and validate an export and find its conflicts (off the GUI thread)."""
     plan = load_import(path, progress, cancel)
-    return ImportPreview(path, plan, plan.conflicts(workspace), plan.memory_conflicts(workspace))
+    return ImportPreview(
+        path,
+        plan,
+        plan.conflicts(workspace),
+        plan.memory_conflicts(workspace),
+        plan.project_conflicts(workspace),
+    )
 
 
 class ImportPreviewDialog(QDialog):
@@ -260,6 +281,10 @@ class ImportPreviewDialog(QDialog):
         self.pinned = PinnedChoice(self.preview.plan.memories, self)
         if self.pinned.boxes:
             layout.addWidget(self.pinned)
+        self.project_choice: ProjectChoice | None = None
+        if preview.project_conflicts:
+            self.project_choice = ProjectChoice(preview.project_conflicts, self)
+            layout.addWidget(self.project_choice)
         self._add_conflicts(layout)
 
     def _add_summary(self, layout: QVBoxLayout) -> None:
@@ -509,7 +534,10 @@ class _ImportFlow(QObject):
             self.deleteLater()
             return
         policy, suggestions, cancel = dialog.policy(), dialog.chosen_suggestions(), self._cancel
+        projects = "merge" if dialog.project_choice is None else dialog.project_choice.policy()
         instructions = dialog.chosen_instructions()
+        if instructions is None and self._workspace.settings.instructions().empty:
+            instructions = plan.instructions  # an export's are taken where there are none
         if instructions is not None:
             self._use_instructions(instructions)
         keep_pinned = dialog.pinned.kept()
@@ -526,6 +554,7 @@ class _ImportFlow(QObject):
                 suggestions=suggestions,
                 keep_pinned=keep_pinned,
                 cancel=cancel.is_set,
+                projects=projects,
             ),
             on_done=lambda result: self._on_imported(plan, result),
             on_error=self._on_import_failed,

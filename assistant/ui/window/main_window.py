@@ -41,7 +41,7 @@ from assistant.ui.window.transfer_actions import connect_transfers
 from assistant.ui.window.welcome import welcome_panel
 
 if TYPE_CHECKING:
-    from assistant.knowledge import Citation, KnowledgeEvent
+    from assistant.knowledge import KnowledgeEvent
     from assistant.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -141,12 +141,13 @@ class MainWindow(QMainWindow):
         from assistant.ui.chat.session import ChatSession
         from assistant.ui.chat.view import ChatView
         from assistant.ui.conversations.pane import ConversationPane
+        from assistant.ui.conversations.project_actions import connect_projects
         from assistant.ui.memory.sidebar import MemorySidebar
 
         self.workspace = workspace
         self._attached = True
         self.bridge = StoreBridge(workspace, self)
-        self.conversations = ConversationPane(workspace.conversations, self)
+        self.conversations = ConversationPane(workspace.conversations, self, workspace.projects)
         self.conversations.setMinimumWidth(LIST_MIN_WIDTH)
         self.sidebar = MemorySidebar(workspace, self.bridge, self)
         self.sidebar.setMinimumWidth(SIDEBAR_MIN_WIDTH)
@@ -167,14 +168,17 @@ class MainWindow(QMainWindow):
             self.worker, workspace.conversations, self.chat, self.memory_edits, self
         )
         self._start_knowledge(workspace)
+        self.chat_pane.model_bar.attach(workspace)
         workspace.mcp.start()  # the MCP servers start in a thread of their own
         QThreadPool.globalInstance().start(warm_up_highlighting)
         self._connect()
+        self.projects = connect_projects(self, self.menu.projects_menu, workspace)
         for action in self.menu.workspace_actions:
             action.setEnabled(True)
         # Only now: standard keys load the Qt namespace (40 ms), which the frame does without.
         self.menu.install_shortcuts()
         self.send_button.setEnabled(True)
+        self.composer.attach_button.setEnabled(True)
         self.statusBar().clearMessage()
         self._update_status()
         self._show_welcome_if_needed()
@@ -266,9 +270,12 @@ class MainWindow(QMainWindow):
 
         self.knowledge = KnowledgeBridge(workspace.knowledge, self)
         self.knowledge.changed.connect(self._on_knowledge)
+        workspace.projects.subscribe(lambda _project_id: self.knowledge.rescan())
         self.knowledge.start()
 
     def _connect(self) -> None:
+        from assistant.ui.knowledge.file_actions import FileActions
+
         menu = self.menu
         menu.new.triggered.connect(self._on_new)
         menu.new_temporary.triggered.connect(self._on_new_temporary)
@@ -283,6 +290,7 @@ class MainWindow(QMainWindow):
         menu.settings.triggered.connect(self.open_settings)
         menu.instructions.triggered.connect(self.open_instructions)
         menu.knowledge.triggered.connect(self.open_knowledge)
+        menu.attach.triggered.connect(self.composer.pick_files)
         menu.find.triggered.connect(self.find_bar.open_bar)
         menu.search.triggered.connect(self.search_conversations)
         menu.memory_timeline.triggered.connect(self.sidebar.show_timeline)
@@ -297,13 +305,15 @@ class MainWindow(QMainWindow):
         self.chat.edit_requested.connect(self._begin_edit)
         self.chat.copied.connect(lambda what: self.statusBar().showMessage(what, 3000))
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
-        self.chat.citation_clicked.connect(self._open_citation)
+        self.files = FileActions(self, self.workspace, self.chat, self.session, self._show_notice)
         self.sidebar.source_requested.connect(self.show_message)
+        self.sidebar.file_requested.connect(self.files.open_citation)
         session = self.session
         session.busy_changed.connect(self._set_busy)
         session.connection.connect(self._on_connection)
         session.notice.connect(self._show_notice)
         session.conversation_changed.connect(self.sidebar.set_conversation)
+        self.chat_pane.model_bar.wire(session, self.worker, self.chat, self._update_status)
         self.bridge.conversation_written.connect(session.on_written)
         # Coalesce: a turn saves several messages, the list needs one refresh.
         self._refresh_list = Debounced(LIST_REFRESH_MS, self.conversations.refresh_later, self)
@@ -348,8 +358,9 @@ class MainWindow(QMainWindow):
         """Ctrl+K: find a message in any conversation and open it there."""
         from assistant.ui.conversations.search import ChatSearchDialog
 
-        dialog = ChatSearchDialog(self.workspace.conversations, self)
+        dialog = ChatSearchDialog(self.workspace.conversations, self, self.workspace.knowledge)
         dialog.chosen.connect(self.show_message)
+        dialog.file_chosen.connect(self.files.open_citation)
         dialog.exec()
         dialog.deleteLater()
 
@@ -360,9 +371,13 @@ class MainWindow(QMainWindow):
     # -- sending ---------------------------------------------------------------------------------
 
     def send(self) -> None:
-        """Send the input's text (a new version of a message while editing one)."""
+        """Send the input's text and files (a new version of a message while editing one);
+        a file that cannot be sent is named, and nothing is sent or cleared."""
+        from assistant.knowledge import AttachmentError
+
         text = self.input.toPlainText().strip()
-        if not text or self.session.busy:
+        files = self.composer.attachments.files()
+        if not (text or files) or self.session.busy:
             return
         if not self.workspace.is_configured():
             self._show_welcome_if_needed()
@@ -371,10 +386,16 @@ class MainWindow(QMainWindow):
         if self.session.conversation is None:
             self.new_conversation()
         edited = self.composer.editing
-        if (edited is None or not self.session.edit(edited, text)) and not self.session.send(text):
+        try:
+            sent = edited is not None and self.session.edit(edited, text, files)
+            if not sent and not self.session.send(text, files):
+                return
+        except AttachmentError as exc:
+            self.composer.attachments.say(str(exc))
             return
         self.composer.end_edit()
         self.input.clear()
+        self.composer.attachments.clear()
 
     def _begin_edit(self, message_id: str, text: str) -> None:
         if not self.session.busy:
@@ -410,12 +431,17 @@ class MainWindow(QMainWindow):
 
     def open_settings(self) -> None:
         """Show the settings; on OK, apply them and re-embed if the model changed."""
+        self._settings("")
+
+    def _settings(self, page: str) -> None:
         from assistant.ui.settings.dialog import SettingsDialog
 
-        dialog = SettingsDialog(self.workspace, self)
+        dialog = SettingsDialog(self.workspace, self, self.knowledge)
+        dialog.show_page(page)
         if dialog.exec():
             self._update_status()
             self._show_welcome_if_needed()
+            self.chat_pane.model_bar.refresh_models()
             self._embed.emit()
 
     def open_instructions(self) -> None:
@@ -439,15 +465,10 @@ class MainWindow(QMainWindow):
             return
 
     def open_knowledge(self) -> None:
-        """Show the knowledge folders, their rules, progress and files."""
-        from assistant.ui.knowledge.page import KnowledgeDialog
+        """Show the knowledge folders, their rules, progress and files (a page of Settings)."""
+        from assistant.ui.settings.knowledge_page import KNOWLEDGE_TITLE
 
-        KnowledgeDialog(self.knowledge, self).exec()
-
-    def _open_citation(self, citation: Citation) -> None:
-        from assistant.ui.knowledge.opening import open_citation
-
-        open_citation(citation, self)
+        self._settings(KNOWLEDGE_TITLE)
 
     def _on_knowledge(self, event: KnowledgeEvent) -> None:
         what = "Reading files" if event.phase == "reading" else "Preparing file search"
@@ -471,7 +492,7 @@ class MainWindow(QMainWindow):
         self.stack.setCurrentWidget(self.welcome if show else self.chat)
 
     def _update_status(self) -> None:
-        self.status.show_workspace(self.workspace)
+        self.status.show_workspace(self.workspace, self.chat_pane.model_bar.current_model())
 
     def _on_progress(self, what: str, done: int, total: int) -> None:
         self.status.set_progress(what, done, total)

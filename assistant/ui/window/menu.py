@@ -48,6 +48,7 @@ class MainMenu:
             "actionCopyConversation",
             "Copy this conversation as Markdown",
         )
+        self.attach = action("&Attach files…", "actionAttach", "Send files with the message")
         self.quit = action("&Quit", "actionQuit")
         self.find = action("&Find in conversation…", "actionFind", "Find text in this chat")
         self.search = action(
@@ -88,6 +89,7 @@ class MainMenu:
         self.workspace_actions = [
             self.new,
             self.new_temporary,
+            self.attach,
             self.import_,
             self.import_folder,
             self.export,
@@ -109,7 +111,7 @@ class MainMenu:
     def _menus(self, window: QMainWindow) -> None:
         bar = window.menuBar()
         file_menu = bar.addMenu("&File")
-        file_menu.addActions([self.new, self.new_temporary])
+        file_menu.addActions([self.new, self.new_temporary, self.attach])
         file_menu.addSeparator()
         file_menu.addActions([self.import_, self.import_folder, self.export])
         file_menu.addAction(self.export_conversation)
@@ -121,6 +123,8 @@ class MainMenu:
         edit_menu.addActions([self.find, self.search])
         edit_menu.addSeparator()
         edit_menu.addActions([self.settings, self.instructions, self.knowledge])
+        self.projects_menu = bar.addMenu("&Projects")  # filled once the workspace is open
+        self.projects_menu.setObjectName("projectsMenu")
         view_menu = bar.addMenu("&View")
         view_menu.addActions([self.show_conversations, self.show_memory, self.memory_timeline])
         view_menu.addSeparator()
@@ -158,6 +162,7 @@ class MainMenu:
             self.show_memory: [QKeySequence("Ctrl+Shift+M")],
             self.shortcuts: [QKeySequence(_Key.HelpContents)],
             self.copy_conversation: [QKeySequence("Ctrl+Shift+C")],
+            self.attach: [QKeySequence("Ctrl+Shift+A")],
         }
         for target, sequences in keys.items():
             unique = list(dict.fromkeys(s for s in sequences if not s.isEmpty()))
@@ -169,6 +174,7 @@ class MainMenu:
         for target in (
             self.new,
             self.new_temporary,
+            self.attach,
             self.find,
             self.search,
             self.copy_conversation,

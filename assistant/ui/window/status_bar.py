@@ -96,14 +96,15 @@ class StatusBar(QStatusBar):
             widget.setContentsMargins(8, 0, 8, 0)
             self.addPermanentWidget(widget)
 
-    def show_workspace(self, workspace: Workspace) -> None:
-        """Show the model in use and what memory search can do."""
+    def show_workspace(self, workspace: Workspace, model: str | None = None) -> None:
+        """Show the model in use (`model`, the conversation's; else the settings') and what
+        memory search can do."""
         settings = workspace.settings
         configured = workspace.is_configured()
         if configured:
             custom = settings.provider == "custom"
             name = settings.effective_base_url() if custom else PROVIDERS[settings.provider].label
-            self.provider_label.setText(f"{name} · {settings.chat_model}")
+            self.provider_label.setText(f"{name} · {model or settings.chat_model}")
         else:
             self.provider_label.setText("No model connected")
         status = workspace.memory.embedding_status()

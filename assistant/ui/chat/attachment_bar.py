@@ -1,0 +1,132 @@
+"""The files about to be sent with a message: a chip each above the input (name, size, pages),
+removed with a click or with Delete, Backspace or Space; a line under them says why a file
+was not attached.
+
+Each file is checked as it is added (`knowledge.attachments.probe`: kind, size limit, text
+or not, a PDF's password and pages); the copy into the data dir is made when it is sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+if TYPE_CHECKING:
+    from assistant.knowledge import Attachment
+
+CHIP_MAX_WIDTH = 260
+MAX_FILES = 10  # per message: more would crowd out the message itself
+
+
+class AttachmentChip(QPushButton):
+    """One file about to be sent: a click, Delete, Backspace or Space removes it."""
+
+    remove = Signal()
+
+    def __init__(self, attachment: Attachment, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.attachment = attachment
+        self.setObjectName("attachmentChip")
+        text = f"▤ {attachment.label()}  ✕"
+        self.setText(self.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle,
+                                                   CHIP_MAX_WIDTH))  # fmt: skip
+        self.setToolTip(f"{attachment.path}\nClick (or press Delete) to remove it")
+        self.setAccessibleName(f"Attached file {attachment.label()}")
+        self.setAccessibleDescription("Press Delete or Space to remove the file from the message")
+        self.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        self.clicked.connect(self.remove)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        if event.key() in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace):
+            self.remove.emit()
+        else:
+            super().keyPressEvent(event)
+
+
+class AttachmentBar(QWidget):
+    """The chips of the files to send, and the line saying why a file was refused."""
+
+    changed = Signal()  # a file was added or removed
+    emptied = Signal()  # the user removed the last file (the keyboard goes back to the input)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("attachmentBar")
+        self._chips: list[AttachmentChip] = []
+        self._row = QHBoxLayout()
+        self._row.setContentsMargins(0, 0, 0, 0)
+        self._row.addStretch(1)
+        self.problem = QLabel(self)
+        self.problem.setObjectName("attachmentProblem")
+        self.problem.setWordWrap(True)
+        self.problem.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.problem.hide()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 2)
+        layout.addLayout(self._row)
+        layout.addWidget(self.problem)
+        self.hide()
+
+    def files(self) -> list[Path]:
+        """The files to send, in the order they were added."""
+        return [chip.attachment.path for chip in self._chips]
+
+    def add(self, paths: Iterable[Path]) -> list[str]:
+        """Check and add files (one already there is not added again); what was refused, in
+        words (also shown under the chips until the next change)."""
+        from assistant.knowledge.attachments import AttachmentError, probe
+
+        problems = []
+        for path in paths:
+            if path in self.files():
+                continue
+            if len(self._chips) >= MAX_FILES:
+                problems.append(f"{path.name}: a message can carry at most {MAX_FILES} files.")
+                continue
+            try:
+                attachment = probe(path)
+            except AttachmentError as exc:
+                problems.append(str(exc))
+                continue
+            self._add_chip(attachment)
+        self.say(" ".join(problems))
+        self._update()
+        return problems
+
+    def say(self, text: str) -> None:
+        """Show `text` (why a file was refused) under the chips; "" hides the line."""
+        self.problem.setText(f"⚠ {text}" if text else "")
+        self.problem.setVisible(bool(text))
+        self._update()
+
+    def clear(self) -> None:
+        """Remove every file (the message was sent)."""
+        for chip in list(self._chips):
+            self._remove(chip, focus=False)
+        self.say("")
+
+    def _add_chip(self, attachment: Attachment) -> None:
+        chip = AttachmentChip(attachment, self)
+        chip.remove.connect(lambda: self._remove(chip))
+        self._row.insertWidget(len(self._chips), chip)
+        self._chips.append(chip)
+
+    def _remove(self, chip: AttachmentChip, *, focus: bool = True) -> None:
+        index = self._chips.index(chip)
+        self._chips.remove(chip)
+        self._row.removeWidget(chip)
+        chip.deleteLater()
+        if focus and self._chips:  # the keyboard stays on the chips
+            self._chips[min(index, len(self._chips) - 1)].setFocus()
+        elif focus:
+            self.emptied.emit()
+        self._update()
+
+    def _update(self) -> None:
+        self.setVisible(bool(self._chips) or self.problem.isVisible())
+        self.changed.emit()

@@ -1,0 +1,223 @@
+"""Attachments through the real window: dropped, pasted and picked files become chips above the
+input, go with the message through the chat session to the model (the fake server sees their
+text and images), show under the sent message after a restart, and bad files are refused with
+a clear line that loses nothing."""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QMimeData, Qt, QUrl
+from PySide6.QtGui import QDesktopServices, QImage
+from PySide6.QtWidgets import QFileDialog
+from pytestqt.qtbot import QtBot
+
+from assistant.ui.chat.attachment_bar import AttachmentChip
+from assistant.ui.knowledge.opening import FilePreview
+from assistant.ui.window.main_window import MainWindow
+from tests.desktop import configure, shown_window
+from tests.fake_openai import FakeOpenAI, Reply, message_text
+from tests.files import make_pdf
+
+pytestmark = pytest.mark.gui
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+
+
+@pytest.fixture
+def window(qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI) -> Iterator[MainWindow]:
+    configure(data_dir, fake_openai)
+    win = shown_window(qtbot, data_dir)
+    yield win
+    win.close()
+
+
+def drop(win: MainWindow, *paths: Path) -> None:
+    """Files dropped (or pasted) on the message box: Qt hands both to insertFromMimeData."""
+    data = QMimeData()
+    data.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    assert win.input.canInsertFromMimeData(data)
+    win.input.insertFromMimeData(data)
+
+
+def chips(win: MainWindow) -> list[str]:
+    return [c.text() for c in win.composer.attachments.findChildren(AttachmentChip)]
+
+
+def last_user_message(fake_openai: FakeOpenAI) -> dict[str, object]:
+    body = fake_openai.requests_to("/chat/completions")[-1].body
+    message: dict[str, object] = next(m for m in reversed(body["messages"]) if m["role"] == "user")
+    return message
+
+
+def send_and_wait(qtbot: QtBot, win: MainWindow, text: str) -> None:
+    win.input.setPlainText(text)
+    qtbot.keyClick(win.input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "Copy as text" in win.chat.toPlainText(), timeout=15000)
+    qtbot.waitUntil(win.send_button.isEnabled, timeout=10000)
+
+
+def test_dropped_files_go_to_the_model_and_show_under_the_message_after_a_restart(
+    qtbot: QtBot,
+    window: MainWindow,
+    fake_openai: FakeOpenAI,
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    report = make_pdf(
+        tmp_path / "report.pdf", ["Sales rose in May.", "The zeppelin hangar costs 9,000 euros."]
+    )
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nCall <Ada> about the hangar.\n")
+    drop(window, report, notes)
+    assert [c.split(" · ")[0] for c in chips(window)] == ["▤ report.pdf", "▤ notes.md"]
+    assert "2 pages" in chips(window)[0]
+    fake_openai.enqueue(Reply.text("It costs 9,000 euros."))
+    send_and_wait(qtbot, window, "What does the hangar cost?")
+
+    sent = message_text(last_user_message(fake_openai))
+    assert sent.startswith("What does the hangar cost?\n\n(Attached: report.pdf, notes.md)")
+    assert '<data source="attached files">' in sent
+    assert "[p. 2]\nThe zeppelin hangar costs 9,000 euros." in sent
+    assert "Call &lt;Ada&gt; about the hangar." in sent  # quoted data: nothing can end the fence
+    assert chips(window) == [] and window.composer.attachments.isHidden()
+    shown = window.chat.toPlainText()
+    assert "What does the hangar cost?\nAttached:  ▤ report.pdf · " in shown
+
+    cid = window.session.conversation_id
+    assert cid is not None
+    user = window.workspace.conversations.load(cid).messages[0]
+    assert [a.name for a in user.attachments] == ["report.pdf", "notes.md"]
+    copy = window.workspace.attachments.path(cid, user.attachments[0])
+    assert copy.read_bytes() == report.read_bytes()
+    report.unlink()  # the copy is the conversation's own
+    window.close()
+
+    again = shown_window(qtbot, data_dir)
+    qtbot.waitUntil(lambda: "hangar cost" in again.chat.toPlainText(), timeout=10000)
+    text = again.chat.toPlainText()
+    assert re.search(
+        r"hangar cost\?\nAttached:  ▤ report\.pdf · \d+ kB · 2 pages    ▤ notes\.md · 38 bytes \n",
+        text,
+    )
+    opened: list[QUrl] = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", staticmethod(opened.append))
+    previews: list[FilePreview] = []
+    monkeypatch.setattr(FilePreview, "show", lambda self: previews.append(self))  # noqa: PLW0108
+    again.chat.anchorClicked.emit(QUrl(f"attached:{user.attachments[0].id}"))
+    assert opened == [QUrl.fromLocalFile(str(copy))]  # a PDF: the system's viewer
+    again.chat.anchorClicked.emit(QUrl(f"attached:{user.attachments[1].id}"))
+    assert len(previews) == 1  # text: the in-app preview
+    assert "Call <Ada>" in previews[0].text.toPlainText()
+    again.close()
+
+
+def test_a_picked_file_by_button_or_shortcut_and_a_pasted_image(
+    qtbot: QtBot,
+    window: MainWindow,
+    fake_openai: FakeOpenAI,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    code = tmp_path / "tool.py"
+    code.write_text("def answer():\n    return 42\n")
+    data = tmp_path / "data.csv"
+    data.write_text("a,b\n1,2\n")
+    picked = iter([[str(code)], [str(data)]])
+    monkeypatch.setattr(
+        QFileDialog, "getOpenFileNames", staticmethod(lambda *a, **k: (next(picked), ""))
+    )
+    qtbot.mouseClick(window.composer.attach_button, Qt.MouseButton.LeftButton)
+    window.input.setFocus()
+    qtbot.keyClick(
+        window,
+        Qt.Key.Key_A,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    assert [c.split(" · ")[0] for c in chips(window)] == ["▤ tool.py", "▤ data.csv"]
+
+    image = QImage()
+    assert image.loadFromData(PNG)
+    pasted = QMimeData()
+    pasted.setImageData(image)
+    window.input.insertFromMimeData(pasted)
+    assert chips(window)[2].startswith("▤ Pasted image ")
+    assert window.input.toPlainText() == ""
+
+    fake_openai.enqueue(Reply.text("A dot."))
+    send_and_wait(qtbot, window, "What are these?")
+    content = last_user_message(fake_openai)["content"]
+    assert isinstance(content, list)
+    assert content[0]["type"] == "text" and "return 42" in content[0]["text"]
+    assert content[1]["type"] == "image_url"
+    assert content[1]["image_url"]["url"].startswith("data:image/png;base64,")
+
+
+def test_a_chip_is_removed_by_a_click_or_the_keyboard(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    files = []
+    for name in ("a.txt", "b.txt", "c.txt"):
+        files.append(tmp_path / name)
+        files[-1].write_text(name)
+    drop(window, *files)
+    drop(window, files[0])  # already there: not twice
+    assert len(chips(window)) == 3
+    first = window.composer.attachments.findChildren(AttachmentChip)[0]
+    qtbot.mouseClick(first, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(chips(window)) == 2)
+    assert window.composer.attachments.files() == files[1:]
+    second = window.composer.attachments.findChildren(AttachmentChip)[0]
+    second.setFocus()
+    qtbot.keyClick(second, Qt.Key.Key_Delete)
+    qtbot.waitUntil(lambda: len(chips(window)) == 1)
+    last = window.composer.attachments.findChildren(AttachmentChip)[0]
+    assert last.hasFocus()  # the keyboard stays on the chips
+    qtbot.keyClick(last, Qt.Key.Key_Backspace)
+    qtbot.waitUntil(window.composer.attachments.isHidden)
+    assert window.input.hasFocus()
+
+
+def test_bad_files_are_refused_with_a_clear_line_and_nothing_is_lost(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    huge = tmp_path / "huge.pdf"
+    with huge.open("wb") as f:
+        f.truncate(25 * 2**20)
+    locked = make_pdf(tmp_path / "locked.pdf", ["Secret."], password="pw")
+    scan = make_pdf(tmp_path / "scan.pdf", ["", ""], text=False)
+    binary = tmp_path / "data.txt"
+    binary.write_bytes(b"\0\1\2" * 100)
+    program = tmp_path / "tool.exe"
+    program.write_bytes(b"MZ")
+    good = tmp_path / "good.txt"
+    good.write_text("Fine.")
+    window.input.setPlainText("Keep these words")
+    drop(window, huge, locked, scan, binary, program, good)
+    problem = window.composer.attachments.problem
+    assert problem.isVisible()
+    for line in (
+        "huge.pdf is 26.2 MB: attachments can be at most 20 MB.",
+        "locked.pdf: password-protected: cannot be read.",
+        "scan.pdf: no text layer (a scanned or image-only PDF?): Assistant cannot read it.",
+        "data.txt: binary content, not text",
+        "tool.exe: Assistant cannot read this kind of file",
+    ):
+        assert line in problem.text()
+    assert [c.split(" · ")[0] for c in chips(window)] == ["▤ good.txt"]
+    assert window.input.toPlainText() == "Keep these words"
+
+    good.unlink()  # gone between attaching and sending: refused, nothing sent or cleared
+    qtbot.keyClick(window.input, Qt.Key.Key_Return)
+    assert problem.text().startswith("⚠ good.txt cannot be read:")
+    assert window.input.toPlainText() == "Keep these words"
+    assert len(chips(window)) == 1
+    assert fake_openai.requests_to("/chat/completions") == []
+    assert not window.session.busy

@@ -1,0 +1,276 @@
+"""Projects in the panes: the conversation list grouped by project, the picker a new chat starts
+in, moving a conversation, the Projects menu; the memory list's scope filter, caption and
+"Make global" / "Move to project…"."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QWidget
+from pytestqt.qtbot import QtBot
+
+from assistant.ui.bridge import StoreBridge
+from assistant.ui.conversations.group_delegate import GroupRole
+from assistant.ui.conversations.pane import ConversationPane
+from assistant.ui.conversations.project_actions import ProjectActions
+from assistant.ui.conversations.project_dialog import ProjectDialog, ProjectValues
+from assistant.ui.conversations.projects import ALL, NO_PROJECT
+from assistant.ui.memory.model import GLOBAL, ScopeRole
+from assistant.ui.memory.sidebar import MemorySidebar
+from assistant.workspace import Workspace
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def workspace(data_dir: Path) -> Iterator[Workspace]:
+    opened = Workspace.open(data_dir, embed=False)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def pane(qtbot: QtBot, workspace: Workspace) -> ConversationPane:
+    widget = ConversationPane(workspace.conversations, None, workspace.projects)
+    qtbot.addWidget(widget)
+    return widget
+
+
+def rows(pane: ConversationPane) -> list[tuple[str, str]]:
+    """(group heading value, title) of each row as listed."""
+    model = pane.view.model()
+    return [
+        (model.index(r, 0).data(GroupRole), model.index(r, 0).data())
+        for r in range(model.rowCount())
+    ]
+
+
+def chat(workspace: Workspace, pane: ConversationPane, title: str, project: str | None) -> str:
+    cid = workspace.conversations.create(title, project=project).id
+    workspace.conversations.append(cid, "user", "hello")
+    pane.refresh()
+    return cid
+
+
+def test_the_list_groups_by_project_then_no_project(
+    pane: ConversationPane, workspace: Workspace, qtmodeltester: object
+) -> None:
+    novel = workspace.projects.create("Novel")
+    garden = workspace.projects.create("Garden")
+    chat(workspace, pane, "Loose", None)
+    chat(workspace, pane, "Plot", novel.id)
+    chat(workspace, pane, "Beds", garden.id)
+    pane.projects_changed()
+    listed = rows(pane)
+    assert [t for _, t in listed] == ["Beds", "Plot", "Loose"]
+    assert [g for g, _ in listed][:2] == ["Garden", "Novel"]
+    assert listed[2][0].startswith("No project · ")
+    qtmodeltester.check(pane.model)  # type: ignore[attr-defined]
+    pane.show_project(novel.id)
+    assert [t for _, t in rows(pane)] == ["Plot"]
+    pane.show_project(NO_PROJECT)
+    assert [t for _, t in rows(pane)] == ["Loose"]
+    assert not rows(pane)[0][0].startswith("No project")  # one part: date headings only
+
+
+def test_a_new_chat_starts_in_the_project_shown(
+    pane: ConversationPane, workspace: Workspace
+) -> None:
+    novel = workspace.projects.create("Novel")
+    pane.projects_changed()
+    assert pane.picker is not None
+    pane.picker.choose(novel.id)
+    inside = pane.new_conversation()
+    assert workspace.conversations.load(inside).project == novel.id
+    assert pane.new_conversation() == inside  # the empty one is reused, in its project
+    temporary = pane.new_conversation(temporary=True)
+    assert workspace.conversations.load(temporary).project is None
+    pane.picker.choose(ALL)
+    outside = pane.new_conversation()
+    assert outside != inside and workspace.conversations.load(outside).project is None
+
+
+def test_moving_conversations_by_keyboard(
+    qtbot: QtBot, pane: ConversationPane, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    novel = workspace.projects.create("Novel")
+    pane.projects_changed()
+    first = chat(workspace, pane, "First", None)
+    chat(workspace, pane, "Second", None)
+    pane.select(first)
+    asked: list[str | None] = []
+
+    def ask(current: str | None) -> str:
+        asked.append(current)
+        return novel.id
+
+    monkeypatch.setattr(pane, "ask_project", ask)
+    pane.view.setFocus()
+    pane.move_action.trigger()
+    qtbot.waitUntil(lambda: workspace.conversations.load(first).project == novel.id)
+    assert asked == [None]
+    qtbot.waitUntil(lambda: rows(pane)[0] == ("Novel", "First"))
+    monkeypatch.setattr(pane, "ask_project", lambda current: NO_PROJECT)
+    pane.select(first)
+    pane.move_current()
+    qtbot.waitUntil(lambda: workspace.conversations.load(first).project is None)
+
+
+def test_the_move_menu_lists_the_projects_and_checks_the_current(
+    pane: ConversationPane, workspace: Workspace
+) -> None:
+    from assistant.ui.conversations.projects import move_menu
+
+    novel = workspace.projects.create("Novel")
+    workspace.projects.create("Garden", isolated=True)
+    moved: list[str | None] = []
+    menu = move_menu(pane, workspace.projects, novel.id, moved.append)
+    actions = [a for a in menu.actions() if a.text()]
+    assert [a.text() for a in actions] == ["No project", "Garden (isolated)", "Novel"]
+    assert [a.isChecked() for a in actions] == [False, False, True]
+    actions[0].trigger()
+    assert moved == [None]
+
+
+@pytest.fixture
+def actions(qtbot: QtBot, pane: ConversationPane, workspace: Workspace) -> ProjectActions:
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    return ProjectActions(workspace, pane, parent)
+
+
+def test_new_edit_and_delete_a_project(
+    qtbot: QtBot,
+    actions: ProjectActions,
+    pane: ConversationPane,
+    workspace: Workspace,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    answers = [ProjectValues("Novel", "Dark tone.", False)]
+    monkeypatch.setattr(actions, "ask", lambda project: answers.pop(0))
+    created = actions.new_project()
+    assert created is not None and created.instructions == "Dark tone."
+    assert pane.picker is not None and pane.picker.choice() == created.id
+    cid = pane.new_conversation()
+    item = workspace.memory.add("The heroine is Ada", project=created.id)
+    answers.append(ProjectValues("The Novel", "Darker.", True))
+    actions.edit_project()
+    changed = workspace.projects.get(created.id)
+    assert changed is not None and (changed.name, changed.instructions, changed.isolated) == (
+        "The Novel",
+        "Darker.",
+        True,
+    )
+    assert pane.picker.currentText() == "The Novel (isolated)"
+    asked: list[tuple[int, int]] = []
+
+    def confirm(project: object, chats: int, memories: int) -> bool:
+        asked.append((chats, memories))
+        return True
+
+    monkeypatch.setattr(actions, "confirm_delete", confirm)
+    actions.delete_project()
+    qtbot.waitUntil(lambda: workspace.projects.all() == [])
+    assert asked == [(1, 1)]
+    assert workspace.conversations.load(cid).project is None
+    assert workspace.memory.get(item.id).project is None  # type: ignore[union-attr]
+    qtbot.waitUntil(lambda: pane.picker is not None and pane.picker.choice() == ALL)
+
+
+def test_a_taken_name_is_refused_with_a_message(
+    actions: ProjectActions, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace.projects.create("Novel")
+    warned: list[str] = []
+    monkeypatch.setattr(actions, "ask", lambda project: ProjectValues("novel", "", False))
+    monkeypatch.setattr(actions, "_warn", lambda title, text: warned.append(text))
+    assert actions.new_project() is None
+    assert warned and "already" in warned[0]
+
+
+def test_the_project_dialog_needs_a_name_and_counts_the_instructions(qtbot: QtBot) -> None:
+    dialog = ProjectDialog(None)
+    qtbot.addWidget(dialog)
+    save = dialog.buttons.button(dialog.buttons.StandardButton.Save)
+    assert not save.isEnabled()
+    dialog.name.setText("  Novel   draft ")
+    dialog.instructions.edit.setPlainText("x" * 4001)
+    assert not save.isEnabled() and "over the limit" in dialog.instructions.counter.text()
+    dialog.instructions.edit.setPlainText("Keep it dark.")
+    dialog.isolated.setChecked(True)
+    assert save.isEnabled()
+    assert dialog.values() == ProjectValues("Novel draft", "Keep it dark.", True)
+
+
+# -- the memory sidebar --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def sidebar(qtbot: QtBot, workspace: Workspace) -> MemorySidebar:
+    bridge = StoreBridge(workspace)
+    widget = MemorySidebar(workspace, bridge)
+    qtbot.addWidget(widget)
+    return widget
+
+
+def listed(sidebar: MemorySidebar) -> list[tuple[str, str | None]]:
+    model = sidebar.memories.model
+    return [
+        (model.index(r, 0).data(), model.index(r, 0).data(ScopeRole))
+        for r in range(model.rowCount())
+    ]
+
+
+def test_the_memory_list_shows_and_filters_scopes(
+    qtbot: QtBot, sidebar: MemorySidebar, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    filters = sidebar.memories.filters
+    workspace.memory.add("The user likes tea")
+    assert listed(sidebar) == [("The user likes tea", None)]  # no projects: no scope shown
+    assert filters.scope_filter.isHidden()
+    novel = workspace.projects.create("Novel")
+    sidebar.memories.projects_changed()
+    assert not filters.scope_filter.isHidden()
+    ada = workspace.memory.add("The heroine is Ada", project=novel.id)
+    qtbot.waitUntil(lambda: len(listed(sidebar)) == 2)
+    assert sorted(listed(sidebar)) == [
+        ("The heroine is Ada", "Novel"),
+        ("The user likes tea", "Global"),
+    ]
+    filters.scope_filter.setCurrentIndex(filters.scope_filter.findData(novel.id))
+    assert listed(sidebar) == [("The heroine is Ada", "Novel")]
+    filters.scope_filter.setCurrentIndex(filters.scope_filter.findData(GLOBAL))
+    assert listed(sidebar) == [("The user likes tea", "Global")]
+
+    filters.scope_filter.setCurrentIndex(0)  # all scopes
+    controller = sidebar.memories.controller
+    assert sidebar.memories.select(ada.id)
+    sidebar.memories.context_menu(
+        sidebar.memories.list_view.visualRect(sidebar.memories.model.index_of(ada.id)).center()
+    )
+    assert controller.make_global.isEnabled() and controller.move_to_project.isEnabled()
+    controller.make_global.trigger()
+    qtbot.waitUntil(lambda: workspace.memory.get(ada.id).project is None)  # type: ignore[union-attr]
+    assert workspace.memory.history(ada.id)[-1].type == "moved"
+    tea = next(i for i in workspace.memory.all() if "tea" in i.text)
+    assert sidebar.memories.select(tea.id)
+    monkeypatch.setattr(controller, "ask_project", lambda current: novel.id)
+    controller.move_to_project.trigger()
+    qtbot.waitUntil(lambda: workspace.memory.get(tea.id).project == novel.id)  # type: ignore[union-attr]
+    moved = workspace.memory.history(tea.id)[-1]
+    assert (moved.type, moved.project_before, moved.project_after) == ("moved", None, novel.id)
+    qtbot.waitUntil(lambda: ("The user likes tea", "Novel") in listed(sidebar))
+
+
+def test_the_conversation_tab_shows_the_projects_instructions(
+    sidebar: MemorySidebar, workspace: Workspace
+) -> None:
+    novel = workspace.projects.create("Novel", instructions="Keep the tone dark.")
+    cid = workspace.conversations.create(project=novel.id).id
+    sidebar.set_conversation(workspace.conversations.load(cid))
+    text = sidebar.conversation_view.toPlainText()
+    assert "Instructions for the project 'Novel':" in text and "Keep the tone dark." in text
+    sidebar.set_conversation(workspace.conversations.load(workspace.conversations.create().id))
+    assert "Keep the tone dark." not in sidebar.conversation_view.toPlainText()
