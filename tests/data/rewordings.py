@@ -111,3 +111,51 @@ UNRELATED: list[str] = [
     "The user dislikes horror films",
     "The user's flat has a balcony",
 ]
+
+# A second set, written after the threshold was chosen and never used to choose it: rewordings of
+# the same facts, and close calls (one word swapped or added: another person, place, number, or
+# the opposite), which is where a sketch of the meaning errs.
+CLOSE_REWORDINGS: list[tuple[str, str, How]] = [
+    ("The user has diabetes", "The user suffers from diabetes", "paraphrase"),
+    (
+        "The user is allergic to penicillin",
+        "Penicillin gives the user an allergic reaction",
+        "paraphrase",
+    ),
+    ("The user works as a nurse", "The user's job is nursing", "paraphrase"),
+    ("The user is afraid of flying", "The user is scared of getting on planes", "synonym"),
+    (
+        "The user drinks green tea every morning",
+        "The user starts every day with a cup of green tea",
+        "paraphrase",
+    ),
+    ("The user hates coriander", "The user can't stand the taste of coriander", "paraphrase"),
+    ("The user is looking for a new job", "The user wants to change jobs", "paraphrase"),
+    ("The user's sister lives in Porto", "The user has a sister who lives in Porto", "paraphrase"),
+    ("The user's dog is called Biscuit", "The user has a dog named Biscuit", "paraphrase"),
+    ("The user has two children", "The user has a son and a daughter", "paraphrase"),
+    ("The user is learning to play the cello", "The user is taking up the cello", "synonym"),
+    ("The user is divorced", "The user and their spouse divorced", "paraphrase"),
+]
+CLOSE_CALLS: list[str] = [
+    "The user's sister lives in Lisbon",
+    "The user's aunt lives in Porto",
+    "The user is allergic to peanuts",
+    "The user's brother is allergic to penicillin",
+    "The user's son has diabetes",
+    "The user works as a teacher",
+    "The user's wife works as a nurse",
+    "The user's dog is called Max",
+    "The user's neighbour's dog is called Biscuit",
+    "The user drinks black coffee every morning",
+    "The user is afraid of spiders",
+    "The user loves coriander",
+    "The user has three children",
+    "The user is learning to play the violin",
+    "The user found a new job",
+    "The user's parents are divorced",
+    "The user owes their sister 50 euros",
+    "The user voted for the Labour party",
+    "The user's birthday is on 12 May",
+    "The user's password hint is their mother's maiden name",
+]
