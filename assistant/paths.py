@@ -38,3 +38,8 @@ def conversations_dir(root: Path) -> Path:
 def settings_file(root: Path) -> Path:
     """The non-secret settings file."""
     return root / "settings.json"
+
+
+def drafts_file(root: Path) -> Path:
+    """The messages typed but not sent yet, one per conversation."""
+    return root / "drafts.json"

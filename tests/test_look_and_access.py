@@ -321,14 +321,37 @@ def test_tab_alone_reaches_every_part_of_the_window(
         "memoryAddButton",
     }
     for key in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
-        reached: list[str] = []
+        reached: list[QWidget] = []
         for _ in range(80):
             widget = QApplication.focusWidget()
             assert widget is not None
-            reached.append(widget.objectName())
+            reached.append(widget)
             qtbot.keyClick(widget, key)
             if QApplication.focusWidget() is window.input:
                 break
         assert QApplication.focusWidget() is window.input, "the Tab cycle never came back"
-        assert wanted <= set(reached), wanted - set(reached)
+        names = {w.objectName() for w in reached}
+        assert wanted <= names, wanted - names
+        # And every widget shown that takes the focus by Tab, whoever added it (the model
+        # picker, the attach button, ...): the keyboard alone reaches it.
+        missed = [
+            w.objectName() or type(w).__name__
+            for w in _tab_focusable(window)
+            if w not in reached and w.focusProxy() not in reached
+        ]
+        assert not missed, missed
     window.close()
+
+
+def _tab_focusable(window: QWidget) -> list[QWidget]:
+    """The widgets of `window` on screen that Tab may stop at (a widget's own parts aside)."""
+    return [
+        w
+        for w in window.findChildren(QWidget)
+        if w.focusPolicy() & Qt.FocusPolicy.TabFocus == Qt.FocusPolicy.TabFocus
+        and w.isVisibleTo(window)
+        and w.isEnabled()
+        and w.window() is window
+        and not _is_part_of_another(w)
+        and w.objectName() != "focusRing"
+    ]

@@ -127,3 +127,30 @@ def test_an_old_undo_never_throws_away_a_later_change_and_an_undo_can_be_redone(
         lambda: memory.get(item.id).state == "active",  # type: ignore[union-attr]
         timeout=10000,
     )
+
+
+def test_each_line_stays_under_the_turn_that_made_the_change(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    """Two turns that each forget a memory: each Undo line sits in its own turn, above the
+    next question, live and when the conversation is drawn again (they piled up at the end)."""
+    forgotten_by_the_agent(qtbot, window, fake_openai, "The user keeps bees")
+    qtbot.waitUntil(window.send_button.isEnabled, timeout=10000)
+    forgotten_by_the_agent(qtbot, window, fake_openai, "The user rides a unicycle")
+    qtbot.waitUntil(window.send_button.isEnabled, timeout=10000)
+
+    def in_order() -> None:
+        text = window.chat.toPlainText()
+        bees = text.index("↺ Forgot “The user keeps bees”")
+        second_question = text.index("Forget that: The user rides a unicycle")
+        unicycle = text.index("↺ Forgot “The user rides a unicycle”")
+        assert text.index("Forget that: The user keeps bees") < bees < second_question
+        assert second_question < unicycle
+        assert text.count("↺ Forgot") == 2
+
+    in_order()
+    cid = window.session.conversation_id
+    window.new_conversation()
+    window.conversations.select(cid)
+    qtbot.waitUntil(lambda: "Forgot" in window.chat.toPlainText())
+    in_order()

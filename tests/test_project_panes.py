@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
 from assistant.ui.bridge import StoreBridge
@@ -190,7 +190,9 @@ def test_a_taken_name_is_refused_with_a_message(
     assert warned and "already" in warned[0]
 
 
-def test_the_project_dialog_needs_a_name_and_counts_the_instructions(qtbot: QtBot) -> None:
+def test_the_project_dialog_needs_a_name_and_counts_the_instructions(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
     dialog = ProjectDialog(None)
     qtbot.addWidget(dialog)
     save = dialog.buttons.button(dialog.buttons.StandardButton.Save)
@@ -201,7 +203,31 @@ def test_the_project_dialog_needs_a_name_and_counts_the_instructions(qtbot: QtBo
     dialog.instructions.edit.setPlainText("Keep it dark.")
     dialog.isolated.setChecked(True)
     assert save.isEnabled()
-    assert dialog.values() == ProjectValues("Novel draft", "Keep it dark.", True)
+    folders = [str(tmp_path / "drafts"), str(tmp_path / "notes"), str(tmp_path / "drafts"), ""]
+    dialog.choose_folder = lambda: folders.pop(0)  # type: ignore[method-assign]
+    add = dialog.findChild(QPushButton, "projectAddFolder")
+    remove = dialog.findChild(QPushButton, "projectRemoveFolder")
+    assert add is not None and remove is not None
+    for _ in range(4):  # the same folder once; a cancelled choice adds nothing
+        add.click()
+    dialog.folders.setCurrentRow(1)
+    remove.click()
+    assert dialog.values() == ProjectValues(
+        "Novel draft", "Keep it dark.", True, (str(tmp_path / "drafts"),)
+    )
+
+
+def test_a_projects_folders_are_read_and_searched_in_its_chats_only(
+    actions: ProjectActions, workspace: Workspace, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    folder = str(tmp_path / "drafts")
+    monkeypatch.setattr(
+        actions, "ask", lambda project: ProjectValues("Novel", "", False, (folder,))
+    )
+    project = actions.new_project()
+    assert project is not None and project.knowledge == (folder,)
+    assert folder in workspace.knowledge.read_sources().folders
+    assert folder not in workspace.knowledge.sources.folders  # not a global one
 
 
 # -- the memory sidebar --------------------------------------------------------------------------
@@ -254,6 +280,9 @@ def test_the_memory_list_shows_and_filters_scopes(
     controller.make_global.trigger()
     qtbot.waitUntil(lambda: workspace.memory.get(ada.id).project is None)  # type: ignore[union-attr]
     assert workspace.memory.history(ada.id)[-1].type == "moved"
+    detail = sidebar.memories.detail
+    qtbot.waitUntil(lambda: "Moved by you: project 'Novel' → global" in detail.toPlainText())
+    assert "Scope: global (used in every chat)" in detail.toPlainText()
     tea = next(i for i in workspace.memory.all() if "tea" in i.text)
     assert sidebar.memories.select(tea.id)
     monkeypatch.setattr(controller, "ask_project", lambda current: novel.id)
@@ -274,3 +303,30 @@ def test_the_conversation_tab_shows_the_projects_instructions(
     assert "Instructions for the project 'Novel':" in text and "Keep the tone dark." in text
     sidebar.set_conversation(workspace.conversations.load(workspace.conversations.create().id))
     assert "Keep the tone dark." not in sidebar.conversation_view.toPlainText()
+
+
+def test_the_projects_keys_work_in_the_window(
+    qtbot: QtBot, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtCore import Qt
+
+    from tests.desktop import shown_window
+
+    win = shown_window(qtbot, data_dir)
+    qtbot.waitUntil(lambda: getattr(win, "projects", None) is not None)
+    win.activateWindow()  # window shortcuts need the active window
+    qtbot.waitUntil(win.isActiveWindow)
+    monkeypatch.setattr(win.projects, "ask", lambda project: ProjectValues("Novel", "", False))
+    keys = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+    win.conversations.view.setFocus()
+    qtbot.keyClick(win.conversations.view, Qt.Key.Key_N, keys)
+    qtbot.waitUntil(lambda: [p.name for p in win.workspace.projects.all()] == ["Novel"])
+    (novel,) = win.workspace.projects.all()
+    cid = win.new_conversation()
+    assert win.workspace.conversations.load(cid).project == novel.id
+    monkeypatch.setattr(win.projects, "ask", lambda project: ProjectValues("Novel", "Dark.", True))
+    qtbot.keyClick(win.conversations.view, Qt.Key.Key_I, keys)
+    qtbot.waitUntil(lambda: win.workspace.projects.get(novel.id).isolated)  # type: ignore[union-attr]
+    names = [a.text() for a in win.menu.projects_menu.actions() if a.text()]
+    assert names[:3] == ["&New Project…", "&Rename Project…", "Project &Instructions…"]
+    win.close()

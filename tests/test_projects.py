@@ -259,6 +259,18 @@ def test_a_projects_instructions_come_after_the_global_ones_ahead_of_memories(
     assert "Keep the tone dark." not in rig.turn("Hello")  # outside the project
 
 
+def test_a_projects_instructions_count_in_the_prompt_budget(data_dir: Path) -> None:
+    rig = Rig(data_dir)
+    rig.agent.config.prompt_budget_tokens = 2000
+    novel = rig.projects.create("Novel", instructions="Keep the tone dark. " * 60)
+    plain = rig.projects.create("Plain")
+    for i in range(60):
+        rig.memory.add(f"Pinned fact number {i} about the user's long garden path", pinned=True)
+    with_text = rig.turn("Hello", novel.id).count("Pinned fact number")
+    without = rig.turn("Hello", plain.id).count("Pinned fact number")
+    assert 0 < with_text < without < 60
+
+
 def test_the_remember_tool_keeps_project_facts_in_the_project(data_dir: Path) -> None:
     rig = Rig(data_dir)
     novel = rig.projects.create("Novel")

@@ -69,10 +69,12 @@ class MemorySuggested:
 
 @dataclass(frozen=True)
 class MemoryEdited:
-    """A tool changed long-term memory; the chat shows `edit.describe()` with Undo."""
+    """A tool changed long-term memory; the chat shows `edit.describe()` with Undo, under the
+    turn that asked `turn_id` (the user message answered; None: not known)."""
 
     conversation_id: str
     edit: MemoryEdit
+    turn_id: str | None = None
     type: Literal["memory_edited"] = field(default="memory_edited", init=False)
 
 

@@ -505,7 +505,7 @@ class Agent:
             self._tool_result(turn, messages, call, result, ok=ok)
             turn.on_event(ToolCallFinished(turn.cid, call.id, call.name, result, ok))
             for edit in turn.context.edits:
-                turn.on_event(MemoryEdited(turn.cid, edit))
+                turn.on_event(MemoryEdited(turn.cid, edit, turn.user.id))
             turn.context.edits.clear()
             turn.registry.reveal(turn.context.revealed)
 
@@ -606,7 +606,7 @@ class Agent:
         budget = turn.context.budget
 
         def on_edit(edit: MemoryEdit) -> None:
-            report(MemoryEdited(cid, edit))
+            report(MemoryEdited(cid, edit, user.id))
 
         def job(cancel: CancelToken) -> None:
             if curator is not None:

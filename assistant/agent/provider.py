@@ -54,6 +54,8 @@ _OPTIONAL = (
     "response_format",
     "stream_options",
     "parallel_tool_calls",
+    "temperature",  # reasoning models refuse sampling values (o1: "not supported with this model")
+    "top_p",
     "max_completion_tokens",
     "max_tokens",
     "tools",
@@ -69,6 +71,8 @@ STREAM_NOTICE = "This server cannot stream replies; they arrive whole."
 _OPTION_NOTICES = {
     "tools": "This model cannot use tools on this server; it answers without them.",
     "tool_choice": "This server does not take tool_choice; the model decides on tools itself.",
+    "temperature": "This model does not take a temperature; it is asked without one.",
+    "top_p": "This model does not take top-p; it is asked without it.",
 }
 # After this many seconds without a first byte, `on_wait` starts telling the elapsed time.
 WAIT_NOTICE_AFTER = 3.0

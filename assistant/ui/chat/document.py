@@ -78,6 +78,7 @@ class ChatDocument:
         self.expanded: set[str] = set()  # the tool calls shown with their details
         self.citations: list[Citation] = []  # the file chips' places, by their link's number
         self.lines_chars = 0  # how much of the document's end the lines about it take
+        self.user_ids: set[str] = set()  # the user messages shown: each begins a turn
 
     def clear(self) -> None:
         """Forget what was written (the document was cleared)."""
@@ -87,6 +88,7 @@ class ChatDocument:
         self.aliases = {}
         self.citations = []
         self.lines_chars = 0
+        self.user_ids = set()
 
     def end(self) -> QTextCursor:
         """A cursor at the document's end."""
@@ -123,6 +125,7 @@ class ChatDocument:
     def user_message(self, cursor: QTextCursor, versions: Versions, message: Message) -> None:
         """A user message, with its header and actions."""
         self.positions[message.id] = cursor.position()
+        self.user_ids.add(message.id)
         self.header(cursor, "You", message.id, versions.get(message.id, []))
         self.user_text(cursor, message.content)
         files: list[tuple[str, str | None]] = [
@@ -214,6 +217,32 @@ class ChatDocument:
         self.shift_positions(start, self.document.characterCount() - size)
         return True
 
+    def link_near(self, position: int, *, forward: bool) -> QTextCursor | None:
+        """A cursor selecting the first link after `position` (or the last one before it)."""
+        found: tuple[int, int] | None = None
+        block = self.document.findBlock(min(position, self.document.characterCount() - 1))
+        while block.isValid():
+            fragments = []
+            it = block.begin()
+            while not it.atEnd():
+                fragments.append(it.fragment())
+                it += 1
+            for fragment in fragments if forward else reversed(fragments):
+                start, end = fragment.position(), fragment.position() + fragment.length()
+                inside = start >= position if forward else end <= position
+                if inside and fragment.charFormat().isAnchor():
+                    found = (start, end)
+                    break
+            if found is not None:
+                break
+            block = block.next() if forward else block.previous()
+        if found is None:
+            return None
+        cursor = QTextCursor(self.document)
+        cursor.setPosition(found[0])
+        cursor.setPosition(found[1], KEEP)
+        return cursor
+
     def _tool_block(self, call_id: str) -> QTextBlock | None:
         """The block of the tool line of `call_id` (its link opens the details)."""
         href = f"tool:{call_id}"
@@ -284,7 +313,7 @@ class ChatDocument:
         fmt = QTextCharFormat()
         palette = self._palette()
         fmt.setForeground(theme.danger(palette) if danger else theme.muted(palette))
-        fmt.setFontPointSize(max(7.0, QFont().pointSizeF() * 0.85))
+        fmt.setFontPointSize(max(7.0, self.document.defaultFont().pointSizeF() * 0.85))
         return fmt
 
     def link(self, base: QTextCharFormat, href: str) -> QTextCharFormat:
@@ -409,10 +438,31 @@ class ChatDocument:
             text = f" {FILE_MARK} {shorten(citation.label(), CHIP_CHARS)} "
             cursor.insertText(text, self.link(chip, href))
 
+    def turn_end(self, user_message_id: str) -> int | None:
+        """Where the turn that a user message began ends (where the next one begins, or the
+        conversation's end); None if that message is not shown."""
+        start = self.positions.get(user_message_id)
+        if start is None or user_message_id not in self.user_ids:
+            return None
+        later = [self.positions[u] for u in self.user_ids if self.positions.get(u, -1) > start]
+        return min(later, default=self.content_end().position())
+
     def add_line(self, text: str, *links: tuple[str, str]) -> None:
         """Append a small muted line of plain `text` under the conversation, with (label,
         href) links after it, separated by " · "."""
         cursor = self.end()
+        self.lines_chars += self._line(cursor, text, links)
+
+    def insert_line(self, at: int, text: str, *links: tuple[str, str]) -> int:
+        """Insert such a line in the conversation at `at` (the end of a turn); returns how many
+        characters it took (the marks after it have moved that far)."""
+        cursor = QTextCursor(self.document)
+        cursor.setPosition(at)
+        size = self._line(cursor, text, links)
+        self.shift_positions(at - 1, size)  # a turn that began at `at` begins after the line
+        return size
+
+    def _line(self, cursor: QTextCursor, text: str, links: Sequence[tuple[str, str]]) -> int:
         start = cursor.position()
         fmt = QTextBlockFormat()
         fmt.setTopMargin(2)
@@ -427,7 +477,7 @@ class ChatDocument:
             anchor.setFontUnderline(True)
             cursor.insertText(label, anchor)
         cursor.setCharFormat(QTextCharFormat())
-        self.lines_chars += cursor.position() - start
+        return cursor.position() - start
 
 
 def _saved_tool_call(

@@ -176,7 +176,7 @@ class MarkdownRenderer:
         cursor.setBlockFormat(fmt)
         label = QTextCharFormat()
         label.setForeground(theme.muted(palette))
-        label.setFontPointSize(max(7.0, QFont().pointSizeF() * 0.85))
+        label.setFontPointSize(max(7.0, cursor.document().defaultFont().pointSizeF() * 0.85))
         cursor.insertText(f"{language or 'code'}   ", label)
         link = QTextCharFormat(label)
         link.setAnchor(True)

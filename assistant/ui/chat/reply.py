@@ -42,6 +42,7 @@ class ReplyInProgress:
         """Show the user's message (with the labels of the files it carries, and its actions),
         then the reply's header."""
         doc = self._doc
+        doc.lines_chars = 0  # the lines under the conversation stay with the turn before
         cursor = doc.content_end()
         self._start = cursor.position()
         self._shows_user = True
@@ -49,6 +50,7 @@ class ReplyInProgress:
         key = f"unsaved{self._unsaved}"  # until the saved message gives its id
         doc.positions[key] = cursor.position()
         doc.texts[key] = text
+        doc.user_ids.add(key)
         doc.header(cursor, "You", "", [])
         doc.user_text(cursor, text)
         doc.attachment_chips(cursor, [(name, None) for name in files])
@@ -94,6 +96,10 @@ class ReplyInProgress:
         cursor.removeSelectedText()
         self._doc.tool_line(cursor, call_id, name, arguments, result, ok=ok)
 
+    def begins_after(self, position: int) -> bool:
+        """Whether the turn being answered begins at or after `position`."""
+        return self.active and self._start is not None and self._start >= position
+
     def shift(self, delta: int) -> None:
         """`delta` characters were inserted before everything shown: move the marks along."""
         if self._start is not None:
@@ -136,6 +142,8 @@ class ReplyInProgress:
                 doc.aliases[key] = user.id
                 doc.texts[user.id] = doc.texts.pop(key, user.content)
                 doc.positions[user.id] = doc.positions.pop(key, start)
+                doc.user_ids.discard(key)
+                doc.user_ids.add(user.id)
             doc.positions[groups[-1][0].id] = self._head_start
             doc.reply_tail(doc.content_end(), groups[-1], error)
             cursor.endEditBlock()
@@ -145,6 +153,7 @@ class ReplyInProgress:
         cursor.removeSelectedText()
         doc.texts.pop(key, None)
         doc.positions.pop(key, None)
+        doc.user_ids.discard(key)
         if user is not None:
             doc.user_message(cursor, versions, user)
         if answered:

@@ -345,7 +345,7 @@ class ChatSession(QObject):
                 self._reply = []
         if event.conversation_id != self._shown:
             if isinstance(event, events.MemoryEdited):  # its line shows with the conversation
-                self._memory_edits.record(event.conversation_id, event.edit)
+                self._memory_edits.record(event.conversation_id, event.edit, event.turn_id)
             return
         if not isinstance(event, events.TextDelta | events.Waiting):
             self._show_pending_text()
@@ -356,7 +356,7 @@ class ChatSession(QObject):
     def _on_tools_turned_off(self, event: events.ToolsTurnedOff) -> None:
         self._chat.add_line(
             f"{event.model} kept repeating the same tool call: it answers without tools from now "
-            "on (its tool use is Auto).",
+            "on (its tool use is Auto) · ",
             ("Turn tools back on", f"tools-on:{event.model}"),
         )
 
@@ -385,7 +385,7 @@ class ChatSession(QObject):
         )
 
     def _on_memory_edited(self, event: events.MemoryEdited) -> None:
-        self._memory_edits.show(event.conversation_id, event.edit)
+        self._memory_edits.show(event.conversation_id, event.edit, event.turn_id)
 
     def _on_memory_suggested(self, event: events.MemorySuggested) -> None:
         self._suggestions.show(event.conversation_id, event.change)

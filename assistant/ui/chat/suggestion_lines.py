@@ -62,7 +62,7 @@ class SuggestionLines(QObject):
         if change.id in self._on_screen:  # drawn with the conversation already
             return
         self._on_screen.add(change.id)
-        self._chat.add_line(line_text(change), *links(change))
+        self._chat.add_turn_line(change.message_id, line_text(change), *links(change))
 
     def answer(self, pending_id: str, answer: Answer) -> None:
         """Carry out (accepted) or drop (dismissed) a waiting change, once, in the background."""
@@ -89,9 +89,9 @@ class SuggestionLines(QObject):
         self._shown.pop(change.id, None)
         self._answering.discard(change.id)
         if edit is not None:
-            self._memory_edits.show(conversation_id, edit)
+            self._memory_edits.show(conversation_id, edit, change.message_id)
         else:
-            self._chat.add_line(f"Dismissed: {change.describe()}")
+            self._chat.add_turn_line(change.message_id, f"Dismissed: {change.describe()}")
 
     def _on_failed(self, pending_id: str, message: str) -> None:
         self._answering.discard(pending_id)

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QContextMenuEvent,
+    QFocusEvent,
     QGuiApplication,
     QShowEvent,
     QTextBlockFormat,
@@ -278,6 +279,23 @@ class ChatView(QTextBrowser):
         if at_bottom:
             self._scroll_to_end()
 
+    def add_turn_line(self, turn_id: str | None, text: str, *links: tuple[str, str]) -> None:
+        """Like `add_line`, but under the turn that user message `turn_id` began, with the
+        other lines of that turn. The last turn's lines (and those of a turn not shown) sit
+        under the conversation, below a reply being written, until the next turn begins."""
+        at = None if turn_id is None else self._doc.turn_end(turn_id)
+        if at is None or at >= self._doc.content_end().position():
+            self.add_line(text, *links)
+            return
+        at_bottom = self._at_bottom()
+        before_reply = self._reply.begins_after(at)
+        size = self._doc.insert_line(at, text, *links)
+        if before_reply:  # a turn before the one being answered: its marks move down
+            self._reply.shift(size)
+            self._asking = {call: start + size for call, start in self._asking.items()}
+        if at_bottom:
+            self._scroll_to_end()
+
     # -- copying ---------------------------------------------------------------------------------
 
     def copy_message(self, message_id: str, *, markdown: bool = True) -> None:
@@ -326,9 +344,10 @@ class ChatView(QTextBrowser):
         return None
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802
-        """A new palette (theme): render the conversation again in its colours."""
+        """A new palette (theme) or font (text size): render the conversation again in it."""
         super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange and not self._reply.active:
+        redraw = (QEvent.Type.PaletteChange, QEvent.Type.FontChange)
+        if event.type() in redraw and not self._reply.active:
             position = self.verticalScrollBar().value()
             self.show_conversation(self._conversation)
             self.verticalScrollBar().setValue(position)
@@ -358,6 +377,27 @@ class ChatView(QTextBrowser):
         super().showEvent(event)
         if pinned:
             self._scroll_to_end()
+
+    def focusInEvent(self, event: QFocusEvent) -> None:  # noqa: N802
+        """Reached by Tab: on the last message's first link (Shift+Tab: the last link), not
+        at the top of a long conversation; with no link there, Tab goes on past the chat."""
+        super().focusInEvent(event)
+        reason = event.reason()
+        if reason not in (Qt.FocusReason.TabFocusReason, Qt.FocusReason.BacktabFocusReason):
+            return
+        forward = reason == Qt.FocusReason.TabFocusReason
+        start = self._last_message_start() if forward else self.document().characterCount()
+        link = self._doc.link_near(start, forward=forward)
+        if link is None:
+            self.focusNextPrevChild(forward)
+            return
+        self.setTextCursor(link)
+        self.ensureCursorVisible()
+
+    def _last_message_start(self) -> int:
+        """Where the last message (or whole reply) shown begins; 0 if none."""
+        shown = [at for key, at in self._doc.positions.items() if key in self._doc.texts]
+        return max(shown, default=0)
 
     def _on_anchor(self, url: QUrl) -> None:
         kind, _, value = url.toString().partition(":")

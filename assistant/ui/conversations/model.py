@@ -11,7 +11,7 @@ from PySide6.QtGui import QFont, QGuiApplication, QIcon, QPalette
 from assistant.memory import ConversationInfo, ConversationStore
 from assistant.projects import ProjectStore
 from assistant.ui.conversations.group_delegate import GroupRole
-from assistant.ui.conversations.projects import ALL, NO_PROJECT_LABEL
+from assistant.ui.conversations.projects import ALL, NO_PROJECT_LABEL, project_label
 from assistant.ui.icons import draw_clock, drawn_icon
 from assistant.ui.times import list_group, listing_time
 from assistant.ui.wording import count
@@ -48,9 +48,10 @@ class ConversationListModel(QAbstractListModel):
         return self._icons[color.name()]
 
     def _project_name(self, info: ConversationInfo) -> str | None:
-        """The name of the conversation's project (None: in none, or its project is gone)."""
+        """The name of the conversation's project, saying if it is isolated (None: in none, or
+        its project is gone)."""
         project = None if self._projects is None else self._projects.get(info.project)
-        return None if project is None else project.name
+        return None if project is None else project_label(project)
 
     def _listed(self, listing: list[ConversationInfo]) -> list[ConversationInfo]:
         """The rows of the project filter, projects first (by name) when all are shown, then

@@ -88,7 +88,10 @@ class ProjectActions(QObject):
             return None
         try:
             project = self._workspace.projects.create(
-                values.name, instructions=values.instructions, isolated=values.isolated
+                values.name,
+                instructions=values.instructions,
+                isolated=values.isolated,
+                knowledge=values.knowledge,
             )
         except (ValueError, AssistantError) as exc:
             self._warn("Project not created", str(exc))
@@ -111,6 +114,7 @@ class ProjectActions(QObject):
                 name=values.name,
                 instructions=values.instructions,
                 isolated=values.isolated,
+                knowledge=values.knowledge,
             )
         except (ValueError, AssistantError) as exc:
             self._warn("Project not changed", str(exc))

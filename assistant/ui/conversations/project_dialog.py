@@ -1,15 +1,22 @@
-"""A project's settings: its name, its instructions and whether its memories are kept apart."""
+"""A project's settings: its name, its instructions, its knowledge folders and whether its
+memories are kept apart."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
     QDialogButtonBox,
+    QFileDialog,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
+    QListWidget,
+    QPushButton,
     QVBoxLayout,
     QWidget,
 )
@@ -35,6 +42,7 @@ class ProjectValues:
     name: str
     instructions: str
     isolated: bool
+    knowledge: tuple[str, ...] = ()  # folders searched in its chats only
 
 
 class ProjectDialog(QDialog):
@@ -80,19 +88,66 @@ class ProjectDialog(QDialog):
         layout.addSpacing(8)
         layout.addWidget(self.isolated)
         layout.addWidget(help_label)
+        layout.addSpacing(8)
+        layout.addLayout(self._build_folders(project))
         layout.addWidget(self.buttons)
         self.name.textChanged.connect(self._update_save)
         self.instructions.edit.textChanged.connect(self._update_save)
         self._update_save()
-        self.resize(560, 480)
+        self.resize(560, 560)
+
+    def _build_folders(self, project: Project | None) -> QVBoxLayout:
+        """The project's knowledge folders, with Add Folder… and Remove."""
+        self.folders = QListWidget(self)
+        self.folders.setObjectName("projectFolders")
+        self.folders.setAccessibleName("Knowledge folders of the project")
+        self.folders.addItems(list(project.knowledge) if project else [])
+        self.folders.setMaximumHeight(72)
+        label = QLabel("&Knowledge folders (searched in this project's chats only)", self)
+        label.setBuddy(self.folders)
+        add = QPushButton("Add Folder…", self)
+        add.setObjectName("projectAddFolder")
+        add.clicked.connect(self._on_add_folder)
+        remove = QPushButton("Remove", self)
+        remove.setObjectName("projectRemoveFolder")
+        remove.clicked.connect(self._on_remove_folder)
+        buttons = QVBoxLayout()
+        buttons.addWidget(add)
+        buttons.addWidget(remove)
+        buttons.addStretch(1)
+        row = QHBoxLayout()
+        row.addWidget(self.folders, 1)
+        row.addLayout(buttons)
+        section = QVBoxLayout()
+        section.addWidget(label)
+        section.addLayout(row)
+        return section
 
     def values(self) -> ProjectValues:
         """The name, instructions and isolation as they are in the dialog."""
+        folders = tuple(self.folders.item(n).text() for n in range(self.folders.count()))
         return ProjectValues(
             " ".join(self.name.text().split()),
             self.instructions.text(),
             self.isolated.isChecked(),
+            folders,
         )
+
+    def choose_folder(self) -> str:
+        """Ask for a folder (tests replace this); "" if cancelled."""
+        return QFileDialog.getExistingDirectory(self, "Add a knowledge folder to the project")
+
+    def _on_add_folder(self) -> None:
+        folder = self.choose_folder()
+        if folder:
+            path = os.path.abspath(folder)
+            if not self.folders.findItems(path, Qt.MatchFlag.MatchExactly):
+                self.folders.addItem(path)
+
+    def _on_remove_folder(self) -> None:
+        row = self.folders.currentRow()
+        if row >= 0:
+            self.folders.takeItem(row)
 
     def accept(self) -> None:
         """Close with the values, unless the name is blank or the instructions too long."""

@@ -22,6 +22,7 @@ from assistant.ui.memory.wording import (
     event_text,
     no_source_reason,
     origin_text,
+    scope_text,
 )
 from assistant.ui.themed_page import ThemedPage
 from assistant.ui.times import day_text
@@ -45,6 +46,7 @@ class DetailFacts:
     history_pending: bool = False  # not read from the log yet (just after start-up)
     related: Mapping[str, MemoryItem] = field(default_factory=dict)  # linked memories by id
     titles: Mapping[str, str] = field(default_factory=dict)  # conversation titles by id
+    projects: Mapping[str, str] = field(default_factory=dict)  # project names by id
 
     @classmethod
     def gather(
@@ -55,6 +57,7 @@ class DetailFacts:
         titles: Mapping[str, str],
         *,
         show_numbers: bool = False,
+        projects: Mapping[str, str] | None = None,
     ) -> DetailFacts:
         """Look up what the page of `item` shows: its history, the memories it links to, and
         whether its source conversation is still there (`titles`: the conversations')."""
@@ -77,6 +80,7 @@ class DetailFacts:
             history_pending=pending,
             related={i: found for i in linked if (found := memory.get(i)) is not None},
             titles=titles,
+            projects=projects or {},
         )
 
 
@@ -154,7 +158,7 @@ def history_rows(facts: DetailFacts, colors: Mapping[str, str]) -> str:
             first_day, last_day = day_text(event.at, short=True), day_text(last.at, short=True)
             when = first_day if first_day == last_day else f"{first_day} to {last_day}"
         else:
-            text = event_text(event, facts.item)
+            text = event_text(event, facts.item, facts.projects)
             links = " · ".join(event_links(event, facts.related, facts.titles))
             when = day_text(event.at, short=True)
         rows.append(
@@ -195,6 +199,9 @@ def detail_html(facts: DetailFacts, colors: Mapping[str, str]) -> str:
         reason = no_source_reason(item, facts.source_exists)
         parts.append(f"<p style='color:{muted}'>{html.escape(reason)}</p>")
     facts_lines = []
+    if facts.projects:  # where it is used, once there are projects
+        scope = scope_text(item.project, facts.projects)
+        facts_lines.append(html.escape(f"Scope: {scope} ({_used_in(item.project)})"))
     validity = _validity(item)
     if validity:
         facts_lines.append(html.escape(validity))
@@ -267,3 +274,7 @@ def open_link(
         on_source(unquote(conversation_id), unquote(message_id))
     elif scheme == "memory":
         on_memory(unquote(rest))
+
+
+def _used_in(project: str | None) -> str:
+    return "used in every chat" if project is None else "used in its chats only"

@@ -35,6 +35,7 @@ class FileHitsList(QWidget):
         self.list = QListWidget(self)
         self.list.setObjectName("memoryFileHitList")
         self.list.setAccessibleName("Passages of your files that match")
+        self.list.setAccessibleDescription("Enter or a click opens the file at that place")
         self.list.setWordWrap(False)
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.itemActivated.connect(self._open)

@@ -355,6 +355,7 @@ class MemoriesPage(QWidget):
                 self._memory,
                 self._titles(),
                 show_numbers=self._show_numbers,
+                projects={p.id: p.name for p in self._workspace.projects.all()},
             )
         )
 

@@ -3,7 +3,7 @@ history). Why a search found one is `assistant.memory.why` (the MCP server says 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from assistant.memory import MemoryItem, SearchHit
 from assistant.memory.items import MemoryEvent, Origin
@@ -104,14 +104,25 @@ def by_text(by: Origin | None, client: str | None = None) -> str:
     return _BY.get(by or "", "")
 
 
+def scope_text(project: str | None, projects: Mapping[str, str] | None = None) -> str:
+    """A memory's scope in words: "global", "project 'Novel'" ("a project" if unknown)."""
+    if project is None:
+        return "global"
+    name = (projects or {}).get(project)
+    return f"project {_quote(name)}" if name else "a project"
+
+
 def _quote(text: str | None, limit: int = 80) -> str:
     return f"'{shorten(text or '', limit)}'"
 
 
-def event_text(event: MemoryEvent, item: MemoryItem | None = None) -> str:
+def event_text(
+    event: MemoryEvent, item: MemoryItem | None = None, projects: Mapping[str, str] | None = None
+) -> str:
     """One event of a memory's history in words: "Importance 0.8 → 0.6, not used for 90 days".
 
-    `item`, the memory, if known, names the source of an import ("Imported from ChatGPT")."""
+    `item`, the memory, if known, names the source of an import ("Imported from ChatGPT");
+    `projects`, the projects' names by id, where a move went."""
     who = f" by {by_text(event.by, event.client)}" if event.by else ""
     kind = event.type
     if kind == "created" and event.by == "import" and item is not None:
@@ -142,6 +153,10 @@ def event_text(event: MemoryEvent, item: MemoryItem | None = None) -> str:
         return f"{change}, {event.reason}" if event.reason else change
     if kind == "used":
         return "Used in a reply"
+    if kind == "moved":
+        return f"Moved{who}: {scope_text(event.project_before, projects)} → " + scope_text(
+            event.project_after, projects
+        )
     if kind == "archived":
         return f"Archived{who}" + (f": {event.reason}" if event.reason else "")
     return f"{kind.capitalize()}{who}"  # pinned, unpinned, forgotten, restored

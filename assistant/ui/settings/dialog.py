@@ -22,10 +22,12 @@ from PySide6.QtWidgets import (
 from assistant.errors import AssistantError
 from assistant.settings import Settings
 from assistant.ui.knowledge.bridge import KnowledgeBridge
+from assistant.ui.settings.appearance_page import AppearancePage
 from assistant.ui.settings.form import SettingsForm, align_labels
 from assistant.ui.settings.knowledge_page import KnowledgeSettingsPage
 from assistant.ui.settings.memory_page import MemoryPage
 from assistant.ui.settings.model_page import ModelPage
+from assistant.ui.settings.models_page import ModelsPage
 from assistant.ui.settings.page import SettingsPage
 from assistant.workspace import Workspace
 
@@ -49,7 +51,9 @@ class SettingsDialog(QDialog):
 
         self.pages: list[SettingsPage] = [
             ModelPage(workspace.settings, workspace.credentials),
+            ModelsPage(),
             MemoryPage(),
+            AppearancePage(),
         ]
         if knowledge is not None:  # the window's: its folders are indexed as they change
             self.pages.append(KnowledgeSettingsPage(knowledge))

@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
 
 from assistant import APP_NAME
 from assistant.errors import AssistantError
-from assistant.paths import settings_file
+from assistant.paths import drafts_file, settings_file
 from assistant.settings import read_ui_state
-from assistant.ui import theme
+from assistant.ui import focus_ring, theme
 from assistant.ui.chat.pane import ChatPane
 from assistant.ui.debounce import Debounced
 from assistant.ui.shutdown import release_when_finished, stop_thread
@@ -97,6 +97,7 @@ class MainWindow(QMainWindow):
         self.status = StatusBar(self)
         self.setStatusBar(self.status)
         self.fit_to_screen()
+        focus_ring.install()
         self.input.setFocus()
         if workspace is not None:
             self._restore_layout(workspace.settings.ui_state)
@@ -167,6 +168,7 @@ class MainWindow(QMainWindow):
         self.session = ChatSession(
             self.worker, workspace.conversations, self.chat, self.memory_edits, self
         )
+        self._start_reading(workspace)
         self._start_knowledge(workspace)
         self.chat_pane.model_bar.attach(workspace)
         workspace.mcp.start()  # the MCP servers start in a thread of their own
@@ -182,7 +184,7 @@ class MainWindow(QMainWindow):
         self.statusBar().clearMessage()
         self._update_status()
         self._show_welcome_if_needed()
-        self.conversations.select(self._first_conversation())
+        self._open_first()
         if workspace.warnings:
             self._report_problems(workspace)
         self.input.setFocus()
@@ -264,6 +266,24 @@ class MainWindow(QMainWindow):
         self.thread_.start()
         self._maintain.emit()
 
+    def _start_reading(self, workspace: Workspace) -> None:
+        """The unsent messages of the conversations; the chat's reading width, and its text
+        size as last chosen (kept when changed)."""
+        from assistant.ui.chat.drafts import Drafts
+        from assistant.ui.chat.reading import STATE_KEY, ReadingLayout, parse_size
+
+        self.drafts = Drafts(drafts_file(workspace.root), self.composer, self)
+
+        settings = workspace.settings
+        self.reading = ReadingLayout(self.chat, self.chat.rendered, (self.input,), self)
+        self.reading.set_size(parse_size(settings.ui_state.get(STATE_KEY)))
+        self.reading.size_changed.connect(
+            lambda size: settings.ui_state.__setitem__(STATE_KEY, str(size))
+        )
+        self.menu.text_larger.triggered.connect(lambda: self.reading.step(1))
+        self.menu.text_smaller.triggered.connect(lambda: self.reading.step(-1))
+        self.menu.text_reset.triggered.connect(lambda: self.reading.step(0))
+
     def _start_knowledge(self, workspace: Workspace) -> None:
         """Keep the knowledge folders' index up to date in the background."""
         from assistant.ui.knowledge.bridge import KnowledgeBridge
@@ -304,6 +324,7 @@ class MainWindow(QMainWindow):
         self.input.stop.connect(self._on_escape)
         self.chat.edit_requested.connect(self._begin_edit)
         self.chat.copied.connect(lambda what: self.statusBar().showMessage(what, 3000))
+        self.chat.copied.connect(lambda _what: self.input.setFocus())  # typing goes on there
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
         self.files = FileActions(self, self.workspace, self.chat, self.session, self._show_notice)
         self.sidebar.source_requested.connect(self.show_message)
@@ -313,6 +334,8 @@ class MainWindow(QMainWindow):
         session.connection.connect(self._on_connection)
         session.notice.connect(self._show_notice)
         session.conversation_changed.connect(self.sidebar.set_conversation)
+        session.conversation_changed.connect(self.drafts.show)
+        self.drafts.notice.connect(self._show_notice)
         self.chat_pane.model_bar.wire(session, self.worker, self.chat, self._update_status)
         self.bridge.conversation_written.connect(session.on_written)
         # Coalesce: a turn saves several messages, the list needs one refresh.
@@ -322,6 +345,15 @@ class MainWindow(QMainWindow):
         self.bridge.notice.connect(self._show_notice)
 
     # -- conversations ---------------------------------------------------------------------------
+
+    def _open_first(self) -> None:
+        """At start: the new chat a message was begun in, else the list's first conversation."""
+        if self.drafts.has_new_chat_draft():
+            self.new_conversation()
+        else:
+            self.conversations.select(self._first_conversation())
+        if warning := self.drafts.take_warning():
+            self._show_notice(warning)
 
     def _first_conversation(self) -> str | None:
         """The first conversation of the list as shown (pinned first, archived left out)."""
@@ -434,11 +466,13 @@ class MainWindow(QMainWindow):
         self._settings("")
 
     def _settings(self, page: str) -> None:
+        from assistant.ui.chat.reading import STATE_KEY, parse_size
         from assistant.ui.settings.dialog import SettingsDialog
 
         dialog = SettingsDialog(self.workspace, self, self.knowledge)
         dialog.show_page(page)
         if dialog.exec():
+            self.reading.set_size(parse_size(self.workspace.settings.ui_state.get(STATE_KEY)))
             self._update_status()
             self._show_welcome_if_needed()
             self.chat_pane.model_bar.refresh_models()
@@ -593,8 +627,9 @@ class MainWindow(QMainWindow):
                 self._end_session()
             try:
                 self._save_layout()
+                self.drafts.save_now()
             except (AssistantError, OSError) as exc:  # quitting still closes the stores
-                log.warning("Could not save the window layout: %s", exc)
+                log.warning("Could not save the window layout or drafts: %s", exc)
         if hasattr(self, "bridge"):
             self.bridge.disconnect_stores()
         if hasattr(self, "knowledge"):

@@ -72,6 +72,9 @@ class MainMenu:
         self.memory_timeline = action(
             "Memory &timeline", "actionTimeline", "What Assistant learned, changed and forgot"
         )
+        self.text_larger = action("&Larger", "actionTextLarger", "Larger text in the chat")
+        self.text_smaller = action("&Smaller", "actionTextSmaller", "Smaller text in the chat")
+        self.text_reset = action("&Default Size", "actionTextReset", "The chat's usual text size")
         for toggle in (self.show_conversations, self.show_memory):
             toggle.setCheckable(True)
             toggle.setChecked(True)
@@ -104,6 +107,9 @@ class MainMenu:
             self.previous_conversation,
             self.stop,
             self.memory_timeline,
+            self.text_larger,
+            self.text_smaller,
+            self.text_reset,
         ]
         for needs_data in self.workspace_actions:
             needs_data.setEnabled(False)
@@ -128,6 +134,9 @@ class MainMenu:
         view_menu = bar.addMenu("&View")
         view_menu.addActions([self.show_conversations, self.show_memory, self.memory_timeline])
         view_menu.addSeparator()
+        size_menu = QMenu("Text &Size", view_menu)
+        size_menu.addActions([self.text_larger, self.text_smaller, self.text_reset])
+        view_menu.addMenu(size_menu)
         theme_menu = QMenu("&Theme", view_menu)
         theme_menu.addActions(list(self.theme_actions.values()))
         view_menu.addMenu(theme_menu)
@@ -162,6 +171,10 @@ class MainMenu:
             self.show_memory: [QKeySequence("Ctrl+Shift+M")],
             self.shortcuts: [QKeySequence(_Key.HelpContents)],
             self.copy_conversation: [QKeySequence("Ctrl+Shift+C")],
+            # Ctrl+= is Ctrl++ without Shift on most keyboards.
+            self.text_larger: [QKeySequence(_Key.ZoomIn), QKeySequence("Ctrl+=")],
+            self.text_smaller: [QKeySequence(_Key.ZoomOut)],
+            self.text_reset: [QKeySequence("Ctrl+0")],
             self.attach: [QKeySequence("Ctrl+Shift+A")],
         }
         for target, sequences in keys.items():
@@ -184,6 +197,9 @@ class MainMenu:
             self.stop,
             self.show_conversations,
             self.show_memory,
+            self.text_larger,
+            self.text_smaller,
+            self.text_reset,
             self.settings,
             self.shortcuts,
             self.quit,
@@ -197,5 +213,7 @@ class MainMenu:
             ("New line in the message", "Shift+Enter"),
             ("Stop the reply (in the message box)", "Esc"),
             ("Rename / delete the selected conversation", "F2 / Del"),
+            ("New project / its instructions and settings", "Ctrl+Alt+N / Ctrl+Alt+I"),
+            ("Move the selected conversations to a project", "Ctrl+Alt+M"),
         ]
         return rows
