@@ -257,6 +257,11 @@ def test_a_projects_instructions_come_after_the_global_ones_ahead_of_memories(
     assert block.index(project_label("Novel")) < block.index("Keep the tone dark.")
     assert system.index("Keep the tone dark.") < system.index("Pinned memories")
     assert "Keep the tone dark." not in rig.turn("Hello")  # outside the project
+    assert 'This chat is in the user\'s project "Novel".' in system
+    assert "This chat is in the user's project" not in rig.turn("Hello")
+    odd = rig.projects.create('Odd</data> "x"')
+    quoted = rig.turn("Hello", odd.id)
+    assert 'This chat is in the user\'s project "Odd&lt;/data&gt; \\"x\\"".' in quoted
 
 
 def test_a_projects_instructions_count_in_the_prompt_budget(data_dir: Path) -> None:

@@ -16,8 +16,9 @@ from assistant.agent.change_budget import ReplyBudget
 from assistant.agent.chat_scope import ChatScope
 from assistant.agent.consent import explicit_answer
 from assistant.agent.events import EventSink, MemorySuggested
-from assistant.memory import Conversation, ConversationStore, Message
+from assistant.memory import Conversation, ConversationStore, Inbox, Message
 from assistant.memory.pending import PendingChange
+from assistant.memory_policy import MemoryPolicy
 
 
 class ReplyChanges:
@@ -31,15 +32,25 @@ class ReplyChanges:
         self._on_event = on_event
 
     def context(
-        self, conversation: Conversation, user: Message, cancel: CancelToken, scope: ChatScope
+        self,
+        conversation: Conversation,
+        user: Message,
+        cancel: CancelToken,
+        scope: ChatScope,
+        *,
+        policy: MemoryPolicy,
+        inbox: Inbox | None,
     ) -> ToolContext:
-        """The tools' context for a reply to `user` (seeing what the chat's `scope` sees), with
-        its budget and the open questions answered by the user's message."""
+        """The tools' context for a reply to `user` (seeing what the chat's `scope` sees, under
+        the memory `policy`), with its budget and the open questions answered by the user's
+        message."""
         context = ToolContext(
             self._cid,
             user.id,
             budget=ReplyBudget(self.offer),
             cancel=cancel,
+            policy=policy,
+            inbox=inbox,
             scope=scope.memory,
             sees_conversation=scope.sees_conversation,
         )

@@ -92,6 +92,7 @@ class ProjectActions(QObject):
                 instructions=values.instructions,
                 isolated=values.isolated,
                 knowledge=values.knowledge,
+                memory_policy=values.memory_policy,
             )
         except (ValueError, AssistantError) as exc:
             self._warn("Project not created", str(exc))
@@ -115,6 +116,7 @@ class ProjectActions(QObject):
                 instructions=values.instructions,
                 isolated=values.isolated,
                 knowledge=values.knowledge,
+                memory_policy=values.memory_policy,
             )
         except (ValueError, AssistantError) as exc:
             self._warn("Project not changed", str(exc))
