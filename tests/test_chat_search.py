@@ -6,12 +6,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QThread
 from pytestqt.qtbot import QtBot
 
 from assistant.memory import ConversationStore
+from assistant.ui import shutdown
 from assistant.ui.conversations.hit_delegate import HIT_TEXT_ROLE, hit_html
 from assistant.ui.conversations.search import ChatSearchDialog
+from assistant.ui.window import main_window
 from assistant.ui.window.main_window import MainWindow
 from assistant.workspace import Workspace
 from tests.desktop import shown_window
@@ -88,7 +90,30 @@ def test_temporary_and_empty_chats_are_gone_after_quitting(qtbot: QtBot, data_di
     temporary = win.new_conversation(temporary=True)
     win.workspace.conversations.append(temporary, "user", "not to be kept")
     win.close()
+    shutdown.join_all()  # work that outlived the window's wait (a busy machine) ends here
     assert not ConversationStore(data_dir).exists(temporary)
+
+
+def test_a_temporary_chat_goes_when_work_that_outlived_quitting_ends(
+    qtbot: QtBot, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = ConversationStore(data_dir)
+    kept = store.create("kept").id
+    store.append(kept, "user", "to be kept")
+    win = MainWindow(Workspace.open(data_dir))
+    qtbot.addWidget(win)
+    temporary = win.new_conversation(temporary=True)
+    win.workspace.conversations.append(temporary, "user", "not to be kept")
+
+    def still_working(thread: QThread) -> bool:  # the wait ran out: work goes on after it
+        thread.quit()
+        return False
+
+    monkeypatch.setattr(main_window, "stop_thread", still_working)
+    win.close()
+    shutdown.join_all()
+    assert not ConversationStore(data_dir).exists(temporary)
+    assert ConversationStore(data_dir).exists(kept)
 
 
 def _hit(window: MainWindow, word: str) -> tuple[str, str]:
