@@ -13,6 +13,7 @@ import pytest
 from assistant.errors import ProviderError
 from assistant.memory import ConversationStore, Message, message_vectors
 from assistant.memory.message_vectors import MessageVectors, cache_path
+from assistant.memory.ranking import SearchConfig
 from assistant.memory.when import time_span
 from tests.clusters import DIM, centres, clustered
 from tests.embedders import HashEmbedder
@@ -243,3 +244,34 @@ def test_a_relative_period_favours_messages_of_then(data_dir: Path) -> None:
     assert store.search("camping in June", now=now)[0].message_id == "m0"
     assert store.search("camping in July", now=now)[0].message_id == "m1"
     assert store.search("camping on 10 June, 2023")[0].message_id == "m0"
+
+
+def test_a_conversation_s_summary_favours_its_messages(data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+
+    def chat(cid: str, text: str, summary: str) -> str:
+        message = Message(f"{cid}-1", None, "user", text, "2024-05-01T10:00:00Z")
+        store.import_conversation(cid, cid, message.created_at, [message], summary=summary)
+        return message.id
+
+    lisbon = chat("holiday", "The trip was booked today.", "Planning a holiday in Lisbon.")
+    berlin = chat("work", "The trip was booked today!", "Work travel to the Berlin office.")
+    chat("dinner", "Soup again.", "Cooking dinner for friends.")
+    chat("garden", "Tomatoes again.", "Planting tomatoes in the garden.")
+    plain = chat("other", "Another trip was booked.", "")
+    assert store.search("trip to Lisbon")[0].message_id == lisbon
+    assert store.search("trip to Berlin")[0].message_id == berlin
+    assert store.search("Lisbon office") == []  # a summary alone makes no message a result
+    assert plain in [h.message_id for h in store.search("trip to Lisbon")]
+    store.set_summary("work", "Planning a trip to Lisbon next year.", berlin)
+    assert store.search("trip to Lisbon")[0].message_id == berlin
+    store.close()
+
+    again = ConversationStore(data_dir)  # the summaries come from the index cache
+    assert again.search("trip to Lisbon")[0].message_id == berlin
+    again.delete("work")
+    assert again.search("trip to Lisbon")[0].message_id == lisbon
+    again.close()
+    plain_config = ConversationStore(data_dir, config=SearchConfig(summary_weight=0.0))
+    ranked = [h.message_id for h in plain_config.search("trip to Lisbon")]
+    assert ranked == [h.message_id for h in plain_config.search("trip to Berlin")]

@@ -117,3 +117,52 @@ def test_memories_become_keys_of_their_messages_and_follow_changes(data_dir: Pat
     assert store.search("heron") == []  # no longer tied
     memory.close()
     store.close()
+
+
+def test_a_memory_is_found_by_the_words_of_its_message_and_the_one_before(
+    data_dir: Path,
+) -> None:
+    store = ConversationStore(data_dir)
+    cid = store.create("Art").id
+    asked = store.append(cid, "user", "Did you paint anything at the lake?").id
+    answered = store.append(cid, "assistant", "Yes, a sunrise over the water.").id
+    memory = SemanticMemory.open(memory_dir(data_dir))
+    learned = memory.add("A sunrise, finished.", source=Source(cid, answered), origin="curator")
+    own = memory.add("Tea with Alice at the lake.", source=Source(cid, asked), origin="curator")
+    assert [h.item.id for h in memory.search("painting")] == []
+    stop = tie_memories_to_messages(memory, store)
+    assert {h.item.id for h in memory.search("painting")} == {learned.id, own.id}
+    assert [h.item.id for h in memory.search("water")] == [learned.id]  # not the reply after
+    later = store.append(cid, "user", "I sold the watercolour of the water lilies.").id
+    sold = memory.add("Sold a picture.", source=Source(cid, later), origin="curator")
+    assert sold.id in [h.item.id for h in memory.search("watercolour")]  # given when added
+    store.delete(cid)  # the messages are gone: so are the contexts
+    assert memory.search("painting") == []
+    assert memory.search("watercolour") == []
+    stop()
+    memory.close()
+    store.close()
+
+
+def test_contexts_are_kept_in_the_index_cache_until_they_change(data_dir: Path) -> None:
+    memory = SemanticMemory.open(memory_dir(data_dir))
+    fact = memory.add("A sunrise, finished.").id
+    other = memory.add("A walk by the lake.").id
+    memory.set_contexts({fact: "Did you paint anything?", other: "Any plans for Sunday?"})
+    assert [h.item.id for h in memory.search("painting")] == [fact]
+    memory.close()
+
+    again = SemanticMemory.open(memory_dir(data_dir))  # from the index cache: no context given
+    assert [h.item.id for h in again.search("painting")] == [fact]
+    again.set_contexts({fact: "Did you paint anything?"})  # the same: nothing changes
+    assert [h.item.id for h in again.search("painting")] == [fact]
+    again.set_contexts({fact: "Did you sing anything?", other: None})
+    assert again.search("painting") == []
+    assert [h.item.id for h in again.search("singing")] == [fact]
+    assert again.search("sunday") == []
+    again.set_contexts({fact: "Did you dance?"})
+    again.forget(fact)
+    again.close()
+    third = SemanticMemory.open(memory_dir(data_dir))  # the forgotten one left no context
+    assert third.search("dance") == []
+    third.close()

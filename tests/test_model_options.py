@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QComboBox
+from pytestqt.qtbot import QtBot
 
 from assistant.agent.cancel import CancelToken
 from assistant.agent.events import AgentEvent, Finished, ToolsTurnedOff
@@ -20,6 +22,8 @@ from assistant.memory.working import WorkingMemoryStore
 from assistant.model_options import ModelOptions
 from assistant.paths import settings_file
 from assistant.settings import Settings
+from assistant.ui.settings.dialog import SettingsDialog
+from assistant.ui.settings.models_page import ModelsPage
 from assistant.workspace import Workspace
 from tests.desktop import configure
 from tests.fake_openai import FakeOpenAI, Reply
@@ -174,3 +178,32 @@ def test_a_model_that_refuses_a_temperature_is_asked_without_it(
     assert refused["temperature"] == 0.5
     assert "temperature" not in retried and retried["top_p"] == 0.9
     assert "temperature" not in later  # remembered for this server and model
+
+
+@pytest.mark.gui
+def test_the_settings_edit_each_models_options(qtbot: QtBot, data_dir: Path) -> None:
+    settings = Settings(chat_model="big-model")
+    settings.set_options_for("small-model", ModelOptions(tools="auto", tools_learned_off=True))
+    settings.save(settings_file(data_dir))
+    workspace = Workspace.open(data_dir)
+    try:
+        dialog = SettingsDialog(workspace)
+        qtbot.addWidget(dialog)
+        dialog.show()
+        model = dialog.findChild(QComboBox, "optionsModelCombo")
+        assert model is not None and model.currentText() == "big-model"
+        assert [model.itemText(i) for i in range(model.count())] == ["big-model", "small-model"]
+        page = next(p for p in dialog.pages if isinstance(p, ModelsPage))
+        page.options.temperature.setValue(0.4)
+        model.setCurrentText("small-model")  # big-model's edit is kept meanwhile
+        assert page.options.tools_back_on.isVisibleTo(page)
+        page.options.tools_back_on.setChecked(True)
+        model.setCurrentText("typed-model")
+        page.options.max_tokens.setValue(512)
+        dialog.accept()
+    finally:
+        workspace.close()
+    saved, _ = Settings.load(settings_file(data_dir))
+    assert saved.options_for("big-model") == ModelOptions(temperature=0.4)
+    assert saved.options_for("small-model") == ModelOptions(tools="auto")  # tools back on
+    assert saved.options_for("typed-model") == ModelOptions(max_tokens=512)

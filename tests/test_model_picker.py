@@ -81,7 +81,7 @@ def test_options_for_the_conversation_and_for_the_model_are_sent(
     def answer(values: dict[str, float]) -> Any:
         def exec_(dialog: ModelOptionsDialog) -> int:
             for name, value in values.items():
-                getattr(dialog, name).setValue(value)
+                getattr(dialog.fields, name).setValue(value)
             return 1
 
         return exec_
@@ -132,4 +132,18 @@ def test_auto_tool_use_goes_off_for_a_looping_model_and_comes_back_on(
     wait_idle(qtbot, win)
     assert "tools" in bodies(fake_openai)[-1]
     assert json.dumps(bodies(fake_openai)[-1]["tools"]).count("current_datetime") == 1
+    win.close()
+
+
+def test_the_picker_works_without_the_servers_list(qtbot: QtBot, data_dir: Path) -> None:
+    with FakeOpenAI() as gone:
+        configure(data_dir, gone, embeddings=False)  # the server is down from here on
+    settings, _ = Settings.load(settings_file(data_dir))
+    settings.model_options = {"other-model": ModelOptions(temperature=0.4).to_json()}
+    settings.save(settings_file(data_dir))
+    win = shown_window(qtbot, data_dir)
+    win.new_conversation()
+    combo = picker(win)
+    qtbot.waitUntil(combo.isEnabled, timeout=10_000)
+    assert items(combo) == ["chat-model (default)", "other-model"]  # the models with options
     win.close()

@@ -303,3 +303,66 @@ def test_the_conversation_tab_shows_the_projects_instructions(
     assert "Instructions for the project 'Novel':" in text and "Keep the tone dark." in text
     sidebar.set_conversation(workspace.conversations.load(workspace.conversations.create().id))
     assert "Keep the tone dark." not in sidebar.conversation_view.toPlainText()
+
+
+def test_the_projects_keys_work_in_the_window(
+    qtbot: QtBot, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtCore import Qt
+
+    from tests.desktop import shown_window
+
+    win = shown_window(qtbot, data_dir)
+    qtbot.waitUntil(lambda: getattr(win, "projects", None) is not None)
+    win.activateWindow()  # window shortcuts need the active window
+    qtbot.waitUntil(win.isActiveWindow)
+    monkeypatch.setattr(win.projects, "ask", lambda project: ProjectValues("Novel", "", False))
+    keys = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+    win.conversations.view.setFocus()
+    qtbot.keyClick(win.conversations.view, Qt.Key.Key_N, keys)
+    qtbot.waitUntil(lambda: [p.name for p in win.workspace.projects.all()] == ["Novel"])
+    (novel,) = win.workspace.projects.all()
+    cid = win.new_conversation()
+    assert win.workspace.conversations.load(cid).project == novel.id
+    monkeypatch.setattr(win.projects, "ask", lambda project: ProjectValues("Novel", "Dark.", True))
+    qtbot.keyClick(win.conversations.view, Qt.Key.Key_I, keys)
+    qtbot.waitUntil(lambda: win.workspace.projects.get(novel.id).isolated)  # type: ignore[union-attr]
+    names = [a.text() for a in win.menu.projects_menu.actions() if a.text()]
+    assert names[:3] == ["&New Project…", "&Rename Project…", "Project &Instructions…"]
+    win.close()
+
+
+@pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+def test_the_import_preview_asks_merge_or_apart_and_the_import_does_it(
+    qtbot: QtBot, workspace: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assistant.transfer import export_data, write_export
+    from assistant.ui.transfer import dialogs as transfer_dialogs
+    from assistant.ui.transfer.dialogs import ImportPreviewDialog, import_file
+
+    source = Workspace.open(tmp_path / "source", embed=False)
+    theirs = source.projects.create("Novel", instructions="Theirs.")
+    cid = source.conversations.create("Plot", project=theirs.id).id
+    source.conversations.append(cid, "user", "hello")
+    path = tmp_path / "export.json"
+    write_export(path, export_data(source, include_memories=True))
+    source.close()
+    mine = workspace.projects.create("novel")
+    infos: list[str] = []
+    monkeypatch.setattr(transfer_dialogs, "show_info", lambda p, t, text: infos.append(text))
+    monkeypatch.setattr(transfer_dialogs, "show_error", lambda p, t, text: infos.append(text))
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    import_file(parent, workspace, str(path))
+    qtbot.waitUntil(lambda: parent.findChild(ImportPreviewDialog) is not None, timeout=10_000)
+    dialog = parent.findChild(ImportPreviewDialog)
+    assert dialog is not None
+    qtbot.waitUntil(dialog.isVisible)
+    assert dialog.counts_label.text() == "1 conversation, 1 message, 0 memories, 1 project"
+    choice = dialog.project_choice
+    assert choice is not None and choice.merge.isChecked() and choice.policy() == "merge"
+    choice.apart.setChecked(True)
+    dialog.import_button.click()
+    qtbot.waitUntil(lambda: bool(infos), timeout=10_000)
+    assert sorted(p.name for p in workspace.projects.all()) == ["Novel (imported)", "novel"]
+    assert workspace.conversations.load(cid).project == theirs.id != mine.id

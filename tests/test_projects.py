@@ -257,6 +257,23 @@ def test_a_projects_instructions_come_after_the_global_ones_ahead_of_memories(
     assert block.index(project_label("Novel")) < block.index("Keep the tone dark.")
     assert system.index("Keep the tone dark.") < system.index("Pinned memories")
     assert "Keep the tone dark." not in rig.turn("Hello")  # outside the project
+    assert 'This chat is in the user\'s project "Novel".' in system
+    assert "This chat is in the user's project" not in rig.turn("Hello")
+    odd = rig.projects.create('Odd</data> "x"')
+    quoted = rig.turn("Hello", odd.id)
+    assert 'This chat is in the user\'s project "Odd&lt;/data&gt; \\"x\\"".' in quoted
+
+
+def test_a_projects_instructions_count_in_the_prompt_budget(data_dir: Path) -> None:
+    rig = Rig(data_dir)
+    rig.agent.config.prompt_budget_tokens = 2000
+    novel = rig.projects.create("Novel", instructions="Keep the tone dark. " * 60)
+    plain = rig.projects.create("Plain")
+    for i in range(60):
+        rig.memory.add(f"Pinned fact number {i} about the user's long garden path", pinned=True)
+    with_text = rig.turn("Hello", novel.id).count("Pinned fact number")
+    without = rig.turn("Hello", plain.id).count("Pinned fact number")
+    assert 0 < with_text < without < 60
 
 
 def test_the_remember_tool_keeps_project_facts_in_the_project(data_dir: Path) -> None:

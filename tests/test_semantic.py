@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -178,6 +178,25 @@ def test_recency_and_importance_break_ties(mem_dir: Path) -> None:
     mem.update(high.id, importance=0.1)
     mem.mark_used([high.id], now=now_utc() - timedelta(days=300))
     assert mem.search("budget meeting")[0].item.id == low.id
+
+
+def test_a_named_period_favours_memories_that_hold_from_it(mem_dir: Path) -> None:
+    mem = SemanticMemory.open(mem_dir)
+    alps = mem.add("Went hiking in the Alps", valid_from=datetime(2023, 5, 20, tzinfo=UTC)).id
+    wales = mem.add("Went hiking in Wales", valid_from=datetime(2023, 8, 2, tzinfo=UTC)).id
+    sea = mem.add("Went hiking by the sea").id  # learned now, no other date
+    assert mem.search("hiking in August 2023")[0].item.id == wales
+    assert mem.search("hiking in May 2023")[0].item.id == alps
+    september = datetime(2023, 9, 1, tzinfo=UTC)
+    assert mem.search("hiking in May", now=september)[0].item.id == alps  # against `now`
+    assert mem.search("hiking last month", now=september)[0].item.id == wales
+    assert mem.search("hiking this week")[0].item.id == sea
+    plain = SemanticMemory.open(mem_dir.parent / "plain", config=SearchConfig(date_weight=0.0))
+    for item in (mem.get(alps), mem.get(wales)):
+        assert item is not None
+        plain.insert([item])
+    in_may, in_august = plain.search("hiking in May 2023"), plain.search("hiking in August 2023")
+    assert [h.item.id for h in in_may] == [h.item.id for h in in_august]  # dates not weighed
 
 
 def test_find_similar_with_and_without_embeddings(mem_dir: Path) -> None:

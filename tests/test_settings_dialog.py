@@ -403,9 +403,10 @@ def test_pages_and_a_problem_on_another_page_keeps_the_dialog_open(
 ) -> None:
     dialog = open_dialog(qtbot, workspace)
     tabs = child(dialog, QTabWidget, "settingsPages")
-    assert [tabs.tabText(i) for i in range(tabs.count())] == ["Model", "Memory", "Appearance"]
+    titles = [tabs.tabText(i) for i in range(tabs.count())]
+    assert titles == ["Model", "Model options", "Memory", "Appearance"]
     url_edit(dialog).setText("ftp://example.org")
-    tabs.setCurrentIndex(1)
+    tabs.setCurrentIndex(titles.index("Memory"))
     child(dialog, QSpinBox, "memoriesPerPromptSpin").setValue(11)
     warnings: list[str] = []
     monkeypatch.setattr(dialog, "_warn", warnings.append)

@@ -30,8 +30,9 @@ from tests.test_settings_dialog import (
 
 pytestmark = pytest.mark.gui
 
-# Run in a process of its own, whose one screen is a laptop's 1366x768. It tests the connection
-# again and again (errors of one, two and several lines, a success) and measures the dialog.
+# Run in a process of its own, whose one screen is a laptop's (1366x768, 1280x720). It tests the
+# connection again and again (errors of one, two and several lines, a success) and measures the
+# dialog.
 PROBE = r"""
 import json, sys
 from pathlib import Path
@@ -81,15 +82,16 @@ def inside(rect: list[int], area: list[int]) -> bool:
 
 
 @pytest.mark.slow
-def test_the_dialog_stays_on_a_768_px_screen_after_repeated_tests(
-    tmp_path: Path, fake_openai: FakeOpenAI
+@pytest.mark.parametrize(("width", "height"), [(1366, 768), (1280, 720)])
+def test_the_dialog_stays_on_a_laptop_screen_after_repeated_tests(
+    tmp_path: Path, fake_openai: FakeOpenAI, width: int, height: int
 ) -> None:
     fake_openai.required_api_key = "sk-right"  # every test: the key is rejected
     with FakeOpenAI() as gone:
         unreachable = gone.base_url
     long_path = f"{fake_openai.base_url}/{'deployments/' * 6}{'x' * 70}"
     addresses = [unreachable, long_path, fake_openai.base_url] * 4 + [unreachable]
-    screen = {"name": "laptop", "x": 0, "y": 0, "width": 1366, "height": 768, "dpr": 1.0}
+    screen = {"name": "laptop", "x": 0, "y": 0, "width": width, "height": height, "dpr": 1.0}
     screen.update(logicalDpi=96, logicalBaseDpi=96)
     config = tmp_path / "screen.json"
     config.write_text(json.dumps({"screens": [screen]}), encoding="utf-8")

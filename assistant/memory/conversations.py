@@ -213,7 +213,10 @@ class ConversationStore:
                 project=meta.get("project"),
             )
             self._listing.set(conversation_id, entry)
-            self._index.replace(conversation_id, [] if temporary else messages)
+            if temporary:
+                self._index.replace(conversation_id, [])
+            else:
+                self._index.replace(conversation_id, messages, summary)
         self._changed(conversation_id, None)
         return entry.info(conversation_id)
 
@@ -391,6 +394,8 @@ class ConversationStore:
             self._listing.set(
                 conversation_id, replace(entry, size=st.st_size, mtime_ns=st.st_mtime_ns)
             )
+            if not entry.temporary:
+                self._index.set_summary(conversation_id, summary)
         self._changed(conversation_id, record)
 
     def delete(self, conversation_id: str) -> None:
@@ -413,6 +418,11 @@ class ConversationStore:
         """The `k` best-matching user and assistant messages of non-temporary conversations
         (see `MessageIndex.search`; `now` resolves "last May" and the like)."""
         return self._index.search(query, k, now=now)
+
+    def message_contexts(self, messages: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        """For each of these messages (conversation id, message id) that search finds, its
+        text after that of the message before it (see `MessageIndex.contexts`)."""
+        return self._index.contexts(messages)
 
     def set_embedder(self, embedder: Embedder | None) -> None:
         """Search by meaning with this embedder's vectors from now on (None: keywords only)."""
@@ -559,8 +569,10 @@ class ConversationStore:
         changed = self._listing.entries.get(conversation_id) != entry
         self._listing.set(conversation_id, entry)
         if changed or not self._index.has(conversation_id):
-            messages = [] if conversation.temporary else conversation.messages
-            self._index.replace(conversation_id, messages)
+            if conversation.temporary:
+                self._index.replace(conversation_id, [])
+            else:
+                self._index.replace(conversation_id, conversation.messages, conversation.summary)
         return conversation
 
     def _try_rescan(self, conversation_id: str) -> bool:

@@ -48,6 +48,7 @@ class Cached:
 
     items: list[MemoryItem]
     index: Snapshot
+    contexts: dict[str, str]  # item id -> fingerprint of the context its document holds
     tombstones: list[Tombstone]
     unread: list[dict[str, Any]]  # the log's records this version cannot read, verbatim
     records: int  # records in the log's first `offset` bytes
@@ -129,14 +130,16 @@ def save(
     items: list[MemoryItem],
     index: Snapshot,
     *,
+    contexts: dict[str, str],
     tombstones: list[Tombstone],
     unread: list[dict[str, Any]],
     records: int,
     dead: int,
     offset: int,
 ) -> None:
-    """Write the cache for `items` (in slot order) and the BM25 index: what the first `offset`
-    bytes of the log, `records` records, hold (the log may be longer: those are replayed)."""
+    """Write the cache for `items` (in slot order) and the BM25 index (whose documents hold the
+    contexts of `contexts`, by fingerprint): what the first `offset` bytes of the log,
+    `records` records, hold (the log may be longer: those are replayed)."""
     strings = {
         "id": [i.id for i in items],
         "text": [i.text for i in items],
@@ -156,6 +159,7 @@ def save(
         "tombstones": [t.to_json() for t in tombstones],
         "unread": unread,
         "terms": index.terms,
+        "contexts": {i.id: contexts[i.id] for i in items if i.id in contexts},
     }
     meta = {
         "version": CACHE_VERSION,
@@ -200,6 +204,7 @@ def load(directory: Path, log_path: Path, problems: list[str] | None = None) -> 
         items = _items(strings, columns, meta["count"])
         tombstones = [Tombstone.from_json(t) for t in strings["tombstones"]]
         index = Snapshot.from_columns(strings["terms"], columns)
+        contexts = {str(i): str(c) for i, c in dict(strings.get("contexts", {})).items()}
     except FileNotFoundError:
         return None
     except (
@@ -223,7 +228,7 @@ def load(directory: Path, log_path: Path, problems: list[str] | None = None) -> 
     if not isinstance(unread, list) or not all(isinstance(r, dict) for r in unread):
         return None
     records, dead = int(meta["records"]), int(meta["dead"])
-    return Cached(items, index, tombstones, unread, records, dead, offset, size)
+    return Cached(items, index, contexts, tombstones, unread, records, dead, offset, size)
 
 
 def _items(strings: dict[str, Any], columns: dict[str, Any], count: int) -> list[MemoryItem]:

@@ -4,13 +4,20 @@ Each item has a slot: its row in the numpy arrays of state (active, pinned, impo
 use), its key in the BM25 index of the active items (archived ones have a keyword index of
 their own, built on first use) and its row in the vector matrix. `place` keeps them in step
 when an item changes. Not thread-safe: the store calls it with its lock held.
+
+An item's keyword document holds its text and its context (`set_contexts`): the words of the
+message it was learned from and of the one before it, which say what a short fact was about
+in the words a later question may use (document expansion, the converse of a message found
+by its memories: `message_keys`). The cache records which context each document holds (a
+fingerprint), so that a context that changed while the cache slept is indexed again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +36,17 @@ log = logging.getLogger(__name__)
 Mask = npt.NDArray[np.bool_]  # a flag per slot
 
 
+def _fingerprint(context: str) -> str:
+    """What identifies a context in the cache (never its text)."""
+    return hashlib.sha256(context.encode("utf-8")).hexdigest()[:16]
+
+
+def dated(item: MemoryItem) -> float:
+    """When an item's fact holds from, as far as known (else when it was learned), in POSIX
+    seconds: what a period named in a query is compared with."""
+    return (item.valid_from or item.created_at).timestamp()
+
+
 class MemoryIndex:
     """Items by slot, with the arrays, keyword indexes and vectors that search them."""
 
@@ -41,10 +59,13 @@ class MemoryIndex:
         self._pinned = np.zeros(1024, dtype=bool)
         self._importance = np.zeros(1024, dtype=np.float64)
         self._last_used = np.zeros(1024, dtype=np.float64)  # POSIX seconds
+        self._dated = np.zeros(1024, dtype=np.float64)  # POSIX seconds of `dated`
         self._scope = np.zeros(1024, dtype=np.int32)  # the code of each item's project
         self._scope_codes: dict[str | None, int] = {None: 0}  # global: 0
         self._bm25 = BM25Index(*self._bm25_params())
         self._past: BM25Index | None = None  # archived items, for searches with history
+        self._context: dict[str, str] = {}  # item id -> its context (see `set_contexts`)
+        self._indexed: dict[str, str] = {}  # item id -> fingerprint of the context indexed
         self.vectors: VectorMatrix | None = None
         self.vectors_dirty = False
 
@@ -74,8 +95,14 @@ class MemoryIndex:
         slot = self._slot_of.get(item_id)
         return None if slot is None else self.items[slot]
 
-    def fill(self, items: list[MemoryItem], index: Snapshot | None) -> None:
-        """Load items into the empty index at once; index the active ones unless given."""
+    def fill(
+        self,
+        items: list[MemoryItem],
+        index: Snapshot | None,
+        contexts: Mapping[str, str] | None = None,
+    ) -> None:
+        """Load items into the empty index at once; index the active ones unless given (with
+        the contexts of `contexts`, by fingerprint)."""
         n = len(items)
         self.items = items
         self._slot_of = {item.id: slot for slot, item in enumerate(items)}
@@ -88,14 +115,18 @@ class MemoryIndex:
         self._importance[:n] = [i.importance for i in items]
         self._last_used = np.zeros(size, dtype=np.float64)
         self._last_used[:n] = [i.last_accessed.timestamp() for i in items]
+        self._dated = np.zeros(size, dtype=np.float64)
+        self._dated[:n] = [dated(i) for i in items]
         self._scope = np.zeros(size, dtype=np.int32)
         self._scope[:n] = [self._scope_code(i.project) for i in items]
         if index is None:
             self._bm25 = BM25Index(*self._bm25_params())
+            self._indexed = {}
             active = np.flatnonzero(self._active[:n]).tolist()
-            self._bm25.add_many(active, [terms(items[s].text) for s in active])
+            self._bm25.add_many(active, [self._document(s) for s in active])
         else:
             self._bm25 = BM25Index.from_snapshot(index, *self._bm25_params())
+            self._indexed = dict(contexts or {})
         self._past = None
 
     def _bm25_params(self) -> tuple[float, float]:
@@ -114,27 +145,32 @@ class MemoryIndex:
             self._pinned = ensure_capacity(self._pinned, size)
             self._importance = ensure_capacity(self._importance, size)
             self._last_used = ensure_capacity(self._last_used, size)
+            self._dated = ensure_capacity(self._dated, size)
             self._scope = ensure_capacity(self._scope, size)
         else:
             old = self.items[slot]
             self.items[slot] = item
         active = item.state == "active"
+        if item.state == "forgotten":
+            self._context.pop(item.id, None)  # no words of it may stay
         self._active[slot] = active
         self._pinned[slot] = item.pinned
         self._importance[slot] = item.importance
         self._last_used[slot] = item.last_accessed.timestamp()
+        self._dated[slot] = dated(item)
         self._scope[slot] = self._scope_code(item.project)
         text_changed = old is None or old.text != item.text
         if slot in self._bm25 and (text_changed or not active):
             self._bm25.remove(slot)
+            self._indexed.pop(item.id, None)
         if active and slot not in self._bm25:
-            self._bm25.add(slot, terms(item.text))
+            self._bm25.add(slot, self._document(slot))
         if self._past is not None:
             archived = item.state == "archived"
             if slot in self._past and (text_changed or not archived):
                 self._past.remove(slot)
             if archived and slot not in self._past:
-                self._past.add(slot, terms(item.text))
+                self._past.add(slot, self._document(slot, past=True))
         if text_changed and old is not None and self.vectors is not None:
             self.vectors.clear(slot)
         return slot
@@ -158,6 +194,50 @@ class MemoryIndex:
     def snapshot(self) -> Snapshot:
         """The keyword index of the active items, for the cache."""
         return self._bm25.snapshot()
+
+    def contexts(self) -> dict[str, str]:
+        """Per item id, the fingerprint of the context its keyword document holds."""
+        return dict(self._indexed)
+
+    # -- contexts ------------------------------------------------------------------------------
+
+    def set_contexts(self, changes: Mapping[str, str | None]) -> None:
+        """Give these items (by id) these contexts instead of those they had (None: none), and
+        index again the active ones whose document held another."""
+        for item_id, text in changes.items():
+            if text:
+                self._context[item_id] = text
+            else:
+                self._context.pop(item_id, None)
+            slot = self._slot_of.get(item_id)
+            if slot is None:
+                continue
+            if slot in self._bm25 and self._indexed.get(item_id) != self._fingerprint(item_id):
+                self._bm25.remove(slot)
+                self._bm25.add(slot, self._document(slot))
+            if self._past is not None and slot in self._past:
+                self._past.remove(slot)
+                self._past.add(slot, self._document(slot, past=True))
+
+    def _document(self, slot: int, *, past: bool = False) -> list[str]:
+        """The keyword document of an item: its text's terms and its context's (if the
+        configuration uses contexts); records which context the active index holds."""
+        item = self.items[slot]
+        out = terms(item.text)
+        context = self._context.get(item.id) if self.config.source_context else None
+        if context:
+            out += terms(context)
+        if not past:
+            if context:
+                self._indexed[item.id] = _fingerprint(context)
+            else:
+                self._indexed.pop(item.id, None)
+        return out
+
+    def _fingerprint(self, item_id: str) -> str | None:
+        """The fingerprint of the context an item's document should hold now."""
+        context = self._context.get(item_id) if self.config.source_context else None
+        return _fingerprint(context) if context else None
 
     # -- by state ------------------------------------------------------------------------------
 
@@ -193,10 +273,12 @@ class MemoryIndex:
         include_history: bool,
         now: float,
         allowed: Mask | None = None,
+        span: tuple[float, float] | None = None,
     ) -> list[SearchHit]:
         """The `k` best active items (and archived ones, with `include_history`) among the
         `allowed` slots for the query words and vector: BM25 and cosine rankings fused with
-        importance and recency."""
+        importance and recency; those dated in `span` (POSIX seconds, end exclusive: a period
+        the query names) favoured."""
         depth = max(config.depth, k)
         n = self.size
         lexical = self._bm25.top(tokens, depth, require=informative, allowed=allowed)
@@ -217,6 +299,7 @@ class MemoryIndex:
             now=now,
             k=k,
             config=config,
+            in_span=None if span is None else (self._dated >= span[0]) & (self._dated < span[1]),
         )
 
     def keyword_top(
@@ -238,7 +321,7 @@ class MemoryIndex:
         if self._past is None:
             self._past = BM25Index(*self._bm25_params())
             slots = [s for s, item in enumerate(self.items) if item.state == "archived"]
-            self._past.add_many(slots, [terms(self.items[s].text) for s in slots])
+            self._past.add_many(slots, [self._document(s, past=True) for s in slots])
         return self._past
 
     def dense_top(

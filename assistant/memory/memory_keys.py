@@ -1,12 +1,14 @@
-"""Past messages found also by the memories learned from them: the semantic memory's texts given
-to conversation search as keys of their source messages (see `message_keys`)."""
+"""Past messages and the memories learned from them, each found also by the other: the semantic
+memory's texts given to conversation search as keys of their source messages (see
+`message_keys`), and each message's text (after the one before it) given to memory search as
+the context of the memories learned from it (see `memory_index`)."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
 
-from assistant.memory.conversations import ConversationStore
+from assistant.memory.conversations import ConversationStore, ConversationWrite
 from assistant.memory.items import MemoryChange, MemoryItem
 from assistant.memory.message_vectors import MessageKey
 from assistant.memory.semantic import SemanticMemory
@@ -17,11 +19,13 @@ KEYED_STATES = ("active", "archived")  # a forgotten memory is no key (its text 
 def tie_memories_to_messages(
     memory: SemanticMemory, conversations: ConversationStore
 ) -> Callable[[], None]:
-    """Give `conversations` the text of each memory that names its source message, now and
-    after every change of a memory; returns the function that stops it."""
+    """Give `conversations` the text of each memory that names its source message, and
+    `memory` the context of each such memory, now and after every change of a memory (and
+    of its conversation's existence); returns the function that stops it."""
     lock = threading.Lock()  # changes come on the threads that make them
     source_of: dict[str, MessageKey] = {}  # memory id -> its message
     memories_of: dict[MessageKey, set[str]] = {}  # message -> ids of its memories
+    in_conversation: dict[str, set[str]] = {}  # conversation id -> ids of its memories
 
     def track(ids: Iterable[str]) -> set[MessageKey]:
         """Record where these memories point now; the messages whose keys that changes."""
@@ -30,14 +34,25 @@ def tie_memories_to_messages(
             old = source_of.pop(memory_id, None)
             if old is not None:
                 memories_of[old].discard(memory_id)
+                in_conversation[old[0]].discard(memory_id)
                 touched.add(old)
             item = memory.get(memory_id)
             new = _message_of(item) if item is not None else None
             if new is not None:
                 source_of[memory_id] = new
                 memories_of.setdefault(new, set()).add(memory_id)
+                in_conversation.setdefault(new[0], set()).add(memory_id)
                 touched.add(new)
         return touched
+
+    def give_contexts(ids: Iterable[str]) -> None:
+        """Give these memories the contexts of their messages (none if they have none)."""
+        chosen = list(ids)
+        wanted = list({source_of[i] for i in chosen if i in source_of})
+        found = conversations.message_contexts(wanted) if wanted else {}
+        memory.set_contexts(
+            {i: found.get(source_of[i]) if i in source_of else None for i in chosen}
+        )
 
     def texts(message: MessageKey) -> list[str]:
         items = (memory.get(memory_id) for memory_id in sorted(memories_of.get(message, ())))
@@ -49,12 +64,26 @@ def tie_memories_to_messages(
                 touched = track(change.ids)
                 if touched:
                     conversations.set_message_keys({m: texts(m) for m in touched})
+                give_contexts(change.ids)
 
-    unsubscribe = memory.subscribe(changed)
+    def written(write: ConversationWrite) -> None:
+        # A conversation made or removed: its memories gain or lose their contexts.
+        if write.record is None:
+            with lock:
+                give_contexts(list(in_conversation.get(write.conversation_id, ())))
+
+    stops = [memory.subscribe(changed), conversations.subscribe_writes(written)]
     with lock:
-        touched = track(item.id for item in memory.all(None))
+        every = [item.id for item in memory.all(None)]
+        touched = track(every)
         conversations.set_message_keys({m: texts(m) for m in touched})
-    return unsubscribe
+        give_contexts(i for i in every if i in source_of)
+
+    def stop() -> None:
+        for unsubscribe in stops:
+            unsubscribe()
+
+    return stop
 
 
 def _message_of(item: MemoryItem) -> MessageKey | None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -74,6 +74,10 @@ class Contents(Protocol):
         """The keyword index of the items, for the cache."""
         ...
 
+    def contexts(self) -> dict[str, str]:
+        """Per item id, the fingerprint of the context its keyword document holds (if any)."""
+        ...
+
 
 @dataclass(frozen=True)
 class Replayed:
@@ -84,6 +88,7 @@ class Replayed:
     items: list[MemoryItem]
     index: Snapshot | None  # None: index `items` afresh
     changed: list[MemoryItem]
+    contexts: dict[str, str] = field(default_factory=dict)  # what `index` holds (see `context`)
 
 
 class MemoryLog:
@@ -151,7 +156,7 @@ class MemoryLog:
         self._unread = list(cached.unread)
         self._records = cached.records + len(tail)
         self._dead = cached.dead + dead
-        return Replayed(cached.items, cached.index, list(changed.values()))
+        return Replayed(cached.items, cached.index, list(changed.values()), cached.contexts)
 
     def _load_log(self, lost: index_cache.Cached | None = None) -> Replayed:
         """Replay the log, dropping forgotten items and moving unreadable records aside.
@@ -357,6 +362,7 @@ class MemoryLog:
         if not ours:
             return
         snapshot = self._contents.snapshot()
+        contexts = self._contents.contexts()
         items = list(self._contents.items)
         if any(i.state == "forgotten" for i in items):
             try:
@@ -373,6 +379,7 @@ class MemoryLog:
                 self.path,
                 items,
                 snapshot,
+                contexts=contexts,
                 tombstones=[t for ts in self.tombstones.values() for t in ts],
                 unread=self._unread,
                 records=self._records,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Self
@@ -42,6 +42,7 @@ from assistant.memory.scopes import Scope
 from assistant.memory.subscribers import Subscribers
 from assistant.memory.text import expand_last, matched_words, query_terms
 from assistant.memory.tombstones import Tombstone
+from assistant.memory.when import time_span
 from assistant.timestamps import now_utc
 
 Subscriber = Callable[[MemoryChange], None]
@@ -78,7 +79,7 @@ class MemoryStore:
         mem = cls(path, embedder, config)
         with mem._lock:
             replayed = mem._log.load()
-            mem._index.fill(replayed.items, replayed.index)
+            mem._index.fill(replayed.items, replayed.index, replayed.contexts)
             for item in replayed.changed:
                 mem._index.place(item)
             mem._vectors.load()
@@ -231,6 +232,7 @@ class MemoryStore:
         prefix: bool = False,
         include_history: bool = False,
         scopes: Collection[Scope] | None = None,
+        now: datetime | None = None,
     ) -> list[SearchHit]:
         """The `k` active items most relevant to `query`, best first; with `include_history`
         archived ones too (superseded, faded or archived by hand; not forgotten ones); with
@@ -242,7 +244,9 @@ class MemoryStore:
         similarity reaches `min_similarity`, so nothing unrelated comes back; a query of stop
         words alone finds nothing. With `prefix` (search as you type) the last word also
         matches the words it begins: "siste" finds "sister". Archived items have a keyword
-        index of their own, whose BM25 ranking is merged with the active items' by score.
+        index of their own, whose BM25 ranking is merged with the active items' by score. A
+        period the query names ("in May 2023", "last week", resolved against `now`, default
+        now) favours the memories that hold from it (see `SearchConfig.date_weight`).
         """
         cfg = config or self.config
         tokens, informative = query_terms(query)
@@ -260,6 +264,9 @@ class MemoryStore:
         else:
             qvec = self._vectors.embed_if_searchable(query)
         self._vectors.refit()  # due after a cache without one; else nothing to do
+        at = now or now_utc()
+        period = time_span(query, at)
+        span = None if period is None else (period[0].timestamp(), period[1].timestamp())
         with self._lock:
             hits = self._index.search(
                 tokens,
@@ -268,8 +275,9 @@ class MemoryStore:
                 k=k,
                 config=cfg,
                 include_history=include_history,
-                now=now_utc().timestamp(),
+                now=at.timestamp(),
                 allowed=self._index.scope_mask(scopes),
+                span=span,
             )
         return [
             dataclasses.replace(hit, matched=matched_words(query, hit.item.text, prefix=prefix))
@@ -277,6 +285,12 @@ class MemoryStore:
             else hit
             for hit in hits
         ]
+
+    def set_contexts(self, changes: Mapping[str, str | None]) -> None:
+        """Find these memories (by id) also by these texts, instead of those they had (None:
+        by their own text only): the message each was learned from and the one before it."""
+        with self._lock:
+            self._index.set_contexts(changes)
 
     def find_related(
         self, text: str, k: int = 5, scopes: Collection[Scope] | None = None

@@ -6,7 +6,11 @@ vectors (`embed_pending`, in the background), cosine similarity, fused (see `ran
 user or assistant message is scored with the one before it in its conversation as context
 (`SearchConfig.keyword_context`; `context_weight` does the same for the meaning score), since a
 reply ("Yes, a sunrise") often means what the message it answers says. A query that names a
-period ("in May 2023", "last week") favours the messages written in it.
+period ("in May 2023", "last week") favours the messages written in it. A conversation's
+summary, if it has one, says what it was about: the relevance of its summary to the query
+(BM25 over the summaries, 1 for the best) adds to that of its messages
+(`SearchConfig.summary_weight`), as passage retrieval adds a document's score to its
+passages' (Callan, "Passage-level evidence in document retrieval", 1994).
 """
 
 from __future__ import annotations
@@ -131,6 +135,8 @@ class MessageIndex:
         self._key_of: dict[MessageKey, int] = {}  # (conversation, message) -> key
         self._keys = MessageKeys()  # the texts messages are also found by
         self._doc_keys: dict[str, list[int]] = {}  # conversation -> its keys, in order
+        self._summaries: dict[str, str] = {}  # conversation -> its summary, if any
+        self._summary_bm25: tuple[BM25Index, list[str]] | None = None  # and the conversations
         self._prev: dict[int, int] = {}  # key -> key of the message before it, if searched
         self._times: dict[int, str] = {}  # key -> created_at
         self._next_key = 0
@@ -153,12 +159,14 @@ class MessageIndex:
         """Whether the messages of a conversation are indexed (none, if it is temporary)."""
         return conversation_id in self._doc_keys
 
-    def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
-        """Index these messages of a conversation instead of those it had (none: temporary)."""
+    def replace(self, conversation_id: str, messages: Sequence[Message], summary: str = "") -> None:
+        """Index these messages of a conversation and its summary instead of those it had
+        (none: temporary)."""
         if not self._built:
             return
         self.remove(conversation_id)
         self._doc_keys[conversation_id] = []
+        self.set_summary(conversation_id, summary)
         if len(messages) > 1:
             self._arrays = None  # rebuilt once, not copied for each message (an import)
         for message in messages:
@@ -180,6 +188,7 @@ class MessageIndex:
             times=[self._times[key] for key in keys],
             prev=np.array([self._prev.get(key, -1) for key in keys], dtype=np.int64),
             key_texts={m: t for m, t in self._keys.texts.items() if m in self._key_of},
+            summaries=dict(self._summaries),
             bm25=self._bm25.snapshot(),
             next_key=self._next_key,
             flavour=self._flavour(),
@@ -200,6 +209,8 @@ class MessageIndex:
         self._times = dict(zip(keys, state.times, strict=True))
         self._prev = {k: p for k, p in zip(keys, state.prev.tolist(), strict=True) if p >= 0}
         self._doc_keys = {cid: list(ks) for cid, ks in state.order.items()}
+        self._summaries = {c: t for c, t in state.summaries.items() if c in self._doc_keys}
+        self._summary_bm25 = None
         self._next_key = state.next_key
         self._arrays, self._pending = None, None
         # Documents indexed with keys that have changed since (memories edited or forgotten)
@@ -222,6 +233,36 @@ class MessageIndex:
             self._bm25.add(key, self._terms(key))
             self.dirty = True
 
+    def set_summary(self, conversation_id: str, summary: str) -> None:
+        """A conversation's summary, if it is indexed (empty: it has none)."""
+        if not self._built or conversation_id not in self._doc_keys:
+            return
+        if self._summaries.get(conversation_id, "") == summary.strip():
+            return
+        if summary.strip():
+            self._summaries[conversation_id] = summary.strip()
+        else:
+            self._summaries.pop(conversation_id, None)
+        self._summary_bm25 = None
+        self.dirty = True
+
+    def _conversation_relevance(
+        self, tokens: Sequence[str], required: Sequence[str]
+    ) -> dict[str, float]:
+        """Per conversation whose summary shares a non-stop word with the query, its summary's
+        BM25 score divided by the best (built on first use after a change)."""
+        if self._summary_bm25 is None:
+            cids = sorted(self._summaries)
+            index = BM25Index(self.config.bm25_k1, self.config.bm25_b)
+            index.add_many(range(len(cids)), [terms(self._summaries[c]) for c in cids])
+            self._summary_bm25 = index, cids
+        index, cids = self._summary_bm25
+        ranked = index.top(tokens, len(cids), require=required)
+        best = max((score for _, score in ranked), default=0.0)
+        if best <= 0:
+            return {}
+        return {cids[n]: max(score, 0.0) / best for n, score in ranked}
+
     def set_keys(self, changes: Mapping[MessageKey, Sequence[str]]) -> None:
         """Index these messages also under these texts (the memories extracted from them),
         instead of the keys they had; no texts: no keys (see `message_keys`)."""
@@ -229,6 +270,21 @@ class MessageIndex:
             for message in self._keys.set(changes):
                 self._reindex(message)
             self._pending_keys = None
+
+    def contexts(self, messages: Sequence[MessageKey]) -> dict[MessageKey, str]:
+        """The text of each of these messages that is searched, after that of the message before
+        it (what a memory learned from it is also found by; see `memory_index`)."""
+        with self._lock:
+            self._sync()
+            out = {}
+            for message in messages:
+                key = self._key_of.get(message)
+                if key is None:
+                    continue
+                before = self._prev.get(key)
+                text = self._docs[key][2]
+                out[message] = text if before is None else f"{self._docs[before][2]}\n{text}"
+            return out
 
     def search(
         self, query: str, k: int = 10, *, now: datetime | None = None
@@ -258,6 +314,11 @@ class MessageIndex:
                 start, end = (stamp(moment) for moment in span)
                 inside = [start <= self._times[key] < end for key in order]
                 relevance += cfg.date_weight * np.array(inside)
+            if cfg.summary_weight and self._summaries:
+                by_conversation = self._conversation_relevance(tokens, required)
+                if by_conversation:
+                    prior = [by_conversation.get(self._docs[key][0], 0.0) for key in order]
+                    relevance += cfg.summary_weight * np.array(prior)
             wanted = names(query)
             if wanted and cfg.entity_weight:
                 named = [mentions(self._docs[key][2], wanted) for key in order]
@@ -525,6 +586,8 @@ class MessageIndex:
     def remove(self, conversation_id: str) -> None:
         """Drop the messages of a conversation from the index."""
         self.dirty |= conversation_id in self._doc_keys
+        if self._summaries.pop(conversation_id, None) is not None:
+            self._summary_bm25 = None
         for key in self._doc_keys.pop(conversation_id, []):
             self._bm25.remove(key)
             del self._key_of[self._docs[key][:2]]

@@ -4,7 +4,8 @@ Building the index means reading, tokenizing and indexing every conversation: ab
 at 100,000 messages. At close, a store whose index changed writes `conversations/index.npz`:
 for each indexed conversation the size and modification time of the file the index holds it
 from; the indexed messages (key, conversation, id, text, time, the message before); the texts
-they were also found by (`message_keys`); and the BM25 index as flat arrays. Strings are kept
+they were also found by (`message_keys`); the conversations' summaries; and the BM25 index as
+flat arrays. Strings are kept
 as one UTF-8 blob each with their offsets. A store that opens it keeps a conversation's part
 only if its file still has that size and time, and reads the others again; a cache of another
 version, or unreadable, is ignored. Written atomically; it holds what the conversation files
@@ -30,7 +31,7 @@ from assistant.memory.message_vectors import MessageKey
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: conversation summaries
 CACHE_NAME = "index.npz"
 IntArray = npt.NDArray[np.int64]
 
@@ -48,6 +49,7 @@ class IndexState:
     times: list[str]
     prev: IntArray  # per message: the key of the message before it, or -1
     key_texts: dict[MessageKey, tuple[str, ...]]  # the keys its documents were indexed with
+    summaries: dict[str, str]  # conversation -> its summary, if it has one
     bm25: Snapshot
     next_key: int
     flavour: str  # what the keyword documents hold (`MessageIndex`'s settings)
@@ -62,6 +64,7 @@ def save(directory: Path, state: IndexState) -> None:
         "next_key": state.next_key,
         "flavour": state.flavour,
         "key_texts": [[c, m, list(t)] for (c, m), t in state.key_texts.items()],
+        "summaries": state.summaries,
     }
     arrays: dict[str, npt.NDArray[Any]] = {
         "meta": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
@@ -102,6 +105,7 @@ def load(directory: Path) -> IndexState | None:
             times=strings["times"],
             prev=prev,
             key_texts={(c, m): tuple(t) for c, m, t in meta["key_texts"]},
+            summaries={str(c): str(t) for c, t in meta["summaries"].items()},
             bm25=bm25,
             next_key=int(meta["next_key"]),
             flavour=str(meta["flavour"]),

@@ -39,11 +39,17 @@ class SearchConfig:
     keyword_context: bool = True
     context_weight: float = 0.0
     # A query that names a period ("in May 2023", "last week") adds this to the relevance of
-    # the messages written in it.
+    # the messages written in it, and of the memories that hold from it (or were learned in it).
     date_weight: float = 0.25
     # Conversation search finds a message also by the texts it is indexed under: the memories
     # extracted from it (`message_keys`).
     message_keys: bool = True
+    # Conversation search adds this times its conversation's relevance (that of its summary,
+    # 1 for the best) to a message's: the conversation first, then the message in it.
+    summary_weight: float = 0.25
+    # Memory search finds a memory also by its context: the message it was learned from and
+    # the one before it (see `memory_index`).
+    source_context: bool = True
     # A query that names someone or something ("Caroline", "Lisbon") may add this to the
     # relevance of the results that mention every name (see `entities`; measured: it did not
     # help conversation search).
@@ -70,9 +76,11 @@ def fuse(
     now: float,
     k: int,
     config: SearchConfig,
+    in_span: npt.NDArray[np.bool_] | None = None,
 ) -> list[SearchHit]:
     """The best `k` hits: the fused score (1 is first in every ranking) plus importance and
-    recency (days since last use) boosts. Ties keep ranking order."""
+    recency (days since last use) boosts, and `date_weight` for the slots of `in_span` (those
+    in a period the query names). Ties keep ranking order."""
     if not lexical and not dense:
         return []
     fused = fuse_rankings(lexical, dense, config)
@@ -83,6 +91,8 @@ def fuse(
     idle_days = np.maximum(0.0, now - last_used[slots]) / 86400
     boost_recency = config.recency_weight * np.exp(-idle_days / config.recency_days)
     scores = relevance + boost_importance + boost_recency
+    if in_span is not None:
+        scores = scores + config.date_weight * in_span[slots]
     hits = []
     for i in np.argsort(-scores, kind="stable")[:k].tolist():
         slot = order[i]

@@ -20,10 +20,12 @@ questions, overall and per category (1 multi-hop, 2 temporal, 3 open-domain, 4 s
 5 adversarial).
 
 Layers: `SemanticMemory.search` with one memory per turn, and `ConversationStore.search` with one
-conversation per LoCoMo conversation (the first speaker's turns as user messages, the other's as
-assistant messages). Each runs with the default configuration and with one idea switched off or
-changed at a time (the ablation rows). Texts are embedded once per embedder and the vectors
-reused, so the latencies exclude query embedding, which is timed on its own.
+conversation per session of a LoCoMo conversation, as a user's chats on different days would be
+(the first speaker's turns as user messages, the other's as assistant messages; the session's
+`session_summary` as the conversation's summary). Each runs with the default configuration and
+with one idea switched off or changed at a time (the ablation rows). Texts are embedded once per
+embedder and the vectors reused, so the latencies exclude query embedding, which is timed on its
+own.
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ import numpy.typing as npt
 from assistant.memory import ConversationStore, Message, message_index, when
 from assistant.memory import text as text_module
 from assistant.memory.embedding import Embedder
-from assistant.memory.items import MemoryItem
+from assistant.memory.items import MemoryItem, Source
+from assistant.memory.memory_keys import tie_memories_to_messages
 from assistant.memory.ranking import SearchConfig
 from assistant.memory.semantic import SemanticMemory
 from tests.bench import recall_speed
@@ -145,6 +148,7 @@ def memory_items(dialog: Dialog, curator: bool) -> tuple[list[MemoryItem], list[
     """The memories of a dialog and the turn of each: one per turn, or (`curator`) the
     memories the curator would have extracted, dated by their source turn."""
     time_of = {turn.id: turn.time for turn in dialog.turns}
+    session_of = {turn.id: turn.session for turn in dialog.turns}
     pairs = (
         [(m.text, m.turn) for m in dialog.memories]
         if curator
@@ -160,6 +164,7 @@ def memory_items(dialog: Dialog, curator: bool) -> tuple[list[MemoryItem], list[
             updated_at=time_of[turn],
             last_accessed=time_of[turn],
             tags=(turn,),
+            source=Source(conversation_id(dialog, session_of[turn]), message_id(turn)),
         )
         for i, (text, turn) in enumerate(pairs)
     ]
@@ -173,20 +178,67 @@ def memory_layer(
     config: SearchConfig,
     curator: bool = False,
 ) -> tuple[Searcher, Callable[[], None]]:
-    """A SemanticMemory with one memory per turn (or the curator's memories), and its search
-    returning turn ids (each once, at its best place)."""
-    mem = SemanticMemory.open(directory, embedder, config)
+    """A SemanticMemory with one memory per turn (or the curator's memories), each learned
+    from its turn's message (in a conversation store beside it, keywords only, that gives the
+    memories their contexts as the app does), and its search returning turn ids (each once,
+    at its best place)."""
+    mem = SemanticMemory.open(directory / "memory", embedder, config)
     items, turns = memory_items(dialog, curator)
     mem.insert(items, dedupe=False)  # every turn, even one that repeats another
+    closers = [mem.close]
+    if config.source_context:
+        store = dialog_store(dialog, directory, None, config)
+        closers += [tie_memories_to_messages(mem, store), store.close]
     turn_of = {item.id: turn for item, turn in zip(items, turns, strict=True)}
     # A turn with several memories could fill the top 10 with itself: ask for more.
     depth = 3 * K if curator else K
+    now = dialog.turns[-1].time + timedelta(days=1)  # the questions come after the dialog
 
     def search(query: str) -> list[str]:
-        ranked = [turn_of[hit.item.id] for hit in mem.search(query, k=depth)]
+        ranked = [turn_of[hit.item.id] for hit in mem.search(query, k=depth, now=now)]
         return list(dict.fromkeys(ranked))[:K]
 
-    return search, mem.close
+    def close() -> None:
+        for closer in reversed(closers):
+            closer()
+
+    return search, close
+
+
+def conversation_id(dialog: Dialog, session: int) -> str:
+    """The id of a dialog's session's conversation in a store."""
+    return f"{dialog.id.replace('-', '_')}_s{session}"
+
+
+def message_id(turn_id: str) -> str:
+    """The id of a turn's message in a store."""
+    return turn_id.replace(":", "_")
+
+
+def dialog_store(
+    dialog: Dialog, directory: Path, embedder: Embedder | None, config: SearchConfig
+) -> ConversationStore:
+    """A ConversationStore holding each session of the dialog as a conversation, with the
+    session's summary as its summary (the first speaker's turns as user messages, the other's
+    as assistant messages)."""
+    store = ConversationStore(directory, embedder, config)
+    sessions: dict[int, list[Message]] = {}
+    for turn in dialog.turns:
+        messages = sessions.setdefault(turn.session, [])
+        messages.append(
+            Message(
+                id=message_id(turn.id),
+                parent_id=messages[-1].id if messages else None,
+                role="user" if turn.speaker == dialog.speakers[0] else "assistant",
+                content=turn.text,
+                created_at=turn.time.isoformat(),
+            )
+        )
+    for session, messages in sessions.items():
+        cid = conversation_id(dialog, session)
+        summary = dialog.summaries.get(session, "")
+        store.import_conversation(cid, cid, messages[0].created_at, messages, summary=summary)
+    return store
 
 
 def conversation_layer(
@@ -196,26 +248,15 @@ def conversation_layer(
     config: SearchConfig,
     curator: bool = False,
 ) -> tuple[Searcher, Callable[[], None]]:
-    """A ConversationStore holding the dialog as one conversation (with `curator`, each turn
-    found also by the memories extracted from it); search returns turn ids."""
-    store = ConversationStore(directory, embedder, config)
-    messages = []
-    for i, turn in enumerate(dialog.turns):
-        messages.append(
-            Message(
-                id=turn.id.replace(":", "_"),
-                parent_id=messages[i - 1].id if i else None,
-                role="user" if turn.speaker == dialog.speakers[0] else "assistant",
-                content=turn.text,
-                created_at=turn.time.isoformat(),
-            )
-        )
-    cid = dialog.id.replace("-", "_")
-    store.import_conversation(cid, dialog.id, messages[0].created_at, messages)
+    """A ConversationStore holding the dialog, a conversation per session (with `curator`, each
+    turn found also by the memories extracted from it); search returns turn ids."""
+    store = dialog_store(dialog, directory, embedder, config)
     if curator:
+        session_of = {turn.id: turn.session for turn in dialog.turns}
         keys: dict[tuple[str, str], list[str]] = {}
         for memory in dialog.memories:
-            keys.setdefault((cid, memory.turn.replace(":", "_")), []).append(memory.text)
+            message = (conversation_id(dialog, session_of[memory.turn]), message_id(memory.turn))
+            keys.setdefault(message, []).append(memory.text)
         store.set_message_keys(keys)
     store.embed_pending()
 
@@ -302,6 +343,7 @@ def variants() -> list[Variant]:
     """The default first, then one change at a time."""
     base = SearchConfig()
     conversations = ("ConversationStore", "ConversationStore + memories as keys")
+    memories = ("SemanticMemory", "SemanticMemory of curator memories")
     return [
         Variant("default", base),
         Variant(
@@ -318,9 +360,8 @@ def variants() -> list[Variant]:
             layers=conversations,
         ),
         Variant(
-            "no date weighing (a named period does not favour its messages)",
+            "no date weighing (a named period does not favour its messages or memories)",
             replace(base, date_weight=0.0),
-            layers=conversations,
         ),
         Variant(
             "dates as before: a month of a year or a year (no day, nothing relative)",
@@ -337,6 +378,16 @@ def variants() -> list[Variant]:
         Variant(
             "a named person or place favours the results that mention it (+0.1)",
             replace(base, entity_weight=0.1),
+            layers=conversations,
+        ),
+        Variant(
+            "no context: a memory is not found by its message and the one before it",
+            replace(base, source_context=False),
+            layers=memories,
+        ),
+        Variant(
+            "no summaries: a conversation's summary does not favour its messages",
+            replace(base, summary_weight=0.0),
             layers=conversations,
         ),
         Variant(
@@ -368,7 +419,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--embedders", default="local,none", help="comma-separated: local, none")
     parser.add_argument("--ablation", action="store_true", help="also run each ablation row")
     parser.add_argument("--layers", default=",".join(LAYERS), help="comma-separated layer names")
-    parser.add_argument("--only", default="", help="run only the variants whose name has this")
+    parser.add_argument(
+        "--only", default="", help="run only the variants whose name has one of these (commas)"
+    )
     parser.add_argument("--conversations", type=int, default=0, help="only the first N (trying)")
     parser.add_argument("--vectors", type=Path, help="keep the vectors here between runs")
     parser.add_argument(
@@ -407,7 +460,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
         label = embedder.name if embedder is not None else "none (keywords only)"
         for variant in variants() if args.ablation else variants()[:1]:
-            if (embedder is None and variant.dense_only) or args.only not in variant.name:
+            chosen = any(part in variant.name for part in args.only.split(","))
+            if (embedder is None and variant.dense_only) or not chosen:
                 continue
             for layer_name in [n for n in variant.layers if n in layers]:
                 say(f"{layer_name}, {label}, {variant.name}")

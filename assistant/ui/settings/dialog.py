@@ -27,6 +27,7 @@ from assistant.ui.settings.form import SettingsForm, align_labels
 from assistant.ui.settings.knowledge_page import KnowledgeSettingsPage
 from assistant.ui.settings.memory_page import MemoryPage
 from assistant.ui.settings.model_page import ModelPage
+from assistant.ui.settings.models_page import ModelsPage
 from assistant.ui.settings.page import SettingsPage
 from assistant.workspace import Workspace
 
@@ -50,6 +51,7 @@ class SettingsDialog(QDialog):
 
         self.pages: list[SettingsPage] = [
             ModelPage(workspace.settings, workspace.credentials),
+            ModelsPage(),
             MemoryPage(),
             AppearancePage(),
         ]

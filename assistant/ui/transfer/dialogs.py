@@ -294,6 +294,8 @@ class ImportPreviewDialog(QDialog):
         ]
         if plan.format == "assistant":
             counts.append(counted(len(plan.memories), "memory", "memories"))
+            if plan.projects:
+                counts.append(counted(len(plan.projects), "project"))
         files = len(plan.source.members) if plan.source is not None else 1
         if files > 1:
             counts.append(f"from {files} files")

@@ -213,5 +213,7 @@ class MainMenu:
             ("New line in the message", "Shift+Enter"),
             ("Stop the reply (in the message box)", "Esc"),
             ("Rename / delete the selected conversation", "F2 / Del"),
+            ("New project / its instructions and settings", "Ctrl+Alt+N / Ctrl+Alt+I"),
+            ("Move the selected conversations to a project", "Ctrl+Alt+M"),
         ]
         return rows
