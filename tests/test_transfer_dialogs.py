@@ -571,7 +571,10 @@ def test_reading_says_how_much_of_the_file_is_read(
     assert progress is not None
     qtbot.waitUntil(lambda: "3.0 of 122.0 MB" in progress.labelText())
     assert progress.labelText().startswith("Reading chatgpt-realistic.json…")
-    progress.cancel()
+    (cancel_button,) = progress.findChildren(QPushButton)
+    cancel_button.click()  # the read stops: no thread is left reading
+    flow = transfer_dialogs._ImportFlow
+    qtbot.waitUntil(lambda: parent.findChild(flow) is None, timeout=5000)
 
 
 def test_importing_shows_numbers_and_then_a_result_that_stays(
