@@ -31,6 +31,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("*/settings.json", "settings"),
     ("memory/working.json", "working"),
     ("memory/topics.json", "topics"),
+    ("memory/inbox.json", "inbox"),
     ("memory/semantic.jsonl", "memory-log"),
     ("memory/semantic-index.npz", "memory-index"),
     ("memory/vectors-*", "memory-vectors"),

@@ -25,6 +25,7 @@ from assistant.fileio import (
     storage_error,
 )
 from assistant.memory.subscribers import Subscribers
+from assistant.memory_policy import POLICY_MODES
 from assistant.timestamps import is_timestamp, stamp
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,7 @@ class Project:
     knowledge: tuple[str, ...] = ()  # knowledge folders of this project only
     created_at: str = ""
     updated_at: str = ""
+    memory_policy: str = ""  # what its chats may remember (a PolicyMode); "": as in Settings
 
     def to_json(self) -> dict[str, Any]:
         """The project as its file (and an export) holds it."""
@@ -57,6 +59,7 @@ class Project:
             "knowledge": list(self.knowledge),
             "created_at": self.created_at,
             "updated_at": self.updated_at,
+            "memory_policy": self.memory_policy,
         }
 
     @classmethod
@@ -83,7 +86,18 @@ class Project:
             if value and not is_timestamp(value):
                 raise ValueError(f"{field_name}: not an ISO 8601 timestamp")
             times[field_name] = value
-        return cls(project_id, name, instructions, isolated, tuple(knowledge), **times)
+        policy = raw.get("memory_policy", "")
+        if policy != "" and policy not in POLICY_MODES:
+            raise ValueError(f"memory_policy: expected one of {', '.join(POLICY_MODES)} or ''")
+        return cls(
+            project_id,
+            name,
+            instructions,
+            isolated,
+            tuple(knowledge),
+            **times,
+            memory_policy=policy,
+        )
 
 
 def _str(raw: dict[str, Any], name: str, default: str | None = None) -> str:
@@ -179,6 +193,7 @@ class ProjectStore:
         instructions: str = "",
         isolated: bool = False,
         knowledge: Sequence[str] = (),
+        memory_policy: str = "",
     ) -> Project:
         """A new project, saved; ProjectExistsError if the name is taken, ValueError for a bad
         name or instructions."""
@@ -191,6 +206,7 @@ class ProjectStore:
                     "instructions": instructions,
                     "isolated": isolated,
                     "knowledge": list(knowledge),
+                    "memory_policy": memory_policy,
                     "created_at": now,
                     "updated_at": now,
                 }
@@ -216,6 +232,7 @@ class ProjectStore:
         instructions: str | None = None,
         isolated: bool | None = None,
         knowledge: Sequence[str] | None = None,
+        memory_policy: str | None = None,
     ) -> Project:
         """Change a project (None leaves a field as it is); KeyError if there is none."""
         with self._lock:
@@ -228,6 +245,7 @@ class ProjectStore:
                 ("instructions", instructions),
                 ("isolated", isolated),
                 ("knowledge", None if knowledge is None else list(knowledge)),
+                ("memory_policy", memory_policy),
             ):
                 if value is not None:
                     raw[key] = value

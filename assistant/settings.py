@@ -12,6 +12,7 @@ from typing import Any, Literal, get_args
 
 from assistant.fileio import atomic_write_json, read_json_object, set_aside
 from assistant.instructions import Instructions
+from assistant.memory_policy import NEVER_TOPICS, POLICY_MODES, MemoryPolicy, PolicyMode
 from assistant.model_options import ModelOptions, options_by_model
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,11 @@ class Settings:
     chat_model: str = "gpt-4o-mini"
     embedding_model: str = LOCAL_EMBEDDING_MODEL  # or a model of the server, or "" for none
     auto_memories: bool = True
+    # What is remembered (assistant.memory_policy): the mode, built-in topics never to remember
+    # (keys of NEVER_TOPICS) and the user's own.
+    memory_policy: PolicyMode = "automatic"
+    never_remember: list[str] = field(default_factory=list)
+    never_remember_own: list[str] = field(default_factory=list)
     memories_per_prompt: int = 6
     reflection_after_memories: int = 10  # reflect after this many new memories
     reflection_per_day: int = 3  # insights written a day at most
@@ -113,6 +119,12 @@ class Settings:
     def instructions(self) -> Instructions:
         """The user's custom instructions."""
         return Instructions(self.instructions_about, self.instructions_answer)
+
+    def policy(self) -> MemoryPolicy:
+        """What may be remembered, and what never."""
+        return MemoryPolicy(
+            self.memory_policy, tuple(self.never_remember), tuple(self.never_remember_own)
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The settings as a JSON object with the file format version (and the fields this
@@ -180,6 +192,8 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "chat_model": (str,),
     "embedding_model": (str,),
     "auto_memories": (bool,),
+    "never_remember": (list,),
+    "never_remember_own": (list,),
     "memories_per_prompt": (int,),
     "reflection_after_memories": (int,),
     "reflection_per_day": (int,),
@@ -208,6 +222,10 @@ _ZERO_MEANS_AUTOMATIC = frozenset({"prompt_budget_tokens"})
 def _valid(name: str, value: Any) -> bool:
     if name == "provider":
         return value in get_args(ProviderName)
+    if name == "memory_policy":
+        return value in POLICY_MODES
+    if name == "never_remember" and isinstance(value, list):
+        return all(key in NEVER_TOPICS for key in value)
     if name == "model_options":
         try:
             options_by_model(value)

@@ -20,7 +20,9 @@ from assistant.memory import (
     Conversation,
     ConversationStore,
     Embedder,
+    Inbox,
     LazyEmbedder,
+    Review,
     SemanticMemory,
     TopicStore,
     WorkingMemoryStore,
@@ -62,6 +64,7 @@ class Workspace:
     topics: TopicStore
     knowledge: Knowledge  # the knowledge folders (loaded and kept up to date by a service)
     attachments: AttachmentStore  # files attached to messages, by conversation
+    inbox: Inbox  # memories proposed while the policy is "ask first", waiting for review
     projects: ProjectStore  # projects: their names, instructions and knowledge folders
     warnings: list[str] = field(default_factory=list)
     notices: Notices = field(default_factory=Notices)
@@ -111,6 +114,7 @@ class Workspace:
             topics=TopicStore(memory_dir(root)),
             knowledge=Knowledge(root, embedder),
             attachments=AttachmentStore(root),
+            inbox=Inbox(memory_dir(root)),
             projects=ProjectStore(root),
             notices=notices,
             embedder=embedder,
@@ -126,6 +130,7 @@ class Workspace:
             *workspace.conversations.warnings,
             *workspace.working.warnings,
             *workspace.topics.warnings,
+            *workspace.inbox.warnings,
             *workspace.knowledge.warnings,
             *workspace.projects.warnings,
         ]
@@ -212,15 +217,19 @@ class Workspace:
         self.settings.instructions_about = instructions.about
         self.settings.instructions_answer = instructions.answer
 
-    def delete_project(self, project_id: str) -> None:
+    def delete_project(self, project_id: str, *, forget_memories: bool = False) -> None:
         """Delete a project: its conversations move to no project and its memories become
-        global (each with a "moved" event), then its file goes."""
+        global (each with a "moved" event), or are forgotten with `forget_memories`; then its
+        file goes."""
         for info in self.conversations.all():
             if info.project == project_id:
                 self.conversations.set_project(info.id, None)
         for item in self.memory.all(state=None):
             if item.project == project_id and item.state != "forgotten":
-                self.memory.move(item.id, None)
+                if forget_memories:
+                    self.memory.forget(item.id)
+                else:
+                    self.memory.move(item.id, None)
         self.projects.delete(project_id)
 
     def instructions_for(self, conversation: Conversation | None) -> Instructions:
@@ -277,6 +286,7 @@ class Workspace:
             reply_max_tokens=self.settings.reply_max_tokens,
             auto_memories=self.settings.auto_memories,
             instructions=self.settings.instructions(),
+            memory_policy=self.settings.policy(),
         )
         return Agent(
             provider,
@@ -284,7 +294,7 @@ class Workspace:
             self.conversations,
             self.working,
             config=config,
-            curator=Curator(background, self.memory, self.topics),
+            curator=Curator(background, self.memory, self.topics, self.inbox),
             reflector=self._reflector(background),
             notices=self.notices,
             upkeep=upkeep or run_now,
@@ -294,7 +304,12 @@ class Workspace:
             attachments=self.attachments,
             choose_model=self._turn_model,
             projects=self.projects,
+            inbox=self.inbox,
         )
+
+    def review(self) -> Review:
+        """Accepting and rejecting what waits in the review inbox."""
+        return Review(self.inbox, self.memory, self.topics)
 
     def _turn_model(self, conversation: Conversation) -> TurnModel:
         """A turn's model: the conversation's choice or the settings' one, with the options

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from assistant import failpoints
-from tests.reliability.crashes import crash_and_check, workload
+from tests.reliability.crashes import check, crash_and_check, workload
 
 # A few crash points of each kind of step: a torn append, a snapshot before its rename, a cache,
 # a removal; a compacted log with the cache of the log before it, an edit the vector cache
@@ -24,6 +24,9 @@ SAMPLE = [
     ("memory-log.append.fsync", 15),
     ("projects.snapshot.rename", 2),  # the project's change: the first version or the second
     ("projects.delete", 1),
+    ("inbox.snapshot.write", 1),
+    ("inbox.snapshot.rename", 2),
+    ("inbox.snapshot.fsync", 3),
 ]
 
 
@@ -39,6 +42,7 @@ SAMPLE = [
         ("data/conversations/index.json", "conversation-index"),
         ("data/conversations/vectors-hash.npz", "message-vectors"),
         ("data/mcp.json", "mcp"),
+        ("data/memory/inbox.json", "inbox"),
         ("data/projects/0a1b.json", "projects"),
         ("data/elsewhere.txt", "other"),
     ],
@@ -57,9 +61,9 @@ def test_the_workload_passes_a_failpoint_of_every_step_of_every_store(tmp_path: 
     root = tmp_path / "data"
     root.mkdir()
     run = workload(root, f"trace:{trace}")
-    assert run.acks[-1]["ack"] == "done"
+    assert run.acks[-1]["ack"] == "done" and check(root, run) == []
     names = set(trace.read_text().split())
-    for kind in ("settings", "working", "conversation-index", "memory-index"):
+    for kind in ("settings", "working", "conversation-index", "memory-index", "inbox"):
         assert {f"{kind}.snapshot.{step}" for step in ("write", "fsync", "rename")} <= names
     assert {"conversation.append.write", "conversation.create.link", "conversation.delete"} <= names
     assert {"memory-log.append.fsync", "memory-log.snapshot.rename"} <= names

@@ -404,7 +404,7 @@ def test_pages_and_a_problem_on_another_page_keeps_the_dialog_open(
     dialog = open_dialog(qtbot, workspace)
     tabs = child(dialog, QTabWidget, "settingsPages")
     titles = [tabs.tabText(i) for i in range(tabs.count())]
-    assert titles == ["Model", "Model options", "Memory", "Appearance"]
+    assert titles == ["Model", "Model options", "Memory", "Remembering", "Appearance"]
     url_edit(dialog).setText("ftp://example.org")
     tabs.setCurrentIndex(titles.index("Memory"))
     child(dialog, QSpinBox, "memoriesPerPromptSpin").setValue(11)

@@ -15,15 +15,19 @@ from assistant.agent.tools import Tool, ToolRegistry, tool
 from assistant.errors import ToolError
 from assistant.memory import (
     EVERYWHERE,
+    Change,
     ConversationStore,
+    Inbox,
     MemoryEdit,
     MemoryItem,
     MemoryKind,
     MemoryScope,
+    Proposal,
     SemanticMemory,
     Source,
     WorkingMemoryStore,
 )
+from assistant.memory_policy import AUTOMATIC, MemoryPolicy
 from assistant.timestamps import now_utc
 
 if TYPE_CHECKING:
@@ -46,6 +50,8 @@ class ToolContext:
     changes: int = 0
     cancel: CancelToken = field(default_factory=CancelToken)  # the turn's: tools that wait stop
     revealed: set[str] = field(default_factory=set)  # hidden tools a search found, to offer
+    policy: MemoryPolicy = AUTOMATIC  # what the user lets be remembered in this conversation
+    inbox: Inbox | None = None  # where `remember` proposes when the policy is "ask first"
     scope: MemoryScope = EVERYWHERE  # the memories the chat sees (its project's and global)
     sees_conversation: Callable[[str], bool] | None = None  # None: every one (see chat_scope)
 
@@ -96,7 +102,24 @@ def remember(
     """
     if not 0 <= importance <= 1:
         raise ToolError("remember: 'importance' must be between 0 and 1.")
+    topic = context.policy.blocked_by(text)
+    if topic is not None:
+        raise ToolError(
+            f"remember: not saved. The user asked never to remember anything about {topic}. "
+            "If they want it kept all the same, they can add it themselves in the memory panel."
+        )
     source = Source(context.conversation_id, context.message_id)
+    if context.policy.mode == "ask" and context.inbox is not None:
+        change: Change = "replace" if replaces is not None else "add"
+        proposed = Proposal(
+            text, kind, importance, source=source, by="tool", change=change, target=replaces
+        )
+        if not context.inbox.propose([proposed]):
+            return "Already waiting for the user's review."
+        return (
+            "Proposed, not saved yet: the user reviews new memories first (their setting), in "
+            "the Review tab of the memory panel. Tell them it waits there."
+        )
     if replaces is not None:
         old = _existing(memory, context, replaces)
         if not old.is_current:

@@ -27,17 +27,21 @@ from assistant.agent.model_json import listed
 from assistant.errors import AssistantError, ProviderError
 from assistant.memory import (
     KINDS,
+    Change,
     ForgottenFactError,
+    Inbox,
     MemoryEdit,
     MemoryItem,
     MemoryKind,
     Message,
     Origin,
+    Proposal,
     Scope,
     SemanticMemory,
     Source,
     TopicStore,
 )
+from assistant.memory_policy import AUTOMATIC, MemoryPolicy
 from assistant.timestamps import now_utc
 
 log = logging.getLogger(__name__)
@@ -63,6 +67,19 @@ Answer with JSON only: {{"memories": [{{"kind": one of {", ".join(EXTRACTED_KIND
 "text": "...", "importance": 0.5, "topic": "..."}}]}}. Answer {{"memories": []}} when nothing \
 is worth keeping."""
 
+ON_REQUEST_PROMPT = f"""\
+You curate the long-term memory of a personal assistant whose user wants memories kept only \
+when they ask. From the exchange below, extract only what the user, in their own message, \
+explicitly asks the assistant to remember, note or keep in mind, in any language ("remember \
+that ...", "don't forget ...", "note that ...", "merk dir ...", "souviens-toi que ...", \
+"recuerda que ..."). A fact the user merely mentions, or the assistant offers to remember, is \
+not a request. Write each memory as one self-contained sentence about the user ("The user \
+..."). Importance is 0 to 1. The topic is one or two words.
+
+Answer with JSON only: {{"memories": [{{"kind": one of {", ".join(EXTRACTED_KINDS)}, \
+"text": "...", "importance": 0.5, "topic": "...", "asked": true}}]}}. Answer \
+{{"memories": []}} when the user asked to remember nothing."""
+
 # In a project's chat (not an isolated one) the model also says where each memory belongs.
 SCOPE_NOTE = """\
 This conversation is in the user's project {name}. Give each memory a "scope" too: "personal" \
@@ -83,6 +100,7 @@ class Candidate:
     text: str
     importance: float
     topic: str
+    asked: bool = False  # the model says the user asked for it to be remembered
     personal: bool = False  # in a project's chat: the model said "personal" (it goes global)
 
 
@@ -119,10 +137,12 @@ class Curator:
         provider: ChatProvider | None,
         memory: SemanticMemory,
         topics: TopicStore,
+        inbox: Inbox | None = None,
     ) -> None:
         self.provider = provider
         self.memory = memory
         self.topics = topics
+        self.inbox = inbox  # where proposals wait when the policy is "ask first"
 
     def process(
         self,
@@ -132,23 +152,30 @@ class Curator:
         on_edit: Callable[[MemoryEdit], None] | None = None,
         *,
         cancel: CancelToken | None = None,
+        policy: MemoryPolicy = AUTOMATIC,
         scope: ChatScope | None = None,
     ) -> list[MemoryItem]:
-        """Extract memories from one exchange and apply what they change; returns the items
-        added or changed.
+        """Extract memories from one exchange and apply what they change, as `policy` allows;
+        returns the items added or changed.
 
-        In a project's chat (`scope`) a new memory goes where the model says it belongs
-        (`MemoryScope.home`), and only the memories the chat sees are compared with it.
-        `on_edit` hears of each memory added or changed (the chat shows it with Undo). Only
-        `cancel` (OperationCancelledError) interrupts it; provider errors are logged.
+        Never-topics are left out; "on_request" keeps only what the user asked to remember;
+        "ask" puts what would change in the review inbox and changes nothing. In a project's
+        chat (`scope`) a new memory goes where the model says it belongs (`MemoryScope.home`),
+        and only the memories the chat sees are compared with it. `on_edit` hears of each
+        memory added or changed (the chat shows it with Undo). Only `cancel`
+        (OperationCancelledError) interrupts it; provider errors are logged.
         """
         report = on_edit or (lambda _edit: None)
         scope = scope or ChatScope()
         exchange = f"User: {user.content}\n\nAssistant: {reply.content}"
         try:
-            candidates = self._unforgotten(self._extract(exchange, cancel, scope))
+            extracted = self._unforgotten(self._extract(exchange, policy, cancel, scope))
+            candidates = [c for c in extracted if _allowed(c, policy)]
             decisions = self.decide(exchange, candidates, cancel, scope)
             source = Source(conversation_id, user.id)
+            if policy.mode == "ask":
+                self._propose(candidates, decisions, source, scope)
+                return []
             stored: list[MemoryItem] = []
             changed: list[str] = []  # the topics of the memories added or changed
             for candidate, decision in zip(candidates, decisions, strict=True):
@@ -205,11 +232,15 @@ class Curator:
         return Taken(_TAKEN[edit.action], edit.after, edit.before, decision.reason)
 
     def _extract(
-        self, exchange: str, cancel: CancelToken | None, scope: ChatScope
+        self,
+        exchange: str,
+        policy: MemoryPolicy,
+        cancel: CancelToken | None,
+        scope: ChatScope,
     ) -> list[Candidate]:
         if self.provider is None:
             raise ProviderError("No model is set up to extract memories.")
-        prompt = EXTRACT_PROMPT
+        prompt = extract_prompt(policy)
         if scope.project is not None and not scope.project.isolated:
             prompt += "\n\n" + SCOPE_NOTE.format(name=json.dumps(scope.project.name))
         response = self.provider.chat(
@@ -231,6 +262,28 @@ class Curator:
             else:
                 kept.append(candidate)
         return kept
+
+    def _propose(
+        self,
+        candidates: Sequence[Candidate],
+        decisions: Sequence[Decision],
+        source: Source,
+        scope: ChatScope,
+    ) -> None:
+        """Put what the candidates would change in the review inbox (none if there is none),
+        each with the scope the memory would have."""
+        proposals = [
+            proposal(c, d, source, scope.memory.home(c.personal))
+            for c, d in zip(candidates, decisions, strict=True)
+            if d.action != "NOTHING"
+        ]
+        if not proposals:
+            return
+        if self.inbox is None:
+            log.warning("Curator: no review inbox; %d proposals dropped", len(proposals))
+            return
+        added = self.inbox.propose(proposals)
+        log.info("Curator: %d memories wait for review", len(added))
 
     def decide(
         self,
@@ -409,6 +462,47 @@ class Curator:
             self.topics.set_summary(name, summary[:600], tuple(i.id for i in items))
 
 
+_CHANGES: dict[str, Change] = {"ADD": "add", "UPDATE": "refine", "SUPERSEDE": "replace"}
+
+
+def extract_prompt(policy: MemoryPolicy) -> str:
+    """The extraction prompt for `policy`: its mode's, with the never-topics rule after it."""
+    base = ON_REQUEST_PROMPT if policy.mode == "on_request" else EXTRACT_PROMPT
+    rule = policy.rule()
+    return f"{base}\n\n{rule}" if rule else base
+
+
+def proposal(
+    candidate: Candidate, decision: Decision, source: Source, project: Scope = None
+) -> Proposal:
+    """The review inbox's proposal for a candidate and what was decided about it (`project`:
+    the scope the memory would have)."""
+    refined = decision.action == "UPDATE" and decision.text
+    return Proposal(
+        text=decision.text if refined and decision.text else candidate.text,
+        kind=candidate.kind,
+        importance=candidate.importance,
+        topic=candidate.topic,
+        source=source,
+        change=_CHANGES.get(decision.action, "add"),
+        target=decision.target,
+        reason=decision.reason,
+        project=project,
+    )
+
+
+def _allowed(candidate: Candidate, policy: MemoryPolicy) -> bool:
+    """Whether the policy lets the curator keep `candidate` (logged when not)."""
+    topic = policy.blocked_by(candidate.text)
+    if topic is not None:
+        log.info("Curator: left out a memory about a topic never to remember (%s)", topic)
+        return False
+    if policy.mode == "on_request" and not candidate.asked:
+        log.info("Curator: left out a memory the user did not ask to remember")
+        return False
+    return True
+
+
 def parse_candidates(text: str) -> list[Candidate]:
     """Validated candidates from the model's JSON; anything malformed is dropped with a log line."""
     found = []
@@ -440,6 +534,7 @@ def _candidate(entry: Any) -> Candidate | None:
         text=" ".join(text.split()),
         importance=min(1.0, max(0.0, float(importance))),
         topic=topic.strip() if isinstance(topic, str) and topic.strip() else "general",
+        asked=entry.get("asked") is True,
         personal=personal,
     )
 

@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from assistant.agent.attached import TurnFiles, turn_files
 from assistant.agent.budget import prompt_budget, reply_limit
@@ -47,6 +47,7 @@ from assistant.memory import (
     AttachedFile,
     Conversation,
     ConversationStore,
+    Inbox,
     MemoryEdit,
     MemoryItem,
     Message,
@@ -55,12 +56,13 @@ from assistant.memory import (
     WorkingMemoryStore,
     estimate_tokens,
 )
+from assistant.memory_policy import AUTOMATIC, POLICY_MODES, MemoryPolicy, PolicyMode
 from assistant.notices import Notices
 from assistant.timestamps import now_utc
 
 if TYPE_CHECKING:
     from assistant.knowledge import AttachmentStore, Knowledge
-    from assistant.projects import ProjectStore
+    from assistant.projects import Project, ProjectStore
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +114,15 @@ class AgentConfig:
     reply_max_tokens: int = 4096
     auto_memories: bool = True
     instructions: Instructions = NO_INSTRUCTIONS  # the user's custom instructions, in every chat
+    memory_policy: MemoryPolicy = AUTOMATIC  # what the user lets be remembered
+
+    def policy_for(self, project: Project | None) -> MemoryPolicy:
+        """The memory policy of a chat in `project` (None: in no project): the project's mode
+        if it has one, the never-topics of the settings."""
+        mode = project.memory_policy if project is not None else ""
+        if mode in POLICY_MODES:
+            return replace(self.memory_policy, mode=cast(PolicyMode, mode))
+        return self.memory_policy
 
 
 class Agent:
@@ -133,6 +144,7 @@ class Agent:
         extra_tools: ToolSource | None = None,
         confirmations: Confirmations | None = None,
         knowledge: Knowledge | None = None,
+        inbox: Inbox | None = None,
         attachments: AttachmentStore | None = None,
         choose_model: ModelChooser | None = None,
         projects: ProjectStore | None = None,
@@ -154,6 +166,7 @@ class Agent:
         self.extra_tools = extra_tools  # tools from MCP servers
         self.confirmations = confirmations  # the user's answers when a tool asks first
         self.knowledge = knowledge  # the user's files, searched by the `search_files` tool
+        self.inbox = inbox  # where `remember` proposes when the policy is "ask first"
         self.attachments = attachments  # the files attached to messages (None: not sent)
         self.choose_model = choose_model  # a conversation's model; None: always `provider`
         self.projects = projects  # a chat in a project sees its memories and instructions
@@ -258,6 +271,8 @@ class Agent:
             user.id,
             confirmable=asked if asked_in != user.id else frozenset(),
             cancel=cancel,
+            policy=self.config.policy_for(scope.project),
+            inbox=self.inbox,
             scope=scope.memory,
             sees_conversation=scope.sees_conversation,
         )
@@ -334,6 +349,7 @@ class Agent:
                 working=working,
                 budget_tokens=budget - tools,
                 instructions=turn.scope.instructions(self.config.instructions),
+                policy=turn.context.policy,
                 files=turn.files,
             )
 
@@ -612,6 +628,7 @@ class Agent:
     def _learning(self, turn: Turn, reply: Message) -> Upkeep:
         """The memory upkeep after a reply: the curator, then a reflection if one is due."""
         cid, user, report, scope = turn.cid, turn.user, turn.on_event, turn.scope
+        policy = turn.context.policy
         curator, reflector = self.curator, self.reflector
 
         def on_edit(edit: MemoryEdit) -> None:
@@ -619,7 +636,9 @@ class Agent:
 
         def job(cancel: CancelToken) -> None:
             if curator is not None:
-                curator.process(cid, user, reply, on_edit=on_edit, cancel=cancel, scope=scope)
+                curator.process(
+                    cid, user, reply, on_edit=on_edit, cancel=cancel, scope=scope, policy=policy
+                )
             if reflector is not None:
                 reflector.reflect_if_due(on_edit, cancel=cancel)
 

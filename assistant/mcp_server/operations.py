@@ -15,7 +15,7 @@ from assistant.agent.builtin_tools import held
 from assistant.agent.curator import Curator, Taken
 from assistant.agent.prompt import fence, memory_line
 from assistant.errors import AssistantError
-from assistant.memory import EVERYWHERE, KINDS, MAX_TEXT_CHARS, MemoryItem
+from assistant.memory import EVERYWHERE, KINDS, MAX_TEXT_CHARS, MemoryItem, Proposal
 from assistant.memory.why import why_text
 from assistant.workspace import Workspace
 
@@ -64,12 +64,25 @@ def search_memory(workspace: Workspace, args: dict[str, Any], _client: str) -> s
 
 
 def remember(workspace: Workspace, args: dict[str, Any], client: str) -> str:
-    """Remember a statement by the curator's rules (see `Curator.take`)."""
+    """Remember a statement by the curator's rules (see `Curator.take`), as the user's memory
+    policy allows: never a never-topic, and with "ask first" only proposed for review."""
     text = _text(args, "text", MAX_TEXT_CHARS)
     kind = args.get("kind", "fact")
     if kind not in KINDS or kind == "insight":
         kinds = ", ".join(k for k in KINDS if k != "insight")
         raise RequestError(f"Unknown kind {kind!r}; expected one of {kinds}.")
+    policy = workspace.settings.policy()
+    topic = policy.blocked_by(text)
+    if topic is not None:
+        return f"Not remembered: the user asked Assistant never to remember anything about {topic}."
+    if policy.mode == "ask":
+        proposed = Proposal(" ".join(text.split()), kind, IMPORTANCE, by="mcp")
+        if not workspace.inbox.propose([proposed]):
+            return "Already waiting for the user's review in Assistant."
+        return (
+            "Proposed, not remembered yet: the user reviews new memories in Assistant first (their "
+            "setting)."
+        )
     provider = workspace.provider() if workspace.is_configured() else None
     curator = Curator(provider, workspace.memory, workspace.topics)
     try:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from assistant.memory.edits import ChangedSinceError, MemoryEdit, can_redo, redo, undo
     from assistant.memory.embedding import Embedder, LazyEmbedder, embedding_batches
     from assistant.memory.embedding_upkeep import EmbeddingStatus
+    from assistant.memory.inbox import Change, Inbox, Proposal
     from assistant.memory.items import (
         KINDS,
         EventType,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from assistant.memory.openai_embedder import OpenAIEmbedder
     from assistant.memory.ranking import SearchConfig
     from assistant.memory.reply_stats import ReplyStats
+    from assistant.memory.review import Review, Reviewed
     from assistant.memory.scopes import EVERYWHERE, MemoryScope, Scope
     from assistant.memory.semantic import MAX_TEXT_CHARS, ForgottenFactError, SemanticMemory
     from assistant.memory.topics import Topic, TopicStore
@@ -68,6 +70,7 @@ _MODULES = {
     "edits": ("ChangedSinceError", "MemoryEdit", "can_redo", "redo", "undo"),
     "embedding": ("Embedder", "LazyEmbedder", "embedding_batches"),
     "embedding_upkeep": ("EmbeddingStatus",),
+    "inbox": ("Change", "Inbox", "Proposal"),
     "items": (
         "KINDS",
         "EventType",
@@ -85,6 +88,7 @@ _MODULES = {
     "message_index": ("ConversationHit",),
     "openai_embedder": ("OpenAIEmbedder",),
     "ranking": ("SearchConfig",),
+    "review": ("Review", "Reviewed"),
     "scopes": ("EVERYWHERE", "MemoryScope", "Scope"),
     "reply_stats": ("ReplyStats",),
     "semantic": ("MAX_TEXT_CHARS", "ForgottenFactError", "SemanticMemory"),
@@ -99,6 +103,7 @@ __all__ = [
     "KINDS",
     "MAX_TEXT_CHARS",
     "AttachedFile",
+    "Change",
     "ChangedSinceError",
     "Conversation",
     "ConversationExistsError",
@@ -111,6 +116,7 @@ __all__ = [
     "EmbeddingStatus",
     "EventType",
     "ForgottenFactError",
+    "Inbox",
     "LazyEmbedder",
     "LocalEmbedder",
     "MemoryChange",
@@ -123,7 +129,10 @@ __all__ = [
     "Message",
     "OpenAIEmbedder",
     "Origin",
+    "Proposal",
     "ReplyStats",
+    "Review",
+    "Reviewed",
     "Scope",
     "SearchConfig",
     "SearchHit",

@@ -32,6 +32,7 @@ from assistant.memory.memory_log import LOG_NAME, LOG_VERSION
 from assistant.memory.memory_store import MemoryStore
 from assistant.memory.same_memory import unit_rows
 from assistant.memory.scopes import Scope
+from assistant.memory.tombstones import Fingerprint, Tombstone
 from assistant.timestamps import now_utc
 
 __all__ = [
@@ -108,6 +109,16 @@ class SemanticMemory(MemoryStore):
         """Whether `text` says a fact that was forgotten (it matches a tombstone)."""
         with self._lock:
             return bool(self._log.buried_as(text))
+
+    def bury(self, facts: Sequence[tuple[str, str]]) -> None:
+        """Leave a tombstone for each (key, text) of facts that were never kept (proposals the
+        user rejected), so that they are not learned again; the user adding one lifts it."""
+        if not facts:
+            return
+        at = now_utc()
+        with self._lock:
+            buried = [Tombstone(key, Fingerprint.of(text), at) for key, text in facts]
+            self._commit([], [], buried=buried)
 
     def _refuse_forgotten(self, text: str, by: Origin) -> None:
         if by in LEARNED and self.is_forgotten_fact(text):

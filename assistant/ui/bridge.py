@@ -16,6 +16,7 @@ class StoreBridge(QObject):
     conversation_changed = Signal(str)  # conversation id
     conversation_written = Signal(object)  # ConversationWrite: what changed in it
     topics_changed = Signal()
+    inbox_changed = Signal()  # proposals came into the review inbox or left it
     projects_changed = Signal(str)  # project id (created, changed or deleted)
     notice = Signal(str)  # something the core wants the user to know, for the status bar
 
@@ -27,6 +28,7 @@ class StoreBridge(QObject):
             workspace.conversations.subscribe(self.conversation_changed.emit),
             workspace.conversations.subscribe_writes(self._on_written),
             workspace.topics.subscribe(self.topics_changed.emit),
+            workspace.inbox.subscribe(self.inbox_changed.emit),
             workspace.projects.subscribe(self.projects_changed.emit),
             workspace.notices.subscribe(self.notice.emit),
         ]

@@ -4,10 +4,12 @@ and occurrence with a crash (SIGKILL) there, and after each crash reopen the dat
 what must hold whatever the moment of the crash (`check`):
 
 - every acknowledged write is there (settings, working memory, messages, titles, summaries,
-  memories and their edits, projects and moves into them, imports), and nothing acknowledged
-  as deleted or forgotten is;
+  memories and their edits, projects and moves into them, imports, proposals waiting for
+  review, accepted ones as memories, rejected ones as tombstones), and nothing acknowledged as
+  deleted or forgotten is;
 - a forgotten memory is not active, and once a close (which compacts) was acknowledged after
-  its forget, no file of the data dir holds its words;
+  its forget, no file of the data dir holds its words; nor, once acknowledged, a rejected
+  proposal's;
 - every vector on disk belongs to the current text of its memory or message;
 - the derived files agree with the logs: reopening after deleting every cache gives the same;
 - nothing is reported on reopening (a crash is not damage), and nothing is left in a
@@ -28,7 +30,7 @@ from typing import Any
 from assistant.datalock import DataDirLock
 from assistant.failpoints import ENV
 from assistant.fileio import remove_stale_temp_files
-from assistant.memory import ConversationStore
+from assistant.memory import ConversationStore, Inbox
 from assistant.memory.message_vectors import MessageVectors
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.working import WorkingMemoryStore
@@ -36,7 +38,7 @@ from assistant.paths import conversations_dir, memory_dir, settings_file
 from assistant.projects import ProjectStore
 from assistant.settings import Settings
 from tests.embedders import HashEmbedder, hashed_vector
-from tests.reliability.workload import PROJECT_STATES
+from tests.reliability.workload import PROJECT_STATES, PROPOSED
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 120  # a guard against a hang, not a speed limit
@@ -51,6 +53,7 @@ class Run:
 
     acks: list[dict[str, Any]] = field(default_factory=list)
     forgetting: set[str] = field(default_factory=set)  # forgets asked for: done or not
+    reviewing: set[str] = field(default_factory=set)  # proposals accepted or rejected, or not
     crashed: bool = False
 
     def acked(self, what: str) -> list[dict[str, Any]]:
@@ -77,6 +80,8 @@ def workload(root: Path, failpoints: str = "") -> Run:
         record = json.loads(line)
         if "forgetting" in record:
             run.forgetting.add(record["forgetting"])
+        elif "reviewing" in record:
+            run.reviewing.add(record["reviewing"])
         else:
             run.acks.append(record)
     return run
@@ -128,6 +133,8 @@ class State:
     conversations: dict[str, tuple[str, str, tuple[str, ...], str | None]]
     memories: dict[str, tuple[str, str, str | None]]  # id: text, state, project (not forgotten)
     projects: dict[str, tuple[str, bool]]  # id: name, isolated
+    inbox: tuple[str, ...]  # the ids of the proposals waiting for review
+    buried: tuple[str, ...]  # the proposed texts that are forgotten facts (rejected)
 
 
 def check(root: Path, run: Run) -> list[str]:
@@ -176,6 +183,8 @@ def _open(root: Path, problems: list[str], *, with_vectors: bool) -> State:
                 if i.state != "forgotten"
             },
             {p.id: (p.name, p.isolated) for p in projects.all()},
+            tuple(p.id for p in Inbox(memory_dir(root)).pending()),
+            tuple(t for t in PROPOSED if memory.is_forgotten_fact(t)),
         )
     finally:
         memory.close()
@@ -246,6 +255,7 @@ def _missing(state: State, run: Run) -> list[str]:
             problems.append(f"memory {a['id']} lost")
         elif have is not None and have[0] != edits.get(a["id"], have[0]):
             problems.append(f"memory {a['id']} reads {have[0]!r}, not {edits[a['id']]!r}")
+    problems += _unreviewed(state, run)
     for a in run.acked("import"):
         if len(state.conversations.get(a["id"], ("", "", (), None))[2]) != 3:
             problems.append(f"imported conversation {a['id']} lost")
@@ -276,6 +286,27 @@ def _projects_missing(state: State, run: Run) -> list[str]:
     return problems
 
 
+def _unreviewed(state: State, run: Run) -> list[str]:
+    """Proposals lost or still waiting after their review, accepted ones not remembered,
+    rejected ones not buried."""
+    problems = []
+    reviewed = {a["id"] for a in (*run.acked("accepted"), *run.acked("rejected"))}
+    for a in run.acked("proposed"):
+        for proposal_id in a["ids"]:
+            waiting = proposal_id in state.inbox
+            if proposal_id in reviewed and waiting:
+                problems.append(f"proposal {proposal_id} waits after its review")
+            elif proposal_id not in run.reviewing and not waiting:
+                problems.append(f"proposal {proposal_id} lost")
+    for a in run.acked("accepted"):
+        if state.memories.get(a["memory"], ("", ""))[0] != a["text"]:
+            problems.append(f"accepted proposal {a['id']} is no memory")
+    for a in run.acked("rejected"):
+        if a["text"] not in state.buried:
+            problems.append(f"rejected proposal {a['id']} left no tombstone")
+    return problems
+
+
 def _leftovers(root: Path, run: Run) -> list[str]:
     """Words of memories forgotten before an acknowledged close still on disk; copies aside."""
     problems = [f"a copy aside: {p.name}" for p in root.rglob("*.corrupt-*")]
@@ -285,6 +316,7 @@ def _leftovers(root: Path, run: Run) -> list[str]:
         for i, a in enumerate(run.acks)
         if a["ack"] == "forget" and any(c > i for c in closes)
     ]
+    gone += [a["text"].split()[0].encode() for a in run.acked("rejected")]
     for path in root.rglob("*"):
         if path.is_file() and path.name != "assistant.lock":
             data = path.read_bytes()

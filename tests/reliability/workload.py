@@ -7,8 +7,8 @@ It holds the data dir's lock like the app and prints one JSON line after each wr
 harness then checks the data dir against what was acknowledged (`tests.reliability.crashes`).
 Every store is here: settings, working memory, conversations (create, append, rename, summary,
 delete, listing, message vectors, its project), the memory log and its caches (add, edit,
-forget, a move to a project, compaction, close and reopen), projects (create, change, delete)
-and an import.
+forget, a move to a project, compaction, close and reopen), projects (create, change, delete),
+an import, and the review inbox (propose, accept, reject).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 from assistant.datalock import DataDirLock
 from assistant.fileio import remove_stale_temp_files
-from assistant.memory import ConversationStore
+from assistant.memory import ConversationStore, Inbox, Proposal, Review, TopicStore
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.working import WorkingMemoryStore
 from assistant.paths import memory_dir, settings_file
@@ -34,6 +34,8 @@ STAMP = "2024-05-01T10:00:00+00:00"
 IMPORTED = "imported0conversation"
 # What the workload writes to its project, in order: (name, isolated).
 PROJECT_STATES = (("Crash project", False), ("Renamed project", True))
+# Proposed for review (their first word their own): one is accepted, one rejected, one waits.
+PROPOSED = ("zq20x keeps bees on the roof", "zq21x sails catamarans", "zq22x brews pear cider")
 
 
 def ack(what: str, **details: Any) -> None:
@@ -141,6 +143,7 @@ def run(root: Path) -> None:
         _forget(memory, items[n].id, memory_text(n))
     edited = memory.update(items[3].id, text=memory_text(13))
     ack("edit", id=edited.id, text=edited.text)
+    _review(root, memory)
     memory.close()
     ack("closed")
 
@@ -162,6 +165,21 @@ def run(root: Path) -> None:
     Settings(memories_per_prompt=8).save(path)
     ack("settings", value=8)
     ack("done")
+
+
+def _review(root: Path, memory: SemanticMemory) -> None:
+    """Proposals in the review inbox: one accepted, one rejected, one left waiting."""
+    inbox = Inbox(memory_dir(root))
+    review = Review(inbox, memory, TopicStore(memory_dir(root)))
+    proposals = inbox.propose(Proposal(text) for text in PROPOSED)
+    ack("proposed", ids=[p.id for p in proposals])
+    accepted, rejected = proposals[0], proposals[1]
+    print(json.dumps({"reviewing": accepted.id}), flush=True)  # done or not
+    (edit,) = review.accept([accepted.id]).edits
+    ack("accepted", id=accepted.id, text=accepted.text, memory=edit.after.id)
+    print(json.dumps({"reviewing": rejected.id}), flush=True)
+    review.reject([rejected.id])
+    ack("rejected", id=rejected.id, text=rejected.text)
 
 
 def _forget(memory: SemanticMemory, item_id: str, text: str) -> None:

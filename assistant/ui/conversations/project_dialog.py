@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
@@ -35,6 +36,19 @@ ISOLATED_HELP = (
 )
 
 
+POLICY_LABEL = "What it &keeps here:"
+POLICY_CHOICES = (
+    ("", "As in Settings"),
+    ("automatic", "Keep what it finds"),
+    ("ask", "Ask me first"),
+    ("on_request", 'Only when I say "remember"'),
+)
+POLICY_HELP = (
+    "What Assistant may remember from this project's chats; the topics never to remember are "
+    "those of Settings > Remembering."
+)
+
+
 @dataclass(frozen=True)
 class ProjectValues:
     """What the dialog holds."""
@@ -43,6 +57,7 @@ class ProjectValues:
     instructions: str
     isolated: bool
     knowledge: tuple[str, ...] = ()  # folders searched in its chats only
+    memory_policy: str = ""  # "": as in Settings
 
 
 class ProjectDialog(QDialog):
@@ -89,6 +104,8 @@ class ProjectDialog(QDialog):
         layout.addWidget(self.isolated)
         layout.addWidget(help_label)
         layout.addSpacing(8)
+        layout.addLayout(self._build_policy(project))
+        layout.addSpacing(8)
         layout.addLayout(self._build_folders(project))
         layout.addWidget(self.buttons)
         self.name.textChanged.connect(self._update_save)
@@ -123,6 +140,23 @@ class ProjectDialog(QDialog):
         section.addLayout(row)
         return section
 
+    def _build_policy(self, project: Project | None) -> QHBoxLayout:
+        """The row choosing what Assistant may remember from the project's chats."""
+        self.memory_policy = QComboBox(self)
+        self.memory_policy.setObjectName("projectMemoryPolicy")
+        self.memory_policy.setAccessibleName("What Assistant keeps from this project's chats")
+        self.memory_policy.setToolTip(POLICY_HELP)
+        for mode, label in POLICY_CHOICES:
+            self.memory_policy.addItem(label, mode)
+        current = project.memory_policy if project else ""
+        self.memory_policy.setCurrentIndex(max(0, self.memory_policy.findData(current)))
+        caption = QLabel(POLICY_LABEL, self)
+        caption.setBuddy(self.memory_policy)
+        row = QHBoxLayout()
+        row.addWidget(caption)
+        row.addWidget(self.memory_policy, 1)
+        return row
+
     def values(self) -> ProjectValues:
         """The name, instructions and isolation as they are in the dialog."""
         folders = tuple(self.folders.item(n).text() for n in range(self.folders.count()))
@@ -131,6 +165,7 @@ class ProjectDialog(QDialog):
             self.instructions.text(),
             self.isolated.isChecked(),
             folders,
+            self.memory_policy.currentData() or "",
         )
 
     def choose_folder(self) -> str:

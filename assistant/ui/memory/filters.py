@@ -1,5 +1,5 @@
-"""Above the memory list: the search field, the kind, state and scope filters, the keyword-only
-note."""
+"""Above the memory list: the search field, the kind, state, author and scope filters, the
+keyword-only note."""
 
 from __future__ import annotations
 
@@ -27,6 +27,17 @@ KIND_PLURALS: dict[str, str] = {
     "event": "Events",
     "insight": "Insights",
 }
+# Who made a memory: the user, or the model (the assistant, the curator, a reflection, another
+# AI app through MCP); imports are neither.
+AUTHORS: dict[str, tuple[str, str, frozenset[str]]] = {
+    "you": ("By you", "Memories you added yourself", frozenset({"user"})),
+    "model": (
+        "By the model",
+        "Memories the assistant, the curator or another AI app added",
+        frozenset({"tool", "curator", "reflection", "mcp"}),
+    ),
+    "import": ("Imported", "Memories from an import", frozenset({"import"})),
+}
 STATE_LABELS: dict[str, str] = {
     "active": "Active",
     "archived": "Archived",
@@ -38,7 +49,7 @@ class MemoryFilterBar(QWidget):
     """The search field (debounced as you type), the kind and state filters and a note."""
 
     query_changed = Signal()  # typing settled, or Enter
-    filter_changed = Signal()  # the kind or the state
+    filter_changed = Signal()  # the kind, the state or the author
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -84,15 +95,18 @@ class MemoryFilterBar(QWidget):
             Qt.ItemDataRole.ToolTipRole,
         )
         self.state_filter.currentIndexChanged.connect(self._on_combo_changed)
+
+        self.author_filter = self._author_combo()
         self._row = filters = QHBoxLayout()
         filters.setSpacing(6)
-        for combo in (self.kind_filter, self.state_filter):
+        for combo in (self.kind_filter, self.state_filter, self.author_filter):
             combo.setSizeAdjustPolicy(
                 QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
             )
             combo.setMinimumContentsLength(6)
         filters.addWidget(self.kind_filter, 1)
         filters.addWidget(self.state_filter, 1)
+        filters.addWidget(self.author_filter, 1)
 
         self.scope_filter = self._build_scope_filter()
 
@@ -113,15 +127,35 @@ class MemoryFilterBar(QWidget):
         layout.addWidget(self.keyword_note)
         self.set_projects([])
 
-    def _build_scope_filter(self) -> QComboBox:
+    def _combo(self, name: str, label: str, description: str) -> QComboBox:
+        """A filter's combo box, named and described for screen readers."""
         combo = QComboBox(self)
-        combo.setObjectName("memoryScopeFilter")
-        combo.setAccessibleName("Scope")
-        combo.setAccessibleDescription(
-            "Shows the memories of every scope, the global ones, or one project's"
+        combo.setObjectName(name)
+        combo.setAccessibleName(label)
+        combo.setAccessibleDescription(description)
+        combo.currentIndexChanged.connect(self._on_combo_changed)
+        return combo
+
+    def _build_scope_filter(self) -> QComboBox:
+        combo = self._combo(
+            "memoryScopeFilter",
+            "Scope",
+            "Shows the memories of every scope, the global ones, or one project's",
         )
         combo.setToolTip("Global memories are used in every chat; a project's, in its chats only")
-        combo.currentIndexChanged.connect(self._on_combo_changed)
+        return combo
+
+    def _author_combo(self) -> QComboBox:
+        combo = self._combo(
+            "memoryAuthorFilter",
+            "Added by",
+            "Shows only the memories you added, or only those the model added",
+        )
+        with QSignalBlocker(combo):
+            combo.addItem("Anyone", "")
+            for n, (key, (label, tip, _origins)) in enumerate(AUTHORS.items(), start=1):
+                combo.addItem(label, key)
+                combo.setItemData(n, tip, Qt.ItemDataRole.ToolTipRole)
         return combo
 
     def add_to_row(self, widget: QWidget) -> None:
@@ -142,6 +176,11 @@ class MemoryFilterBar(QWidget):
     def state(self) -> MemoryState:
         """The state chosen."""
         return cast(MemoryState, self.state_filter.currentData())
+
+    def origins(self) -> frozenset[str] | None:
+        """The origins of the author chosen, or None for anyone."""
+        key = self.author_filter.currentData()
+        return AUTHORS[key][2] if key else None
 
     def scope(self) -> str:
         """ALL_SCOPES, GLOBAL or the id of the project chosen."""
@@ -167,11 +206,16 @@ class MemoryFilterBar(QWidget):
         """Drop a search still waiting for the typing to settle."""
         self._typing.cancel()
 
-    def reveal(self, kind: MemoryKind, state: MemoryState, scope: str = ALL_SCOPES) -> None:
-        """Choose all kinds if the kind filter hides `kind`, all scopes if the scope filter
-        hides `scope`, and the state `state`."""
+    def reveal(
+        self, kind: MemoryKind, state: MemoryState, origin: str, scope: str = ALL_SCOPES
+    ) -> None:
+        """Choose all kinds, anyone and all scopes where those filters hide `kind`, `origin`
+        or `scope`, and the state `state`."""
         if self.kind() not in (None, kind):
             self.kind_filter.setCurrentIndex(0)
+        origins = self.origins()
+        if origins is not None and origin not in origins:
+            self.author_filter.setCurrentIndex(0)
         if self.scope() not in (ALL_SCOPES, scope):
             self.scope_filter.setCurrentIndex(0)
         if self.state() != state:

@@ -1,4 +1,4 @@
-"""A list model over the semantic memory: one state, kind and scope, or the hits of a
+"""A list model over the semantic memory: one state, kind, author and scope, or the hits of a
 search."""
 
 from __future__ import annotations
@@ -121,6 +121,7 @@ class MemoryListModel(QAbstractListModel):
         self._projects = projects
         self._state: MemoryState = "active"
         self._kind: MemoryKind | None = None
+        self._origins: frozenset[str] | None = None  # who made the items shown; None: anyone
         self._scope = ALL_SCOPES  # ALL_SCOPES, GLOBAL or a project's id
         self._words: tuple[str, ...] = ()  # list mode: every word must occur in the text
         self._all_hits: list[SearchHit] | None = None  # search mode: every hit, by rank
@@ -145,12 +146,18 @@ class MemoryListModel(QAbstractListModel):
         """Whether the rows are search hits."""
         return self._all_hits is not None
 
-    def set_filter(self, state: MemoryState | None = None, kind: MemoryKind | None = None) -> None:
-        """Show items in `state` (unchanged if None) of `kind` (all kinds if None)."""
+    def set_filter(
+        self,
+        state: MemoryState | None = None,
+        kind: MemoryKind | None = None,
+        origins: frozenset[str] | None = None,
+    ) -> None:
+        """Show items in `state` (unchanged if None) of `kind` (all kinds if None) made by one
+        of `origins` (anyone if None)."""
         state = state or self._state
-        if state == self._state and kind == self._kind:
+        if (state, kind, origins) == (self._state, self._kind, self._origins):
             return
-        self._state, self._kind = state, kind
+        self._state, self._kind, self._origins = state, kind, origins
         self.refresh()
 
     def set_scope(self, scope: str) -> None:
@@ -210,6 +217,8 @@ class MemoryListModel(QAbstractListModel):
 
     def _accepts(self, item: MemoryItem) -> bool:
         if self._kind is not None and item.kind != self._kind:
+            return False
+        if self._origins is not None and item.origin not in self._origins:
             return False
         if self._scope not in (ALL_SCOPES, item.project or GLOBAL):
             return False

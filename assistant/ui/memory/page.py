@@ -200,7 +200,7 @@ class MemoriesPage(QWidget):
             if self.filters.search.text():
                 self.filters.search.clear()
                 self._apply_query()
-            self.filters.reveal(item.kind, item.state, item.project or GLOBAL)
+            self.filters.reveal(item.kind, item.state, item.origin, item.project or GLOBAL)
         return self.select(memory_id)
 
     def selected_item(self) -> MemoryItem | None:
@@ -286,7 +286,7 @@ class MemoriesPage(QWidget):
         state = self.filters.state()
         previous = self.model.state
         self.model.set_scope(self.filters.scope())
-        self.model.set_filter(state, kind)
+        self.model.set_filter(state, kind, self.filters.origins())
         if state != previous:
             self._apply_query()
         self._on_rows_changed()

@@ -1,5 +1,5 @@
-"""The memory sidebar: three tabs, the long-term memories, the working memory, and this
-conversation's summary and topics."""
+"""The memory sidebar: four tabs, the long-term memories, the working memory, this
+conversation's summary and topics, and the memories waiting for review (with their count)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,19 @@ from assistant.memory import Conversation, WorkingMemory
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.memory.page import MemoriesPage
 from assistant.ui.memory.pages import ConversationView, WorkingMemoryView
+from assistant.ui.memory.review_page import ReviewPage
 from assistant.ui.memory.timeline import MemoryTimeline
 from assistant.workspace import Workspace
 
-TAB_LABELS = ("Memories", "Working memory", "Conversation")
-TAB_SHORT_LABELS = ("Memories", "Working", "Conversation")
+TAB_LABELS = ("Memories", "Working memory", "Conversation", "Review")
+TAB_SHORT_LABELS = ("Memories", "Working", "Conversation", "Review")
+TAB_TINY_LABELS = ("Memories", "Working", "Chat", "Review")  # the Review count must show
+REVIEW_TAB = 3
+
+
+def review_label(label: str, waiting: int) -> str:
+    """The Review tab's title: with the number of memories waiting, if any."""
+    return f"{label} ({waiting})" if waiting else label
 
 
 class MemorySidebar(QWidget):
@@ -44,15 +52,22 @@ class MemorySidebar(QWidget):
         self.memories.file_requested.connect(self.file_requested)
         self.working_view = WorkingMemoryView(self)
         self.conversation_view = ConversationView(self)
+        self.review = ReviewPage(workspace, self)
         self.tabs.addTab(self.memories, TAB_LABELS[0])
         self.tabs.addTab(self.working_view, TAB_LABELS[1])
         self.tabs.addTab(self.conversation_view, TAB_LABELS[2])
+        self.tabs.addTab(self.review, TAB_LABELS[3])
+        self.tabs.setTabToolTip(REVIEW_TAB, "Memories waiting for you to accept or reject them")
+        self._waiting = 0
+        self.review.count_changed.connect(self._on_waiting)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tabs)
 
         bridge.working_changed.connect(self._on_working_changed)
         bridge.topics_changed.connect(self._refresh_conversation)
+        bridge.inbox_changed.connect(self.review.refresh)
+        self.review.refresh()
         self._refresh_working()
         self._refresh_conversation()
 
@@ -83,11 +98,26 @@ class MemorySidebar(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         """Shorter tab titles where the pane is too narrow for them."""
         super().resizeEvent(event)
+        self._label_tabs()
+
+    def _label_tabs(self) -> None:
         metrics = self.tabs.tabBar().fontMetrics()
-        wide = sum(metrics.horizontalAdvance(label) + 28 for label in TAB_LABELS)
-        labels = TAB_LABELS if wide <= self.tabs.width() else TAB_SHORT_LABELS
+
+        def fits(labels: tuple[str, ...]) -> bool:
+            shown = [*labels[:REVIEW_TAB], review_label(labels[REVIEW_TAB], self._waiting)]
+            return sum(metrics.horizontalAdvance(s) + 28 for s in shown) <= self.tabs.width()
+
+        choices = (TAB_LABELS, TAB_SHORT_LABELS)
+        labels = next((c for c in choices if fits(c)), TAB_TINY_LABELS)
         for n, label in enumerate(labels):
-            self.tabs.setTabText(n, label)
+            self.tabs.setTabText(
+                n, review_label(label, self._waiting) if n == REVIEW_TAB else label
+            )
+        self.tabs.tabBar().setAccessibleName(f"Memory panel, {self._waiting} waiting for review")
+
+    def _on_waiting(self, waiting: int) -> None:
+        self._waiting = waiting
+        self._label_tabs()
 
     def _on_working_changed(self, conversation_id: str) -> None:
         if conversation_id == self.conversation_id():

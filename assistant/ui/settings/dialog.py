@@ -29,6 +29,7 @@ from assistant.ui.settings.memory_page import MemoryPage
 from assistant.ui.settings.model_page import ModelPage
 from assistant.ui.settings.models_page import ModelsPage
 from assistant.ui.settings.page import SettingsPage
+from assistant.ui.settings.policy_page import PolicyPage
 from assistant.workspace import Workspace
 
 
@@ -53,6 +54,7 @@ class SettingsDialog(QDialog):
             ModelPage(workspace.settings, workspace.credentials),
             ModelsPage(),
             MemoryPage(),
+            PolicyPage(),
             AppearancePage(),
         ]
         if knowledge is not None:  # the window's: its folders are indexed as they change

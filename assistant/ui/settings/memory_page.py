@@ -1,11 +1,11 @@
-"""The Memory page of the settings: remembering on its own, memories per prompt, fading, and
-how much of the model's context the prompt and the reply may use."""
+"""The Memory page of the settings: memories per prompt, fading, and how much of the model's
+context the prompt and the reply may use (what is remembered: `policy_page`)."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from PySide6.QtWidgets import QCheckBox, QGroupBox, QSizePolicy, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGroupBox, QSizePolicy, QSpinBox, QVBoxLayout, QWidget
 
 from assistant.settings import DEFAULT_PROMPT_BUDGET, PROMPT_SHARE, Settings
 from assistant.ui.settings.form import SettingsForm
@@ -17,7 +17,6 @@ class MemoryPage(SettingsPage):
 
     title = "Memory"
     fields = (
-        "auto_memories",
         "memories_per_prompt",
         "decay_half_life_days",
         "prompt_budget_tokens",
@@ -31,15 +30,6 @@ class MemoryPage(SettingsPage):
         layout = QVBoxLayout(self)
         layout.addWidget(box)
         layout.addStretch(1)
-
-        self.auto_memories = QCheckBox("Remember things &automatically", box)
-        self.auto_memories.setObjectName("autoMemoriesCheck")
-        form.add_row(
-            "",
-            self.auto_memories,
-            "After each reply, pick out facts, preferences and plans worth keeping and save "
-            "them as memories. You can always ask the assistant to remember something.",
-        )
 
         self.per_prompt = _spin(box, "memoriesPerPromptSpin", 1, 20, 1)
         form.add_row(
@@ -80,7 +70,6 @@ class MemoryPage(SettingsPage):
 
     def load(self, settings: Settings) -> None:
         """Show the memory settings."""
-        self.auto_memories.setChecked(settings.auto_memories)
         self.per_prompt.setValue(settings.memories_per_prompt)
         self.half_life.setValue(round(settings.decay_half_life_days))
         self.prompt_budget.setValue(settings.prompt_budget_tokens)
@@ -90,7 +79,6 @@ class MemoryPage(SettingsPage):
         """`settings` with the memory values shown."""
         return dataclasses.replace(
             settings,
-            auto_memories=self.auto_memories.isChecked(),
             memories_per_prompt=self.per_prompt.value(),
             decay_half_life_days=float(self.half_life.value()),
             prompt_budget_tokens=self.prompt_budget.value(),

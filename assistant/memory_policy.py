@@ -1,0 +1,187 @@
+"""The user's say in what is remembered: when the assistant may keep a memory (the mode) and the
+topics it must never keep (built-in ones and the user's own), with the deterministic guard that
+checks a memory against them.
+
+The modes: "automatic" (the curator keeps what it finds worth keeping), "ask" (what it finds
+waits in the review inbox until the user accepts it) and "on_request" (only what the user asks
+to remember, in so many words). The never-topics reach the curator as a rule in its prompt; the
+guard here catches what it can without a model (English words and patterns), whatever the
+model did.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+PolicyMode = Literal["automatic", "ask", "on_request"]
+POLICY_MODES: tuple[str, ...] = get_args(PolicyMode)
+OWN_TOPIC_LIMIT = 80  # characters of one topic of the user's own
+OWN_TOPICS_LIMIT = 50  # topics of the user's own
+
+
+@dataclass(frozen=True)
+class NeverTopic:
+    """A built-in topic the user can rule out: its label, the curator's rule, and the pattern
+    (on the lowercased text, or as written with `cased`) that recognises it."""
+
+    label: str
+    rule: str
+    pattern: re.Pattern[str] | None = None
+    cased: re.Pattern[str] | None = None
+
+    def found_in(self, text: str) -> bool:
+        """Whether `text` is about this topic, as far as the patterns can tell."""
+        if self.pattern is not None and self.pattern.search(text.lower()):
+            return True
+        return self.cased is not None and bool(self.cased.search(text))
+
+
+def _words(*alternatives: str) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(alternatives) + r")\b")
+
+
+_RELATIVES = (
+    r"wife|husband|partner|spouse|boyfriend|girlfriend|fianc[ée]e?|son|daughter|child|kid|baby|"
+    r"mother|mom|mum|father|dad|brother|sister|sibling|cousin|aunt|uncle|nephew|niece|"
+    r"grandmother|grandfather|grandma|grandpa|friend|colleague|co-?worker|boss|manager|"
+    r"neighbou?r|roommate|flatmate"
+)
+_NAME = r"[A-Z][a-zà-ÿ]+(?:[-'][A-Z]?[a-zà-ÿ]+)?"
+
+NEVER_TOPICS: dict[str, NeverTopic] = {
+    "health": NeverTopic(
+        "Health",
+        "health (illnesses, symptoms, diagnoses, medication, treatment, therapy, pregnancy, "
+        "mental health, disabilities)",
+        _words(
+            r"health\w*",
+            r"doctors?",
+            r"physicians?",
+            r"hospital\w*",
+            r"clinic\w*",
+            r"diagnos\w+",
+            r"ill(?:ness\w*)?",
+            r"sick\w*",
+            r"disease\w*",
+            r"disorder\w*",
+            r"medic(?:ation|ine|al)\w*",
+            r"prescri\w+",
+            r"pills?",
+            r"symptoms?",
+            r"therap\w+",
+            r"surger\w+",
+            r"pregnan\w+",
+            r"depress\w+",
+            r"anxiety",
+            r"cancer\w*",
+            r"tumou?rs?",
+            r"diabet\w+",
+            r"allerg\w+",
+            r"asthma\w*",
+            r"migraines?",
+            r"blood pressure",
+            r"adhd",
+            r"autis\w+",
+            r"psychiatr\w+",
+            r"psycholog\w+",
+            r"dentist\w*",
+            r"injur\w+",
+            r"chronic",
+            r"insulin",
+            r"antidepressants?",
+        ),
+    ),
+    "money": NeverTopic(
+        "Money",
+        "money (income, salary, savings, debts, loans, spending, prices the user pays, "
+        "investments, taxes, bank details)",
+        re.compile(
+            r"\b(?:salar\w+|income\w*|wages?|earns?|earning\w*|debts?|loans?|mortgage\w*|"
+            r"bank\w*|savings|credit cards?|invest\w+|stocks?|crypto\w*|bitcoin|"
+            r"pension\w*|tax(?:es)?|net worth|owes?|bankrupt\w*|budget\w*|paycheck\w*|"
+            r"rent)\b|[$€£¥]\s?\d|\b\d[\d,.]*\s?(?:k|dollars?|euros?|pounds?|usd|eur|gbp)\b"
+        ),
+    ),
+    "names": NeverTopic(
+        "People's names",
+        'other people\'s names (say "the user\'s sister", "a colleague" instead of a name, '
+        "or leave the memory out)",
+        cased=re.compile(  # names are told by their capitals
+            rf"\b(?:called|named|name is|names are)\s+{_NAME}"
+            rf"|\b(?i:{_RELATIVES})(?:,|\s+is)?\s+{_NAME}\b"
+            rf"|\b{_NAME}\s+is\s+(?:the user's|my|his|her|their)\s+(?i:{_RELATIVES})\b"
+        ),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class MemoryPolicy:
+    """The mode and the topics never to remember (built-in keys of NEVER_TOPICS, and the
+    user's own words)."""
+
+    mode: PolicyMode = "automatic"
+    never: tuple[str, ...] = ()
+    own: tuple[str, ...] = ()
+
+    def rule(self) -> str:
+        """The never-topics as a rule for the curator's prompt ("" if there are none)."""
+        topics = [NEVER_TOPICS[key].rule for key in self.never if key in NEVER_TOPICS]
+        topics += [f"anything about {_quoted(topic)}" for topic in self.own]
+        if not topics:
+            return ""
+        listed = "".join(f"\n- {topic}" for topic in topics)
+        return (
+            "The user asked that these never be remembered. Skip every memory about them, in "
+            f"any language, even if it seems important:{listed}"
+        )
+
+    def blocked_by(self, text: str) -> str | None:
+        """The never-topic `text` is about (its label, or the user's own words), if the guard
+        can tell; None if it finds none."""
+        for key in self.never:
+            topic = NEVER_TOPICS.get(key)
+            if topic is not None and topic.found_in(text):
+                return topic.label
+        if self.own:
+            stems = set(_content(text))
+            for own in self.own:
+                wanted = _content(own)
+                if wanted and all(s in stems for s in wanted):
+                    return own
+        return None
+
+
+AUTOMATIC = MemoryPolicy()
+
+
+def clean_own_topics(lines: list[str]) -> list[str]:
+    """The user's own never-topics from what they typed: one per line, trimmed, no blanks or
+    repeats (case aside), each and their number within limits (ValueError if not)."""
+    topics: dict[str, str] = {}
+    for line in lines:
+        topic = " ".join(line.split())
+        if not topic:
+            continue
+        if len(topic) > OWN_TOPIC_LIMIT:
+            raise ValueError(f"A topic can be at most {OWN_TOPIC_LIMIT} characters: {topic[:30]}…")
+        if not _content(topic):
+            raise ValueError(f"{topic!r} has no word to look for.")
+        topics.setdefault(topic.casefold(), topic)
+    if len(topics) > OWN_TOPICS_LIMIT:
+        raise ValueError(f"At most {OWN_TOPICS_LIMIT} topics of your own.")
+    return list(topics.values())
+
+
+def _content(text: str) -> list[str]:
+    """The stems of the words of `text` that carry meaning."""
+    # Loaded here: the settings read this module as the window's frame starts, without memory.
+    from assistant.memory.text import is_informative, stem, tokenize
+
+    return [stem(w) for w in tokenize(text) if is_informative(w)]
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace('"', "'") + '"'

@@ -1,0 +1,186 @@
+"""The review inbox through the real window: with "ask first", what the curator finds waits on
+the sidebar's Review tab (its count on the tab), and is accepted, edited then accepted, or
+rejected there, one by one or all at once; the Remembering page of Settings sets the policy;
+the sidebar tells the user's memories from the model's (a mark, and a filter)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QCheckBox, QPlainTextEdit, QRadioButton
+from pytestqt.qtbot import QtBot
+
+from assistant.paths import settings_file
+from assistant.ui.bridge import StoreBridge
+from assistant.ui.memory.model import ItemRole
+from assistant.ui.memory.sidebar import REVIEW_TAB
+from assistant.ui.memory.wording import ORIGIN_ICONS
+from assistant.ui.settings.dialog import SettingsDialog
+from assistant.ui.window.main_window import MainWindow
+from assistant.workspace import Workspace
+from tests.desktop import configure, shown_window
+from tests.fake_openai import FakeOpenAI, Reply
+from tests.sidebars import shown_sidebar
+
+pytestmark = [
+    pytest.mark.gui,
+    pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints"),
+]
+
+
+def extraction(*texts: str) -> str:
+    memories = [{"kind": "fact", "text": t, "importance": 0.6, "topic": "life"} for t in texts]
+    return json.dumps({"memories": memories})
+
+
+def say(qtbot: QtBot, win: MainWindow, text: str, reply: str) -> None:
+    win.input.setPlainText(text)
+    win.send_button.click()
+    qtbot.waitUntil(lambda: reply in win.chat.toPlainText(), timeout=10000)
+
+
+def review_tab(win: MainWindow) -> str:
+    return win.sidebar.tabs.tabText(REVIEW_TAB)
+
+
+def chat_prompts(server: FakeOpenAI) -> list[str]:
+    """The system messages of the chat requests (not the curator's)."""
+    systems = [r.body["messages"][0]["content"] for r in server.requests_to("/chat/completions")]
+    return [s for s in systems if s.startswith("You are Assistant")]
+
+
+def test_ask_first_through_the_window(
+    qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI
+) -> None:
+    configure(
+        data_dir,
+        fake_openai,
+        embeddings=False,
+        auto_memories=True,
+        memory_policy="ask",
+        never_remember=["health"],
+    )
+    win = shown_window(qtbot, data_dir)
+    memory, page = win.workspace.memory, win.sidebar.review
+    assert review_tab(win) == "Review" and not page.intro.isHidden()
+
+    fake_openai.enqueue(
+        Reply.text("Noted, all three."),
+        extraction("The user lives in Lisbon", "The user likes figs", "The user has asthma"),
+    )
+    say(qtbot, win, "I live in Lisbon, love figs, and have asthma.", "Noted, all three.")
+    qtbot.waitUntil(lambda: review_tab(win) == "Review (2)", timeout=10000)
+    assert len(memory) == 0  # nothing is kept before the user says so
+    win.sidebar.tabs.setCurrentIndex(REVIEW_TAB)
+    assert page.list.count() == 2 and "found in the conversation" in page.list.item(0).text()
+
+    # Edit the first, then accept it.
+    page.list.item(0).setSelected(True)
+    assert page.editor.toPlainText() == "The user lives in Lisbon"
+    page.editor.setPlainText("The user lives in Lisbon, Portugal")
+    page.accept_button.click()
+    qtbot.waitUntil(lambda: review_tab(win) == "Review (1)", timeout=10000)
+    (kept,) = memory.all()
+    assert kept.text == "The user lives in Lisbon, Portugal" and kept.origin == "curator"
+    assert "Kept 1 memory." in page.notice.label.text()
+
+    # Reject the other: gone, and never proposed again.
+    page.list.item(0).setSelected(True)
+    page.reject_button.click()
+    qtbot.waitUntil(lambda: review_tab(win) == "Review", timeout=10000)
+    assert memory.is_forgotten_fact("The user likes figs") and len(memory) == 1
+    assert not page.intro.isHidden() and page.list.isHidden()
+
+    # The rejected and the waiting never reach the prompt; what was accepted does.
+    fake_openai.enqueue(
+        Reply.text("Figs again?"),
+        extraction("The user likes figs", "The user keeps bees", "The user sails"),
+    )
+    say(qtbot, win, "Lisbon figs, and I keep bees and sail.", "Figs again?")
+    qtbot.waitUntil(lambda: review_tab(win) == "Review (2)", timeout=10000)
+    assert [p.text for p in win.workspace.inbox.pending()] == [
+        "The user keeps bees",
+        "The user sails",
+    ]
+    fake_openai.enqueue(Reply.text("You keep bees?"), extraction())
+    say(qtbot, win, "Do I keep bees? Where do I live?", "You keep bees?")
+    last = chat_prompts(fake_openai)[-1]
+    assert "bees" not in last.split("Current date")[1] and "Lisbon, Portugal" in last
+
+    # All at once.
+    page.accept_all_button.click()
+    qtbot.waitUntil(lambda: review_tab(win) == "Review", timeout=10000)
+    assert {i.text for i in memory.all()} == {
+        "The user lives in Lisbon, Portugal",
+        "The user keeps bees",
+        "The user sails",
+    }
+    assert win.sidebar.memories.model.rowCount() == 3
+    win.close()
+
+
+def test_the_remembering_page_sets_the_policy(
+    qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI
+) -> None:
+    configure(data_dir, fake_openai, embeddings=False)
+    win = shown_window(qtbot, data_dir)
+    dialog = SettingsDialog(win.workspace, win)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    assert dialog.findChild(QRadioButton, "memoryPolicy_automatic").isChecked()  # type: ignore[union-attr]
+    dialog.findChild(QRadioButton, "memoryPolicy_ask").setChecked(True)  # type: ignore[union-attr]
+    dialog.findChild(QCheckBox, "neverTopic_money").setChecked(True)  # type: ignore[union-attr]
+    own = dialog.findChild(QPlainTextEdit, "neverOwnTopics")
+    assert own is not None
+    own.setPlainText("the\n")
+    warned: list[str] = []
+    dialog._warn = warned.append  # type: ignore[method-assign]
+    dialog.accept()
+    assert warned == ["'the' has no word to look for."] and dialog.isVisible()
+    own.setPlainText("my ex\n\npolitics\nMy Ex")
+    dialog.accept()
+    saved = json.loads(settings_file(data_dir).read_text())
+    assert saved["memory_policy"] == "ask" and saved["never_remember"] == ["money"]
+    assert saved["never_remember_own"] == ["my ex", "politics"]
+    assert win.workspace.settings.policy().mode == "ask"
+    win.sidebar.review.refresh()
+    assert "What Assistant wants to remember appears here first" in win.sidebar.review.intro.text()
+    win.close()
+
+
+def test_the_sidebar_tells_the_users_memories_from_the_models(qtbot: QtBot, data_dir: Path) -> None:
+    workspace = Workspace.open(data_dir, embed=False)
+    bridge = StoreBridge(workspace)
+    try:
+        for text, origin in [
+            ("The user likes figs", "user"),
+            ("The user keeps bees", "curator"),
+            ("The user sails", "tool"),
+            ("The user rows", "import"),
+        ]:
+            workspace.memory.add(text, origin=origin)  # type: ignore[arg-type]
+        sidebar = shown_sidebar(qtbot, workspace, bridge)
+        page = sidebar.memories
+        combo = page.filters.author_filter
+        shown = lambda: {page.model.index(r).data() for r in range(page.model.rowCount())}  # noqa: E731
+        marks = {
+            page.model.index(r).data(): page.model.index(r).data(ItemRole)
+            for r in range(page.model.rowCount())
+        }
+        assert {item.origin for item in marks.values()} == {"user", "curator", "tool", "import"}
+        assert ORIGIN_ICONS["user"] != ORIGIN_ICONS["curator"] != ORIGIN_ICONS["tool"]
+        combo.setCurrentIndex(combo.findData("you"))
+        assert shown() == {"The user likes figs"}
+        combo.setCurrentIndex(combo.findData("model"))
+        assert shown() == {"The user keeps bees", "The user sails"}
+        combo.setCurrentIndex(combo.findData("import"))
+        assert shown() == {"The user rows"}
+        # Showing a memory the filter hides shows everyone again.
+        (figs,) = [i for i in workspace.memory.all() if i.origin == "user"]
+        assert page.show_memory(figs.id) and combo.currentData() == ""
+        assert len(shown()) == 4
+    finally:
+        bridge.disconnect_stores()
+        workspace.close()
