@@ -218,15 +218,19 @@ class Workspace:
         self.settings.instructions_about = instructions.about
         self.settings.instructions_answer = instructions.answer
 
-    def delete_project(self, project_id: str) -> None:
+    def delete_project(self, project_id: str, *, forget_memories: bool = False) -> None:
         """Delete a project: its conversations move to no project and its memories become
-        global (each with a "moved" event), then its file goes."""
+        global (each with a "moved" event), or are forgotten with `forget_memories`; then its
+        file goes."""
         for info in self.conversations.all():
             if info.project == project_id:
                 self.conversations.set_project(info.id, None)
         for item in self.memory.all(state=None):
             if item.project == project_id and item.state != "forgotten":
-                self.memory.move(item.id, None)
+                if forget_memories:
+                    self.memory.forget(item.id)
+                else:
+                    self.memory.move(item.id, None)
         self.projects.delete(project_id)
 
     def instructions_for(self, conversation: Conversation | None) -> Instructions:

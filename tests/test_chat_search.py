@@ -140,3 +140,31 @@ def test_search_hits_mark_the_words_searched_for(qtbot: QtBot, window: MainWindo
     assert item.text().startswith("Trip\n")  # what screen readers read
     dialog.hits.grab()  # the delegate paints it, selected
     assert dialog.hits.visualItemRect(item).height() > dialog.fontMetrics().height() * 2
+
+
+def test_weak_hits_are_left_out_and_said(qtbot: QtBot, data_dir: Path) -> None:
+    """A message that shares one common word with the query scores under half of the best
+    hit's: Ctrl+K leaves it out and says how many it left out."""
+    store = ConversationStore(data_dir)
+    texts = {
+        "Kyoto": "the tea ceremony in Kyoto: matcha, the tea house, the tea master's sweets",
+        "Shopping": "buy tea bags and milk",
+        **{f"Other {n}": f"notes about gardening, week {n}" for n in range(6)},
+    }
+    for title, text in texts.items():
+        cid = store.create(title).id
+        store.append(cid, "user", text)
+    win = shown_window(qtbot, data_dir)
+    dialog = ChatSearchDialog(win.workspace.conversations, win)
+    qtbot.addWidget(dialog)
+    found = win.workspace.conversations.search("tea ceremony Kyoto", k=30)
+    assert [h.title for h in found] == ["Kyoto", "Shopping"]
+    assert found[1].score < 0.5 * found[0].score
+    dialog.field.setText("tea ceremony Kyoto")
+    dialog.run_search()
+    qtbot.waitUntil(lambda: not dialog.searching)
+    assert [dialog.hits.item(i).text().split("\n")[0] for i in range(dialog.hits.count())] == [
+        "Kyoto"
+    ]
+    assert dialog.status.text() == "1 found (1 weaker not shown); Enter opens one."
+    win.close()

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from assistant.memory import ConversationStore
+from assistant.memory.conversations import FILES_FOR_CONTEXTS
 from assistant.memory.items import Source
 from assistant.memory.memory_keys import tie_memories_to_messages
 from assistant.memory.message_keys import PREFIX
@@ -166,3 +169,74 @@ def test_contexts_are_kept_in_the_index_cache_until_they_change(data_dir: Path) 
     third = SemanticMemory.open(memory_dir(data_dir))  # the forgotten one left no context
     assert third.search("dance") == []
     third.close()
+
+
+def test_contexts_come_from_the_files_until_the_index_is_built(data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+    cid = store.create("Art").id
+    asked = store.append(cid, "user", "Did you paint anything at the lake?").id
+    store.append(cid, "tool", "weather: sunny", tool_call_id="t1")  # not searched: no context
+    answered = store.append(cid, "assistant", "Yes, a sunrise over the water.").id
+    store.close()
+    wanted = [(cid, asked), (cid, answered), ("gone", "m1")]
+    fresh = ConversationStore(data_dir)  # its index is built on the first search
+    from_files = fresh.message_contexts(wanted)
+    assert from_files == {
+        (cid, asked): "Did you paint anything at the lake?",
+        (cid, answered): "Did you paint anything at the lake?\nYes, a sunrise over the water.",
+    }
+    fresh.search("sunrise")
+    assert fresh.message_contexts(wanted) == from_files  # from the index, the same
+    fresh.close()
+
+
+def test_opening_again_reads_no_conversation_for_contexts_given_before(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = ConversationStore(data_dir)
+    cid = store.create("Art").id
+    store.append(cid, "user", "Did you paint anything at the lake?")
+    answered = store.append(cid, "assistant", "Yes, a sunrise over the water.").id
+    other = store.create("Walks").id
+    walked = store.append(other, "user", "We walked to the old mill.").id
+    memory = SemanticMemory.open(memory_dir(data_dir))
+    learned = memory.add("A sunrise, finished.", source=Source(cid, answered), origin="curator")
+    mill = memory.add("Visited a mill.", source=Source(other, walked), origin="curator")
+    stop = tie_memories_to_messages(memory, store)
+    stop()
+    store.delete(other)  # while nothing is tied: the next opening finds it gone
+    memory.close()
+    store.close()
+
+    asked: list[object] = []
+    read = ConversationStore.message_contexts
+    monkeypatch.setattr(
+        ConversationStore,
+        "message_contexts",
+        lambda self, messages: asked.append(messages) or read(self, messages),
+    )
+    memory = SemanticMemory.open(memory_dir(data_dir))
+    store = ConversationStore(data_dir)
+    stop = tie_memories_to_messages(memory, store)
+    assert asked == []  # every context was known: no conversation was read for them
+    assert memory.unknown_contexts([learned.id, mill.id]) == []
+    assert [h.item.id for h in memory.search("painting")] == [learned.id]
+    assert memory.search("walked") == []  # its conversation is gone: so is its context
+    stop()
+    memory.close()
+    store.close()
+
+
+def test_contexts_of_many_conversations_build_the_index(data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+    wanted = []
+    for n in range(FILES_FOR_CONTEXTS + 1):
+        cid = store.create(f"Chat {n}").id
+        store.append(cid, "user", f"Question number {n}?")
+        wanted.append((cid, store.append(cid, "assistant", f"Answer number {n}.").id))
+    store.close()
+    fresh = ConversationStore(data_dir)
+    found = fresh.message_contexts(wanted)
+    assert found[wanted[3]] == "Question number 3?\nAnswer number 3."
+    assert len(found) == len(wanted)
+    fresh.close()

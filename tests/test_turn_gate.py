@@ -15,7 +15,7 @@ from assistant.agent.turn_gate import GivingWayProvider, TurnGate
 from tests.desktop import configure, shown_window
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.scripted import ScriptedProvider
-from tests.test_main_window import send
+from tests.test_main_window import send, wait_idle
 
 MEMORY = {"text": "The user keeps bees", "kind": "fact", "importance": 0.7}
 
@@ -48,6 +48,7 @@ def test_the_next_turn_is_not_queued_behind_the_curator(qtbot: QtBot, data_dir: 
         # The reply is done and the curator's request holds the server's only slot.
         qtbot.waitUntil(lambda: len(chats()) == 2, timeout=20_000)
         assert "response_format" in chats()[1].body
+        wait_idle(qtbot, win)  # the turn is over for the window too: it takes the next message
 
         send(qtbot, win, "What is the weather like?")
         qtbot.waitUntil(

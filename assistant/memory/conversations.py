@@ -32,7 +32,7 @@ from assistant.memory.conversation_file import (
 )
 from assistant.memory.conversation_listing import ConversationInfo, Listing, ListingEntry
 from assistant.memory.embedding import Embedder
-from assistant.memory.message_index import ConversationHit, MessageIndex
+from assistant.memory.message_index import ConversationHit, MessageIndex, contexts_in
 from assistant.memory.messages import (
     AttachedFile,
     Message,
@@ -70,6 +70,9 @@ class ConversationExistsError(StorageError):
     def __init__(self, conversation_id: str) -> None:
         super().__init__(f"There is already a conversation with id {conversation_id!r}.")
         self.conversation_id = conversation_id
+
+
+FILES_FOR_CONTEXTS = 16  # conversations read for memories' contexts before the index is built
 
 
 @dataclass(frozen=True)
@@ -421,8 +424,24 @@ class ConversationStore:
 
     def message_contexts(self, messages: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
         """For each of these messages (conversation id, message id) that search finds, its
-        text after that of the message before it (see `MessageIndex.contexts`)."""
-        return self._index.contexts(messages)
+        text after that of the message before it (see `message_index.context_of`): from the
+        search index once it is built or for many conversations (it is read from its cache),
+        else from the files of their conversations (a few need not build the index)."""
+        wanted: dict[str, set[str]] = {}
+        for cid, mid in messages:
+            wanted.setdefault(cid, set()).add(mid)
+        if self._index.built or len(wanted) > FILES_FOR_CONTEXTS:
+            return self._index.contexts(messages)
+        out: dict[tuple[str, str], str] = {}
+        for cid, ids in wanted.items():
+            try:
+                conversation = self.load(cid)
+            except StorageError:  # gone, or unreadable: no contexts from it
+                continue
+            if not conversation.temporary:
+                found = contexts_in(conversation.messages, ids)
+                out.update(((cid, mid), text) for mid, text in found.items())
+        return out
 
     def set_embedder(self, embedder: Embedder | None) -> None:
         """Search by meaning with this embedder's vectors from now on (None: keywords only)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -64,8 +64,8 @@ class MemoryIndex:
         self._scope_codes: dict[str | None, int] = {None: 0}  # global: 0
         self._bm25 = BM25Index(*self._bm25_params())
         self._past: BM25Index | None = None  # archived items, for searches with history
-        self._context: dict[str, str] = {}  # item id -> its context (see `set_contexts`)
-        self._indexed: dict[str, str] = {}  # item id -> fingerprint of the context indexed
+        self._context: dict[str, str] = {}  # item id -> its context, given this session
+        self._given: dict[str, str] = {}  # item id -> fingerprint of its context ("": none)
         self.vectors: VectorMatrix | None = None
         self.vectors_dirty = False
 
@@ -121,12 +121,12 @@ class MemoryIndex:
         self._scope[:n] = [self._scope_code(i.project) for i in items]
         if index is None:
             self._bm25 = BM25Index(*self._bm25_params())
-            self._indexed = {}
+            self._given = {}
             active = np.flatnonzero(self._active[:n]).tolist()
             self._bm25.add_many(active, [self._document(s) for s in active])
         else:
             self._bm25 = BM25Index.from_snapshot(index, *self._bm25_params())
-            self._indexed = dict(contexts or {})
+            self._given = dict(contexts or {})
         self._past = None
 
     def _bm25_params(self) -> tuple[float, float]:
@@ -153,6 +153,7 @@ class MemoryIndex:
         active = item.state == "active"
         if item.state == "forgotten":
             self._context.pop(item.id, None)  # no words of it may stay
+            self._given.pop(item.id, None)
         self._active[slot] = active
         self._pinned[slot] = item.pinned
         self._importance[slot] = item.importance
@@ -162,7 +163,6 @@ class MemoryIndex:
         text_changed = old is None or old.text != item.text
         if slot in self._bm25 and (text_changed or not active):
             self._bm25.remove(slot)
-            self._indexed.pop(item.id, None)
         if active and slot not in self._bm25:
             self._bm25.add(slot, self._document(slot))
         if self._past is not None:
@@ -196,48 +196,51 @@ class MemoryIndex:
         return self._bm25.snapshot()
 
     def contexts(self) -> dict[str, str]:
-        """Per item id, the fingerprint of the context its keyword document holds."""
-        return dict(self._indexed)
+        """Per item id, the fingerprint of the context its keyword document holds ("": it was
+        given none)."""
+        return dict(self._given)
 
     # -- contexts ------------------------------------------------------------------------------
 
     def set_contexts(self, changes: Mapping[str, str | None]) -> None:
         """Give these items (by id) these contexts instead of those they had (None: none), and
         index again the active ones whose document held another."""
+        if not self.config.source_context:
+            return
         for item_id, text in changes.items():
+            slot = self._slot_of.get(item_id)
+            if slot is None or self.items[slot].state == "forgotten":
+                continue
             if text:
                 self._context[item_id] = text
             else:
                 self._context.pop(item_id, None)
-            slot = self._slot_of.get(item_id)
-            if slot is None:
+            had, given = self._given.get(item_id), _fingerprint(text) if text else ""
+            if had == given:
                 continue
-            if slot in self._bm25 and self._indexed.get(item_id) != self._fingerprint(item_id):
+            self._given[item_id] = given
+            if slot in self._bm25 and (had or given):  # its document changes
                 self._bm25.remove(slot)
                 self._bm25.add(slot, self._document(slot))
             if self._past is not None and slot in self._past:
                 self._past.remove(slot)
                 self._past.add(slot, self._document(slot, past=True))
 
+    def unknown_contexts(self, ids: Iterable[str]) -> list[str]:
+        """Those of these items (by id) whose context was never given (nor cached)."""
+        return [i for i in ids if i not in self._given]
+
     def _document(self, slot: int, *, past: bool = False) -> list[str]:
         """The keyword document of an item: its text's terms and its context's (if the
-        configuration uses contexts); records which context the active index holds."""
+        configuration uses contexts)."""
         item = self.items[slot]
         out = terms(item.text)
-        context = self._context.get(item.id) if self.config.source_context else None
-        if context:
+        context = self._context.get(item.id)
+        if context is None and self._given.get(item.id) and not past:
+            del self._given[item.id]  # given in an earlier session: it must be given again
+        if context and self.config.source_context:
             out += terms(context)
-        if not past:
-            if context:
-                self._indexed[item.id] = _fingerprint(context)
-            else:
-                self._indexed.pop(item.id, None)
         return out
-
-    def _fingerprint(self, item_id: str) -> str | None:
-        """The fingerprint of the context an item's document should hold now."""
-        context = self._context.get(item_id) if self.config.source_context else None
-        return _fingerprint(context) if context else None
 
     # -- by state ------------------------------------------------------------------------------
 

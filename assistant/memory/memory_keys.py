@@ -77,13 +77,29 @@ def tie_memories_to_messages(
         every = [item.id for item in memory.all(None)]
         touched = track(every)
         conversations.set_message_keys({m: texts(m) for m in touched})
-        give_contexts(i for i in every if i in source_of)
+        give_contexts(_first_contexts(memory, conversations, source_of, in_conversation))
 
     def stop() -> None:
         for unsubscribe in stops:
             unsubscribe()
 
     return stop
+
+
+def _first_contexts(
+    memory: SemanticMemory,
+    conversations: ConversationStore,
+    source_of: dict[str, MessageKey],
+    in_conversation: dict[str, set[str]],
+) -> list[str]:
+    """Drop the contexts of the memories whose conversation is gone; the memories that need
+    theirs (never given one). A message never changes, so a context once given (the index
+    cache keeps which) holds while its conversation does: opening reads no conversation."""
+    there = {cid: conversations.exists(cid) for cid in in_conversation}
+    gone = [i for cid, ids in in_conversation.items() if not there[cid] for i in ids]
+    memory.set_contexts(dict.fromkeys(gone))
+    kept = [i for i, (cid, _) in source_of.items() if there[cid]]
+    return memory.unknown_contexts(kept)
 
 
 def _message_of(item: MemoryItem) -> MessageKey | None:

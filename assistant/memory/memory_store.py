@@ -292,6 +292,12 @@ class MemoryStore:
         with self._lock:
             self._index.set_contexts(changes)
 
+    def unknown_contexts(self, ids: Iterable[str]) -> list[str]:
+        """Those of these memories (by id) that were never given a context, nor none (see
+        `set_contexts`; the index cache keeps what was given)."""
+        with self._lock:
+            return self._index.unknown_contexts(ids)
+
     def find_related(
         self, text: str, k: int = 5, scopes: Collection[Scope] | None = None
     ) -> list[SearchHit]:

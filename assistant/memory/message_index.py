@@ -272,8 +272,8 @@ class MessageIndex:
             self._pending_keys = None
 
     def contexts(self, messages: Sequence[MessageKey]) -> dict[MessageKey, str]:
-        """The text of each of these messages that is searched, after that of the message before
-        it (what a memory learned from it is also found by; see `memory_index`)."""
+        """The context of each of these messages that is searched (see `context_of`), from the
+        index: call it once the index is built."""
         with self._lock:
             self._sync()
             out = {}
@@ -283,7 +283,7 @@ class MessageIndex:
                     continue
                 before = self._prev.get(key)
                 text = self._docs[key][2]
-                out[message] = text if before is None else f"{self._docs[before][2]}\n{text}"
+                out[message] = context_of(None if before is None else self._docs[before][2], text)
             return out
 
     def search(
@@ -597,6 +597,26 @@ class MessageIndex:
             if self._pending is not None:
                 self._pending.discard(key)
             self._arrays = None
+
+
+def context_of(before: str | None, text: str) -> str:
+    """A message's context: what a memory learned from it is also found by (see
+    `memory_index`): its text after that of the searched message before it, if any."""
+    return text if before is None else f"{before}\n{text}"
+
+
+def contexts_in(messages: Sequence[Message], wanted: set[str]) -> dict[str, str]:
+    """The contexts of the messages of `wanted` (ids) among a conversation's messages (in the
+    order they were written), as its index would give them."""
+    out: dict[str, str] = {}
+    before: str | None = None
+    for message in messages:
+        if message.role not in SEARCHED_ROLES or not terms(message.content):
+            continue
+        if message.id in wanted:
+            out[message.id] = context_of(before, message.content)
+        before = message.content
+    return out
 
 
 def make_snippet(text: str, words: Sequence[str], chars: int = SNIPPET_CHARS) -> str:

@@ -427,6 +427,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--scale", default="", help="comma-separated record counts to time both layers at"
     )
+    parser.add_argument(
+        "--no-child", action="store_true", help="with --scale: no embedding in a child process"
+    )
     args = parser.parse_args(argv)
     if not args.data.is_file():
         print(f"recall_bench: skipped, no LoCoMo data at {args.data}")
@@ -480,7 +483,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = [int(n) for n in args.scale.split(",") if n]
     if sizes and cached:
         say(f"timing both layers at {args.scale} records")
-        print(recall_speed.report(dialogs, cached[0], sizes))
+        print(recall_speed.report(dialogs, cached[0], sizes, child=not args.no_child))
     return 0
 
 

@@ -103,8 +103,11 @@ def _timed(action: Callable[[], object], times: int = 1) -> float:
     return (time.perf_counter() - start) / times
 
 
-def report(dialogs: Sequence[Dialog], embedder: Embedder, sizes: Sequence[int]) -> str:
-    """The speed tables for each size in `sizes`."""
+def report(
+    dialogs: Sequence[Dialog], embedder: Embedder, sizes: Sequence[int], child: bool = True
+) -> str:
+    """The speed tables for each size in `sizes` (and, with `child`, the memory of the
+    background embedding with the built-in model)."""
     turns = [t for d in dialogs for t in d.turns]
     queries = [q.text for d in dialogs for q in d.questions][:QUERIES]
     load = os.getloadavg()[0]
@@ -126,9 +129,11 @@ def report(dialogs: Sequence[Dialog], embedder: Embedder, sizes: Sequence[int]) 
                 lines += speed
                 other.append(rest)
                 print("\n".join([*speed, rest]), file=sys.stderr, flush=True)  # as it goes
-    child = f"\nBackground embedding with the built-in model: {embedding_in_child(turns)}"
-    print(child, file=sys.stderr, flush=True)
-    return "\n".join([*lines, *other, child])
+    if not child:
+        return "\n".join(lines + other)
+    embedded = f"\nBackground embedding with the built-in model: {embedding_in_child(turns)}"
+    print(embedded, file=sys.stderr, flush=True)
+    return "\n".join([*lines, *other, embedded])
 
 
 def _memory_rows(
