@@ -118,7 +118,7 @@ def export_file(workspace: Workspace, tmp_path: Path) -> tuple[Path, dict[str, s
 
 
 def preview_dialog(qtbot: QtBot, parent: QWidget) -> ImportPreviewDialog:
-    qtbot.waitUntil(lambda: parent.findChild(ImportPreviewDialog) is not None, timeout=5000)
+    qtbot.waitUntil(lambda: parent.findChild(ImportPreviewDialog) is not None)
     dialog = parent.findChild(ImportPreviewDialog)
     assert isinstance(dialog, ImportPreviewDialog)
     qtbot.waitUntil(dialog.isVisible)
@@ -183,10 +183,7 @@ def test_import_as_copies_through_the_dialog(
     tea = next(c for c in workspace.conversations.all() if c.title == "Tea")
     assert tea.id == ids["tea"]  # not a conflict: imported under its own id
     assert len(workspace.memory.all(None)) == 3 + 1  # never copied; forgotten one until close
-    qtbot.waitUntil(
-        lambda: all(not p.isVisible() for p in parent.findChildren(QProgressDialog)),
-        timeout=5000,
-    )
+    qtbot.waitUntil(lambda: all(not p.isVisible() for p in parent.findChildren(QProgressDialog)))
 
 
 def test_a_bad_file_shows_the_error_and_changes_nothing(
@@ -207,7 +204,7 @@ def test_a_bad_file_shows_the_error_and_changes_nothing(
     workspace.conversations.all()
     before = snapshot(data_dir)
     import_file(parent, workspace, str(bad))
-    qtbot.waitUntil(lambda: bool(hooks.errors), timeout=5000)
+    qtbot.waitUntil(lambda: bool(hooks.errors))
     (message,) = hooks.errors
     assert "bad.json cannot be imported" in message
     assert "conversations[1].messages[0].role: must be one of user, assistant, tool, system" in (
@@ -252,7 +249,7 @@ def test_export_writes_a_file(
     dialog.all_radio.setChecked(True)
     dialog.memories_check.setChecked(True)
     _press_export(dialog)
-    qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=5000)
+    qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors))
     assert hooks.errors == []
     assert hooks.infos == ["Exported 2 conversations and 3 memories to all.json"]
     assert hooks.asked[0].endswith(f"assistant-export-{date.today().isoformat()}.json")
@@ -268,7 +265,7 @@ def test_export_of_the_current_conversation(
     hooks.save_name = str(tmp_path / "one.json")
     export_conversations(parent, workspace, ids["tea"])
     _press_export(_export_dialog(qtbot, parent))
-    qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=5000)
+    qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors))
     assert hooks.infos == ["Exported 1 conversation to one.json"]
     data = json.loads((tmp_path / "one.json").read_text(encoding="utf-8"))
     assert [c["id"] for c in data["conversations"]] == [ids["tea"]]
@@ -289,7 +286,7 @@ def test_export_of_a_conversation_can_include_its_attached_files(
         dialog = _export_dialog(qtbot, parent)
         dialog.attachments_check.setChecked(include)
         _press_export(dialog)
-        qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=5000)
+        qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors))
         assert hooks.errors == []
         hooks.infos.clear()
         qtbot.waitUntil(lambda: parent.findChild(ExportDialog, "exportDialog") is None)
@@ -321,7 +318,7 @@ def test_export_error_is_shown(
     hooks.save_name = str(blocker / "out.json")
     export_conversations(parent, workspace, None)
     _press_export(_export_dialog(qtbot, parent))
-    qtbot.waitUntil(lambda: bool(hooks.errors), timeout=5000)
+    qtbot.waitUntil(lambda: bool(hooks.errors))
     assert "Could not write" in hooks.errors[0]
 
 
@@ -431,14 +428,14 @@ def test_reading_shows_progress_and_can_be_cancelled(
     assert progress is not None
     qtbot.waitUntil(lambda: progress.value() == 1024 and progress.maximum() == 4096)
     assert started.is_set()
-    qtbot.waitUntil(progress.isVisible, timeout=5000)
+    qtbot.waitUntil(progress.isVisible)
     (cancel_button,) = progress.findChildren(QPushButton)
     assert cancel_button.text() == "Cancel"
     cancel_button.click()
-    qtbot.waitUntil(lambda: not progress.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: not progress.isVisible())
     # The read stops and the flow ends without a word.
     flow = transfer_dialogs._ImportFlow
-    qtbot.waitUntil(lambda: parent.findChild(flow) is None, timeout=5000)
+    qtbot.waitUntil(lambda: parent.findChild(flow) is None)
     assert hooks.errors == [] and hooks.infos == []
     assert parent.findChild(ImportPreviewDialog) is None
     assert snapshot(data_dir) == before
@@ -574,7 +571,7 @@ def test_reading_says_how_much_of_the_file_is_read(
     (cancel_button,) = progress.findChildren(QPushButton)
     cancel_button.click()  # the read stops: no thread is left reading
     flow = transfer_dialogs._ImportFlow
-    qtbot.waitUntil(lambda: parent.findChild(flow) is None, timeout=5000)
+    qtbot.waitUntil(lambda: parent.findChild(flow) is None)
 
 
 def test_importing_shows_numbers_and_then_a_result_that_stays(
