@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QListWidget,
     QMainWindow,
     QMessageBox,
-    QProgressDialog,
     QRadioButton,
     QVBoxLayout,
     QWidget,
@@ -47,6 +46,7 @@ from assistant.transfer import (
     write_export,
 )
 from assistant.ui.jobs import Progress, run_job
+from assistant.ui.transfer.import_progress import ImportProgress, Phases, show_result
 from assistant.ui.transfer.project_choice import ProjectChoice
 from assistant.ui.wording import shorten
 from assistant.workspace import Workspace
@@ -57,7 +57,6 @@ IMPORT_FILTER = (
 )
 MAX_LISTED_UNREADABLE = 50
 PREVIEW_MIN_WIDTH = 560
-PROGRESS_DELAY_MS = 200
 STATUS_MILLISECONDS = 10_000
 MAX_LISTED_CONFLICTS = 50
 SUGGESTION_CHARS = 90  # a suggested memory's check box shows its start
@@ -478,7 +477,7 @@ class _ImportFlow(QObject):
         self._path = path
         self._instructions_set = instructions_set
         self._instructions_note = ""
-        self._progress: QProgressDialog | None = None
+        self._progress: ImportProgress | None = None
         self._cancel = threading.Event()
 
     def start(self) -> None:
@@ -496,16 +495,7 @@ class _ImportFlow(QObject):
         )
 
     def _show_progress(self, text: str, name: str) -> None:
-        progress = QProgressDialog(text, "Cancel", 0, 0, self._parent)
-        progress.setObjectName(name)
-        progress.setWindowTitle("Import")
-        progress.setWindowModality(Qt.WindowModality.WindowModal)
-        progress.setMinimumDuration(PROGRESS_DELAY_MS)
-        progress.setAutoClose(False)
-        progress.setAutoReset(False)
-        progress.canceled.connect(self._cancel.set)
-        progress.setValue(0)
-        self._progress = progress
+        self._progress = ImportProgress(self._parent, text, name, self._cancel.set)
 
     def _on_parse_failed(self, message: str) -> None:
         self._close_progress()
@@ -538,9 +528,11 @@ class _ImportFlow(QObject):
             instructions = plan.instructions  # an export's are taken where there are none
         if instructions is not None:
             self._use_instructions(instructions)
-        self._show_progress("Importing…", "importProgressDialog")
+        self._show_progress(f"Importing {self._path.name}…", "importProgressDialog")
         assert self._progress is not None
-        self._progress.setMaximum(max(plan.total + len(suggestions), 1))
+        self._progress.count_phases(
+            Phases(len(plan.memories), len(plan.conversations), len(suggestions))
+        )
         workspace = self._workspace
         run_job(
             lambda report: apply_import(
@@ -572,22 +564,23 @@ class _ImportFlow(QObject):
 
     def _on_progress(self, done: int, total: int) -> None:
         if self._progress is not None:
-            self._progress.setMaximum(max(total, 1))
-            self._progress.setValue(done)
+            self._progress.update(done, total)
 
     def _close_progress(self) -> None:
         if self._progress is not None:
-            self._progress.blockSignals(True)  # closing it emits canceled
             self._progress.close()
-            self._progress.deleteLater()
             self._progress = None
 
     def _on_imported(self, plan: ImportPlan, result: ImportResult) -> None:
         self._close_progress()
         text = result.summary() + self._instructions_note
+        details = ""
         if plan.unreadable:
             text += f"; {counted(len(plan.unreadable), 'conversation')} could not be read"
-        show_info(self._parent, "Import finished", text)
+            names = [f"{u.name}: {u.reason}" for u in plan.unreadable[:MAX_LISTED_UNREADABLE]]
+            details = "Not imported:\n" + "\n".join(names)
+        show_info(self._parent, "Import finished", text)  # the status bar says it too
+        show_result(self._parent, "Import finished", f"{text}.", details)
         self.deleteLater()
 
     def _on_import_failed(self, message: str) -> None:
