@@ -6,6 +6,7 @@ import dataclasses
 import json
 import logging
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -146,11 +147,11 @@ class Workspace:
         update()
         self.projects.subscribe(update)
 
-    def drop_leftover_chats(self) -> None:
-        """Delete the empty and temporary conversations an earlier run left behind (one with
-        records this version cannot read is not empty: it is kept)."""
+    def drop_leftover_chats(self, among: Collection[str] | None = None) -> None:
+        """Delete the empty and temporary conversations an earlier run left behind, or those of
+        `among` that are (one with records this version cannot read is not empty: it is kept)."""
         for info in self.conversations.all():
-            if info.temporary or info.empty:
+            if (among is None or info.id in among) and (info.temporary or info.empty):
                 self.delete_quietly(info.id)
 
     def delete_quietly(self, conversation_id: str) -> None:
@@ -217,15 +218,19 @@ class Workspace:
         self.settings.instructions_about = instructions.about
         self.settings.instructions_answer = instructions.answer
 
-    def delete_project(self, project_id: str) -> None:
+    def delete_project(self, project_id: str, *, forget_memories: bool = False) -> None:
         """Delete a project: its conversations move to no project and its memories become
-        global (each with a "moved" event), then its file goes."""
+        global (each with a "moved" event), or are forgotten with `forget_memories`; then its
+        file goes."""
         for info in self.conversations.all():
             if info.project == project_id:
                 self.conversations.set_project(info.id, None)
         for item in self.memory.all(state=None):
             if item.project == project_id and item.state != "forgotten":
-                self.memory.move(item.id, None)
+                if forget_memories:
+                    self.memory.forget(item.id)
+                else:
+                    self.memory.move(item.id, None)
         self.projects.delete(project_id)
 
     def instructions_for(self, conversation: Conversation | None) -> Instructions:

@@ -17,7 +17,7 @@ from pytestqt.qtbot import QtBot
 
 from assistant.transfer import ImportCancelledError
 from assistant.ui.transfer import dialogs as transfer_dialogs
-from assistant.ui.transfer import progress as transfer_progress
+from assistant.ui.transfer import import_progress
 from assistant.ui.transfer.dialogs import ImportPreviewDialog, import_file
 from assistant.workspace import Workspace
 from tests.data.exports import HERE as EXPORTS
@@ -82,13 +82,13 @@ def test_the_progress_waits_until_a_message_box_has_closed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     reveals: list[int] = []
-    reveal = transfer_progress.ModalProgress._reveal
+    reveal = import_progress.ImportProgress._reveal
 
-    def counted(self: transfer_progress.ModalProgress) -> None:
+    def counted(self: import_progress.ImportProgress) -> None:
         reveals.append(1)
         reveal(self)
 
-    monkeypatch.setattr(transfer_progress.ModalProgress, "_reveal", counted)
+    monkeypatch.setattr(import_progress.ImportProgress, "_reveal", counted)
     box = QMessageBox(QMessageBox.Icon.Warning, "Something else", "An error", parent=parent)
     box.setWindowModality(Qt.WindowModality.ApplicationModal)
     box.show()

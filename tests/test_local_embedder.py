@@ -30,3 +30,15 @@ def test_workspace_uses_it_by_default(data_dir: Path) -> None:
         assert workspace.memory.embedding_status().model == NAME
     finally:
         workspace.close()
+
+
+def test_long_passages_go_a_few_at_a_time_and_keep_their_vectors() -> None:
+    embedder = LocalEmbedder(threads=1)
+    lengths = [5] * 40 + [200] * 20  # short texts first, as `embed` orders them
+    batches = list(embedder._batches(list(range(60)), lengths))
+    assert [len(b) for b in batches] == [32, 10, 10, 8]  # 32 short; then 2,048 padded tokens
+    assert [i for b in batches for i in b] == list(range(60))
+    texts = ["word " * n for n in (3, 150, 40, 220, 7)]
+    whole = embedder.embed(texts)
+    embedder.batch_tokens = 256  # one long passage a batch
+    np.testing.assert_allclose(embedder.embed(texts), whole, atol=1e-5)

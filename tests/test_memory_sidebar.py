@@ -630,7 +630,7 @@ def test_too_many_pinned_memories_are_warned_about(
     assert "Too much pinned" not in sidebar.memories.notice.label.text()
     for i in range(4):
         remember(workspace, f"Pinned fact {i}: " + "detail " * 60, pinned=True)
-    qtbot.waitUntil(lambda: "Too much pinned" in sidebar.memories.notice.label.text(), timeout=5000)
+    qtbot.waitUntil(lambda: "Too much pinned" in sidebar.memories.notice.label.text())
     assert sidebar.memories.notice.isVisible()
 
 
@@ -648,7 +648,7 @@ def test_clicking_a_memory_enables_edit_and_forget(
     qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
 ) -> None:
     remember(workspace, "The user's sister Ana lives in Porto")
-    qtbot.waitUntil(lambda: sidebar.memories.model.rowCount() == 1, timeout=5000)
+    qtbot.waitUntil(lambda: sidebar.memories.model.rowCount() == 1)
     sidebar.memories.list_view.clearSelection()
     assert (
         not sidebar.memories.controller.edit.isEnabled()
@@ -684,7 +684,7 @@ def test_search_results_refresh_after_an_import(
     importer.start()  # as the import dialog does: off the GUI thread, which never embeds
     importer.join()
 
-    qtbot.waitUntil(lambda: sidebar.memories.model.rowCount() == 3, timeout=5000)
+    qtbot.waitUntil(lambda: sidebar.memories.model.rowCount() == 3)
     assert "Likes tea" not in texts(sidebar.memories.model)
     assert sidebar.memories.selected_item() == kept  # the selection stays
 

@@ -168,7 +168,7 @@ def test_new_edit_and_delete_a_project(
 
     def confirm(project: object, chats: int, memories: int) -> bool:
         asked.append((chats, memories))
-        return True
+        return False  # delete, keeping its memories (global)
 
     monkeypatch.setattr(actions, "confirm_delete", confirm)
     actions.delete_project()

@@ -319,6 +319,11 @@ def test_deleting_a_project_moves_its_conversations_and_memories_out(data_dir: P
         assert workspace.conversations.load(cid).project is None
         assert workspace.memory.get(item.id).project is None  # type: ignore[union-attr]
         assert workspace.memory.history(item.id)[-1].type == "moved"
+        walled = workspace.projects.create("Diary", isolated=True)
+        secret = workspace.memory.add("The user keeps a diary", project=walled.id)
+        workspace.delete_project(walled.id, forget_memories=True)
+        assert workspace.memory.get(secret.id).state == "forgotten"  # type: ignore[union-attr]
+        assert workspace.memory.is_forgotten_fact("The user keeps a diary")
     finally:
         workspace.close()
 

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QPushButton
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QContextMenuEvent
+from PySide6.QtWidgets import QApplication, QMenu, QPushButton
 from pytestqt.qtbot import QtBot
 
 from assistant.knowledge import Citation, Place
@@ -19,6 +21,7 @@ from assistant.ui.window.main_window import MainWindow
 from tests.desktop import configure, shown_window
 from tests.fake_openai import FakeOpenAI
 from tests.files import make_pdf
+from tests.test_keyboard_focus import link_point
 
 pytestmark = pytest.mark.gui
 
@@ -99,3 +102,41 @@ def test_remember_in_the_preview_of_a_cited_place_takes_its_lines(
     assert asked == [MemoryValues("From notes.md line 5: Ada prefers tea at four.", "fact", 0.5)]
     memory = window.workspace.memory
     qtbot.waitUntil(lambda: any(i.text.startswith("From notes.md") for i in memory.all(None)))
+
+
+@pytest.mark.qt_log_ignore("does not support raise", "does not support grabbing the keyboard")
+def test_the_chips_context_menu_offers_remember_this(
+    qtbot: QtBot,
+    window: MainWindow,
+    asked: list[MemoryValues],
+    tmp_path: Path,
+) -> None:
+    workspace = window.workspace
+    cid = workspace.conversations.create().id
+    note = tmp_path / "note.txt"
+    note.write_text("Ada's locker code is 4711.\n")
+    ref = workspace.attachments.add(cid, note).ref()
+    message = workspace.conversations.append(cid, "user", "Keep this.", attachments=[ref])
+    window.conversations.refresh()
+    window.conversations.select(cid)
+    qtbot.waitUntil(lambda: window.session.conversation_id == cid)
+    chip = link_point(window.chat, f"attached:{ref.id}")
+    menus: list[list[str]] = []
+
+    def choose() -> None:  # the menu is open (modal): read it, and choose
+        menu = QApplication.activePopupWidget()
+        assert isinstance(menu, QMenu)
+        menus.append([a.text() for a in menu.actions()])
+        next(a for a in menu.actions() if a.text() == "Remember this…").trigger()
+        menu.close()
+
+    QTimer.singleShot(200, choose)
+    window.chat.contextMenuEvent(
+        QContextMenuEvent(QContextMenuEvent.Reason.Mouse, chip, window.chat.mapToGlobal(chip))
+    )
+    assert "Remember this…" in menus[0]
+    assert asked == [MemoryValues("From note.txt: Ada's locker code is 4711.", "fact", 0.5)]
+    memory = workspace.memory
+    qtbot.waitUntil(lambda: any("4711" in i.text for i in memory.all(None)), timeout=10000)
+    (item,) = [i for i in memory.all(None) if "4711" in i.text]
+    assert item.source is not None and item.source.message_id == message.id

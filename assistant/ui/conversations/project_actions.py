@@ -7,7 +7,7 @@ from typing import Protocol
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDialog, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QCheckBox, QDialog, QMenu, QMessageBox, QWidget
 
 from assistant.errors import AssistantError
 from assistant.projects import Project
@@ -123,8 +123,9 @@ class ProjectActions(QObject):
             return
         self._pane.projects_changed()
 
-    def confirm_delete(self, project: Project, conversations: int, memories: int) -> bool:
-        """Ask before deleting a project (tests replace this)."""
+    def confirm_delete(self, project: Project, conversations: int, memories: int) -> bool | None:
+        """Ask before deleting a project (tests replace this): None if not, else whether its
+        memories are forgotten too (they become global otherwise)."""
         box = QMessageBox(
             QMessageBox.Icon.Warning,
             "Delete project",
@@ -133,14 +134,19 @@ class ProjectActions(QObject):
             self._parent,
         )
         box.setInformativeText(
-            f"Its {count(conversations, 'conversation')} move to No project and its "
-            f"{count(memories, 'memory', 'memories')} become global (used in every chat). "
-            "Nothing is deleted but the project."
+            f"Its {count(conversations, 'conversation')} move to No project. Its "
+            f"{count(memories, 'memory', 'memories')} become global (used in every chat) "
+            "unless you forget them too."
         )
+        forget = QCheckBox(f"Forget its {count(memories, 'memory', 'memories')} as well", box)
+        forget.setObjectName("deleteProjectForget")
+        forget.setChecked(project.isolated)  # they were kept apart: not spread by default
+        forget.setEnabled(memories > 0)
+        box.setCheckBox(forget)
         delete = box.addButton("Delete Project", QMessageBox.ButtonRole.DestructiveRole)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         box.exec()
-        return box.clickedButton() is delete
+        return forget.isChecked() if box.clickedButton() is delete else None
 
     def delete_project(self) -> None:
         """Delete the current project after one confirmation, in the background."""
@@ -150,11 +156,12 @@ class ProjectActions(QObject):
         workspace = self._workspace
         chats = sum(c.project == project.id for c in workspace.conversations.all())
         memories = sum(i.project == project.id for i in workspace.memory.all())
-        if not self.confirm_delete(project, chats, memories):
+        forget = self.confirm_delete(project, chats, memories)
+        if forget is None:
             return
 
         def delete(_progress: Progress) -> None:
-            workspace.delete_project(project.id)
+            workspace.delete_project(project.id, forget_memories=forget)
 
         run_job(
             delete,

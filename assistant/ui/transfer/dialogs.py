@@ -46,8 +46,9 @@ from assistant.transfer import (
     write_export,
 )
 from assistant.ui.jobs import Progress, run_job
+from assistant.ui.transfer.import_progress import ImportProgress, Phases, show_result
+from assistant.ui.transfer.import_turns import ImportTurns
 from assistant.ui.transfer.pinned_choice import PinnedChoice
-from assistant.ui.transfer.progress import ImportTurns, ModalProgress
 from assistant.ui.transfer.project_choice import ProjectChoice
 from assistant.ui.wording import shorten
 from assistant.workspace import Workspace
@@ -481,7 +482,7 @@ class _ImportFlow(QObject):
         self._path = path
         self._instructions_set = instructions_set
         self._instructions_note = ""
-        self._progress: ModalProgress | None = None
+        self._progress: ImportProgress | None = None
         self._turns = ImportTurns.of(parent)
         self._cancel = threading.Event()
 
@@ -504,7 +505,7 @@ class _ImportFlow(QObject):
         )
 
     def _show_progress(self, text: str, name: str) -> None:
-        self._progress = ModalProgress(self._parent, text, name, self._cancel.set)
+        self._progress = ImportProgress(self._parent, text, name, self._cancel.set)
 
     def _on_parse_failed(self, message: str) -> None:
         self._close_progress()
@@ -538,9 +539,11 @@ class _ImportFlow(QObject):
         if instructions is not None:
             self._use_instructions(instructions)
         keep_pinned = dialog.pinned.kept()
-        self._show_progress("Importing…", "importProgressDialog")
+        self._show_progress(f"Importing {self._path.name}…", "importProgressDialog")
         assert self._progress is not None
-        self._progress.set_progress(0, plan.total + len(suggestions))
+        self._progress.count_phases(
+            Phases(len(plan.memories), len(plan.conversations), len(suggestions))
+        )
         workspace = self._workspace
         run_job(
             lambda report: apply_import(
@@ -573,7 +576,7 @@ class _ImportFlow(QObject):
 
     def _on_progress(self, done: int, total: int) -> None:
         if self._progress is not None:
-            self._progress.set_progress(done, total)
+            self._progress.update(done, total)
 
     def _close_progress(self) -> None:
         if self._progress is not None:
@@ -588,9 +591,13 @@ class _ImportFlow(QObject):
     def _on_imported(self, plan: ImportPlan, result: ImportResult) -> None:
         self._close_progress()
         text = result.summary() + self._instructions_note
+        details = ""
         if plan.unreadable:
             text += f"; {counted(len(plan.unreadable), 'conversation')} could not be read"
-        show_info(self._parent, "Import finished", text)
+            names = [f"{u.name}: {u.reason}" for u in plan.unreadable[:MAX_LISTED_UNREADABLE]]
+            details = "Not imported:\n" + "\n".join(names)
+        show_info(self._parent, "Import finished", text)  # the status bar says it too
+        show_result(self._parent, "Import finished", f"{text}.", details)
         self._end()
 
     def _on_import_failed(self, message: str) -> None:
