@@ -59,6 +59,8 @@ bench: $(DEV_STAMP)
 	$(BIN)/python -m tests.bench.mcp_bench
 	$(BIN)/python -m tests.bench.mcp_server_bench
 	$(BIN)/python -m tests.bench.recall_bench --ablation --scale 100000
+	$(BIN)/python -m tests.bench.tombstone_bench
+	$(BIN)/python -m tests.bench.quick_search_bench
 
 # The app core against real llama-cpp-python servers (slow the first time: it compiles). Not in `test`.
 test-servers: $(DEV_STAMP)

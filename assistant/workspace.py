@@ -6,6 +6,7 @@ import dataclasses
 import json
 import logging
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -146,11 +147,11 @@ class Workspace:
         update()
         self.projects.subscribe(update)
 
-    def drop_leftover_chats(self) -> None:
-        """Delete the empty and temporary conversations an earlier run left behind (one with
-        records this version cannot read is not empty: it is kept)."""
+    def drop_leftover_chats(self, among: Collection[str] | None = None) -> None:
+        """Delete the empty and temporary conversations an earlier run left behind, or those of
+        `among` that are (one with records this version cannot read is not empty: it is kept)."""
         for info in self.conversations.all():
-            if info.temporary or info.empty:
+            if (among is None or info.id in among) and (info.temporary or info.empty):
                 self.delete_quietly(info.id)
 
     def delete_quietly(self, conversation_id: str) -> None:

@@ -13,6 +13,7 @@ import keyring
 import keyring.backend
 import keyring.errors
 import pytest
+from pytestqt.qtbot import QtBot
 
 from assistant.mcp_client.manager import McpManager
 from assistant.memory.projection import Projection
@@ -21,6 +22,12 @@ from tests.fake_openai import FakeOpenAI
 
 # Before pytest-qt creates the QApplication.
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
+
+# pytest-qt's waits give up after 5 s by default. They guard against a hang, not a speed limit:
+# on a busy machine (2 cores, CI, the suite beside a build) a background job can take longer.
+QT_WAIT_MS = 30_000
+for _wait in (QtBot.waitUntil, QtBot.waitSignal, QtBot.waitSignals, QtBot.waitCallback):
+    _wait.__kwdefaults__["timeout"] = QT_WAIT_MS
 
 # The long reliability suite runs with `make test-reliability` only.
 collect_ignore = [] if os.environ.get("ASSISTANT_RELIABILITY") else ["reliability"]

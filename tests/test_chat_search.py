@@ -6,12 +6,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QThread
 from pytestqt.qtbot import QtBot
 
 from assistant.memory import ConversationStore
+from assistant.ui import shutdown
 from assistant.ui.conversations.hit_delegate import HIT_TEXT_ROLE, hit_html
 from assistant.ui.conversations.search import ChatSearchDialog
+from assistant.ui.window import main_window
 from assistant.ui.window.main_window import MainWindow
 from assistant.workspace import Workspace
 from tests.desktop import shown_window
@@ -88,7 +90,30 @@ def test_temporary_and_empty_chats_are_gone_after_quitting(qtbot: QtBot, data_di
     temporary = win.new_conversation(temporary=True)
     win.workspace.conversations.append(temporary, "user", "not to be kept")
     win.close()
+    shutdown.join_all()  # work that outlived the window's wait (a busy machine) ends here
     assert not ConversationStore(data_dir).exists(temporary)
+
+
+def test_a_temporary_chat_goes_when_work_that_outlived_quitting_ends(
+    qtbot: QtBot, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = ConversationStore(data_dir)
+    kept = store.create("kept").id
+    store.append(kept, "user", "to be kept")
+    win = MainWindow(Workspace.open(data_dir))
+    qtbot.addWidget(win)
+    temporary = win.new_conversation(temporary=True)
+    win.workspace.conversations.append(temporary, "user", "not to be kept")
+
+    def still_working(thread: QThread) -> bool:  # the wait ran out: work goes on after it
+        thread.quit()
+        return False
+
+    monkeypatch.setattr(main_window, "stop_thread", still_working)
+    win.close()
+    shutdown.join_all()
+    assert not ConversationStore(data_dir).exists(temporary)
+    assert ConversationStore(data_dir).exists(kept)
 
 
 def _hit(window: MainWindow, word: str) -> tuple[str, str]:
@@ -115,3 +140,31 @@ def test_search_hits_mark_the_words_searched_for(qtbot: QtBot, window: MainWindo
     assert item.text().startswith("Trip\n")  # what screen readers read
     dialog.hits.grab()  # the delegate paints it, selected
     assert dialog.hits.visualItemRect(item).height() > dialog.fontMetrics().height() * 2
+
+
+def test_weak_hits_are_left_out_and_said(qtbot: QtBot, data_dir: Path) -> None:
+    """A message that shares one common word with the query scores under half of the best
+    hit's: Ctrl+K leaves it out and says how many it left out."""
+    store = ConversationStore(data_dir)
+    texts = {
+        "Kyoto": "the tea ceremony in Kyoto: matcha, the tea house, the tea master's sweets",
+        "Shopping": "buy tea bags and milk",
+        **{f"Other {n}": f"notes about gardening, week {n}" for n in range(6)},
+    }
+    for title, text in texts.items():
+        cid = store.create(title).id
+        store.append(cid, "user", text)
+    win = shown_window(qtbot, data_dir)
+    dialog = ChatSearchDialog(win.workspace.conversations, win)
+    qtbot.addWidget(dialog)
+    found = win.workspace.conversations.search("tea ceremony Kyoto", k=30)
+    assert [h.title for h in found] == ["Kyoto", "Shopping"]
+    assert found[1].score < 0.5 * found[0].score
+    dialog.field.setText("tea ceremony Kyoto")
+    dialog.run_search()
+    qtbot.waitUntil(lambda: not dialog.searching)
+    assert [dialog.hits.item(i).text().split("\n")[0] for i in range(dialog.hits.count())] == [
+        "Kyoto"
+    ]
+    assert dialog.status.text() == "1 found (1 weaker not shown); Enter opens one."
+    win.close()

@@ -30,6 +30,22 @@ def two_conversations(root: Path) -> tuple[str, str]:
     return ids[0], ids[1]
 
 
+def typed_in_both(
+    qtbot: QtBot, root: Path, server: FakeOpenAI, tea_text: str, coffee_text: str
+) -> tuple[MainWindow, str, str]:
+    """A window on two conversations, `tea_text` typed in the first, then `coffee_text` in
+    the second (shown)."""
+    configure(root, server)
+    tea, coffee = two_conversations(root)
+    win = shown_window(qtbot, root)
+    win.conversations.select(tea)
+    type_in(qtbot, win, tea_text)
+    win.conversations.select(coffee)
+    assert win.input.toPlainText() == ""
+    type_in(qtbot, win, coffee_text)
+    return win, tea, coffee
+
+
 def type_in(qtbot: QtBot, win: MainWindow, text: str) -> None:
     win.input.setFocus()
     qtbot.keyClicks(win.input, text)
@@ -38,14 +54,7 @@ def type_in(qtbot: QtBot, win: MainWindow, text: str) -> None:
 def test_a_draft_stays_with_its_conversation_when_switching(
     qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI
 ) -> None:
-    configure(data_dir, fake_openai)
-    tea, coffee = two_conversations(data_dir)
-    win = shown_window(qtbot, data_dir)
-    win.conversations.select(tea)
-    type_in(qtbot, win, "and milk?")
-    win.conversations.select(coffee)
-    assert win.input.toPlainText() == ""
-    type_in(qtbot, win, "black")
+    win, tea, coffee = typed_in_both(qtbot, data_dir, fake_openai, "and milk?", "black")
     win.conversations.select(tea)
     assert win.input.toPlainText() == "and milk?"
     # Typing goes on at the end of the draft.
@@ -59,13 +68,9 @@ def test_a_draft_stays_with_its_conversation_when_switching(
 def test_drafts_survive_a_restart_and_a_sent_message_leaves_none(
     qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI
 ) -> None:
-    configure(data_dir, fake_openai)
-    tea, coffee = two_conversations(data_dir)
-    win = shown_window(qtbot, data_dir)
-    win.conversations.select(tea)
-    type_in(qtbot, win, "unsent about tea")
-    win.conversations.select(coffee)
-    type_in(qtbot, win, "sent about coffee")
+    win, tea, coffee = typed_in_both(
+        qtbot, data_dir, fake_openai, "unsent about tea", "sent about coffee"
+    )
     qtbot.keyClick(win.input, Qt.Key.Key_Return)
     qtbot.waitUntil(win.send_button.isEnabled, timeout=10000)
     win.close()

@@ -94,7 +94,7 @@ def test_tab_into_the_chat_starts_at_the_last_message(qtbot: QtBot, window: Main
     last_reply = window.session.conversation.branch()[-1]  # type: ignore[union-attr]
     window.conversations.view.setFocus(Qt.FocusReason.OtherFocusReason)
     qtbot.waitUntil(window.conversations.view.hasFocus)
-    for _ in range(10):
+    for _ in range(60):  # past the panes' widgets, whatever they are
         qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
         if window.chat.hasFocus():
             break

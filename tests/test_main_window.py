@@ -248,7 +248,7 @@ def test_a_long_conversation_opens_at_its_end_and_renders_earlier_turns_on_the_w
     while chat.has_earlier():
         bar.setValue(0)
         seen = middle()
-        qtbot.waitUntil(lambda: bar.value() > 0, timeout=5000)  # earlier turns came above
+        qtbot.waitUntil(lambda: bar.value() > 0)  # earlier turns came above
         assert middle() == seen  # and what the user saw stayed in place
     text = chat.toPlainText()
     assert text.index("Question 0:") < text.index("Answer 0") < text.index("Answer 249")
@@ -372,11 +372,11 @@ def test_closing_while_opening_closes_the_workspace_once(
     win.open_workspace(data_dir)
     win.show()
     if when == "while it runs":
-        qtbot.waitUntil(win.is_opening, timeout=5000)
+        qtbot.waitUntil(win.is_opening)
     win.close()
     assert not win.isVisible()  # at once, even while the workspace is still opening
-    qtbot.waitUntil(lambda: len(closed) == (1 if when == "while it runs" else 0), timeout=5000)
-    qtbot.waitUntil(lambda: not win.is_opening(), timeout=5000)
+    qtbot.waitUntil(lambda: len(closed) == (1 if when == "while it runs" else 0))
+    qtbot.waitUntil(lambda: not win.is_opening())
     qtbot.wait(50)  # the queued `opened` and `finished` are delivered, and change nothing
     assert not win.is_ready()
     assert len(closed) == (1 if when == "while it runs" else 0)
@@ -444,9 +444,9 @@ def test_a_failure_after_the_window_closed_is_not_reported(qtbot: QtBot, tmp_pat
     win.open_failed.connect(reported.append)
     win.open_workspace(tmp_path)
     win.show()
-    qtbot.waitUntil(win.is_opening, timeout=5000)
+    qtbot.waitUntil(win.is_opening)
     win.close()
-    qtbot.waitUntil(lambda: not win.is_opening(), timeout=5000)
+    qtbot.waitUntil(lambda: not win.is_opening())
     qtbot.wait(50)
     assert reported == []
 

@@ -60,13 +60,11 @@ def test_the_lines_come_back_when_the_conversation_is_shown_again(
     forgotten_by_the_agent(qtbot, window, fake_openai, "The user keeps bees")
     cid = window.conversations.current_id()
     other = window.workspace.conversations.create().id
-    qtbot.waitUntil(lambda: window.conversations.model.row_of(other) >= 0, timeout=5000)
+    qtbot.waitUntil(lambda: window.conversations.model.row_of(other) >= 0)
     window.conversations.select(other)
-    qtbot.waitUntil(lambda: "Forgot" not in window.chat.toPlainText(), timeout=5000)
+    qtbot.waitUntil(lambda: "Forgot" not in window.chat.toPlainText())
     window.conversations.select(cid)
-    qtbot.waitUntil(
-        lambda: "Forget that: The user keeps bees" in window.chat.toPlainText(), timeout=5000
-    )
+    qtbot.waitUntil(lambda: "Forget that: The user keeps bees" in window.chat.toPlainText())
     assert window.chat.toPlainText().count("↺ Forgot “The user keeps bees” · Undo") == 1
 
 

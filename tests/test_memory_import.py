@@ -95,7 +95,8 @@ def test_history_and_links_survive_export_and_import(source: StoreSet, target: S
     data = export_data(source, include_memories=True)
     text = json.dumps(data)
     assert "PIN" not in text and '"tombstone"' not in text
-    result = apply_import(parse_import(text), target, "skip")
+    plan = parse_import(text)
+    result = apply_import(plan, target, "skip", keep_pinned=[m.id for m in plan.memories])
     assert (result.memories_imported, result.memories_merged) == (4, 0)
     for key, item in ids.items():
         here, there = source.memory.get(item.id), target.memory.get(item.id)

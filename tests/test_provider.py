@@ -147,7 +147,7 @@ def test_calls_that_share_an_index_stay_apart(
 ) -> None:
     first = {"index": 0, "id": "one", "function": {"name": "a", "arguments": "{}"}}
     second = {"index": 0, "id": "two", "function": {"name": "b", "arguments": "[]"}}
-    body = sse(chunk({"tool_calls": [first]}), chunk({"tool_calls": [second]}))
+    body = sse(chunk({"tool_calls": [first]}), chunk({"tool_calls": [second]}, "tool_calls"))
     fake_openai.enqueue(Reply.raw(body, content_type="text/event-stream"))
     calls = provider.chat(MESSAGES, tools=TOOLS).tool_calls
     assert calls == (ToolCallRequest("one", "a", "{}"), ToolCallRequest("two", "b", "[]"))

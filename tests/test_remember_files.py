@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QPoint, QTimer
-from PySide6.QtGui import QContextMenuEvent, QTextCursor
-from PySide6.QtWidgets import QApplication, QMenu, QPushButton, QTextBrowser
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QContextMenuEvent
+from PySide6.QtWidgets import QApplication, QMenu, QPushButton
 from pytestqt.qtbot import QtBot
 
 from assistant.knowledge import Citation, Place
@@ -21,6 +21,7 @@ from assistant.ui.window.main_window import MainWindow
 from tests.desktop import configure, shown_window
 from tests.fake_openai import FakeOpenAI
 from tests.files import make_pdf
+from tests.test_keyboard_focus import link_point
 
 pytestmark = pytest.mark.gui
 
@@ -119,7 +120,7 @@ def test_the_chips_context_menu_offers_remember_this(
     window.conversations.refresh()
     window.conversations.select(cid)
     qtbot.waitUntil(lambda: window.session.conversation_id == cid)
-    chip = _anchor_position(window.chat, f"attached:{ref.id}")
+    chip = link_point(window.chat, f"attached:{ref.id}")
     menus: list[list[str]] = []
 
     def choose() -> None:  # the menu is open (modal): read it, and choose
@@ -139,19 +140,3 @@ def test_the_chips_context_menu_offers_remember_this(
     qtbot.waitUntil(lambda: any("4711" in i.text for i in memory.all(None)), timeout=10000)
     (item,) = [i for i in memory.all(None) if "4711" in i.text]
     assert item.source is not None and item.source.message_id == message.id
-
-
-def _anchor_position(view: QTextBrowser, href: str) -> QPoint:
-    """Where in the view's viewport the link to `href` is shown."""
-    block = view.document().begin()
-    while block.isValid():
-        it = block.begin()
-        while not it.atEnd():
-            fragment = it.fragment()
-            if fragment.charFormat().anchorHref() == href:
-                cursor = QTextCursor(view.document())
-                cursor.setPosition(fragment.position() + 1)
-                return view.cursorRect(cursor).center()
-            it += 1
-        block = block.next()
-    raise AssertionError(f"no link to {href}")

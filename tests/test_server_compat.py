@@ -207,7 +207,7 @@ def test_an_unknown_context_window_is_none_and_asked_once() -> None:
 def test_a_slow_first_byte_is_reported_while_waiting() -> None:
     waited: list[float] = []
     with FakeOpenAI() as fake:
-        fake.enqueue(Reply.text("Late but here.", delay=0.6))
+        fake.enqueue(Reply.text("Late but here.", delay=2.0))  # long past the notice's 0.05 s
         provider = provider_on(fake, wait_notice_after=0.05)
         response = provider.chat(MESSAGES, cancel=CancelToken(), on_wait=waited.append)
     assert response.content == "Late but here."

@@ -209,7 +209,13 @@ def test_round_trip_into_a_fresh_data_dir(
     assert (len(plan.conversations), plan.message_count, len(plan.memories)) == (2, 5, 3)
     assert plan.conflicts(target) == [] and plan.memory_conflicts(target) == []
     steps: list[tuple[int, int]] = []
-    result = apply_import(plan, target, "skip", lambda done, total: steps.append((done, total)))
+    result = apply_import(
+        plan,
+        target,
+        "skip",
+        lambda done, total: steps.append((done, total)),
+        keep_pinned=[m.id for m in plan.memories],  # the user ticked them all
+    )
     assert (result.conversations_imported, result.memories_imported) == (2, 3)
     assert (result.conversations_skipped, result.conversations_copied) == (0, 0)
     assert result.messages_imported == 5
@@ -252,7 +258,8 @@ def test_pinned_and_archived_conversations_stay_so_through_export_and_import(
     data = exported(stores)
     flags = {c["id"]: (c.get("pinned"), c.get("archived")) for c in data["conversations"]}
     assert flags == {ids["trip"]: (True, None), ids["tea"]: (None, True)}
-    apply_import(parse_import(json.dumps(data)), target, "skip")
+    plan = parse_import(json.dumps(data))
+    apply_import(plan, target, "skip", keep_pinned=[m.id for m in plan.memories])
     listed = {i.id: (i.pinned, i.archived) for i in target.conversations.all()}
     assert listed == {ids["trip"]: (True, False), ids["tea"]: (False, True)}
     assert comparable(exported(target)) == comparable(data)

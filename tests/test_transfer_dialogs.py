@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QLabel,
     QMainWindow,
+    QMessageBox,
     QProgressDialog,
     QPushButton,
     QTextEdit,
@@ -42,6 +43,8 @@ from assistant.ui.transfer.dialogs import (
     import_folder,
 )
 from assistant.ui.transfer.drop import ImportDropFilter, dropped_export
+from assistant.ui.transfer.import_progress import Phases
+from assistant.ui.wording import number
 from assistant.workspace import Workspace
 from tests.data.exports import HERE as EXPORTS
 from tests.store_set import StoreSet
@@ -115,7 +118,7 @@ def export_file(workspace: Workspace, tmp_path: Path) -> tuple[Path, dict[str, s
 
 
 def preview_dialog(qtbot: QtBot, parent: QWidget) -> ImportPreviewDialog:
-    qtbot.waitUntil(lambda: parent.findChild(ImportPreviewDialog) is not None, timeout=5000)
+    qtbot.waitUntil(lambda: parent.findChild(ImportPreviewDialog) is not None)
     dialog = parent.findChild(ImportPreviewDialog)
     assert isinstance(dialog, ImportPreviewDialog)
     qtbot.waitUntil(dialog.isVisible)
@@ -180,10 +183,7 @@ def test_import_as_copies_through_the_dialog(
     tea = next(c for c in workspace.conversations.all() if c.title == "Tea")
     assert tea.id == ids["tea"]  # not a conflict: imported under its own id
     assert len(workspace.memory.all(None)) == 3 + 1  # never copied; forgotten one until close
-    qtbot.waitUntil(
-        lambda: all(not p.isVisible() for p in parent.findChildren(QProgressDialog)),
-        timeout=5000,
-    )
+    qtbot.waitUntil(lambda: all(not p.isVisible() for p in parent.findChildren(QProgressDialog)))
 
 
 def test_a_bad_file_shows_the_error_and_changes_nothing(
@@ -204,7 +204,7 @@ def test_a_bad_file_shows_the_error_and_changes_nothing(
     workspace.conversations.all()
     before = snapshot(data_dir)
     import_file(parent, workspace, str(bad))
-    qtbot.waitUntil(lambda: bool(hooks.errors), timeout=5000)
+    qtbot.waitUntil(lambda: bool(hooks.errors))
     (message,) = hooks.errors
     assert "bad.json cannot be imported" in message
     assert "conversations[1].messages[0].role: must be one of user, assistant, tool, system" in (
@@ -249,7 +249,7 @@ def test_export_writes_a_file(
     dialog.all_radio.setChecked(True)
     dialog.memories_check.setChecked(True)
     _press_export(dialog)
-    qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=5000)
+    qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors))
     assert hooks.errors == []
     assert hooks.infos == ["Exported 2 conversations and 3 memories to all.json"]
     assert hooks.asked[0].endswith(f"assistant-export-{date.today().isoformat()}.json")
@@ -265,7 +265,7 @@ def test_export_of_the_current_conversation(
     hooks.save_name = str(tmp_path / "one.json")
     export_conversations(parent, workspace, ids["tea"])
     _press_export(_export_dialog(qtbot, parent))
-    qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=5000)
+    qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors))
     assert hooks.infos == ["Exported 1 conversation to one.json"]
     data = json.loads((tmp_path / "one.json").read_text(encoding="utf-8"))
     assert [c["id"] for c in data["conversations"]] == [ids["tea"]]
@@ -286,7 +286,7 @@ def test_export_of_a_conversation_can_include_its_attached_files(
         dialog = _export_dialog(qtbot, parent)
         dialog.attachments_check.setChecked(include)
         _press_export(dialog)
-        qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=5000)
+        qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors))
         assert hooks.errors == []
         hooks.infos.clear()
         qtbot.waitUntil(lambda: parent.findChild(ExportDialog, "exportDialog") is None)
@@ -318,7 +318,7 @@ def test_export_error_is_shown(
     hooks.save_name = str(blocker / "out.json")
     export_conversations(parent, workspace, None)
     _press_export(_export_dialog(qtbot, parent))
-    qtbot.waitUntil(lambda: bool(hooks.errors), timeout=5000)
+    qtbot.waitUntil(lambda: bool(hooks.errors))
     assert "Could not write" in hooks.errors[0]
 
 
@@ -428,14 +428,14 @@ def test_reading_shows_progress_and_can_be_cancelled(
     assert progress is not None
     qtbot.waitUntil(lambda: progress.value() == 1024 and progress.maximum() == 4096)
     assert started.is_set()
-    qtbot.waitUntil(progress.isVisible, timeout=5000)
+    qtbot.waitUntil(progress.isVisible)
     (cancel_button,) = progress.findChildren(QPushButton)
     assert cancel_button.text() == "Cancel"
     cancel_button.click()
-    qtbot.waitUntil(lambda: not progress.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: not progress.isVisible())
     # The read stops and the flow ends without a word.
     flow = transfer_dialogs._ImportFlow
-    qtbot.waitUntil(lambda: parent.findChild(flow) is None, timeout=5000)
+    qtbot.waitUntil(lambda: parent.findChild(flow) is None)
     assert hooks.errors == [] and hooks.infos == []
     assert parent.findChild(ImportPreviewDialog) is None
     assert snapshot(data_dir) == before
@@ -538,3 +538,69 @@ def test_importing_instructions_says_it_replaces_the_ones_there(
     qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=10_000)
     assert hooks.infos == ["Imported 7 conversations and 0 memories"]
     assert workspace.settings.instructions() == Instructions(answer="Answer in French.")
+
+
+# -- an import's progress in numbers, and its result ---------------------------------------
+
+
+def test_the_phases_are_told_in_numbers() -> None:
+    phases = Phases(memories=3, conversations=1204, suggestions=2)
+    many = number(1204)  # as the locale writes it
+    assert phases.describe(0) == "Memories 0 of 3"
+    assert phases.describe(3) == f"Conversations 0 of {many} (memories: 3 done)"
+    assert phases.describe(123) == f"Conversations 120 of {many} (memories: 3 done)"
+    assert phases.describe(1207) == "Suggested memories 0 of 2"
+    assert Phases(0, 5, 0).describe(5) == "Conversations 5 of 5"
+
+
+def test_reading_says_how_much_of_the_file_is_read(
+    qtbot: QtBot, parent: QWidget, workspace: Workspace, hooks: Hooks, monkeypatch: Any
+) -> None:
+    def slow_read(path: Path, progress: Any, cancel: Any) -> Any:
+        progress(3 << 20, 122 << 20)
+        while not cancel():
+            time.sleep(0.01)
+        raise ImportCancelledError
+
+    monkeypatch.setattr(transfer_dialogs, "load_import", slow_read)
+    import_file(parent, workspace, str(EXPORTS / "chatgpt-realistic.json"))
+    progress = parent.findChild(QProgressDialog, "importReadProgressDialog")
+    assert progress is not None
+    qtbot.waitUntil(lambda: "3.0 of 122.0 MB" in progress.labelText())
+    assert progress.labelText().startswith("Reading chatgpt-realistic.json…")
+    (cancel_button,) = progress.findChildren(QPushButton)
+    cancel_button.click()  # the read stops: no thread is left reading
+    flow = transfer_dialogs._ImportFlow
+    qtbot.waitUntil(lambda: parent.findChild(flow) is None)
+
+
+def test_importing_shows_numbers_and_then_a_result_that_stays(
+    qtbot: QtBot,
+    parent: QWidget,
+    workspace: Workspace,
+    hooks: Hooks,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real_apply = transfer_dialogs.apply_import
+    go_on = threading.Event()
+
+    def paused_apply(plan: Any, stores: Any, policy: Any, progress: Any, **options: Any) -> Any:
+        progress(2, plan.total)
+        go_on.wait(10)
+        return real_apply(plan, stores, policy, progress, **options)
+
+    monkeypatch.setattr(transfer_dialogs, "apply_import", paused_apply)
+    import_file(parent, workspace, str(EXPORTS / "chatgpt-realistic.json"))
+    preview_dialog(qtbot, parent).import_button.click()
+    progress = parent.findChild(QProgressDialog, "importProgressDialog")
+    assert progress is not None
+    qtbot.waitUntil(lambda: "Conversations 2 of 7" in progress.labelText())
+    go_on.set()
+    qtbot.waitUntil(lambda: parent.findChild(QMessageBox, "importResultBox") is not None)
+    box = parent.findChild(QMessageBox, "importResultBox")
+    assert isinstance(box, QMessageBox) and box.isVisible()
+    assert box.text().startswith("Imported 7 conversations")
+    assert box.text() == hooks.infos[0] + "."  # the status bar says the same
+    # Never under or over a progress dialog: they are all gone.
+    assert all(not p.isVisible() for p in parent.findChildren(QProgressDialog))
+    box.close()

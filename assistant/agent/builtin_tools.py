@@ -6,10 +6,11 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from assistant.agent import calculator as calc
 from assistant.agent.cancel import CancelToken
+from assistant.agent.change_budget import MAX_CHANGES_PER_REPLY, ReplyBudget
 from assistant.agent.prompt import fence, memory_line
 from assistant.agent.tools import Tool, ToolRegistry, tool
 from assistant.errors import ToolError
@@ -27,13 +28,14 @@ from assistant.memory import (
     Source,
     WorkingMemoryStore,
 )
+from assistant.memory.pending import PendingAction, PendingChange, PendingReason
 from assistant.memory_policy import AUTOMATIC, MemoryPolicy
 from assistant.timestamps import now_utc
 
 if TYPE_CHECKING:
     from assistant.knowledge import Knowledge
 
-MAX_CHANGES_PER_TURN = 3  # forgets, pin changes and rewrites of existing memories per reply
+MAX_CHANGES_PER_TURN = MAX_CHANGES_PER_REPLY  # the name tests and older callers know
 
 
 @dataclass
@@ -45,9 +47,14 @@ class ToolContext:
     recalled: list[str] = field(default_factory=list)  # memory ids the tools showed the model
     read_files: bool = False  # the model was shown passages of the user's files
     edits: list[MemoryEdit] = field(default_factory=list)  # taken by the loop after each tool
-    confirmable: frozenset[str] = frozenset()  # pinned ids the user was asked about last turn
-    asked: set[str] = field(default_factory=set)  # pinned ids the user is asked about now
-    changes: int = 0
+    budget: ReplyBudget = field(default_factory=ReplyBudget)  # shared with the curator
+    # Open questions about pinned memories (of this conversation), by the memory's id; the
+    # user answered them with an explicit yes when their ids are in `confirmable`.
+    questions: dict[str, list[PendingChange]] = field(default_factory=dict)
+    confirmable: frozenset[str] = frozenset()
+    declined: frozenset[str] = frozenset()  # the user said no to these in this message
+    asked: list[PendingChange] = field(default_factory=list)  # new questions, kept by the loop
+    confirmed: list[str] = field(default_factory=list)  # questions answered by a change made
     cancel: CancelToken = field(default_factory=CancelToken)  # the turn's: tools that wait stop
     revealed: set[str] = field(default_factory=set)  # hidden tools a search found, to offer
     policy: MemoryPolicy = AUTOMATIC  # what the user lets be remembered in this conversation
@@ -55,26 +62,67 @@ class ToolContext:
     scope: MemoryScope = EVERYWHERE  # the memories the chat sees (its project's and global)
     sees_conversation: Callable[[str], bool] | None = None  # None: every one (see chat_scope)
 
-    def allow_change(self, tool_name: str, item: MemoryItem) -> None:
+    def allow_change(
+        self, tool_name: str, item: MemoryItem, action: PendingAction, **fields: Any
+    ) -> None:
         """Raise ToolError unless this existing memory may change now.
 
-        A pinned memory changes only after the user was asked about it (in the previous
-        reply), and no more than MAX_CHANGES_PER_TURN existing memories change per reply.
+        A pinned memory changes only after an explicit yes of the user to a question about it
+        (asked in the chat, kept with the conversation); the reply's budget caps the changes,
+        and what is over it is offered to the user instead.
         """
+        if item.pinned and item.id in self.declined:
+            raise ToolError(
+                f"{tool_name}: memory {item.id} is pinned and the user said no: leave it as it is."
+            )
         if item.pinned and item.id not in self.confirmable:
-            self.asked.add(item.id)
+            self._ask(action, item, fields)
             raise ToolError(
                 f"{tool_name}: memory {item.id} is pinned ({item.text[:80]!r}). Pinned memories "
-                "change only when the user confirms: ask the user in your reply, and if they "
-                f"agree, call {tool_name} again in your next reply."
+                "change only when the user confirms: the chat asks them (Yes / No); ask the "
+                f"user in your reply too, and if they say yes, call {tool_name} again in your "
+                "next reply."
             )
-        if self.changes >= MAX_CHANGES_PER_TURN:
+        if not self.budget.take(action):
+            self.budget.offer(self.change(action, "budget", item, **fields))
             raise ToolError(
-                f"{tool_name}: at most {MAX_CHANGES_PER_TURN} existing memories can be changed "
-                "or forgotten per reply. Tell the user what else you would change; they can "
-                "ask again or use the memory panel."
+                f"{tool_name}: at most {self.budget.max_changes} existing memories can be "
+                "changed or forgotten per reply. The rest is offered to the user as a "
+                "suggestion in the chat; tell them what else you would change."
             )
-        self.changes += 1
+        self.confirmed.extend(q.id for q in self.questions.pop(item.id, []))
+
+    def allow_add(
+        self, text: str, kind: MemoryKind, importance: float, project: str | None
+    ) -> None:
+        """Raise ToolError if the reply may add no more memories (the add, to `project`, is
+        offered instead)."""
+        if not self.budget.take("remember"):
+            fields = {"text": text, "kind": kind, "importance": importance, "project": project}
+            self.budget.offer(self.change("remember", "budget", None, **fields))
+            raise ToolError(
+                f"remember: at most {self.budget.max_adds} memories can be added per reply. "
+                "The rest is offered to the user as a suggestion in the chat."
+            )
+
+    def change(
+        self,
+        action: PendingAction,
+        reason: PendingReason,
+        item: MemoryItem | None,
+        **fields: Any,
+    ) -> PendingChange:
+        """A change of `item` asked for by a tool in this reply, for the user to answer."""
+        if item is not None:
+            fields |= {"target_id": item.id, "target_text": item.text}
+        return PendingChange.new(action, reason, "tool", message_id=self.message_id, **fields)
+
+    def _ask(self, action: PendingAction, item: MemoryItem, fields: dict[str, Any]) -> None:
+        """Ask about a pinned memory, unless the same is asked already."""
+        open_ = [*self.questions.get(item.id, []), *self.asked]
+        if any(q.target_id == item.id and q.action == action for q in open_):
+            return
+        self.asked.append(self.change(action, "pinned", item, **fields))
 
 
 @tool
@@ -126,7 +174,9 @@ def remember(
             raise ToolError(
                 f"remember: memory {replaces} already no longer holds (replaced or archived)."
             )
-        context.allow_change("remember", old)  # a ToolError if it may not
+        context.allow_change(
+            "remember", old, "supersede", text=text, kind=kind, importance=importance
+        )  # a ToolError if it may not
         item = memory.supersede(
             old.id, text, kind, importance, by="tool", source=source, reason="the user said so"
         )
@@ -134,9 +184,13 @@ def remember(
         return f"Remembered as {item.id}, replacing {old.id} (it said: {old.text!r})."
 
     def may_change(old: MemoryItem) -> bool:
-        context.allow_change("remember", old)  # a ToolError if it may not
+        context.budget.give_back("remember")  # a merge, not an add
+        fields = {"text": text, "kind": kind, "importance": importance}
+        context.allow_change("remember", old, "update", **fields)  # a ToolError if it may not
         return True
 
+    project = context.scope.home(personal)
+    context.allow_add(text, kind, importance, project)
     item, before = memory.save(
         text,
         kind,
@@ -144,10 +198,11 @@ def remember(
         source=source,
         may_change=may_change,
         origin="tool",
-        project=context.scope.home(personal),
+        project=project,
         scopes=context.scope.visible,
     )
     if before is item:
+        context.budget.give_back("remember")  # said already: nothing added
         return f"Already remembered as {item.id}."
     if before is not None:
         context.edits.append(MemoryEdit("updated", before, item))
@@ -211,7 +266,7 @@ def forget(memory_id: str, context: ToolContext, memory: SemanticMemory) -> str:
         memory_id: The id of the memory, as shown in brackets.
     """
     old = _existing(memory, context, memory_id)
-    context.allow_change("forget", old)
+    context.allow_change("forget", old, "forget")
     item = memory.forget(memory_id)
     context.edits.append(MemoryEdit("forgot", old, item))
     return f"Forgot {memory_id}."
@@ -228,7 +283,7 @@ def pin(memory_id: str, context: ToolContext, memory: SemanticMemory, pinned: bo
     old = _existing(memory, context, memory_id)
     if old.pinned == pinned:
         return f"{memory_id} is already {'pinned' if pinned else 'not pinned'}."
-    context.allow_change("pin", old)
+    context.allow_change("pin", old, "pin" if pinned else "unpin")
     item = memory.pin(memory_id, pinned)
     context.edits.append(MemoryEdit("pinned" if pinned else "unpinned", old, item))
     return f"{'Pinned' if pinned else 'Unpinned'} {memory_id}."

@@ -127,18 +127,20 @@ def pump(
 
     unregister = cancel.on_cancel(lambda: inbox.put((_CANCEL, None)))
     started = time.monotonic()
+    notice_at = started + (waiter.after if waiter is not None else 0.0)
     try:
         threading.Thread(target=work, name="chat-request", daemon=True).start()
         while True:
             if waiter is None:
                 kind, value = inbox.get()
             else:
-                elapsed = time.monotonic() - started
-                timeout = waiter.after - elapsed if elapsed < waiter.after else _WAIT_TICK
+                # A late first look (a busy machine) reports at once, not a tick later.
                 try:
-                    kind, value = inbox.get(timeout=timeout)
+                    kind, value = inbox.get(timeout=max(0.0, notice_at - time.monotonic()))
                 except queue.Empty:
-                    waiter.on_wait(time.monotonic() - started)
+                    now = time.monotonic()
+                    waiter.on_wait(now - started)
+                    notice_at = now + _WAIT_TICK
                     continue
                 waiter = None  # data: the wait is over
             if kind == _CANCEL or cancel.cancelled:

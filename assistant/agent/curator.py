@@ -12,6 +12,7 @@ from datetime import date, datetime, time
 from typing import Any, Literal
 
 from assistant.agent.cancel import CancelToken
+from assistant.agent.change_budget import ReplyBudget
 from assistant.agent.chat import ChatProvider
 from assistant.agent.chat_scope import ChatScope
 from assistant.agent.decisions import (
@@ -41,6 +42,7 @@ from assistant.memory import (
     Source,
     TopicStore,
 )
+from assistant.memory.pending import PendingAction, PendingChange
 from assistant.memory_policy import AUTOMATIC, MemoryPolicy
 from assistant.timestamps import now_utc
 
@@ -152,6 +154,7 @@ class Curator:
         on_edit: Callable[[MemoryEdit], None] | None = None,
         *,
         cancel: CancelToken | None = None,
+        budget: ReplyBudget | None = None,
         policy: MemoryPolicy = AUTOMATIC,
         scope: ChatScope | None = None,
     ) -> list[MemoryItem]:
@@ -162,11 +165,14 @@ class Curator:
         "ask" puts what would change in the review inbox and changes nothing. In a project's
         chat (`scope`) a new memory goes where the model says it belongs (`MemoryScope.home`),
         and only the memories the chat sees are compared with it. `on_edit` hears of each
-        memory added or changed (the chat shows it with Undo). Only `cancel`
-        (OperationCancelledError) interrupts it; provider errors are logged.
+        memory added or changed (the chat shows it with Undo). The changes draw on the reply's
+        `budget` (a budget of their own without one); what is over it is offered to the user
+        instead. Only `cancel` (OperationCancelledError) interrupts it; provider errors are
+        logged.
         """
         report = on_edit or (lambda _edit: None)
         scope = scope or ChatScope()
+        budget = budget or ReplyBudget()
         exchange = f"User: {user.content}\n\nAssistant: {reply.content}"
         try:
             extracted = self._unforgotten(self._extract(exchange, policy, cancel, scope))
@@ -186,6 +192,7 @@ class Curator:
                         report,
                         source=source,
                         tags=[f"topic:{candidate.topic}"],
+                        budget=budget,
                         project=scope.memory.home(candidate.personal),
                     )
                 except ForgottenFactError:  # forgotten meanwhile, or a refined text says it
@@ -382,10 +389,12 @@ class Curator:
         tags: Sequence[str] = (),
         origin: Origin = "curator",
         client: str | None = None,
+        budget: ReplyBudget | None = None,
         project: str | None = None,
     ) -> MemoryItem | None:
         """Carry out one decision as `origin` (a memory added goes to `project`; one changed
-        keeps its scope); returns the memory added or changed, if any."""
+        keeps its scope), or offer it when over the reply's `budget` (if it has one); returns
+        the memory added or changed, if any."""
         action = decision.action
         if action == "NOTHING":
             return None
@@ -401,6 +410,11 @@ class Curator:
             # The model saw it cut, so its refined text would lose the rest: keep both.
             log.info("Curator: added rather than refine the long memory %s", target.id)
             action = "ADD"
+        change = _PENDING_ACTIONS["ADD" if target is None else action]
+        if budget is not None and not budget.take(change):
+            kept = None if change == "remember" else target
+            budget.offer(_offered(change, candidate, decision, kept, source, project=project))
+            return None
         since = _start_of(decision.since) if decision.since else None
         if action == "ADD" or target is None:
             item = self.memory.add(
@@ -460,6 +474,39 @@ class Curator:
         summary = response.content.strip()
         if summary:
             self.topics.set_summary(name, summary[:600], tuple(i.id for i in items))
+
+
+_PENDING_ACTIONS: dict[str, PendingAction] = {
+    "ADD": "remember",
+    "UPDATE": "update",
+    "SUPERSEDE": "supersede",
+}
+
+
+def _offered(
+    change: PendingAction,
+    candidate: Candidate,
+    decision: Decision,
+    target: MemoryItem | None,
+    source: Source | None,
+    *,
+    project: str | None,
+) -> PendingChange:
+    """A decision over the reply's budget, as a suggestion for the user (a memory to add goes
+    to `project`)."""
+    text = decision.text if change == "update" and decision.text else candidate.text
+    return PendingChange.new(
+        change,
+        "budget",
+        "curator",
+        text=text,
+        kind=candidate.kind,
+        importance=candidate.importance,
+        target_id=target.id if target is not None else None,
+        target_text=target.text if target is not None else None,
+        message_id=source.message_id if source is not None else None,
+        project=project if change == "remember" else None,
+    )
 
 
 _CHANGES: dict[str, Change] = {"ADD": "add", "UPDATE": "refine", "SUPERSEDE": "replace"}

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from assistant.agent.tool_images import ToolImage
     from assistant.memory import MemoryEdit, ReplyStats
+    from assistant.memory.pending import PendingChange
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,16 @@ class ConfirmationRequested:
     tool: str  # the server's own name of the tool
     arguments: str
     type: Literal["confirmation_requested"] = field(default="confirmation_requested", init=False)
+
+
+@dataclass(frozen=True)
+class MemorySuggested:
+    """A change to memory waits for the user (over the reply's budget, or a pinned memory):
+    the chat shows `change.describe()` with Accept / Dismiss (Yes / No for a question)."""
+
+    conversation_id: str
+    change: PendingChange
+    type: Literal["memory_suggested"] = field(default="memory_suggested", init=False)
 
 
 @dataclass(frozen=True)
@@ -134,6 +145,7 @@ AgentEvent = (
     | ToolCallFinished
     | ConfirmationRequested
     | MemoryEdited
+    | MemorySuggested
     | Waiting
     | ToolsTurnedOff
     | Notice

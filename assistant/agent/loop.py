@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from assistant.agent.attached import TurnFiles, turn_files
 from assistant.agent.budget import prompt_budget, reply_limit
-from assistant.agent.builtin_tools import ToolContext, builtin_registry
+from assistant.agent.builtin_tools import builtin_registry
 from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.chat import ChatProvider, ChatResponse, ToolCallRequest
 from assistant.agent.chat_scope import chat_scope
@@ -33,6 +33,7 @@ from assistant.agent.events import (
 from assistant.agent.model_choice import ModelChooser, TurnModel
 from assistant.agent.prompt import Prompt, build_prompt
 from assistant.agent.reflection import Reflector
+from assistant.agent.reply_changes import ReplyChanges
 from assistant.agent.reply_timing import Stopwatch
 from assistant.agent.summary import (
     EMPTY_REPLY,
@@ -159,10 +160,6 @@ class Agent:
         self.reflector = reflector
         self.upkeep = upkeep
         self.clock = clock
-        # Pinned memories a tool wanted to change, by conversation, with the user message of
-        # that turn: the user was asked about them, so a turn on a newer message (their
-        # answer; not a retry of the same one) may change them.
-        self._asked: dict[str, tuple[frozenset[str], str]] = {}
         self.notices = notices  # said once per run of the app; else notices are turn events
         self.extra_tools = extra_tools  # tools from MCP servers
         self.confirmations = confirmations  # the user's answers when a tool asks first
@@ -265,17 +262,15 @@ class Agent:
         self, conversation_id: str, user: Message, on_event: EventSink, cancel: CancelToken
     ) -> None:
         conversation = self.conversations.load(conversation_id)
-        asked, asked_in = self._asked.pop(conversation_id, (frozenset(), user.id))
         scope = chat_scope(self.projects, conversation, self.conversations)
-        context = ToolContext(
-            conversation_id,
-            user.id,
-            confirmable=asked if asked_in != user.id else frozenset(),
-            cancel=cancel,
+        changes = ReplyChanges(self.conversations, conversation_id, on_event)
+        context = changes.context(
+            conversation,
+            user,
+            cancel,
+            scope,
             policy=self.config.policy_for(scope.project),
             inbox=self.inbox,
-            scope=scope.memory,
-            sees_conversation=scope.sees_conversation,
         )
         model = self.choose_model(conversation) if self.choose_model else TurnModel(self.provider)
         turn = Turn(
@@ -292,8 +287,7 @@ class Agent:
         try:
             self._steps(turn)
         finally:
-            if context.asked:
-                self._asked[conversation_id] = (frozenset(context.asked), user.id)
+            changes.settle(context)
 
     def _registry(self, conversation: Conversation, query: str) -> ToolRegistry:
         """The built-in tools, then the extra ones for `query`."""
@@ -634,9 +628,10 @@ class Agent:
             self.upkeep(self._learning(turn, learned))
 
     def _learning(self, turn: Turn, reply: Message) -> Upkeep:
-        """The memory upkeep after a reply: the curator, then a reflection if one is due."""
+        """The memory upkeep after a reply: the curator, then a reflection if one is due; both
+        draw on what is left of the reply's budget."""
         cid, user, report, scope = turn.cid, turn.user, turn.on_event, turn.scope
-        policy = turn.context.policy
+        policy, budget = turn.context.policy, turn.context.budget
         curator, reflector = self.curator, self.reflector
 
         def on_edit(edit: MemoryEdit) -> None:
@@ -645,10 +640,17 @@ class Agent:
         def job(cancel: CancelToken) -> None:
             if curator is not None:
                 curator.process(
-                    cid, user, reply, on_edit=on_edit, cancel=cancel, scope=scope, policy=policy
+                    cid,
+                    user,
+                    reply,
+                    on_edit=on_edit,
+                    cancel=cancel,
+                    scope=scope,
+                    policy=policy,
+                    budget=budget,
                 )
             if reflector is not None:
-                reflector.reflect_if_due(on_edit, cancel=cancel)
+                reflector.reflect_if_due(on_edit, cancel=cancel, budget=budget)
 
         return job
 

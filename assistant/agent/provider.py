@@ -353,7 +353,15 @@ class OpenAIProvider:
                 yield from stream
 
         with closing(pump(produce, cancel, self._waiter(request))) as chunks:
-            return read_stream(chunks, shown)
+            response = read_stream(chunks, shown)
+        if response.finish_reason is None and not response.is_empty:
+            # The stream ended without saying why: the server died or was cut off mid-reply.
+            # Not retried (text was shown): the loop keeps what came, marked unfinished.
+            raise ProviderError(
+                f"The server at {self.server_url} stopped sending before the answer was "
+                "finished (the stream ended without a finish reason)."
+            )
+        return response
 
     def _whole(self, request: _Request, shown: _Shown, cancel: CancelToken | None) -> ChatResponse:
         # Only a streamed request may ask for the usage chunk (OpenAI refuses it otherwise).

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from assistant.agent.cancel import CancelToken
+from assistant.agent.change_budget import ReplyBudget
 from assistant.agent.chat import ChatProvider
 from assistant.agent.model_json import listed
 from assistant.agent.prompt import fence, memory_line
@@ -27,6 +28,7 @@ from assistant.memory import (
     SemanticMemory,
     TopicStore,
 )
+from assistant.memory.pending import PendingChange
 from assistant.timestamps import now_utc
 
 log = logging.getLogger(__name__)
@@ -138,12 +140,16 @@ class Reflector:
         on_edit: Callable[[MemoryEdit], None] | None = None,
         *,
         cancel: CancelToken | None = None,
+        budget: ReplyBudget | None = None,
     ) -> list[MemoryItem]:
-        """Reflect when due (after a turn); never raises but on `cancel`: errors are logged."""
+        """Reflect when due (after a turn); never raises but on `cancel`: errors are logged.
+
+        The insights draw on the reply's `budget` (of adds); those over it are offered.
+        """
         if not self.due():
             return []
         try:
-            return self.reflect(on_edit=on_edit, cancel=cancel).insights
+            return self.reflect(on_edit=on_edit, cancel=cancel, budget=budget).insights
         except AssistantError as exc:
             log.warning("Reflection could not finish: %s", exc)
             return []
@@ -154,9 +160,13 @@ class Reflector:
         *,
         on_edit: Callable[[MemoryEdit], None] | None = None,
         cancel: CancelToken | None = None,
+        budget: ReplyBudget | None = None,
     ) -> Reflection:
         """Read a topic's recent memories (the busiest topic lately, without one) and write up
-        to three insights; raises AssistantError if the model cannot be asked."""
+        to three insights; raises AssistantError if the model cannot be asked.
+
+        After a reply, the insights draw on its `budget`; the user's "Reflect now" has none.
+        """
         items = self.memory.all(None)  # one copy of the store for all that follows
         left = min(MAX_INSIGHTS, self.left_today(items))
         if left == 0:
@@ -178,7 +188,7 @@ class Reflector:
         for insight in insights:
             if len(written) == left:
                 break
-            item = self._write(insight, name, scope)
+            item = self._write(insight, name, scope, budget)
             if item is not None:
                 written.append(item)
                 if on_edit is not None:
@@ -239,12 +249,30 @@ class Reflector:
         )
         return parse_insights(response.content, [i.id for i in memories])
 
-    def _write(self, insight: Insight, topic: str | None, scope: str | None) -> MemoryItem | None:
+    def _write(
+        self, insight: Insight, topic: str | None, scope: str | None, budget: ReplyBudget | None
+    ) -> MemoryItem | None:
         """Store an insight in `scope` unless the user forgot it before or an insight says it
-        already."""
+        already; offer it instead when the reply's budget has no add left."""
         similar = self.memory.find_similar(insight.text, k=3)
         if any(i.kind == "insight" for i, _ in similar):
             log.info("Reflection: dropped an insight already written: %.80r", insight.text)
+            return None
+        if self.memory.is_forgotten_fact(insight.text):
+            log.info("Reflection: dropped an insight the user had forgotten")
+            return None
+        if budget is not None and not budget.take("remember"):
+            budget.offer(
+                PendingChange.new(
+                    "remember",
+                    "budget",
+                    "reflection",
+                    text=insight.text,
+                    kind="insight",
+                    importance=insight.importance,
+                    project=scope,
+                )
+            )
             return None
         try:
             item = self.memory.add(

@@ -2,11 +2,12 @@
 and the `Conversation` read from it.
 
 Records carry a `version` and a `type`: "meta" (the header: title, created_at, temporary,
-do_not_remember, project), "message", or "update" (a new title, summary, chosen branch, its
-project, whether it is pinned or archived in the list, the chat model and its options
-chosen for it). A torn or
-malformed record is skipped with a warning; a file without its header is recovered with a
-placeholder title; records of a newer version make the file unreadable (it is left as it is).
+do_not_remember, project), "message", "update" (a new title, summary, chosen branch, its
+project, whether it is pinned or archived in the list, the chat model and its options chosen
+for it), "pending" (a change to memory that waits for the user, see `pending`) or "answered"
+(the user's answer to one). A torn or malformed record is skipped with a warning; a file
+without its header is recovered with a placeholder title; records of a newer version make the
+file unreadable (it is left as it is).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from assistant.memory.messages import (
     Message,
     estimate_tokens,
 )
+from assistant.memory.pending import PendingChange
 from assistant.model_options import ModelOptions
 from assistant.timestamps import stamp
 
@@ -107,6 +109,7 @@ class Conversation:
         return leaf
 
     do_not_remember: bool = False  # imported so: the curator never learns from it
+    pending: tuple[PendingChange, ...] = ()  # changes to memory waiting for the user's answer
     unread: int = 0  # records this version cannot read (kept in the file as they are)
     pinned: bool = False  # kept at the top of the list
     archived: bool = False  # out of the list until the user shows archived ones
@@ -130,6 +133,8 @@ class Conversation:
             )
         if kind == "update":
             return replace(self, **update_fields(record))
+        if kind in ("pending", "answered"):
+            return replace(self, pending=with_pending(self.pending, record))
         return self
 
     def prompt_messages(self, budget_tokens: int) -> PromptWindow:
@@ -179,6 +184,7 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
     updates: dict[str, Any] = {}  # the latest title, summary and flags
     messages: list[Message] = []
     leaf: str | None = None
+    pending: tuple[PendingChange, ...] = ()
     bad = 0
     for record in loaded.records:
         kind = record.get("type")
@@ -198,6 +204,8 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
                 fields = update_fields(record)
                 leaf = fields.pop("leaf_id", leaf)
                 updates.update(fields)
+            elif kind in ("pending", "answered"):
+                pending = with_pending(pending, record)
             elif kind != "meta":  # a kind of record of a later version
                 raise ValueError(f"unknown type {kind!r}")
         except ValueError:
@@ -234,6 +242,7 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
         messages=messages,
         do_not_remember=meta.get("do_not_remember", False),
         leaf_id=leaf,
+        pending=pending,
         unread=bad,
         pinned=updates.get("pinned", False),
         archived=updates.get("archived", False),
@@ -268,6 +277,18 @@ def update_fields(record: Mapping[str, Any]) -> dict[str, Any]:
     if "options" in record:
         fields["options"] = ModelOptions.from_json(record["options"], "options")
     return fields
+
+
+def with_pending(
+    pending: tuple[PendingChange, ...], record: Mapping[str, Any]
+) -> tuple[PendingChange, ...]:
+    """The changes waiting once a "pending" record adds one or an "answered" one closes one;
+    ValueError if malformed."""
+    if record.get("type") == "pending":
+        change = PendingChange.from_json(record)
+        return (*(p for p in pending if p.id != change.id), change)
+    answered = string(record, "id")
+    return tuple(p for p in pending if p.id != answered)
 
 
 def file_record(kind: str, body: Mapping[str, Any]) -> dict[str, Any]:

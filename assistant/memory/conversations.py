@@ -40,6 +40,7 @@ from assistant.memory.messages import (
     check_messages,
     tool_call,
 )
+from assistant.memory.pending import Answer, PendingChange
 from assistant.memory.ranking import SearchConfig
 from assistant.memory.reply_stats import ReplyStats
 from assistant.memory.subscribers import Subscribers
@@ -331,6 +332,14 @@ class ConversationStore:
         if changes:
             self._update(conversation_id, changes, **changes)
 
+    def add_pending(self, conversation_id: str, change: PendingChange) -> None:
+        """Keep a change to memory that waits for the user, with the conversation."""
+        self._append(conversation_id, file_record("pending", change.to_json()))
+
+    def answer_pending(self, conversation_id: str, pending_id: str, answer: Answer) -> None:
+        """Record the user's answer to a pending change: it waits no more."""
+        self._append(conversation_id, file_record("answered", {"id": pending_id, "answer": answer}))
+
     def set_model(
         self, conversation_id: str, model: str | None, options: ModelOptions | None = None
     ) -> None:
@@ -352,9 +361,12 @@ class ConversationStore:
 
     def _update(self, conversation_id: str, body: dict[str, Any], **listed: Any) -> None:
         """Append an update record, and note it in the listing with `listed`'s changes."""
+        self._append(conversation_id, file_record("update", body), **listed)
+
+    def _append(self, conversation_id: str, record: dict[str, Any], **listed: Any) -> None:
+        """Append a record, and note it in the listing with `listed`'s changes."""
         with self._lock:
             entry = self._fresh_entry(conversation_id)
-            record = file_record("update", body)
             st = self._write(conversation_id, record)
             self._listing.set(
                 conversation_id,

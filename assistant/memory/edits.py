@@ -45,10 +45,10 @@ class MemoryEdit:
             "unpinned": "Unpinned",
         }[self.action]
         if self.action == "updated" and self.before is not None:
-            return f"{verb} {_quote(self.before.text)} to {_quote(self.after.text)}"
+            return f"{verb} {quote(self.before.text)} to {quote(self.after.text)}"
         if self.action == "superseded" and self.before is not None:
-            return f"{verb} {_quote(self.before.text)} with {_quote(self.after.text)}"
-        return f"{verb} {_quote(self.after.text)}"
+            return f"{verb} {quote(self.before.text)} with {quote(self.after.text)}"
+        return f"{verb} {quote(self.after.text)}"
 
 
 class ChangedSinceError(AssistantError):
@@ -124,7 +124,8 @@ def undo(memory: SemanticMemory, edit: MemoryEdit) -> MemoryItem:
     )
 
 
-def _quote(text: str) -> str:
+def quote(text: str) -> str:
+    """`text` on one line in curly quotes, cut to about QUOTE_CHARS."""
     short = " ".join(text.split())
     if len(short) > QUOTE_CHARS:
         short = short[: QUOTE_CHARS - 1].rstrip() + "…"

@@ -65,6 +65,11 @@ class EmbeddingUpkeep:
         self._error: str | None = None
         self._refitting = False  # a projection is being fitted, outside the lock
 
+    @property
+    def model(self) -> str | None:
+        """The embedder's name, if there is one."""
+        return None if self._embedder is None else self._embedder.name
+
     def load(self) -> None:
         """Take the cached vectors of the embedder (at open, under the lock)."""
         if self._embedder is not None:

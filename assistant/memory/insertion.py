@@ -33,7 +33,7 @@ class Inserted:
 
 def sort_imports(
     index: MemoryIndex,
-    buried: Callable[[str], bool],
+    buried: Callable[[str, int], bool],
     fresh: list[MemoryItem],
     vectors: npt.NDArray[np.float32] | None,
     *,
@@ -42,15 +42,16 @@ def sort_imports(
 ) -> tuple[list[tuple[MemoryItem, int]], list[MemoryEvent]]:
     """Decide what becomes of each item with a new id (under the store's lock): the items to
     store (with their rows in `vectors`, unit rows) and the "merged" events of the others;
-    `done` learns where each went. `buried(text)` says whether a text was forgotten. An item
-    merges only into a memory of its own scope (global, or its project)."""
+    `done` learns where each went. `buried(text, row)` says whether a text (with its row in
+    `vectors`) was forgotten. An item merges only into a memory of its own scope (global, or
+    its project)."""
     new: list[tuple[MemoryItem, int]] = []
     merges: list[MemoryEvent] = []
     now = now_utc()
     for row, item in enumerate(fresh):
         if item.id in index:  # added meanwhile
             done.present.append(item.id)
-        elif dedupe and buried(item.text):
+        elif dedupe and buried(item.text, row):
             done.forgotten.append(item.id)
             del done.ids[item.id]
         else:

@@ -18,6 +18,7 @@ import hashlib
 import logging
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -258,6 +259,20 @@ class MemoryIndex:
         n = self.size
         due = self._active[:n] & ~self._pinned[:n] & (self._last_used[:n] <= when)
         return list(np.flatnonzero(due).tolist())
+
+    def faded_below(self, below: float) -> list[MemoryItem]:
+        """The active unpinned items that decay took below importance `below` (and that a pass
+        had no room to archive yet)."""
+        n = self.size
+        slots = np.flatnonzero(
+            self._active[:n] & ~self._pinned[:n] & (self._importance[:n] < below)
+        )
+        found = (self.items[s] for s in slots.tolist())
+        return [item for item in found if item.decayed_at is not None]
+
+    def newest_time(self) -> datetime | None:
+        """The newest time an item records: made, changed or used."""
+        return max((max(i.updated_at, i.last_accessed) for i in self.items), default=None)
 
     # -- search --------------------------------------------------------------------------------
 

@@ -36,7 +36,7 @@ from assistant.memory import index_cache, jsonl
 from assistant.memory.bm25 import Snapshot
 from assistant.memory.history import History, events_of
 from assistant.memory.items import MAX_TEXT_CHARS, MemoryEvent, MemoryItem, Source
-from assistant.memory.tombstones import Fingerprint, Tombstone
+from assistant.memory.tombstones import Fingerprint, Meaning, Tombstone
 from assistant.timestamps import stamp
 
 log = logging.getLogger(__name__)
@@ -254,27 +254,36 @@ class MemoryLog:
 
     # -- tombstones ----------------------------------------------------------------------------
 
-    def buried_as(self, text: str) -> list[str]:
-        """The ids of the forgotten memories whose tombstones match `text`."""
+    def buried_as(self, text: str, meaning: Meaning | None = None) -> list[str]:
+        """The ids of the forgotten memories whose tombstones match `text`: by its words, and
+        by its `meaning` if given."""
         if not self.tombstones:
             return []
-        fingerprint = Fingerprint.of(text)
+        fingerprint = Fingerprint.of(text, meaning)
         return [
             memory_id
             for memory_id, tombstones in self.tombstones.items()
             if any(t.fingerprint.matches(fingerprint) for t in tombstones)
         ]
 
-    def tombstones_for(self, item: MemoryItem) -> list[Tombstone]:
-        """Tombstones for forgetting `item`: one for each text it had (its history must be read)."""
-        texts = [item.text] + [
+    def tombstones_for(self, item: MemoryItem, meaning: Meaning | None) -> list[Tombstone]:
+        """Tombstones for forgetting `item`: one for each text it had (its history must be
+        read), the text it has now with the sketch of its `meaning` if given."""
+        history = [
             text
             for e in self.history.of(item.id)
             for text in (e.text_before, e.text_after)
             if text is not None
         ]
-        prints = {f.hash: f for f in map(Fingerprint.of, texts)}.values()
+        texts = dict.fromkeys([item.text, *history])
+        prints = [Fingerprint.of(t, meaning if t == item.text else None) for t in texts]
         return [Tombstone(item.id, f, item.updated_at) for f in prints]
+
+    def sketched(self, model: str) -> bool:
+        """Whether a tombstone has a sketch of `model`'s meaning (else asking by meaning is
+        of no use)."""
+        stones = (t for ts in self.tombstones.values() for t in ts)
+        return any(t.fingerprint.model == model for t in stones)
 
     # -- history -------------------------------------------------------------------------------
 

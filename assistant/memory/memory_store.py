@@ -60,6 +60,7 @@ class MemoryStore:
         """Use `open`."""
         self.directory = directory
         self.config = config or SearchConfig()
+        self.clock_warning: str | None = None  # what the last decay said of the clock
         self._lock = threading.RLock()
         self._subscribers: Subscribers[MemoryChange] = Subscribers("memory")
         self._index = MemoryIndex(directory, self.config)

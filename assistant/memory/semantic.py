@@ -7,6 +7,7 @@ subscribers (see `memory_store`); a forget's way to the disk is told in `memory_
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -16,6 +17,7 @@ import numpy.typing as npt
 from assistant.errors import AssistantError
 from assistant.memory.decay import ARCHIVE_BELOW, decayed, unused_for
 from assistant.memory.embedding_upkeep import Embedded
+from assistant.memory.fading import archive_limit, decay_clock
 from assistant.memory.history import creation
 from assistant.memory.insertion import Inserted, reassigned, relinked, sort_imports
 from assistant.memory.items import (
@@ -32,8 +34,10 @@ from assistant.memory.memory_log import LOG_NAME, LOG_VERSION
 from assistant.memory.memory_store import MemoryStore
 from assistant.memory.same_memory import unit_rows
 from assistant.memory.scopes import Scope
-from assistant.memory.tombstones import Fingerprint, Tombstone
+from assistant.memory.tombstones import Fingerprint, Meaning, Tombstone, fold
 from assistant.timestamps import now_utc
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "LOG_NAME",
@@ -106,9 +110,20 @@ class SemanticMemory(MemoryStore):
         return item
 
     def is_forgotten_fact(self, text: str) -> bool:
-        """Whether `text` says a fact that was forgotten (it matches a tombstone)."""
+        """Whether `text` says a fact that was forgotten: it matches a tombstone by its words
+        or, with the embedder at hand, by its meaning (other words, a homoglyph)."""
+        model = self._vectors.model
         with self._lock:
-            return bool(self._log.buried_as(text))
+            if self._log.buried_as(text):
+                return True
+            if model is None or not self._log.sketched(model):
+                return False
+        embedded = self._vectors.embed([fold(text)])  # outside the lock
+        if embedded is None:
+            return False
+        meaning = Meaning(embedded.embedder.name, embedded.vectors[0])
+        with self._lock:
+            return bool(self._log.buried_as(text, meaning))
 
     def bury(self, facts: Sequence[tuple[str, str]]) -> None:
         """Leave a tombstone for each (key, text) of facts that were never kept (proposals the
@@ -165,7 +180,7 @@ class SemanticMemory(MemoryStore):
         with self._lock:
             new, merges = sort_imports(
                 self._index,
-                lambda t: bool(self._log.buried_as(t)),
+                lambda text, row: bool(self._log.buried_as(text, self._meaning_of(embedded, row))),
                 fresh,
                 vectors,
                 done=done,
@@ -191,6 +206,13 @@ class SemanticMemory(MemoryStore):
         if merges:
             self._emit("updated", list(dict.fromkeys(e.memory_id for e in merges)))
         return done
+
+    @staticmethod
+    def _meaning_of(embedded: Embedded | None, row: int) -> Meaning | None:
+        """The meaning of an item being imported, from its row of the embedded texts."""
+        if embedded is None:
+            return None
+        return Meaning(embedded.embedder.name, embedded.vectors[row])
 
     def save(
         self,
@@ -389,12 +411,22 @@ class SemanticMemory(MemoryStore):
             self._log.read_history()  # the texts it had before
         with self._lock:
             item = self._index.item(item_id)._replace(updated_at=now_utc(), **changes)
-            buried = self._log.tombstones_for(item) if kind == "forgotten" else []
+            # The meaning of the text it has now from its stored vector (no embedding: forget
+            # runs on the GUI thread too); earlier texts by their words.
+            meaning = self._stored_meaning(item_id) if kind == "forgotten" else None
+            buried = self._log.tombstones_for(item, meaning) if kind == "forgotten" else []
             lifted = [item_id] if kind == "restored" and item_id in self._log.tombstones else []
             event = MemoryEvent(item_id, kind, item.updated_at, by=by)
             self._commit([item], [event], buried=buried, lifted=lifted)
         self._emit("updated", [item_id])
         return item
+
+    def _stored_meaning(self, item_id: str) -> Meaning | None:
+        """The meaning of a memory's text from its stored vector, if it has one (under the
+        lock)."""
+        vectors = self._index.vectors
+        vector = None if vectors is None else vectors.vector(self._index.slot(item_id))
+        return None if vector is None or vectors is None else Meaning(vectors.name, vector)
 
     def move(self, item_id: str, project: str | None, *, by: Origin = "user") -> MemoryItem:
         """Give a memory another scope: a project's id, or None to make it global (a "moved"
@@ -473,14 +505,29 @@ class SemanticMemory(MemoryStore):
         every `half_life_days` since its last use or its last decay, whichever is later (so
         a period never counts twice). A memory changes only once it has lost a fifth or more
         (no daily trickle of events); a "decayed" event says by how much and why. One that
-        falls below `archive_below` is archived. Pinned memories never decay. Returns the
-        events, decayed and archived."""
+        falls below `archive_below` is archived, a few a pass (see `fading`). Pinned memories
+        never decay. A clock behind or far ahead of the store is guarded against and reported
+        in `clock_warning`. Returns the events, decayed and archived."""
         step = unused_for(half_life_days)
-        at = now or now_utc()
+        with self._lock:
+            clock = decay_clock(now or now_utc(), self._index.newest_time())
+        self.clock_warning = clock.warning
+        if clock.warning is not None:
+            log.warning("Decay: %s", clock.warning)
+        if clock.at is None:
+            return []
+        at = clock.at
         with self._lock:
             due = self._index.unused_since(at.timestamp() - step)
             items = [self._index.items[slot] for slot in due]
-            changed, events = decayed(items, at, half_life_days, archive_below)
+            changed, events = decayed(
+                items,
+                at,
+                half_life_days,
+                archive_below,
+                earlier=self._index.faded_below(archive_below),
+                limit=archive_limit(self._index.active_count()),
+            )
             if changed:
                 self._commit(changed, events)
         if changed:

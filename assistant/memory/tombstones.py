@@ -10,18 +10,32 @@ lives" and "my sister lived in Porto" have the same ones). It holds
 - `signature`: a 1-bit MinHash of them (256 bits), which estimates the Jaccard similarity of
   two word sets, so that the same fact with a word more or less is recognised too.
 
-Neither can be read back. One bit per MinHash slot (instead of the usual whole hash value)
+- `sketch`: the meaning, when an embedder is at hand: SKETCH_BITS random-hyperplane bits of the
+  text's vector (which side of each of SKETCH_BITS fixed random planes it lies on), so that the
+  same fact in other words is recognised too; the share of bits that differ estimates the angle
+  between the two vectors. It is kept with the embedder's name: another model's vectors are
+  not comparable.
+
+None can be read back. One bit per MinHash slot (instead of the usual whole hash value)
 keeps single words from being confirmed slot by slot against a dictionary; a guess of the
-whole fact can always be tested, as with any fingerprint that recognises it.
+whole fact can always be tested, as with any fingerprint that recognises it. Texts are folded
+first (NFKC, lower case, look-alike letters of other scripts to Latin ones), so homoglyphs
+and full-width letters say the same as plain ones.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import math
 import struct
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from assistant.memory.text import is_informative, stem, tokenize
 from assistant.timestamps import parse, stamp
@@ -33,39 +47,97 @@ SIGNATURE_BITS = 256
 MATCH_JACCARD = 0.75
 _MATCH_BITS = round(SIGNATURE_BITS * (1 + MATCH_JACCARD) / 2)
 _MIN_WORDS = 3  # fewer content words: only the exact hash matches (one word is too many)
+SKETCH_BITS = 512
+# Two sketches of one model match if the cosine of their vectors, as the bits estimate it,
+# reaches this. Chosen on the labelled set in tests/data/rewordings.py with the built-in
+# embedder (all-MiniLM-L6-v2): lower, and another fact about the same person or place ("the
+# user's brother lives in Porto" for a forgotten "sister lives in Porto") matches too.
+MATCH_COSINE = 0.86
+_SKETCH_DIFFER = round(SKETCH_BITS * math.acos(MATCH_COSINE) / math.pi)  # at most this many
+# Letters of other scripts that look like Latin ones (what NFKC leaves as they are).
+_LOOK_ALIKES = str.maketrans(
+    "\u0410\u0412\u0415\u041a\u041c\u041d\u041e\u0420\u0421\u0422\u0425\u0430\u0435\u043e"
+    "\u0440\u0441\u0443\u0445\u0456\u0458\u0455\u04bb\u0501\u0391\u0392\u0395\u0396\u0397"
+    "\u0399\u039a\u039c\u039d\u039f\u03a1\u03a4\u03a5\u03a7\u03b1\u03b9\u03ba\u03bd\u03bf"
+    "\u03c1\u03c5\u03c7",
+    "ABEKMHOPCTXaeopcyxijshdABEZHIKMNOPTYXaikvopux",
+)
 # Not content: the curator writes "The user's sister ...", the user "My sister ...".
 _NOT_CONTENT = frozenset(["user"])
 
 
+def fold(text: str) -> str:
+    """`text` with compatibility forms (full-width letters, ligatures) and look-alike letters of
+    other scripts made plain, in lower case: what a tombstone compares."""
+    return unicodedata.normalize("NFKC", text).translate(_LOOK_ALIKES).casefold()
+
+
 def content_words(text: str) -> frozenset[str]:
     """The stems of the words of `text` that carry its content."""
-    stems = (stem(w) for w in tokenize(text) if len(w) > 1 and is_informative(w))
+    stems = (stem(w) for w in tokenize(fold(text)) if len(w) > 1 and is_informative(w))
     return frozenset(s for s in stems if s not in _NOT_CONTENT)
 
 
 @dataclass(frozen=True)
+class Meaning:
+    """A text's vector (of its folded text) and the embedder's name."""
+
+    model: str
+    vector: npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
 class Fingerprint:
-    """What recognises a fact: the hash of its content words and their MinHash signature."""
+    """What recognises a fact: the hash of its content words, their MinHash signature and, if
+    an embedder was at hand, the sketch of its meaning."""
 
     hash: str
     signature: int  # SIGNATURE_BITS bits
     words: int  # how many content words (not their text)
+    model: str | None = None  # the embedder of `sketch`
+    sketch: int | None = None  # SKETCH_BITS bits
 
     @classmethod
-    def of(cls, text: str) -> Fingerprint:
-        """The fingerprint of `text`."""
-        words = content_words(text) or frozenset(tokenize(text)) or frozenset([text.strip()])
+    def of(cls, text: str, meaning: Meaning | None = None) -> Fingerprint:
+        """The fingerprint of `text`, with the sketch of its `meaning` if given."""
+        words = content_words(text) or frozenset(tokenize(fold(text))) or frozenset([text.strip()])
         digest = hashlib.sha256("\n".join(sorted(words)).encode("utf-8")).hexdigest()
-        return cls(digest, _minhash(words), len(words))
+        if meaning is None:
+            return cls(digest, _minhash(words), len(words))
+        return cls(digest, _minhash(words), len(words), meaning.model, sketch(meaning.vector))
 
     def matches(self, other: Fingerprint) -> bool:
-        """Whether the two say the same fact: equal content words, or nearly equal ones."""
+        """Whether the two say the same fact: equal content words, nearly equal ones, or (with
+        sketches of one model) nearly the same meaning."""
         if self.hash == other.hash:
+            return True
+        if self.means_as(other):
             return True
         if min(self.words, other.words) < _MIN_WORDS:
             return False
         agree = SIGNATURE_BITS - (self.signature ^ other.signature).bit_count()
         return agree >= _MATCH_BITS
+
+    def means_as(self, other: Fingerprint) -> bool:
+        """Whether both have sketches of one model, close enough to say the same."""
+        if self.sketch is None or other.sketch is None or self.model != other.model:
+            return False
+        return (self.sketch ^ other.sketch).bit_count() <= _SKETCH_DIFFER
+
+
+def sketch(vector: npt.ArrayLike) -> int:
+    """SKETCH_BITS bits: on which side of each of the fixed random planes `vector` lies."""
+    values = np.asarray(vector, dtype=np.float32).ravel()
+    sides = _planes(len(values)) @ values > 0
+    return int.from_bytes(np.packbits(sides, bitorder="little").tobytes(), "little")
+
+
+@functools.cache
+def _planes(dim: int) -> npt.NDArray[np.float32]:
+    """SKETCH_BITS random planes through the origin in `dim` dimensions, the same every run
+    (a fixed seed): sketches made now must compare with those of years ago."""
+    rng = np.random.default_rng(20261125 + dim)
+    return rng.standard_normal((SKETCH_BITS, dim)).astype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -77,14 +149,18 @@ class Tombstone:
     at: datetime
 
     def to_json(self) -> dict[str, Any]:
-        """The tombstone as a JSON object (the signature as hexadecimal)."""
-        return {
+        """The tombstone as a JSON object (the signature and sketch as hexadecimal)."""
+        data = {
             "memory_id": self.memory_id,
             "hash": self.fingerprint.hash,
             "signature": f"{self.fingerprint.signature:0{SIGNATURE_BITS // 4}x}",
             "words": self.fingerprint.words,
             "at": stamp(self.at),
         }
+        if self.fingerprint.sketch is not None and self.fingerprint.model is not None:
+            data["model"] = self.fingerprint.model
+            data["sketch"] = f"{self.fingerprint.sketch:0{SKETCH_BITS // 4}x}"
+        return data
 
     @classmethod
     def from_json(cls, raw: Any) -> Tombstone:
@@ -100,7 +176,16 @@ class Tombstone:
         signature = int(raw["signature"], 16)
         if signature >> SIGNATURE_BITS:
             raise ValueError("tombstone signature: too long")
-        return cls(raw["memory_id"], Fingerprint(raw["hash"], signature, words), parse(raw["at"]))
+        model, bits = raw.get("model"), raw.get("sketch")
+        meant: int | None = None
+        if isinstance(model, str) and isinstance(bits, str):  # older tombstones have none
+            meant = int(bits, 16)
+            if meant >> SKETCH_BITS:
+                raise ValueError("tombstone sketch: too long")
+        print_ = Fingerprint(
+            raw["hash"], signature, words, model if meant is not None else None, meant
+        )
+        return cls(raw["memory_id"], print_, parse(raw["at"]))
 
 
 def _minhash(words: frozenset[str]) -> int:

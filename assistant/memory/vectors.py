@@ -134,6 +134,10 @@ class VectorMatrix:
             self._has[slot] = False
             self._count -= 1
 
+    def vector(self, slot: int) -> FloatMatrix | None:
+        """The unit vector at `slot` (a copy), or None if it has none."""
+        return self._m[slot].copy() if self.has(slot) else None
+
     def has(self, slot: int) -> bool:
         """Whether `slot` has a vector."""
         return slot < len(self._has) and bool(self._has[slot])

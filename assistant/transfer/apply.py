@@ -4,7 +4,7 @@ never duplicating a memory."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -46,6 +46,7 @@ def apply_import(
     progress: Progress | None = None,
     *,
     suggestions: Sequence[SuggestedMemory] = (),
+    keep_pinned: Collection[str] = (),
     cancel: Cancel | None = None,
     projects: ProjectPolicy = "merge",
 ) -> ImportResult:
@@ -56,6 +57,9 @@ def apply_import(
     project here is merged into it (`"merge"`) or created beside it (`"apart"`, named
     "<name> (imported)"); the others are created. Conversations and memories follow their
     project (see `transfer.projects`).
+
+    Memories arrive unpinned (a pinned memory is in every prompt: an export must not put text
+    there unasked) but those whose ids the user ticked in `keep_pinned`.
 
     A conversation whose id exists is skipped (`"skip"`) or added with a new id (`"copy"`; its
     title gets " (imported)"). A memory is never copied: see `SemanticMemory.insert` (one here
@@ -80,7 +84,8 @@ def apply_import(
     history: dict[str, list[MemoryEvent]] = {}
     for event in plan.memory_history:
         history.setdefault(event.memory_id, []).append(event)
-    for batch in embedding_batches(plan.memories):
+    arriving = [_pinned_if_kept(item, keep_pinned) for item in plan.memories]
+    for batch in embedding_batches(arriving):
         if cancel is not None and cancel():
             raise ImportCancelledError
         events = [mapping.event(e) for item in batch for e in history.get(item.id, ())]
@@ -159,6 +164,11 @@ def _remapped(conversation: ImportedConversation, ids: dict[str, str]) -> Import
         for m in conversation.messages
     )
     return replace(conversation, messages=messages)
+
+
+def _pinned_if_kept(item: MemoryItem, keep_pinned: Collection[str]) -> MemoryItem:
+    """The memory, unpinned unless the user chose to keep it pinned."""
+    return item if not item.pinned or item.id in keep_pinned else item._replace(pinned=False)
 
 
 def _suggested(suggestion: SuggestedMemory) -> MemoryItem:

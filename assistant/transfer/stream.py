@@ -16,6 +16,7 @@ from typing import IO, Any
 import ijson
 
 from assistant.errors import InvalidImportError
+from assistant.transfer.surrogates import SurrogateGuard, restore
 
 Progress = Callable[[int, int], None]
 Cancel = Callable[[], bool]
@@ -62,9 +63,21 @@ class Reader:
         self._depth = 0
         self._in_string = False
         self._carry = b""
+        self.guard: SurrogateGuard | None = None
 
     def read(self, size: int = -1) -> bytes:
-        """Up to `size` bytes (all with -1), after the byte-order mark."""
+        """Up to about `size` bytes (all with -1), after the byte-order mark; with `guard` set,
+        its unpaired surrogate escapes rewritten (see `surrogates`)."""
+        data = self._next(size)
+        if self.guard is None:
+            return data
+        while True:
+            out = self.guard.feed(data, final=not data)
+            if out or not data:
+                return out
+            data = self._next(size)  # all of it held back: an escape may go on
+
+    def _next(self, size: int) -> bytes:
         if self._buffer:
             if size < 0:
                 data, self._buffer = self._buffer + self._read(-1), b""
@@ -129,9 +142,14 @@ class Reader:
 
 
 def list_items(reader: Reader) -> Iterator[Any]:
-    """The items of the top-level JSON list, one at a time; InvalidImportError if it is bad."""
+    """The items of the top-level JSON list, one at a time; InvalidImportError if it is bad.
+
+    A string with an unpaired surrogate escape holds that lone surrogate, as `json` would read
+    it (the parser alone would change it), so that validation reports it."""
+    guard = reader.guard = SurrogateGuard()
     try:
-        yield from ijson.items(reader, "item", use_float=True, buf_size=CHUNK_BYTES)
+        for item in ijson.items(reader, "item", use_float=True, buf_size=CHUNK_BYTES):
+            yield restore(item) if guard.found else item
     except ijson.JSONError as exc:
         raise InvalidImportError(json_error(exc, reader.done)) from None
     except UnicodeDecodeError:

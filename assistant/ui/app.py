@@ -19,7 +19,7 @@ from assistant.errors import AssistantError, StorageError
 from assistant.fileio import remove_stale_temp_files
 from assistant.resources import app_icon_files
 from assistant.ui.jobs import run_job
-from assistant.ui.shutdown import join_all
+from assistant.ui.shutdown import QUIT_GRACE_S, join_all
 from assistant.ui.single_instance import NOT_READY, InstanceServer, MemoryRequest, send_request
 from assistant.ui.system_libraries import explain, missing_libraries, uses_xcb
 from assistant.ui.window.main_window import MainWindow
@@ -90,11 +90,25 @@ def run_app(root: Path, qt_arguments: Sequence[str] = ()) -> int:
     window.show()
     try:
         code = app.exec()
-        join_all()  # no thread may outlive the application, nor write after the lock is gone
+        # No thread may outlive the application, nor write after the lock is gone.
+        if not join_all(QUIT_GRACE_S):
+            server.close()
+            _end_now(code)
         return code
     finally:
         server.close()
         lock.release()
+
+
+def _end_now(code: int) -> None:
+    """End the process at once: background work that did not stop must not keep it (and the
+    data dir's lock) alive. What it saved is consistent at any moment, as after a crash; the
+    lock is the kernel's to release, and the work resumes at the next start."""
+    log.warning("Background work did not stop; quitting without waiting for it")
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def instance_server(window: MainWindow, root: Path) -> InstanceServer:

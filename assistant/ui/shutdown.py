@@ -4,12 +4,16 @@ Qt aborts the process when a running `QThread` is destroyed, which is what happe
 window that owns it is deleted. So a window hands its threads to `release_when_finished`: a
 thread is kept (parentless) until it has finished, and what waits for it (closing the stores
 it uses) then runs on the GUI thread, after every signal the thread emitted before it ended.
-`join_all` waits for whatever is left before the process exits.
+`join_all` waits for whatever is left before the process exits; at quit for a bounded time
+only (`QUIT_GRACE_S`): work that does not stop then is left to the end of the process, as a
+crash would leave it (every store is consistent at any moment), and resumes at the next start.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QThread, QThreadPool, QTimer, Slot
@@ -17,6 +21,7 @@ from PySide6.QtCore import QObject, QThread, QThreadPool, QTimer, Slot
 log = logging.getLogger(__name__)
 
 QUIT_WAIT_MS = 3000  # how long closing the window waits before letting work finish on its own
+QUIT_GRACE_S = 2.0  # after the window closed, how long quitting waits for the rest
 POLL_MS = 50  # how often a finished thread's keeper looks whether the jobs are done
 
 
@@ -41,13 +46,19 @@ class _Keeper(QObject):
             return
         self.finish()
 
-    def finish(self) -> None:
-        """Wait for the thread and the jobs, run what waited for them, let go of the thread."""
+    def finish(self, wait_ms: int | None = None) -> bool:
+        """Wait for the thread and the jobs (at most `wait_ms` each, if given), run what
+        waited for them, let go of the thread; False if they did not finish in time."""
         if self not in _kept:
-            return
-        self._thread.wait()
-        if self._jobs:
-            QThreadPool.globalInstance().waitForDone()
+            return True
+        if wait_ms is None:
+            self._thread.wait()
+            if self._jobs:
+                QThreadPool.globalInstance().waitForDone()
+        elif not self._thread.wait(wait_ms) or (
+            self._jobs and not QThreadPool.globalInstance().waitForDone(wait_ms)
+        ):
+            return False
         then, self._then, self._keep = self._then, None, None
         _kept.discard(self)
         # Dropped on the next turn of the event loop, not inside this object's own slot.
@@ -55,6 +66,7 @@ class _Keeper(QObject):
         QTimer.singleShot(0, lambda: _releasing.discard(self))
         if then is not None:
             then()
+        return True
 
 
 _kept: set[_Keeper] = set()  # still waiting
@@ -89,9 +101,28 @@ def stop_thread(thread: QThread, *, jobs: bool = True) -> bool:
     return stopped
 
 
-def join_all() -> None:
-    """Wait for every kept thread and run what waited for it; before the process exits."""
+def join_all(timeout_s: float | None = None) -> bool:
+    """Wait for every kept thread and run what waited for it; before the process exits.
+
+    With `timeout_s`, wait no longer than that in all, for them and for the other threads of
+    Python that would keep the process alive; False if some are still running then.
+    """
     if _kept:
         log.info("Waiting for %d background task(s) to finish", len(_kept))
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
     for keeper in list(_kept):
-        keeper.finish()
+        if not keeper.finish(None if deadline is None else _ms_left(deadline)):
+            return False
+    if deadline is None:
+        return True
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join(_ms_left(deadline) / 1000)
+            if thread.is_alive():
+                log.warning("Background thread %r is still running", thread.name)
+                return False
+    return True
+
+
+def _ms_left(deadline: float) -> int:
+    return max(0, round((deadline - time.monotonic()) * 1000))

@@ -273,6 +273,8 @@ class AgentWorker(QObject):
         settings = self._workspace.settings
         self._workspace.memory.load_history()
         events = self._workspace.memory.decay(half_life_days=settings.decay_half_life_days)
+        if self._workspace.memory.clock_warning is not None:
+            self._workspace.notices.say(self._workspace.memory.clock_warning)
         if events:
             archived = sum(e.type == "archived" for e in events)
             log.info("Decay: %d memories faded, %d archived", len(events) - archived, archived)

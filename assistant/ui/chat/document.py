@@ -455,22 +455,22 @@ class ChatDocument:
         later = [self.positions[u] for u in self.user_ids if self.positions.get(u, -1) > start]
         return min(later, default=self.content_end().position())
 
-    def add_line(self, text: str, link: tuple[str, str] | None = None) -> None:
-        """Append a small muted line of plain `text` under the conversation, with an optional
-        (label, href) link after it."""
+    def add_line(self, text: str, *links: tuple[str, str]) -> None:
+        """Append a small muted line of plain `text` under the conversation, with (label,
+        href) links after it, separated by " · "."""
         cursor = self.end()
-        self.lines_chars += self._line(cursor, text, link)
+        self.lines_chars += self._line(cursor, text, links)
 
-    def insert_line(self, at: int, text: str, link: tuple[str, str] | None = None) -> int:
+    def insert_line(self, at: int, text: str, *links: tuple[str, str]) -> int:
         """Insert such a line in the conversation at `at` (the end of a turn); returns how many
         characters it took (the marks after it have moved that far)."""
         cursor = QTextCursor(self.document)
         cursor.setPosition(at)
-        size = self._line(cursor, text, link)
+        size = self._line(cursor, text, links)
         self.shift_positions(at - 1, size)  # a turn that began at `at` begins after the line
         return size
 
-    def _line(self, cursor: QTextCursor, text: str, link: tuple[str, str] | None) -> int:
+    def _line(self, cursor: QTextCursor, text: str, links: Sequence[tuple[str, str]]) -> int:
         start = cursor.position()
         fmt = QTextBlockFormat()
         fmt.setTopMargin(2)
@@ -478,10 +478,12 @@ class ChatDocument:
         cursor.insertBlock(fmt, QTextCharFormat())  # never the conversation's last block
         small = self.small()
         cursor.insertText(text, small)
-        if link is not None:
-            anchor = self.link(small, link[1])
+        for index, (label, href) in enumerate(links):
+            if index:
+                cursor.insertText(" · ", small)
+            anchor = self.link(small, href)
             anchor.setFontUnderline(True)
-            cursor.insertText(link[0], anchor)
+            cursor.insertText(label, anchor)
         cursor.setCharFormat(QTextCharFormat())
         return cursor.position() - start
 

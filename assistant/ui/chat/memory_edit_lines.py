@@ -28,7 +28,7 @@ class MemoryEditLines(QObject):
     def __init__(self, chat: ChatView, memory: SemanticMemory, parent: QObject | None = None):
         super().__init__(parent)
         self._chat = chat
-        self._memory = memory
+        self.memory = memory
         self._edits: list[tuple[str, str | None, MemoryEdit]] = []  # conversation, turn, change
         self._undone: set[int] = set()
         chat.anchorClicked.connect(self._on_anchor)
@@ -76,7 +76,7 @@ class MemoryEditLines(QObject):
         """Run `change` on edit `index` in the background; its line says how it went, and a
         failure puts the edit back as it was."""
         (self._undone.add if undone else self._undone.discard)(index)
-        edit, memory = self._edits[index][2], self._memory
+        edit, memory = self._edits[index][2], self.memory
 
         def failed(message: str) -> None:
             (self._undone.discard if undone else self._undone.add)(index)

@@ -32,6 +32,7 @@ from assistant.memory import (
     ConversationWrite,
 )
 from assistant.ui.chat.memory_edit_lines import MemoryEditLines
+from assistant.ui.chat.suggestion_lines import SuggestionLines
 from assistant.ui.chat.view import ChatView
 from assistant.ui.debounce import Debounced
 from assistant.ui.wording import shorten
@@ -83,6 +84,7 @@ class ChatSession(QObject):
         self._store = store
         self._chat = chat
         self._memory_edits = memory_edits
+        self._suggestions = SuggestionLines(chat, store, memory_edits, self)
         self._held: dict[str, Conversation] = {}  # the one shown and the one being answered
         self._shown: str | None = None
         self._answering: str | None = None
@@ -98,6 +100,7 @@ class ChatSession(QObject):
             events.ToolCallFinished: self._on_tool_finished,
             events.ConfirmationRequested: self._on_confirmation,
             events.MemoryEdited: self._on_memory_edited,
+            events.MemorySuggested: self._on_memory_suggested,
             events.ToolsTurnedOff: self._on_tools_turned_off,
             events.Finished: self._on_ended,
             events.Failed: self._on_ended,
@@ -117,6 +120,7 @@ class ChatSession(QObject):
         chat.retry_requested.connect(self.retry)
         chat.regenerate_requested.connect(self.regenerate)
         chat.branch_requested.connect(self.choose_branch)
+        chat.rendered.connect(self._on_rendered)
 
     # -- what is shown ---------------------------------------------------------------------------
 
@@ -404,6 +408,16 @@ class ChatSession(QObject):
 
     def _on_memory_edited(self, event: events.MemoryEdited) -> None:
         self._memory_edits.show(event.conversation_id, event.edit, event.turn_id)
+
+    def _on_memory_suggested(self, event: events.MemorySuggested) -> None:
+        self._suggestions.show(event.conversation_id, event.change)
+
+    def _on_rendered(self, conversation_id: str) -> None:
+        """The chat drew a conversation anew: the changes waiting in it show again (a change
+        suggested in a conversation not shown waits in its file, and shows when it opens)."""
+        conversation = self._held.get(conversation_id)
+        if conversation is not None:
+            self._suggestions.show_waiting(conversation)
 
     def _on_ended(self, event: events.Finished | events.Failed | events.Cancelled) -> None:
         saved = self._held.get(event.conversation_id)

@@ -291,28 +291,26 @@ class ChatView(QTextBrowser):
         elif at_bottom:
             self._scroll_to_end()
 
-    def add_line(self, text: str, link: tuple[str, str] | None = None) -> None:
-        """Append a small muted line of plain `text` under the conversation, with an optional
-        (label, href) link after it (a change to memory, with Undo). A reply being written
-        goes on above the lines."""
+    def add_line(self, text: str, *links: tuple[str, str]) -> None:
+        """Append a small muted line of plain `text` under the conversation, with (label, href)
+        links after it (a change to memory, with Undo; a suggestion, with Accept · Dismiss). A
+        reply being written goes on above the lines."""
         at_bottom = self._at_bottom()
-        self._doc.add_line(text, link)
+        self._doc.add_line(text, *links)
         if at_bottom:
             self._scroll_to_end()
 
-    def add_turn_line(
-        self, turn_id: str | None, text: str, link: tuple[str, str] | None = None
-    ) -> None:
+    def add_turn_line(self, turn_id: str | None, text: str, *links: tuple[str, str]) -> None:
         """Like `add_line`, but under the turn that user message `turn_id` began, with the
         other lines of that turn. The last turn's lines (and those of a turn not shown) sit
         under the conversation, below a reply being written, until the next turn begins."""
         at = None if turn_id is None else self._doc.turn_end(turn_id)
         if at is None or at >= self._doc.content_end().position():
-            self.add_line(text, link)
+            self.add_line(text, *links)
             return
         at_bottom = self._at_bottom()
         before_reply = self._reply.begins_after(at)
-        size = self._doc.insert_line(at, text, link)
+        size = self._doc.insert_line(at, text, *links)
         if before_reply:  # a turn before the one being answered: its marks move down
             self._reply.shift(size)
             self._asking = {call: start + size for call, start in self._asking.items()}

@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QListWidget,
     QMainWindow,
     QMessageBox,
-    QProgressDialog,
     QRadioButton,
     QVBoxLayout,
     QWidget,
@@ -47,6 +46,9 @@ from assistant.transfer import (
     write_export,
 )
 from assistant.ui.jobs import Progress, run_job
+from assistant.ui.transfer.import_progress import ImportProgress, Phases, show_result
+from assistant.ui.transfer.import_turns import ImportTurns
+from assistant.ui.transfer.pinned_choice import PinnedChoice
 from assistant.ui.transfer.project_choice import ProjectChoice
 from assistant.ui.wording import shorten
 from assistant.workspace import Workspace
@@ -57,7 +59,6 @@ IMPORT_FILTER = (
 )
 MAX_LISTED_UNREADABLE = 50
 PREVIEW_MIN_WIDTH = 560
-PROGRESS_DELAY_MS = 200
 STATUS_MILLISECONDS = 10_000
 MAX_LISTED_CONFLICTS = 50
 SUGGESTION_CHARS = 90  # a suggested memory's check box shows its start
@@ -277,6 +278,9 @@ class ImportPreviewDialog(QDialog):
         self._add_summary(layout)
         self._add_unreadable(layout)
         self._add_suggestions(layout)
+        self.pinned = PinnedChoice(self.preview.plan.memories, self)
+        if self.pinned.boxes:
+            layout.addWidget(self.pinned)
         self.project_choice: ProjectChoice | None = None
         if preview.project_conflicts:
             self.project_choice = ProjectChoice(preview.project_conflicts, self)
@@ -478,10 +482,15 @@ class _ImportFlow(QObject):
         self._path = path
         self._instructions_set = instructions_set
         self._instructions_note = ""
-        self._progress: QProgressDialog | None = None
+        self._progress: ImportProgress | None = None
+        self._turns = ImportTurns.of(parent)
         self._cancel = threading.Event()
 
     def start(self) -> None:
+        """Read, preview and import, when the imports before this one have ended."""
+        self._turns.take(self._begin)
+
+    def _begin(self) -> None:
         path, workspace, cancel = self._path, self._workspace, self._cancel
         self._show_progress(f"Reading {path.name}…", "importReadProgressDialog")
 
@@ -496,16 +505,7 @@ class _ImportFlow(QObject):
         )
 
     def _show_progress(self, text: str, name: str) -> None:
-        progress = QProgressDialog(text, "Cancel", 0, 0, self._parent)
-        progress.setObjectName(name)
-        progress.setWindowTitle("Import")
-        progress.setWindowModality(Qt.WindowModality.WindowModal)
-        progress.setMinimumDuration(PROGRESS_DELAY_MS)
-        progress.setAutoClose(False)
-        progress.setAutoReset(False)
-        progress.canceled.connect(self._cancel.set)
-        progress.setValue(0)
-        self._progress = progress
+        self._progress = ImportProgress(self._parent, text, name, self._cancel.set)
 
     def _on_parse_failed(self, message: str) -> None:
         self._close_progress()
@@ -515,12 +515,12 @@ class _ImportFlow(QObject):
                 "Import failed",
                 f"{self._path.name} cannot be imported.\n\n{message}\n\nNothing was changed.",
             )
-        self.deleteLater()
+        self._end()
 
     def _on_parsed(self, preview: ImportPreview) -> None:
         self._close_progress()
         if self._cancel.is_set():
-            self.deleteLater()
+            self._end()
             return
         dialog = ImportPreviewDialog(self._parent, preview, self._workspace.settings.instructions())
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -529,7 +529,7 @@ class _ImportFlow(QObject):
 
     def _on_previewed(self, dialog: ImportPreviewDialog, plan: ImportPlan, result: int) -> None:
         if result != QDialog.DialogCode.Accepted:
-            self.deleteLater()
+            self._end()
             return
         policy, suggestions, cancel = dialog.policy(), dialog.chosen_suggestions(), self._cancel
         projects = "merge" if dialog.project_choice is None else dialog.project_choice.policy()
@@ -538,9 +538,12 @@ class _ImportFlow(QObject):
             instructions = plan.instructions  # an export's are taken where there are none
         if instructions is not None:
             self._use_instructions(instructions)
-        self._show_progress("Importing…", "importProgressDialog")
+        keep_pinned = dialog.pinned.kept()
+        self._show_progress(f"Importing {self._path.name}…", "importProgressDialog")
         assert self._progress is not None
-        self._progress.setMaximum(max(plan.total + len(suggestions), 1))
+        self._progress.count_phases(
+            Phases(len(plan.memories), len(plan.conversations), len(suggestions))
+        )
         workspace = self._workspace
         run_job(
             lambda report: apply_import(
@@ -549,6 +552,7 @@ class _ImportFlow(QObject):
                 policy,
                 report,
                 suggestions=suggestions,
+                keep_pinned=keep_pinned,
                 cancel=cancel.is_set,
                 projects=projects,
             ),
@@ -572,23 +576,29 @@ class _ImportFlow(QObject):
 
     def _on_progress(self, done: int, total: int) -> None:
         if self._progress is not None:
-            self._progress.setMaximum(max(total, 1))
-            self._progress.setValue(done)
+            self._progress.update(done, total)
 
     def _close_progress(self) -> None:
         if self._progress is not None:
-            self._progress.blockSignals(True)  # closing it emits canceled
             self._progress.close()
-            self._progress.deleteLater()
             self._progress = None
+
+    def _end(self) -> None:
+        """The import has ended (its message box, if any, answered): the next may start."""
+        self._turns.done()
+        self.deleteLater()
 
     def _on_imported(self, plan: ImportPlan, result: ImportResult) -> None:
         self._close_progress()
         text = result.summary() + self._instructions_note
+        details = ""
         if plan.unreadable:
             text += f"; {counted(len(plan.unreadable), 'conversation')} could not be read"
-        show_info(self._parent, "Import finished", text)
-        self.deleteLater()
+            names = [f"{u.name}: {u.reason}" for u in plan.unreadable[:MAX_LISTED_UNREADABLE]]
+            details = "Not imported:\n" + "\n".join(names)
+        show_info(self._parent, "Import finished", text)  # the status bar says it too
+        show_result(self._parent, "Import finished", f"{text}.", details)
+        self._end()
 
     def _on_import_failed(self, message: str) -> None:
         self._close_progress()
@@ -605,7 +615,7 @@ class _ImportFlow(QObject):
                 f"The import stopped: {message}\n\nWhat was imported before the error was "
                 "kept; nothing was overwritten.",
             )
-        self.deleteLater()
+        self._end()
 
 
 def _in_kib(report: Progress) -> Progress:

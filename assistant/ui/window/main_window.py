@@ -603,11 +603,6 @@ class MainWindow(QMainWindow):
         self.side_panes.save(state)
         self.workspace.settings.save(settings_file(self.workspace.root))
 
-    def _end_session(self) -> None:
-        """On quit, once the worker has stopped: delete a temporary or empty chat."""
-        for cid in self.session.leftovers():
-            self.workspace.delete_quietly(cid)
-
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         """Stop a running reply (its text is saved) and background work, close the stores.
 
@@ -627,9 +622,12 @@ class MainWindow(QMainWindow):
         if hasattr(self, "thread_"):
             self.worker.stop()
             stopped = stop_thread(self.thread_)
+        # A temporary or empty chat shown (or left during its reply) goes, once nothing writes.
+        leftovers = self.session.leftovers() if self._ready else []
         if self._ready:
-            if stopped:  # else a chat left behind is deleted at the next start
-                self._end_session()
+            if stopped:
+                for cid in leftovers:
+                    self.workspace.delete_quietly(cid)
             try:
                 self._save_layout()
                 self.drafts.save_now()
@@ -643,7 +641,13 @@ class MainWindow(QMainWindow):
             self.workspace.close()
         else:
             log.warning("Background work is still running; the data closes when it is done")
-            release_when_finished(self.thread_, self.workspace.close, jobs=True, keep=self.worker)
+            workspace = self.workspace
+
+            def close_after_work() -> None:
+                workspace.drop_leftover_chats(among=leftovers)
+                workspace.close()
+
+            release_when_finished(self.thread_, close_after_work, jobs=True, keep=self.worker)
 
 
 def _placeholder(text: str, min_width: int, parent: QWidget) -> QLabel:
