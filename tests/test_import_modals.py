@@ -18,7 +18,8 @@ from pytestqt.qtbot import QtBot
 from assistant.transfer import ImportCancelledError
 from assistant.ui.transfer import dialogs as transfer_dialogs
 from assistant.ui.transfer import import_progress
-from assistant.ui.transfer.dialogs import ImportPreviewDialog, import_file
+from assistant.ui.transfer.dialogs import import_file
+from assistant.ui.transfer.import_preview import ImportPreviewDialog
 from assistant.workspace import Workspace
 from tests.data.exports import HERE as EXPORTS
 from tests.test_transfer import offline_settings

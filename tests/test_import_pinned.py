@@ -17,7 +17,8 @@ from assistant.memory.semantic import SemanticMemory
 from assistant.paths import memory_dir
 from assistant.transfer import apply_import, parse_import
 from assistant.ui.transfer import dialogs as transfer_dialogs
-from assistant.ui.transfer.dialogs import ImportPreviewDialog, import_file
+from assistant.ui.transfer.dialogs import import_file
+from assistant.ui.transfer.import_preview import ImportPreviewDialog
 from assistant.workspace import Workspace
 from tests.store_set import StoreSet
 from tests.test_transfer import _valid_doc, offline_settings, open_stores

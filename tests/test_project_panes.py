@@ -338,7 +338,8 @@ def test_the_import_preview_asks_merge_or_apart_and_the_import_does_it(
 ) -> None:
     from assistant.transfer import export_data, write_export
     from assistant.ui.transfer import dialogs as transfer_dialogs
-    from assistant.ui.transfer.dialogs import ImportPreviewDialog, import_file
+    from assistant.ui.transfer.dialogs import import_file
+    from assistant.ui.transfer.import_preview import ImportPreviewDialog
 
     source = Workspace.open(tmp_path / "source", embed=False)
     theirs = source.projects.create("Novel", instructions="Theirs.")

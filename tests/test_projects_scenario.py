@@ -16,7 +16,8 @@ from assistant.projects import Project
 from assistant.ui.conversations.project_dialog import ProjectValues
 from assistant.ui.memory.model import ScopeRole
 from assistant.ui.transfer import dialogs as transfer_dialogs
-from assistant.ui.transfer.dialogs import ExportDialog, ImportPreviewDialog
+from assistant.ui.transfer.dialogs import ExportDialog
+from assistant.ui.transfer.import_preview import ImportPreviewDialog
 from assistant.ui.window.main_window import MainWindow
 from tests.desktop import configure, shown_window
 from tests.fake_openai import FakeOpenAI, Reply, ToolCall, message_text

@@ -37,12 +37,12 @@ from assistant.transfer import ImportCancelledError, export_data, write_export
 from assistant.ui.transfer import dialogs as transfer_dialogs
 from assistant.ui.transfer.dialogs import (
     ExportDialog,
-    ImportPreviewDialog,
     export_conversations,
     import_file,
     import_folder,
 )
 from assistant.ui.transfer.drop import ImportDropFilter, dropped_export
+from assistant.ui.transfer.import_preview import ImportPreviewDialog
 from assistant.ui.transfer.import_progress import Phases
 from assistant.ui.wording import number
 from assistant.workspace import Workspace
