@@ -24,15 +24,14 @@ from assistant.agent.events import (
     ToolCallStarted,
 )
 from assistant.agent.loop import (
-    CANCELLED_TOOL_RESULT,
     EMPTY_REPLY,
     NO_TOOLS_NOTICE,
-    REPEATED_RESULT,
     Agent,
     AgentConfig,
     Upkeep,
 )
 from assistant.agent.summary import SUMMARY_MAX_TOKENS, SUMMARY_PROMPT
+from assistant.agent.tool_step import CANCELLED_TOOL_RESULT, REPEATED_RESULT
 from assistant.agent.turn import LOOPING_NOTICE
 from assistant.errors import ContextOverflowError, ProviderError
 from assistant.memory import ConversationStore, Message, Source, estimate_tokens

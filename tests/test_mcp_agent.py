@@ -19,13 +19,8 @@ from assistant.agent.events import (
     Finished,
     ToolCallFinished,
 )
-from assistant.agent.loop import (
-    CANCELLED_TOOL_RESULT,
-    DENIED_TOOL_RESULT,
-    NOBODY_TO_ASK,
-    Agent,
-    AgentConfig,
-)
+from assistant.agent.loop import Agent, AgentConfig
+from assistant.agent.tool_step import CANCELLED_TOOL_RESULT, DENIED_TOOL_RESULT, NOBODY_TO_ASK
 from assistant.mcp_client.agent_tools import McpToolSource, model_name, split_name, unique_names
 from assistant.mcp_client.manager import McpManager
 from assistant.mcp_client.selection import ToolIndex

@@ -13,21 +13,18 @@ from assistant.agent.attached import TurnFiles, turn_files
 from assistant.agent.budget import prompt_budget, reply_limit
 from assistant.agent.builtin_tools import builtin_registry
 from assistant.agent.cancel import CancelToken, OperationCancelledError
-from assistant.agent.chat import ChatProvider, ChatResponse, ToolCallRequest
+from assistant.agent.chat import ChatProvider, ChatResponse
 from assistant.agent.chat_scope import chat_scope
 from assistant.agent.confirm import Confirmations
 from assistant.agent.curator import Curator
 from assistant.agent.events import (
     Cancelled,
-    ConfirmationRequested,
     EventSink,
     Failed,
     Finished,
     MemoryEdited,
     Notice,
     TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
     Waiting,
 )
 from assistant.agent.model_choice import ModelChooser, TurnModel
@@ -40,10 +37,11 @@ from assistant.agent.summary import (
     SummaryFailedError,
     fold_into_summary,
 )
-from assistant.agent.tool_images import ToolImage, estimate_message_tokens, images_message
-from assistant.agent.tools import Tool, ToolOutput, ToolRegistry, ToolSource
+from assistant.agent.tool_images import estimate_message_tokens
+from assistant.agent.tool_step import ToolStep
+from assistant.agent.tools import ToolRegistry, ToolSource
 from assistant.agent.turn import Turn
-from assistant.errors import AssistantError, ContextOverflowError, ProviderError, ToolError
+from assistant.errors import AssistantError, ContextOverflowError, ProviderError
 from assistant.instructions import NO_INSTRUCTIONS, Instructions
 from assistant.memory import (
     AttachedFile,
@@ -73,21 +71,10 @@ STEP_LIMIT_NOTE = (
     "have, and say what is left to do."
 )
 FILES_REPLY = "(An answer drawn from the user's files; nothing in it is about the user.)"
-CANCELLED_TOOL_RESULT = "Not run: the user stopped the turn."
-DENIED_TOOL_RESULT = "Not run: the user did not allow this tool to run this time."
-NOBODY_TO_ASK = "Not run: this tool may change things and nobody is here to allow it."
 # How often a turn rebuilds a smaller prompt after the server says it does not fit.
 OVERFLOW_RETRIES = 2
 # Tools are offered only while their schemas take at most this share of the prompt budget.
 TOOLS_SHARE = 0.5
-# The same tool call (name and arguments) runs at most this often in a turn; small models can
-# call the date tool eight times a turn. A repeat past it is refused, and the turn goes on
-# without tools.
-REPEAT_LIMIT = 2
-REPEATED_RESULT = (
-    "Not run: this exact call was already made {times} times for this message. Use the results "
-    "you have and answer the user."
-)
 NO_TOOLS_NOTICE = (
     "The model's context window is too small for tools: it answers without them "
     "(memories are still saved after each reply)."
@@ -308,7 +295,7 @@ class Agent:
             if not response.tool_calls:
                 self._finish(turn, response)
                 return
-            self._run_tools(turn, messages, response)
+            self._tool_step(turn).run(turn, messages, response)
         response = self._call_model(turn, messages, tools=False, note=STEP_LIMIT_NOTE)
         self._finish(turn, response)
 
@@ -489,87 +476,8 @@ class Agent:
                 stop_reason=stop_reason,
             )
 
-    def _run_tools(
-        self, turn: Turn, messages: list[dict[str, Any]], response: ChatResponse
-    ) -> None:
-        """Save the assistant's tool calls, run each and save its result; the images they
-        returned follow the results (the API takes images only in user messages)."""
-        calls = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for c in response.tool_calls
-        ]
-        saved = self.conversations.append(turn.cid, "assistant", response.content, tool_calls=calls)
-        messages.append(saved.to_openai())
-        images: list[tuple[str, ToolImage]] = []
-        for index, call in enumerate(response.tool_calls):
-            if turn.cancel.cancelled:
-                # Every call needs a result, or the conversation can't be sent again.
-                for skipped in response.tool_calls[index:]:
-                    self._tool_result(
-                        turn, messages, skipped, CANCELLED_TOOL_RESULT, stop_reason="stopped"
-                    )
-                raise OperationCancelledError
-            turn.on_event(ToolCallStarted(turn.cid, call.id, call.name, call.arguments))
-            times = turn.count_call(call)
-            if times > REPEAT_LIMIT:
-                output, ok = ToolOutput(REPEATED_RESULT.format(times=times - 1)), False
-                if turn.use_tools:
-                    turn.looped_on_tools()  # the next model call is offered no tools
-            else:
-                try:
-                    output, ok = self._run_tool(turn, call)
-                except OperationCancelledError:
-                    # A tool that waited (for the user, or a server) was stopped: every call of
-                    # the reply still needs a result.
-                    for skipped in response.tool_calls[index:]:
-                        self._tool_result(
-                            turn, messages, skipped, CANCELLED_TOOL_RESULT, stop_reason="stopped"
-                        )
-                    raise
-            self._tool_result(turn, messages, call, output.text, ok=ok)
-            images.extend((call.name, image) for image in output.images)
-            turn.on_event(
-                ToolCallFinished(turn.cid, call.id, call.name, output.text, ok, output.images)
-            )
-            for edit in turn.context.edits:
-                turn.on_event(MemoryEdited(turn.cid, edit, turn.user.id))
-            turn.context.edits.clear()
-            turn.registry.reveal(turn.context.revealed)
-        if images:
-            messages.append(images_message(images))
-
-    def _run_tool(self, turn: Turn, call: ToolCallRequest) -> tuple[ToolOutput, bool]:
-        """Run one call (once allowed, if it asks first): its result and whether it worked."""
-        refusal = self._ask_first(turn, call)
-        if refusal is not None:
-            return ToolOutput(refusal), False
-        try:
-            return turn.registry.run(call.name, call.arguments, self._tool_scope(turn)), True
-        except ToolError as exc:
-            return ToolOutput(f"Error: {exc}"), False
-
-    def _ask_first(self, turn: Turn, call: ToolCallRequest) -> str | None:
-        """Ask the user before a tool that may change things; the result if it may not run.
-
-        "Always" is remembered by the tool source (in settings), so the tool asks no more.
-        """
-        found: Tool | None = turn.registry.get(call.name)
-        external = found.external if found is not None else None
-        if found is None or external is None or not external.asks:
-            return None
-        if self.confirmations is None:
-            return NOBODY_TO_ASK
-        request = ConfirmationRequested(
-            turn.cid, call.id, call.name, external.server, external.name, call.arguments
-        )
-        choice = self.confirmations.ask(call.id, lambda: turn.on_event(request), turn.cancel)
-        if choice == "deny":
-            return DENIED_TOOL_RESULT
-        if choice == "always" and self.extra_tools is not None:
-            self.extra_tools.trust(found)
-        return None
-
-    def _tool_scope(self, turn: Turn) -> dict[str, Any]:
+    def _tool_step(self, turn: Turn) -> ToolStep:
+        """The tool calls of a step, with what the tools of this turn may use."""
         scope = {
             "memory": self.memory,
             "working": self.working,
@@ -578,28 +486,7 @@ class Agent:
         }
         if self.knowledge is not None:
             scope["knowledge"] = self.knowledge
-        return scope
-
-    def _tool_result(
-        self,
-        turn: Turn,
-        messages: list[dict[str, Any]],
-        call: ToolCallRequest,
-        result: str,
-        *,
-        ok: bool = True,
-        stop_reason: str | None = None,
-    ) -> None:
-        saved = self.conversations.append(
-            turn.cid,
-            "tool",
-            result,
-            tool_call_id=call.id,
-            name=call.name,
-            stop_reason=stop_reason,
-            ok=ok,
-        )
-        messages.append(saved.to_openai())
+        return ToolStep(self.conversations, scope, self.confirmations, self.extra_tools)
 
     def _finish(self, turn: Turn, response: ChatResponse) -> None:
         """Save the final reply with the memories it saw, then hand the curator its work

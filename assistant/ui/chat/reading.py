@@ -63,6 +63,11 @@ class ReadingLayout(QObject):
         chat.viewport().installEventFilter(self)  # its width is the one that counts
         redrawn.connect(self.fit)
 
+    def remember_in(self, state: dict[str, str]) -> None:
+        """Show the size kept in `state` (the window's layout), and keep it there when changed."""
+        self.set_size(parse_size(state.get(STATE_KEY)))
+        self.size_changed.connect(lambda size: state.__setitem__(STATE_KEY, str(size)))
+
     def set_size(self, size: int) -> None:
         """Show the chat and the message box at `size` percent of the app's font."""
         size = size if size in TEXT_SIZES else DEFAULT_SIZE

@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QLabel,
+    QMessageBox,
     QPlainTextEdit,
     QVBoxLayout,
     QWidget,
 )
 
+from assistant.errors import AssistantError
 from assistant.instructions import ABOUT_LABEL, ANSWER_LABEL, INSTRUCTIONS_LIMIT, Instructions
 from assistant.ui import theme
 from assistant.ui.keys import is_ctrl_enter
+
+if TYPE_CHECKING:
+    from assistant.workspace import Workspace
 
 INTRO = (
     "Assistant follows these in every chat, temporary ones too. They go to the model with each "
@@ -133,3 +140,19 @@ class InstructionsDialog(QDialog):
     def _update_save(self) -> None:
         ok = not (self.about.over() or self.answer.over())
         self.buttons.button(QDialogButtonBox.StandardButton.Save).setEnabled(ok)
+
+
+def edit_instructions(workspace: Workspace, parent: QWidget) -> bool:
+    """Edit the custom instructions until they are saved (True) or the user cancels."""
+    instructions = workspace.settings.instructions()
+    while True:
+        dialog = InstructionsDialog(instructions, parent)
+        if not dialog.exec():
+            return False
+        instructions = dialog.instructions()
+        try:
+            workspace.set_instructions(instructions)
+        except AssistantError as exc:  # said, and the dialog opens again with the texts
+            QMessageBox.warning(parent, "Custom instructions not saved", str(exc))
+            continue
+        return True

@@ -41,13 +41,11 @@ from assistant.ui.window.transfer_actions import connect_transfers
 from assistant.ui.window.welcome import welcome_panel
 
 if TYPE_CHECKING:
-    from assistant.knowledge import KnowledgeEvent
     from assistant.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
 LIST_REFRESH_MS = 250
-NOTICE_MS = 15000  # how long a notice stays in the status bar
 PAINT_FIRST_MS = 15  # the frame paints before the loader thread competes for the interpreter
 LIST_MIN_WIDTH = 200  # fits the "New chat" and "Temporary chat" buttons
 SIDEBAR_MIN_WIDTH = 260
@@ -186,16 +184,10 @@ class MainWindow(QMainWindow):
         self._show_welcome_if_needed()
         self._open_first()
         if workspace.warnings:
-            self._report_problems(workspace)
+            self.status.report_problems(workspace.warnings, workspace.root)
         self.input.setFocus()
         self._ready = True
         self.ready.emit()
-
-    def _report_problems(self, workspace: Workspace) -> None:
-        """Say what was wrong on disk and where the copies are; it stays until replaced."""
-        text = " ".join(workspace.warnings)
-        self.statusBar().showMessage(f"⚠ {text} (in {workspace.root})")
-        self.statusBar().setToolTip("\n\n".join(workspace.warnings))
 
     def is_ready(self) -> bool:
         """Whether the panes are built on an open workspace."""
@@ -270,16 +262,11 @@ class MainWindow(QMainWindow):
         """The unsent messages of the conversations; the chat's reading width, and its text
         size as last chosen (kept when changed)."""
         from assistant.ui.chat.drafts import Drafts
-        from assistant.ui.chat.reading import STATE_KEY, ReadingLayout, parse_size
+        from assistant.ui.chat.reading import ReadingLayout
 
         self.drafts = Drafts(drafts_file(workspace.root), self.composer, self)
-
-        settings = workspace.settings
         self.reading = ReadingLayout(self.chat, self.chat.rendered, (self.input,), self)
-        self.reading.set_size(parse_size(settings.ui_state.get(STATE_KEY)))
-        self.reading.size_changed.connect(
-            lambda size: settings.ui_state.__setitem__(STATE_KEY, str(size))
-        )
+        self.reading.remember_in(workspace.settings.ui_state)
         self.menu.text_larger.triggered.connect(lambda: self.reading.step(1))
         self.menu.text_smaller.triggered.connect(lambda: self.reading.step(-1))
         self.menu.text_reset.triggered.connect(lambda: self.reading.step(0))
@@ -289,11 +276,12 @@ class MainWindow(QMainWindow):
         from assistant.ui.knowledge.bridge import KnowledgeBridge
 
         self.knowledge = KnowledgeBridge(workspace.knowledge, self)
-        self.knowledge.changed.connect(self._on_knowledge)
+        self.knowledge.changed.connect(self.status.show_knowledge)
         workspace.projects.subscribe(lambda _project_id: self.knowledge.rescan())
         self.knowledge.start()
 
     def _connect(self) -> None:
+        from assistant.ui.chat.sending import Sending
         from assistant.ui.knowledge.file_actions import FileActions
 
         menu = self.menu
@@ -304,7 +292,7 @@ class MainWindow(QMainWindow):
             menu,
             self.workspace,
             lambda: self.session.conversation_id,
-            lambda text, ms: self.statusBar().showMessage(text, ms or NOTICE_MS),
+            self.status.say,
             instructions_set=self.sidebar.refresh_instructions,
         )
         menu.settings.triggered.connect(self.open_settings)
@@ -318,31 +306,34 @@ class MainWindow(QMainWindow):
         menu.next_conversation.triggered.connect(lambda: self.conversations.select_next(1))
         menu.previous_conversation.triggered.connect(lambda: self.conversations.select_next(-1))
         self.conversations.selected.connect(self._show_conversation)
-        self.send_button.clicked.connect(self.send)
-        self.input.send.connect(self.send)
-        self.stop_button.clicked.connect(self.stop)
-        self.input.stop.connect(self._on_escape)
-        self.chat.edit_requested.connect(self._begin_edit)
         self.chat.copied.connect(lambda what: self.statusBar().showMessage(what, 3000))
         self.chat.copied.connect(lambda _what: self.input.setFocus())  # typing goes on there
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
-        self.files = FileActions(self, self.workspace, self.chat, self.session, self._show_notice)
+        self.files = FileActions(
+            self, self.workspace, self.chat, self.session, self.status.add_notice
+        )
         self.sidebar.source_requested.connect(self.show_message)
         self.sidebar.file_requested.connect(self.files.open_citation)
         session = self.session
-        session.busy_changed.connect(self._set_busy)
-        session.connection.connect(self._on_connection)
-        session.notice.connect(self._show_notice)
+        self.sending = Sending(
+            self.chat_pane,
+            session,
+            self.chat,
+            can_send=self._can_send,
+            new_conversation=self.new_conversation,
+        )
+        session.connection.connect(self.status.set_connection)
+        session.notice.connect(self.status.add_notice)
         session.conversation_changed.connect(self.sidebar.set_conversation)
         session.conversation_changed.connect(self.drafts.show)
-        self.drafts.notice.connect(self._show_notice)
+        self.drafts.notice.connect(self.status.add_notice)
         self.chat_pane.model_bar.wire(session, self.worker, self.chat, self._update_status)
         self.bridge.conversation_written.connect(session.on_written)
         # Coalesce: a turn saves several messages, the list needs one refresh.
         self._refresh_list = Debounced(LIST_REFRESH_MS, self.conversations.refresh_later, self)
         session.listing_changed.connect(self._refresh_list.trigger)
         self.bridge.memory_changed.connect(lambda _change: self._update_status())
-        self.bridge.notice.connect(self._show_notice)
+        self.bridge.notice.connect(self.status.add_notice)
 
     # -- conversations ---------------------------------------------------------------------------
 
@@ -353,7 +344,7 @@ class MainWindow(QMainWindow):
         else:
             self.conversations.select(self._first_conversation())
         if warning := self.drafts.take_warning():
-            self._show_notice(warning)
+            self.status.add_notice(warning)
 
     def _first_conversation(self) -> str | None:
         """The first conversation of the list as shown (pinned first, archived left out)."""
@@ -408,61 +399,20 @@ class MainWindow(QMainWindow):
     # -- sending ---------------------------------------------------------------------------------
 
     def send(self) -> None:
-        """Send the input's text and files (a new version of a message while editing one);
-        a file that cannot be sent is named, and nothing is sent or cleared."""
-        from assistant.knowledge import AttachmentError
-
-        text = self.input.toPlainText().strip()
-        files = self.composer.attachments.files()
-        if not (text or files) or self.session.busy:
-            return
-        if not self.workspace.is_configured():
-            self._show_welcome_if_needed()
-            self.open_settings()
-            return
-        if self.session.conversation is None:
-            self.new_conversation()
-        edited = self.composer.editing
-        try:
-            sent = edited is not None and self.session.edit(edited, text, files)
-            if not sent and not self.session.send(text, files):
-                return
-        except AttachmentError as exc:
-            self.composer.attachments.say(str(exc))
-            return
-        self.composer.end_edit()
-        self.input.clear()
-        self.composer.attachments.clear()
-
-    def _begin_edit(self, message_id: str, text: str) -> None:
-        if not self.session.busy:
-            self.composer.begin_edit(message_id, text)
+        """Send the input's text and files (a new version of a message while editing one)."""
+        self.sending.send()
 
     def stop(self) -> None:
         """Cancel the reply being written (memory upkeep goes on)."""
         self.session.stop()
 
-    def _on_escape(self) -> None:
-        if self.session.busy:
-            self.stop()
-        elif self.composer.editing is not None:
-            self.composer.end_edit()
-
-    def _set_busy(self, busy: bool) -> None:
-        self.send_button.setEnabled(not busy)
-        self.stop_button.setEnabled(busy)
-        if busy:
-            self.stack.setCurrentWidget(self.chat)
-
-    def _on_connection(self, text: str, tip: str) -> None:
-        self.status.connection_label.setText(text)
-        if tip:
-            self.status.connection_label.setToolTip(tip)
-
-    def _show_notice(self, text: str) -> None:
-        # Notices often come in twos (a server's first turn): keep the one still showing.
-        shown = self.statusBar().currentMessage()
-        self.statusBar().showMessage(f"{shown}  ·  {text}" if shown else text, NOTICE_MS)
+    def _can_send(self) -> bool:
+        """Whether a model is set up; if not, show the way to set one up."""
+        if self.workspace.is_configured():
+            return True
+        self._show_welcome_if_needed()
+        self.open_settings()
+        return False
 
     # -- settings, status ------------------------------------------------------------------------
 
@@ -484,36 +434,17 @@ class MainWindow(QMainWindow):
             self._embed.emit()
 
     def open_instructions(self) -> None:
-        """Edit the custom instructions; on Save, keep them and show them in the sidebar."""
-        from PySide6.QtWidgets import QMessageBox
+        """Edit the custom instructions; once saved, show them in the sidebar."""
+        from assistant.ui.settings.instructions import edit_instructions
 
-        from assistant.ui.settings.instructions import InstructionsDialog
-
-        instructions = self.workspace.settings.instructions()
-        while True:
-            dialog = InstructionsDialog(instructions, self)
-            if not dialog.exec():
-                return
-            instructions = dialog.instructions()
-            try:
-                self.workspace.set_instructions(instructions)
-            except AssistantError as exc:  # said, and the dialog opens again with the texts
-                QMessageBox.warning(self, "Custom instructions not saved", str(exc))
-                continue
+        if edit_instructions(self.workspace, self):
             self.sidebar.refresh_instructions()
-            return
 
     def open_knowledge(self) -> None:
         """Show the knowledge folders, their rules, progress and files (a page of Settings)."""
         from assistant.ui.settings.knowledge_page import KNOWLEDGE_TITLE
 
         self._settings(KNOWLEDGE_TITLE)
-
-    def _on_knowledge(self, event: KnowledgeEvent) -> None:
-        what = "Reading files" if event.phase == "reading" else "Preparing file search"
-        self.status.set_progress(what, event.done, event.total if event.done < event.total else 0)
-        if event.problem:
-            self._show_notice(event.problem)
 
     def set_theme(self, name: str) -> None:
         """Use theme `name` ("system", "light", "dark") now and from the next start."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
@@ -13,6 +14,7 @@ from assistant.settings import PROVIDERS
 from assistant.ui.wording import count, number
 
 if TYPE_CHECKING:
+    from assistant.knowledge import KnowledgeEvent
     from assistant.workspace import Workspace
 
 ESTIMATE_AFTER = 5.0  # seconds of work before a time left is shown (the rate settles first)
@@ -28,6 +30,7 @@ def time_left(seconds: float) -> str:
     return f"about {minutes // 60} h {minutes % 60} min left"
 
 
+NOTICE_MS = 15000  # how long a notice stays
 MODEL_WIDTH = 260  # a long model path is cut in the middle, so messages keep their room
 
 
@@ -95,6 +98,34 @@ class StatusBar(QStatusBar):
         ):
             widget.setContentsMargins(8, 0, 8, 0)
             self.addPermanentWidget(widget)
+
+    def say(self, text: str, ms: int = 0) -> None:
+        """Show a message for `ms` milliseconds (0: as long as a notice)."""
+        self.showMessage(text, ms or NOTICE_MS)
+
+    def report_problems(self, warnings: list[str], root: Path) -> None:
+        """Say what was wrong on disk and where the copies are; it stays until replaced."""
+        self.showMessage(f"⚠ {' '.join(warnings)} (in {root})")
+        self.setToolTip("\n\n".join(warnings))
+
+    def set_connection(self, text: str, tip: str) -> None:
+        """Say how the server answered (its tooltip: the details, if any)."""
+        self.connection_label.setText(text)
+        if tip:
+            self.connection_label.setToolTip(tip)
+
+    def add_notice(self, text: str) -> None:
+        """Show a notice for a while; notices often come in twos (a server's first turn), so
+        the one still showing stays beside it."""
+        shown = self.currentMessage()
+        self.showMessage(f"{shown}  ·  {text}" if shown else text, NOTICE_MS)
+
+    def show_knowledge(self, event: KnowledgeEvent) -> None:
+        """The progress of reading the knowledge folders, and a problem it met."""
+        what = "Reading files" if event.phase == "reading" else "Preparing file search"
+        self.set_progress(what, event.done, event.total if event.done < event.total else 0)
+        if event.problem:
+            self.add_notice(event.problem)
 
     def show_workspace(self, workspace: Workspace, model: str | None = None) -> None:
         """Show the model in use (`model`, the conversation's; else the settings') and what

@@ -1,0 +1,82 @@
+"""The message box's commands on the conversation shown: send (a new version of a message while
+editing one), stop, Escape, edit a message; Send and Stop follow the session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject
+
+from assistant.knowledge import AttachmentError
+from assistant.ui.chat.pane import ChatPane
+from assistant.ui.chat.session import ChatSession
+from assistant.ui.chat.view import ChatView
+
+
+class Sending(QObject):
+    """Wires the composer of `pane` to `session`.
+
+    `can_send()` says whether a model is set up (and shows the way to set one up if not);
+    `new_conversation()` opens one to send in when none is shown.
+    """
+
+    def __init__(
+        self,
+        pane: ChatPane,
+        session: ChatSession,
+        chat: ChatView,
+        *,
+        can_send: Callable[[], bool],
+        new_conversation: Callable[[], object],
+    ) -> None:
+        super().__init__(pane)
+        self._pane = pane
+        self._composer = composer = pane.composer
+        self._session = session
+        self._chat = chat
+        self._can_send = can_send
+        self._new_conversation = new_conversation
+        composer.send_button.clicked.connect(self.send)
+        composer.input.send.connect(self.send)
+        composer.stop_button.clicked.connect(session.stop)
+        composer.input.stop.connect(self._on_escape)
+        chat.edit_requested.connect(self._begin_edit)
+        session.busy_changed.connect(self._set_busy)
+
+    def send(self) -> None:
+        """Send the input's text and files; a file that cannot be sent is named, and nothing
+        is sent or cleared."""
+        composer, session = self._composer, self._session
+        text = composer.input.toPlainText().strip()
+        files = composer.attachments.files()
+        if not (text or files) or session.busy or not self._can_send():
+            return
+        if session.conversation is None:
+            self._new_conversation()
+        edited = composer.editing
+        try:
+            sent = edited is not None and session.edit(edited, text, files)
+            if not sent and not session.send(text, files):
+                return
+        except AttachmentError as exc:
+            composer.attachments.say(str(exc))
+            return
+        composer.end_edit()
+        composer.input.clear()
+        composer.attachments.clear()
+
+    def _begin_edit(self, message_id: str, text: str) -> None:
+        if not self._session.busy:
+            self._composer.begin_edit(message_id, text)
+
+    def _on_escape(self) -> None:
+        if self._session.busy:
+            self._session.stop()
+        elif self._composer.editing is not None:
+            self._composer.end_edit()
+
+    def _set_busy(self, busy: bool) -> None:
+        self._composer.send_button.setEnabled(not busy)
+        self._composer.stop_button.setEnabled(busy)
+        if busy:
+            self._pane.stack.setCurrentWidget(self._chat)
