@@ -14,10 +14,10 @@ from assistant.lazy import lazy_getattr
 if TYPE_CHECKING:
     from assistant.memory.conversation_file import Conversation, is_valid_id
     from assistant.memory.conversation_listing import ConversationInfo
+    from assistant.memory.conversation_scan import ConversationNotFoundError
     from assistant.memory.conversations import (
         DEFAULT_TITLE,
         ConversationExistsError,
-        ConversationNotFoundError,
         ConversationStore,
         ConversationWrite,
     )
@@ -58,11 +58,11 @@ if TYPE_CHECKING:
 _MODULES = {
     "conversation_file": ("Conversation", "is_valid_id"),
     "conversation_listing": ("ConversationInfo",),
+    "conversation_scan": ("ConversationNotFoundError",),
     "conversations": (
         "DEFAULT_TITLE",
         "ConversationExistsError",
         "ChangedSinceError",
-        "ConversationNotFoundError",
         "ConversationStore",
         "ConversationWrite",
     ),

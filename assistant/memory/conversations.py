@@ -1,5 +1,6 @@
 """Conversation memory: the store of conversation files, which keeps its listing
-(`conversation_listing`) and its search index (`message_index`) up to date with them.
+(`conversation_listing`) and its search index (`message_index`) up to date with them
+(`conversation_scan`).
 
 Each conversation is one JSON Lines file (`conversation_file`): writes append a record, fsynced;
 a new conversation is created whole or not at all. Files changed elsewhere are read again when
@@ -10,7 +11,6 @@ and a file edited by hand at the next listing.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import uuid
@@ -23,7 +23,7 @@ from typing import Any
 from assistant import paths
 from assistant.errors import StorageError
 from assistant.fileio import create_new, make_dir, remove_file, storage_error
-from assistant.memory import conversation_file, jsonl, message_index_cache
+from assistant.memory import jsonl, message_index_cache
 from assistant.memory.conversation_file import (
     Conversation,
     clean_title,
@@ -31,6 +31,7 @@ from assistant.memory.conversation_file import (
     is_valid_id,
 )
 from assistant.memory.conversation_listing import ConversationInfo, Listing, ListingEntry
+from assistant.memory.conversation_scan import ConversationNotFoundError, Scanner
 from assistant.memory.embedding import Embedder
 from assistant.memory.message_index import ConversationHit, MessageIndex, contexts_in
 from assistant.memory.messages import (
@@ -48,21 +49,8 @@ from assistant.memory.write_marker import WriteMarker
 from assistant.model_options import ModelOptions
 from assistant.timestamps import is_timestamp, stamp
 
-log = logging.getLogger(__name__)
-
 DEFAULT_TITLE = "New conversation"
 WRITES_NAME = ".writes"  # the directory's WriteMarker
-
-
-class ConversationNotFoundError(StorageError, KeyError):
-    """No conversation has this id (also a KeyError)."""
-
-    def __init__(self, conversation_id: str) -> None:
-        super().__init__(f"There is no conversation with id {conversation_id!r}.")
-        self.conversation_id = conversation_id
-
-    def __str__(self) -> str:
-        return str(self.args[0])
 
 
 class ConversationExistsError(StorageError):
@@ -114,6 +102,7 @@ class ConversationStore:
             sync=self._sync_index,
             title_of=lambda cid: self._listing.entries[cid].title,
         )
+        self._scan = Scanner(self.directory, self._listing, self._index, self.warnings)
 
     def create(
         self, title: str = DEFAULT_TITLE, temporary: bool = False, project: str | None = None
@@ -128,7 +117,7 @@ class ConversationStore:
         meta["temporary"] = temporary
         if project is not None:
             meta["project"] = project
-        path = self._path(cid)
+        path = self._scan.path(cid)
         with self._lock:
             try:  # whole or not at all: a crash must not leave a file without its header
                 create_new(path, jsonl.encode(file_record("meta", meta)))
@@ -169,7 +158,7 @@ class ConversationStore:
         """
         if not is_valid_id(conversation_id):
             raise ValueError(f"id: {conversation_id!r} cannot name a conversation")
-        if self._path(conversation_id).exists():  # before writing anything (a re-import)
+        if self._scan.path(conversation_id).exists():  # before writing anything (a re-import)
             raise ConversationExistsError(conversation_id)
         title = clean_title(title)
         if not is_timestamp(created_at):
@@ -190,7 +179,7 @@ class ConversationStore:
         if pinned or archived:
             records.append(file_record("update", {"pinned": pinned, "archived": archived}))
         data = b"".join(jsonl.encode(r) for r in records)
-        path = self._path(conversation_id)
+        path = self._scan.path(conversation_id)
         with self._lock:
             if not self._index.built:  # index as the import writes: the first search is quick
                 self._sync_index()
@@ -226,14 +215,14 @@ class ConversationStore:
 
     def exists(self, conversation_id: str) -> bool:
         """Whether a conversation with this id is in the store."""
-        return is_valid_id(conversation_id) and self._path(conversation_id).exists()
+        return is_valid_id(conversation_id) and self._scan.path(conversation_id).exists()
 
     def is_empty(self, conversation_id: str) -> bool:
         """Whether a conversation holds nothing: no message, nor anything this version cannot
         read (False if there is no such conversation)."""
         with self._lock:
             try:
-                return self._fresh_entry(conversation_id).info(conversation_id).empty
+                return self._scan.fresh_entry(conversation_id).info(conversation_id).empty
             except StorageError:
                 return False
 
@@ -248,10 +237,10 @@ class ConversationStore:
     def load(self, conversation_id: str) -> Conversation:
         """Read a conversation with all its messages."""
         with self._lock:
-            if not self._path(conversation_id).exists():
-                self._forget(conversation_id)
+            if not self._scan.path(conversation_id).exists():
+                self._scan.forget(conversation_id)
                 raise ConversationNotFoundError(conversation_id)
-            return self._rescan(conversation_id)
+            return self._scan.rescan(conversation_id)
 
     def append(
         self,
@@ -278,7 +267,7 @@ class ConversationStore:
         """
         calls = tuple(tool_call(c) for c in tool_calls or ())
         with self._lock:
-            entry = self._fresh_entry(conversation_id)
+            entry = self._scan.fresh_entry(conversation_id)
             message = Message(
                 id=uuid.uuid4().hex,
                 parent_id=entry.last_message_id,
@@ -352,7 +341,7 @@ class ConversationStore:
         """Move a conversation into a project (its id), or out of any (None). ValueError for a
         temporary chat: it stays outside every project."""
         with self._lock:
-            entry = self._fresh_entry(conversation_id)
+            entry = self._scan.fresh_entry(conversation_id)
         if entry.project == project:
             return
         if entry.temporary and project is not None:
@@ -366,7 +355,7 @@ class ConversationStore:
     def _append(self, conversation_id: str, record: dict[str, Any], **listed: Any) -> None:
         """Append a record, and note it in the listing with `listed`'s changes."""
         with self._lock:
-            entry = self._fresh_entry(conversation_id)
+            entry = self._scan.fresh_entry(conversation_id)
             st = self._write(conversation_id, record)
             self._listing.set(
                 conversation_id,
@@ -417,14 +406,14 @@ class ConversationStore:
         """Delete a conversation's file."""
         with self._lock:
             try:
-                remove_file(self._path(conversation_id))
+                remove_file(self._scan.path(conversation_id))
             except FileNotFoundError:
-                self._forget(conversation_id)
+                self._scan.forget(conversation_id)
                 raise ConversationNotFoundError(conversation_id) from None
             except OSError as exc:
                 raise StorageError(f"Could not delete conversation: {exc}") from exc
             self._marker.announce()
-            self._forget(conversation_id)
+            self._scan.forget(conversation_id)
         self._changed(conversation_id, None)
 
     def search(
@@ -499,8 +488,8 @@ class ConversationStore:
             cached = self._restore_index()
             for cid in list(self._listing.entries):
                 if cid not in cached:
-                    self._try_rescan(cid)
-        self._refresh()
+                    self._scan.try_rescan(cid)
+        self._scan.refresh()
         self._marker.caught_up(stamp)
 
     def _restore_index(self) -> set[str]:
@@ -536,19 +525,14 @@ class ConversationStore:
         """All conversations, most recently active first."""
         with self._lock:
             stamp = self._marker.stamp()
-            self._refresh()
+            self._scan.refresh()
             if self._index.built:
                 self._marker.caught_up(stamp)
             return self._listing.infos()
 
-    def _path(self, conversation_id: str) -> Path:
-        if not is_valid_id(conversation_id):
-            raise ConversationNotFoundError(conversation_id)
-        return self.directory / f"{conversation_id}.jsonl"
-
     def _write(self, conversation_id: str, record: dict[str, Any]) -> os.stat_result:
         """Durably append a record; return the file's new stat."""
-        path = self._path(conversation_id)
+        path = self._scan.path(conversation_id)
         try:
             appender = jsonl.Appender(path)
             try:
@@ -560,85 +544,3 @@ class ConversationStore:
             raise StorageError(f"Could not save conversation to {path}: {exc}") from exc
         self._marker.announce()
         return st
-
-    def _fresh_entry(self, conversation_id: str) -> ListingEntry:
-        """The conversation's entry, read again if its file changed."""
-        try:
-            st = self._path(conversation_id).stat()
-        except FileNotFoundError:
-            self._forget(conversation_id)
-            raise ConversationNotFoundError(conversation_id) from None
-        entry = self._listing.entries.get(conversation_id)
-        if entry is None or not entry.matches(st):
-            self._rescan(conversation_id)
-            entry = self._listing.entries[conversation_id]
-        return entry
-
-    def _rescan(self, conversation_id: str) -> Conversation:
-        """Read a file, renewing its cache entry and (if it changed) its search documents."""
-        path = self._path(conversation_id)
-        known = self._listing.entries.get(conversation_id)
-        try:
-            conversation, warnings = conversation_file.read_conversation(
-                path, None if known is None else known.size
-            )
-            st = path.stat()
-        except FileNotFoundError:
-            self._forget(conversation_id)
-            raise ConversationNotFoundError(conversation_id) from None
-        except OSError as exc:
-            raise StorageError(f"Could not read conversation {path}: {exc}") from exc
-        if known is not None and st.st_size < known.size:
-            lost = known.message_count - len(conversation.messages)
-            if lost > 0:
-                warnings.append(
-                    f"Conversation {conversation.title!r}: {lost} of its {known.message_count} "
-                    "messages are missing: its file is shorter than when it was last saved."
-                )
-        self.warnings += [w for w in warnings if w not in self.warnings]
-        entry = ListingEntry.of(conversation, st)
-        changed = self._listing.entries.get(conversation_id) != entry
-        self._listing.set(conversation_id, entry)
-        if changed or not self._index.has(conversation_id):
-            if conversation.temporary:
-                self._index.replace(conversation_id, [])
-            else:
-                self._index.replace(conversation_id, conversation.messages, conversation.summary)
-        return conversation
-
-    def _try_rescan(self, conversation_id: str) -> bool:
-        """Rescan a file; False (with a warning if it exists) when it cannot be read."""
-        try:
-            self._rescan(conversation_id)
-        except ConversationNotFoundError:
-            return False
-        except StorageError as exc:  # one unreadable file must not hide the others
-            log.warning("%s", exc)
-            if str(exc) not in self.warnings:
-                self.warnings.append(str(exc))
-            return False
-        return True
-
-    def _refresh(self) -> None:
-        """Bring the cache up to date with the directory and save it if anything changed."""
-        seen: set[str] = set()
-        with os.scandir(self.directory) as it:
-            for item in it:
-                cid, ext = os.path.splitext(item.name)
-                if ext != ".jsonl" or not is_valid_id(cid):
-                    continue
-                try:
-                    st = item.stat()
-                except FileNotFoundError:
-                    continue
-                entry = self._listing.entries.get(cid)
-                if (entry is None or not entry.matches(st)) and not self._try_rescan(cid):
-                    continue
-                seen.add(cid)
-        for cid in set(self._listing.entries) - seen:
-            self._forget(cid)
-        self._listing.save()
-
-    def _forget(self, conversation_id: str) -> None:
-        self._listing.forget(conversation_id)
-        self._index.remove(conversation_id)

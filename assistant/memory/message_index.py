@@ -19,7 +19,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -29,6 +29,7 @@ import numpy.typing as npt
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.embedding import Embedder, embedding_batches, query_vector
 from assistant.memory.entities import mentions, names
+from assistant.memory.message_arrays import SearchArrays
 from assistant.memory.message_index_cache import IndexState
 from assistant.memory.message_keys import MessageKeys
 from assistant.memory.message_vectors import MessageKey, MessageVectors
@@ -56,49 +57,6 @@ class ConversationHit:
     snippet: str
     score: float
     created_at: str = ""  # when the message was written (ISO 8601)
-
-
-@dataclass(frozen=True)
-class _SearchArrays:
-    """The searched messages in key order: key, row of its vector (-1: none) and the position
-    of the message before it (-1: none); and by vector row, the position of its message."""
-
-    keys: npt.NDArray[np.int64]
-    rows: npt.NDArray[np.int64]
-    prev: npt.NDArray[np.int64]
-    position_of_row: npt.NDArray[np.int64]
-    position: dict[int, int]  # key -> its place in `keys`
-
-    def appended(self, key: int, row: int, prev_key: int) -> _SearchArrays:
-        """With a message of a key above all others (O(n) copies, no Python loop)."""
-        place = len(self.keys)
-        by_row = self.position_of_row
-        if row >= 0:
-            grow = max(0, row + 1 - len(by_row))
-            by_row = np.concatenate((by_row, np.full(grow, -1, dtype=np.int64)))
-            by_row[row] = place
-        prev = self.position.get(prev_key, -1)
-        self.position[key] = place  # shared: the arrays before this one are dropped
-        return _SearchArrays(
-            np.append(self.keys, key),
-            np.append(self.rows, row),
-            np.append(self.prev, prev),
-            by_row,
-            self.position,
-        )
-
-    def placed(self, keys: Sequence[int], rows: Sequence[int]) -> _SearchArrays:
-        """With vectors (rows) for the messages of `keys`, in place where it can."""
-        by_row = self.position_of_row
-        grow = max(rows, default=-1) + 1 - len(by_row)
-        if grow > 0:
-            by_row = np.concatenate((by_row, np.full(grow, -1, dtype=np.int64)))
-        for key, row in zip(keys, rows, strict=True):
-            at = self.position.get(key)
-            if at is not None:
-                self.rows[at] = row
-                by_row[row] = at
-        return replace(self, position_of_row=by_row)
 
 
 class MessageIndex:
@@ -140,7 +98,7 @@ class MessageIndex:
         self._prev: dict[int, int] = {}  # key -> key of the message before it, if searched
         self._times: dict[int, str] = {}  # key -> created_at
         self._next_key = 0
-        self._arrays: _SearchArrays | None = None
+        self._arrays: SearchArrays | None = None
         self._pending: set[int] | None = None  # keys without a vector; None: not known yet
         self._pending_keys: list[str] | None = None  # key texts without a vector
         self.dirty = False  # changed since it was read from or written to the cache
@@ -528,23 +486,10 @@ class MessageIndex:
         places = np.fromiter(best, dtype=np.int64, count=len(best))
         return places, np.fromiter(best.values(), dtype=np.float64, count=len(best))
 
-    def _search_arrays(self, vectors: MessageVectors) -> _SearchArrays:
-        """The searched messages as arrays (rebuilt after changes): keys, vector rows, previous,
-        and the position of each vector row's message (-1: not searched)."""
+    def _search_arrays(self, vectors: MessageVectors) -> SearchArrays:
+        """The searched messages as arrays (rebuilt after changes; see `SearchArrays`)."""
         if self._arrays is None:
-            keys = np.array(sorted(self._docs), dtype=np.int64)
-            position = {key: i for i, key in enumerate(keys.tolist())}
-            rows = np.array(
-                [vectors.row(self._docs[key][:2]) for key in keys.tolist()], dtype=np.int64
-            )
-            prev = np.array(
-                [position.get(self._prev.get(key, -1), -1) for key in keys.tolist()],
-                dtype=np.int64,
-            )
-            position_of_row = np.full(len(vectors), -1, dtype=np.int64)
-            has = rows >= 0
-            position_of_row[rows[has]] = np.flatnonzero(has)
-            self._arrays = _SearchArrays(keys, rows, prev, position_of_row, position)
+            self._arrays = SearchArrays.of(self._docs, self._prev, vectors)
         return self._arrays
 
     def add(self, conversation_id: str, message: Message) -> None:
