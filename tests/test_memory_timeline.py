@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QAbstractButton, QTextBrowser, QWidget
 from pytestqt.qtbot import QtBot
 
 from assistant.memory import ConversationStore, Source
+from assistant.memory.inbox import Proposal
 from assistant.memory.items import MemoryEvent
 from assistant.timestamps import now_utc
 from assistant.ui.bridge import StoreBridge
@@ -133,6 +134,22 @@ def test_every_timeline_control_is_named_and_described(
         sidebar.memories.timeline_button.accessibleName()
         and sidebar.memories.timeline_button.accessibleDescription()
     )
+
+
+def test_a_rejected_proposal_reads_as_one_not_as_an_untitled_forgotten_memory(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
+) -> None:
+    (proposal,) = workspace.inbox.propose([Proposal("The user collects zqstamps")])
+    assert workspace.review().reject([proposal.id]) == 1
+    gone = remember(workspace, "Likes green tea")
+    workspace.memory.forget(gone.id)
+    shown = text(open_timeline(qtbot, sidebar))
+    assert (
+        "Rejected by you on the Review tab · a proposal, never a memory (its text is not kept)"
+        in shown
+    )
+    assert "Forgotten by you · Likes green tea" in shown
+    assert "a memory no longer kept" not in shown and "zqstamps" not in shown
 
 
 def test_days_are_headed_and_older_events_come_on_demand() -> None:

@@ -27,6 +27,7 @@ from assistant.memory import (
     WorkingMemoryStore,
 )
 from assistant.memory.inbox import INBOX_NAME, MAX_PENDING
+from assistant.memory.tombstones import REJECTED_PROPOSAL
 from assistant.memory_policy import MemoryPolicy, clean_own_topics
 from assistant.paths import memory_dir, settings_file
 from assistant.settings import Settings
@@ -160,6 +161,18 @@ def test_reject_leaves_a_tombstone_and_no_text_and_is_not_proposed_again(rig: Ri
     rig.memory = again
     again.add("The user collects zqstamps")
     assert not again.is_forgotten_fact("The user collects zqstamps")
+
+
+def test_a_rejection_shows_in_the_timeline_as_one_after_a_restart(rig: Rig) -> None:
+    (proposal,) = rig.inbox.propose([Proposal("The user collects zqstamps")])
+    forgotten = rig.memory.add("The user likes green tea")
+    rig.memory.forget(forgotten.id)
+    rig.review.reject([proposal.id])
+    rig.memory.close()
+    rig.memory = SemanticMemory.open(rig.root / "memory", HashEmbedder())
+    events = {e.memory_id: e for e in rig.memory.timeline(types=["forgotten"])}
+    assert events[proposal.id].reason == REJECTED_PROPOSAL and events[proposal.id].by == "user"
+    assert events[forgotten.id].reason != REJECTED_PROPOSAL
 
 
 def test_all_at_once(rig: Rig) -> None:

@@ -41,7 +41,7 @@ from assistant.memory.same_memory import MERGE_THRESHOLD, same_memory, similar
 from assistant.memory.scopes import Scope
 from assistant.memory.subscribers import Subscribers
 from assistant.memory.text import expand_last, matched_words, query_terms
-from assistant.memory.tombstones import Tombstone
+from assistant.memory.tombstones import REJECTED_PROPOSAL, Tombstone
 from assistant.memory.when import time_span
 from assistant.timestamps import now_utc
 
@@ -209,8 +209,8 @@ class MemoryStore:
             history = self._log.history
             events = list(history.every())
             events.extend(creation(i) for i in self._index.items if i.id not in history.created)
-            events.extend(  # memories gone from disk: their tombstones say when
-                MemoryEvent(memory_id, "forgotten", tombstones[0].at)
+            events.extend(  # memories gone from disk (or proposals rejected): tombstones say when
+                _burial(memory_id, tombstones[0])
                 for memory_id, tombstones in self._log.tombstones.items()
                 if memory_id not in self._index
             )
@@ -326,3 +326,13 @@ class MemoryStore:
         vector = self._vectors.embed_if_searchable(text)
         with self._lock:
             return similar(self._index, text, vector, threshold, k)
+
+
+def _burial(memory_id: str, tombstone: Tombstone) -> MemoryEvent:
+    """The "forgotten" event of a memory known only by its tombstone; one of a proposal the
+    user rejected says so (its reason is REJECTED_PROPOSAL)."""
+    if tombstone.rejected:
+        return MemoryEvent(
+            memory_id, "forgotten", tombstone.at, by="user", reason=REJECTED_PROPOSAL
+        )
+    return MemoryEvent(memory_id, "forgotten", tombstone.at)

@@ -132,7 +132,9 @@ class SemanticMemory(MemoryStore):
             return
         at = now_utc()
         with self._lock:
-            buried = [Tombstone(key, Fingerprint.of(text), at) for key, text in facts]
+            buried = [
+                Tombstone(key, Fingerprint.of(text), at, rejected=True) for key, text in facts
+            ]
             self._commit([], [], buried=buried)
 
     def _refuse_forgotten(self, text: str, by: Origin) -> None:

@@ -140,13 +140,19 @@ def _planes(dim: int) -> npt.NDArray[np.float32]:
     return rng.standard_normal((SKETCH_BITS, dim)).astype(np.float32)
 
 
+# The reason of the "forgotten" event a rejected proposal shows as in the timeline.
+REJECTED_PROPOSAL = "a proposal rejected on the Review tab"
+
+
 @dataclass(frozen=True)
 class Tombstone:
-    """A forgotten memory's fingerprint: its id and when it was forgotten, not its text."""
+    """A forgotten memory's fingerprint: its id and when it was forgotten, not its text;
+    `rejected`: a proposal the user turned down on the Review tab, never a memory."""
 
     memory_id: str
     fingerprint: Fingerprint
     at: datetime
+    rejected: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The tombstone as a JSON object (the signature and sketch as hexadecimal)."""
@@ -160,6 +166,8 @@ class Tombstone:
         if self.fingerprint.sketch is not None and self.fingerprint.model is not None:
             data["model"] = self.fingerprint.model
             data["sketch"] = f"{self.fingerprint.sketch:0{SKETCH_BITS // 4}x}"
+        if self.rejected:
+            data["rejected"] = True
         return data
 
     @classmethod
@@ -185,7 +193,7 @@ class Tombstone:
         print_ = Fingerprint(
             raw["hash"], signature, words, model if meant is not None else None, meant
         )
-        return cls(raw["memory_id"], print_, parse(raw["at"]))
+        return cls(raw["memory_id"], print_, parse(raw["at"]), raw.get("rejected") is True)
 
 
 def _minhash(words: frozenset[str]) -> int:

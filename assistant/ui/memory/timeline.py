@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from assistant.memory import MemoryItem, SemanticMemory
 from assistant.memory.items import EventType, MemoryEvent
+from assistant.memory.tombstones import REJECTED_PROPOSAL
 from assistant.timestamps import now_utc
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.debounce import Debounced
@@ -68,7 +69,9 @@ GROUPS = (
         "Importance lowered by disuse, and memories archived",
         ("decayed", "archived"),
     ),
-    EventGroup("forgotten", "Forgotten", "Memories you forgot", ("forgotten",)),
+    EventGroup(
+        "forgotten", "Forgotten", "Memories you forgot, and proposals you rejected", ("forgotten",)
+    ),
     EventGroup("used", "Used", "Each time a memory was put in a reply's prompt", ("used",), False),
 )
 
@@ -96,7 +99,11 @@ def day_heading(moment: datetime, now: datetime | None = None) -> str:
 
 def _entry(event: MemoryEvent, page: TimelinePage, colors: Mapping[str, str]) -> str:
     item = page.items.get(event.memory_id)
-    links = [memory_link(event.memory_id, page.items), *event_links(event, page.items, page.titles)]
+    if event.reason == REJECTED_PROPOSAL and item is None:
+        links = ["<i>a proposal, never a memory (its text is not kept)</i>"]
+    else:
+        links = [memory_link(event.memory_id, page.items)]
+    links += event_links(event, page.items, page.titles)
     return (
         f"<tr><td width='48' style='color:{colors['muted']}'>"
         f"{event.at.astimezone():%H:%M}</td>"

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 
 from assistant.memory import MemoryItem, SearchHit
 from assistant.memory.items import MemoryEvent, Origin
+from assistant.memory.tombstones import REJECTED_PROPOSAL
 from assistant.ui.times import day_text
 from assistant.ui.wording import count, shorten
 
@@ -157,6 +158,8 @@ def event_text(
         return f"Moved{who}: {scope_text(event.project_before, projects)} → " + scope_text(
             event.project_after, projects
         )
+    if kind == "forgotten" and event.reason == REJECTED_PROPOSAL:
+        return "Rejected by you on the Review tab"
     if kind == "archived":
         return f"Archived{who}" + (f": {event.reason}" if event.reason else "")
     return f"{kind.capitalize()}{who}"  # pinned, unpinned, forgotten, restored
