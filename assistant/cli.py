@@ -185,6 +185,7 @@ def export_command(
                     include_memories=memories,
                     instructions=stores.settings.instructions(),
                     attachments=stores.attachments if attachments else None,
+                    memory_policy=stores.settings.policy(),
                 )
                 write_export(out, data)
             finally:
@@ -207,7 +208,7 @@ def import_command(
 
     A project of the export named as another one here needs `projects` (merge or apart): the
     command says so and changes nothing without it. An export's custom instructions are taken
-    when this data dir has none."""
+    when this data dir has none, and its memory policy when the one here is the default."""
     from assistant.transfer import apply_import, load_import
     from assistant.workspace import Workspace
 
@@ -236,6 +237,19 @@ def import_command(
                 )
                 if plan.instructions is not None and stores.adopt_instructions(plan.instructions):
                     print("Custom instructions set from the export.")
+                if (
+                    plan.memory_policy is not None
+                    and plan.memory_policy != stores.settings.policy()
+                ):
+                    if stores.adopt_policy(plan.memory_policy):
+                        print(
+                            f"Memory policy set from the export: {plan.memory_policy.describe()}."
+                        )
+                    else:
+                        print(
+                            "The export's memory policy was not taken: this data dir has its own "
+                            "(File > Import in the app offers to replace it)."
+                        )
             finally:
                 stores.close()
                 if meter:

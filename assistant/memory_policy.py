@@ -153,8 +153,24 @@ class MemoryPolicy:
                     return own
         return None
 
+    def to_json(self) -> dict[str, object]:
+        """The policy as an export writes it."""
+        return {"mode": self.mode, "never": list(self.never), "own": list(self.own)}
+
+    def describe(self) -> str:
+        """The policy in words, e.g. "Ask first; never: Health, “my ex”"."""
+        topics = [NEVER_TOPICS[key].label for key in self.never if key in NEVER_TOPICS]
+        topics += [f"“{topic}”" for topic in self.own]
+        never = f"; never: {', '.join(topics)}" if topics else ""
+        return MODE_WORDS[self.mode] + never
+
 
 AUTOMATIC = MemoryPolicy()
+MODE_WORDS: dict[str, str] = {
+    "automatic": "Keep what it finds",
+    "ask": "Ask first",
+    "on_request": "Only when asked to remember",
+}
 
 
 def clean_own_topics(lines: list[str]) -> list[str]:

@@ -29,6 +29,7 @@ from assistant.memory import (
     WorkingMemoryStore,
 )
 from assistant.memory.memory_keys import tie_memories_to_messages
+from assistant.memory_policy import AUTOMATIC, MemoryPolicy
 from assistant.model_options import ModelOptions
 from assistant.notices import Notices
 from assistant.openai_client import OpenAIClients
@@ -218,6 +219,22 @@ class Workspace:
         self.settings.instructions_about = instructions.about
         self.settings.instructions_answer = instructions.answer
 
+    def set_policy(self, policy: MemoryPolicy) -> None:
+        """Keep the global memory policy (the next agent follows it).
+
+        StorageError if it cannot be saved; the settings are then as they were.
+        """
+        changed = dataclasses.replace(
+            self.settings,
+            memory_policy=policy.mode,
+            never_remember=list(policy.never),
+            never_remember_own=list(policy.own),
+        )
+        changed.save(settings_file(self.root))
+        self.settings.memory_policy = changed.memory_policy
+        self.settings.never_remember = changed.never_remember
+        self.settings.never_remember_own = changed.never_remember_own
+
     def delete_project(self, project_id: str, *, forget_memories: bool = False) -> None:
         """Delete a project: its conversations move to no project and its memories become
         global (each with a "moved" event), or are forgotten with `forget_memories`; then its
@@ -247,6 +264,14 @@ class Workspace:
         if instructions.empty or not self.settings.instructions().empty:
             return False
         self.set_instructions(instructions)
+        return True
+
+    def adopt_policy(self, policy: MemoryPolicy) -> bool:
+        """Take an export's memory policy if the one here is the default (nothing the user set
+        is replaced); whether it was taken. StorageError if it cannot be saved."""
+        if self.settings.policy() != AUTOMATIC or policy == AUTOMATIC:
+            return False
+        self.set_policy(policy)
         return True
 
     def agent_fingerprint(self) -> tuple[str, str | None, str | None]:

@@ -1,5 +1,5 @@
-"""Export: the app's own JSON document of conversations (and memories, projects and custom
-instructions), written atomically."""
+"""Export: the app's own JSON document of conversations (and memories, projects, custom
+instructions and the memory policy), written atomically."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from assistant import APP_NAME, __version__
 from assistant.errors import StorageError
 from assistant.fileio import atomic_write_json, reason
+from assistant.memory_policy import AUTOMATIC
 from assistant.timestamps import stamp
 from assistant.transfer.plan import Stores, counted
 
@@ -20,11 +21,13 @@ if TYPE_CHECKING:
     from assistant.instructions import Instructions
     from assistant.knowledge import AttachmentStore
     from assistant.memory import MemoryItem, SemanticMemory
+    from assistant.memory_policy import MemoryPolicy
 
 log = logging.getLogger(__name__)
 
 FORMAT = "assistant.export"
-FORMAT_VERSION = 2  # 2: projects, a conversation's project, a memory's scope, instructions
+# 2: projects, a conversation's project, a memory's scope, instructions, the memory policy
+FORMAT_VERSION = 2
 EXPORTED_STATES = ("active", "archived")
 
 
@@ -34,13 +37,16 @@ def export_data(
     include_memories: bool = False,
     attachments: AttachmentStore | None = None,
     instructions: Instructions | None = None,
+    *,
+    memory_policy: MemoryPolicy | None = None,
 ) -> dict[str, Any]:
     """The export document of the given conversations (all but temporary ones with None).
 
     With `include_memories`, active and archived long-term memories are added with their
     links, scopes and histories (no vectors, no tombstones). The projects go with it: all of
     them when every conversation is exported, else those the exported conversations and
-    memories are in; and the global custom `instructions`, if given and not empty. With
+    memories are in; the global custom `instructions`, if given and not empty; and the global
+    `memory_policy`, if given and not the default (keep what it finds, no never-topics). With
     `attachments` (the store of the files attached to messages), each attachment goes in the
     file too, as base64 `data`.
     Raises ConversationNotFoundError (a StorageError) for an unknown id.
@@ -91,6 +97,8 @@ def export_data(
         data["projects"] = [p.to_json() for p in projects]
     if instructions is not None and not instructions.empty:
         data["instructions"] = {"about": instructions.about, "answer": instructions.answer}
+    if memory_policy is not None and memory_policy != AUTOMATIC:
+        data["memory_policy"] = memory_policy.to_json()
     return data
 
 

@@ -1,13 +1,14 @@
 """Reading the app's own export format: every field is validated before anything is written.
 
 Version 1 has conversations and memories; version 2 adds projects (a conversation's and a
-memory's `project` must name one of them) and the global custom instructions.
+memory's `project` must name one of them), the global custom instructions and the global memory
+policy (optional: a version 2 file without it reads as before).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from assistant import APP_NAME
 from assistant.errors import InvalidImportError
@@ -26,6 +27,13 @@ from assistant.json_fields import (
     timestamp,
 )
 from assistant.memory import MemoryEvent, MemoryItem, Message, check_messages, is_valid_id
+from assistant.memory_policy import (
+    NEVER_TOPICS,
+    POLICY_MODES,
+    MemoryPolicy,
+    PolicyMode,
+    clean_own_topics,
+)
 from assistant.projects import Project
 from assistant.transfer.export import EXPORTED_STATES, FORMAT, FORMAT_VERSION
 from assistant.transfer.plan import ImportedConversation
@@ -40,11 +48,12 @@ class NativeDocument:
     events: list[MemoryEvent]  # the memories' histories
     projects: list[Project]
     instructions: Instructions | None
+    memory_policy: MemoryPolicy | None = None
 
 
 def read_assistant(doc: dict[str, Any]) -> NativeDocument:
     """Validate an Assistant export document: its conversations, memories and their histories,
-    projects and instructions; InvalidImportError names the bad field."""
+    projects, instructions and memory policy; InvalidImportError names the bad field."""
     try:
         read = _assistant_document(doc)
         check_texts(doc)  # every text, before anything is written
@@ -109,7 +118,9 @@ def _assistant_document(doc: dict[str, Any]) -> NativeDocument:
                 raise fail(f"{path}.project", f"{item.project!r} is not a project of the file")
             memories.append(item)
             events.extend(_history(raw, item.id, path))
-    return NativeDocument(conversations, memories, events, projects, _instructions(doc))
+    return NativeDocument(
+        conversations, memories, events, projects, _instructions(doc), _policy(doc)
+    )
 
 
 def _projects(doc: dict[str, Any]) -> list[Project]:
@@ -133,6 +144,32 @@ def _instructions(doc: dict[str, Any]) -> Instructions | None:
         return None
     raw = as_object(doc["instructions"], "instructions")
     return Instructions(string(raw, "about", "instructions"), string(raw, "answer", "instructions"))
+
+
+def _policy(doc: dict[str, Any]) -> MemoryPolicy | None:
+    """The global memory policy of the file, if it has one."""
+    if doc.get("memory_policy") is None:
+        return None
+    raw = as_object(doc["memory_policy"], "memory_policy")
+    mode = string(raw, "mode", "memory_policy")
+    if mode not in POLICY_MODES:
+        raise fail("memory_policy.mode", f"must be one of {', '.join(POLICY_MODES)}, not {mode!r}")
+    never = as_list(raw.get("never", []), "memory_policy.never")
+    for i, key in enumerate(never):
+        if key not in NEVER_TOPICS:
+            raise fail(
+                f"memory_policy.never[{i}]",
+                f"must be one of {', '.join(NEVER_TOPICS)}, not {key!r}",
+            )
+    own = as_list(raw.get("own", []), "memory_policy.own")
+    for i, topic in enumerate(own):
+        if not isinstance(topic, str):
+            raise fail(f"memory_policy.own[{i}]", f"must be a string, not {kind(topic)}")
+    try:
+        topics = clean_own_topics(own)
+    except ValueError as exc:
+        raise fail("memory_policy.own", str(exc)) from None
+    return MemoryPolicy(cast(PolicyMode, mode), tuple(dict.fromkeys(never)), tuple(topics))
 
 
 def _conversation(raw: dict[str, Any], path: str) -> ImportedConversation:

@@ -16,6 +16,7 @@ from assistant.memory import (
     Message,
     SemanticMemory,
 )
+from assistant.memory_policy import MemoryPolicy
 from assistant.projects import Project, ProjectStore
 from assistant.timestamps import stamp
 
@@ -158,6 +159,7 @@ class ImportPlan:
     memory_history: tuple[MemoryEvent, ...] = ()  # the memories' events
     projects: tuple[Project, ...] = ()
     instructions: Instructions | None = None  # the global custom instructions of an export
+    memory_policy: MemoryPolicy | None = None  # the global memory policy of an export
 
     @property
     def format_name(self) -> str:

@@ -20,6 +20,7 @@ from assistant.errors import InvalidImportError
 from assistant.instructions import Instructions
 from assistant.json_fields import FieldError, check_texts, kind
 from assistant.memory import MemoryEvent, MemoryItem, check_messages
+from assistant.memory_policy import MemoryPolicy
 from assistant.projects import Project
 from assistant.transfer.chatgpt import is_chatgpt, read_chatgpt
 from assistant.transfer.claude import is_claude, read_claude
@@ -93,6 +94,7 @@ def scan(
         tuple(state.events),
         tuple(state.projects),
         state.instructions,
+        state.memory_policy,
     )
     if not plan.total:
         found = plan.unreadable_note() or " ".join(plan.notes)
@@ -127,6 +129,7 @@ class _State:
     events: list[MemoryEvent] = field(default_factory=list)  # the memories' histories
     projects: list[Project] = field(default_factory=list)
     instructions: Instructions | None = None
+    memory_policy: MemoryPolicy | None = None
     tally: Tally = field(default_factory=Tally)
     items: int = 0  # list items seen
     recognized: int = 0  # of them, ChatGPT or Claude conversations
@@ -166,6 +169,7 @@ def _member_entries(
             state.events.extend(native.events)
             state.projects.extend(native.projects)
             state.instructions = state.instructions or native.instructions
+            state.memory_policy = state.memory_policy or native.memory_policy
             for conversation in native.conversations:
                 yield _once(conversation, state, conversation.title)
         elif first == b"[":

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from assistant.errors import AssistantError
 from assistant.instructions import Instructions
+from assistant.memory_policy import MemoryPolicy
 from assistant.transfer import (
     ImportPlan,
     ImportResult,
@@ -205,6 +206,7 @@ class _ExportFlow(QObject):
                 include_memories=memories,
                 instructions=workspace.settings.instructions(),
                 attachments=workspace.attachments if attached else None,
+                memory_policy=workspace.settings.policy(),
             )
             write_export(path, data)
             return export_summary(data, path.name)
@@ -322,7 +324,10 @@ class _ImportFlow(QObject):
         if self._cancel.is_set():
             self._end()
             return
-        dialog = ImportPreviewDialog(self._parent, preview, self._workspace.settings.instructions())
+        settings = self._workspace.settings
+        dialog = ImportPreviewDialog(
+            self._parent, preview, settings.instructions(), settings.policy()
+        )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.finished.connect(lambda result: self._on_previewed(dialog, preview.plan, result))
         dialog.open()
@@ -338,6 +343,9 @@ class _ImportFlow(QObject):
             instructions = plan.instructions  # an export's are taken where there are none
         if instructions is not None:
             self._use_instructions(instructions)
+        policy_chosen = dialog.chosen_policy()
+        if policy_chosen is not None:
+            self._use_policy(policy_chosen)
         keep_pinned = dialog.pinned.kept()
         self._show_progress(f"Importing {self._path.name}…", "importProgressDialog")
         assert self._progress is not None
@@ -373,6 +381,15 @@ class _ImportFlow(QObject):
         self._instructions_note = f"; custom instructions {verb}"
         if self._instructions_set is not None:
             self._instructions_set()
+
+    def _use_policy(self, policy: MemoryPolicy) -> None:
+        """Make the export's memory policy the user's (a small settings write)."""
+        try:
+            self._workspace.set_policy(policy)
+        except AssistantError as exc:
+            self._instructions_note += f"; the memory policy could not be saved ({exc})"
+            return
+        self._instructions_note += f"; memory policy: {policy.describe()}"
 
     def _on_progress(self, done: int, total: int) -> None:
         if self._progress is not None:

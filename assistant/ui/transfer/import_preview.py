@@ -1,5 +1,6 @@
 """The preview of an import: what an export holds, what cannot be read, what is already here,
-and what to do (conflicts, projects, pinned memories, suggested memories, instructions)."""
+and what to do (conflicts, projects, pinned memories, suggested memories, instructions, the
+memory policy)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from assistant.instructions import NO_INSTRUCTIONS, Instructions
+from assistant.memory_policy import AUTOMATIC, MemoryPolicy
 from assistant.transfer import ConflictPolicy, ImportPlan, SuggestedMemory, counted
 from assistant.ui.transfer.pinned_choice import PinnedChoice
 from assistant.ui.transfer.project_choice import ProjectChoice
@@ -50,18 +52,22 @@ class ImportPreviewDialog(QDialog):
         parent: QWidget | None,
         preview: ImportPreview,
         current: Instructions = NO_INSTRUCTIONS,
+        policy: MemoryPolicy = AUTOMATIC,
     ) -> None:
-        """`current`: the custom instructions the user has (the preview warns before replacing)."""
+        """`current`: the custom instructions the user has (the preview warns before replacing);
+        `policy`: the user's memory policy, likewise."""
         super().__init__(parent)
         self.setObjectName("importPreviewDialog")
         self.setWindowTitle("Import")
         self.setMinimumWidth(PREVIEW_MIN_WIDTH)
         self.preview = preview
         self._current = current
+        self._policy = policy
         layout = QVBoxLayout(self)
         self._add_summary(layout)
         self._add_unreadable(layout)
         self._add_suggestions(layout)
+        self._add_policy_choice(layout)
         self.pinned = PinnedChoice(self.preview.plan.memories, self)
         if self.pinned.boxes:
             layout.addWidget(self.pinned)
@@ -147,6 +153,23 @@ class ImportPreviewDialog(QDialog):
         self.instructions_check.toggled.connect(self._on_instructions_toggled)
         layout.addWidget(self.instructions_check)
 
+    def _add_policy_choice(self, layout: QVBoxLayout) -> None:
+        """ "Use the export's memory policy", ticked where the user's is the default (as an
+        export's instructions are taken where there are none); says so if it replaces one."""
+        exported = self.preview.plan.memory_policy
+        self.policy_check: QCheckBox | None = None
+        if exported is None or exported == self._policy:
+            return
+        text = f"Use the export's memory policy: {exported.describe()}"
+        at_default = self._policy == AUTOMATIC
+        if not at_default:
+            text += f" (replaces yours: {self._policy.describe()})"
+        self.policy_check = QCheckBox(text, self)
+        self.policy_check.setObjectName("importPolicyCheck")
+        self.policy_check.setToolTip("What Assistant may remember (Settings > Remembering)")
+        self.policy_check.setChecked(at_default)
+        layout.addWidget(self.policy_check)
+
     def _on_instructions_toggled(self, instead: bool) -> None:
         for check, _ in self.suggestion_checks:
             if instead:
@@ -222,3 +245,10 @@ class ImportPreviewDialog(QDialog):
         if not self.suggestion_checks or not self.instructions_check.isChecked():
             return None
         return self.preview.plan.suggested_instructions()
+
+    def chosen_policy(self) -> MemoryPolicy | None:
+        """The export's memory policy, if the user chose it (by default only where theirs is
+        the default)."""
+        if self.policy_check is None or not self.policy_check.isChecked():
+            return None
+        return self.preview.plan.memory_policy
