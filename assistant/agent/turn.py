@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -15,6 +14,7 @@ from assistant.agent.events import EventSink, Notice, ToolsTurnedOff
 from assistant.agent.model_choice import TurnModel
 from assistant.agent.tools import ToolRegistry
 from assistant.memory import Conversation, Message, ReplyStats
+from assistant.memory.messages import call_key
 
 LOOPING_NOTICE = "The model kept repeating the same tool call; it answered without tools."
 
@@ -50,11 +50,7 @@ class Turn:
 
     def count_call(self, call: ToolCallRequest) -> int:
         """How often this turn has asked for this call (this time included)."""
-        try:
-            arguments = json.dumps(json.loads(call.arguments or "{}"), sort_keys=True)
-        except ValueError:
-            arguments = call.arguments
-        key = (call.name, arguments)
+        key = call_key(call.name, call.arguments)
         self.calls[key] += 1
         return self.calls[key]
 

@@ -7,6 +7,7 @@ one conversation), used by the store and by imports.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -207,6 +208,15 @@ def _failed_before_ok(role: str, raw: Mapping[str, Any]) -> bool:
 def estimate_tokens(text: str) -> int:
     """A rough token count: about four characters a token."""
     return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def call_key(name: str, arguments: str) -> tuple[str, str]:
+    """What makes two tool calls the same call: the name and the arguments, whatever their
+    order and spacing."""
+    try:
+        return name, json.dumps(json.loads(arguments or "{}"), sort_keys=True)
+    except ValueError:
+        return name, arguments
 
 
 def tool_call(raw: object, path: str = "tool_call") -> dict[str, Any]:

@@ -27,6 +27,7 @@ from PySide6.QtGui import (
 from assistant.knowledge import Citation, citations_in
 from assistant.knowledge.attachments import label as file_label
 from assistant.memory import Conversation, Message
+from assistant.memory.messages import call_key
 from assistant.ui import theme
 from assistant.ui.chat.markdown import MarkdownRenderer
 from assistant.ui.chat.reply_details import stats_details, stats_line
@@ -120,10 +121,11 @@ class ChatDocument:
             return
         self.reply_head(cursor, versions, first)
         results = {m.tool_call_id: m for m in group if m.role == "tool"}
+        times = repeated_calls(group)
         for message in group:
             self.positions.setdefault(message.id, cursor.position())
             if message.role == "assistant":
-                self._assistant_message(cursor, message, results)
+                self._assistant_message(cursor, message, results, times)
         self.reply_tail(cursor, group)
 
     def user_message(self, cursor: QTextCursor, versions: Versions, message: Message) -> None:
@@ -179,21 +181,31 @@ class ChatDocument:
             cursor.insertText(stats_line(last.stats), details)
 
     def _assistant_message(
-        self, cursor: QTextCursor, message: Message, results: dict[str | None, Message]
+        self,
+        cursor: QTextCursor,
+        message: Message,
+        results: dict[str | None, Message],
+        times: dict[str, int],
     ) -> None:
+        """A reply's text and its tool lines; a call made again in the turn is counted on the
+        line of its first time (`times`: by the first's id; the repeats are left out)."""
         if message.content:
             self.new_block(cursor)
             self.renderer.insert(cursor, message.content)
         for call in message.tool_calls:
+            call_id = str(call.get("id", ""))
+            if times.get(call_id, 1) == 0:
+                continue
             function = call.get("function", {})
             result = results.get(call.get("id"))
             self.tool_line(
                 cursor,
-                str(call.get("id", "")),
+                call_id,
                 str(function.get("name", "")),
                 str(function.get("arguments", "")),
                 None if result is None else result.content,
                 ok=result is None or result.ok,
+                times=times.get(call_id, 1),
             )
 
     # -- tool lines ------------------------------------------------------------------------------
@@ -201,13 +213,31 @@ class ChatDocument:
     def toggle_tool_line(self, conversation: Conversation, call_id: str) -> bool:
         """Expand a saved tool call's line to its arguments and result, or fold it, in place;
         False if it is not shown (or not saved yet)."""
+        return self._redraw_tool_line(conversation, call_id, toggle=True)
+
+    def collapse_repeats(self, conversation: Conversation) -> None:
+        """Make the lines of a call the last turn made again one line, counted (as a turn drawn
+        from the saved conversation shows them)."""
+        groups = turns(conversation.branch())
+        for call_id, times in repeated_calls(groups[-1] if groups else []).items():
+            self._redraw_tool_line(conversation, call_id, times=times)
+
+    def _redraw_tool_line(
+        self,
+        conversation: Conversation,
+        call_id: str,
+        *,
+        toggle: bool = False,
+        times: int | None = None,
+    ) -> bool:
+        """Draw a saved tool call's line again in place (`toggle`: expanded or folded the other
+        way; `times` 0: left out, a repeat); False if it is not shown (or not saved yet)."""
         found = _saved_tool_call(conversation, call_id)
         line = self._tool_block(call_id)
         if found is None or line is None:
             return False
-        was_expanded = call_id in self.expanded
-        self.expanded.symmetric_difference_update({call_id})
-        last = line.next() if was_expanded and line.next().isValid() else line  # + its details
+        expanded = call_id in self.expanded
+        last = line.next() if expanded and line.next().isValid() else line  # + its details
         start = line.position()
         size = self.document.characterCount()
         cursor = QTextCursor(self.document)
@@ -215,8 +245,14 @@ class ChatDocument:
         cursor.setPosition(start)
         cursor.setPosition(last.position() + last.length() - 1, KEEP)
         cursor.removeSelectedText()
-        name, arguments, result, ok = found
-        self.tool_line(cursor, call_id, name, arguments, result, ok=ok)
+        if toggle:
+            self.expanded.symmetric_difference_update({call_id})
+        times = _times_made(conversation, call_id) if times is None else times
+        if times == 0:
+            cursor.deletePreviousChar()  # the line's own block goes too
+        else:
+            name, arguments, result, ok = found
+            self.tool_line(cursor, call_id, name, arguments, result, ok=ok, times=times)
         cursor.endEditBlock()
         self.shift_positions(start, self.document.characterCount() - size)
         return True
@@ -270,9 +306,11 @@ class ChatDocument:
         *,
         ok: bool,
         images: Sequence[ToolImage] = (),
+        times: int = 1,
     ) -> None:
-        """A tool call in words (running while `result` is None), the thumbnails of the images
-        it returned (`images`, else those its result kept), its details if expanded."""
+        """A tool call in words (running while `result` is None), how often the turn made it
+        (`times`), the thumbnails of the images it returned (`images`, else those its result
+        kept), its details if expanded."""
         fmt = QTextBlockFormat()
         fmt.setTopMargin(2)
         fmt.setBottomMargin(2)
@@ -284,7 +322,8 @@ class ChatDocument:
         toggle.setForeground(small.foreground())  # the whole line opens the details
         status = "…" if result is None else ("" if ok else " ✗")
         marker = "▾" if expanded else TOOL_MARK
-        cursor.insertText(f"{marker} {summary.action}{status}", toggle)
+        count = f" ({times} times)" if times > 1 else ""
+        cursor.insertText(f"{marker} {summary.action}{status}{count}", toggle)
         if summary.memory_text:
             cursor.insertText(" · ", small)
             label = f"◆ {summary.memory_text}"
@@ -486,6 +525,32 @@ class ChatDocument:
             cursor.insertText(label, anchor)
         cursor.setCharFormat(QTextCharFormat())
         return cursor.position() - start
+
+
+def repeated_calls(group: Sequence[Message]) -> dict[str, int]:
+    """The tool calls of a turn made more than once (same name and arguments): the first
+    call's id with how often it was made, each later one's id with 0."""
+    first: dict[tuple[str, str], str] = {}
+    times: dict[str, int] = {}
+    for message in group:
+        for call in message.tool_calls:
+            function = call.get("function", {})
+            key = call_key(str(function.get("name", "")), str(function.get("arguments", "")))
+            call_id = str(call.get("id", ""))
+            if key in first:
+                times[first[key]] = times.get(first[key], 1) + 1
+                times[call_id] = 0
+            else:
+                first[key] = call_id
+    return times
+
+
+def _times_made(conversation: Conversation, call_id: str) -> int:
+    """How often the turn of `call_id` made that call (0: it is a repeat of an earlier one)."""
+    for group in turns(conversation.branch()):
+        if any(c.get("id") == call_id for m in group for c in m.tool_calls):
+            return repeated_calls(group).get(call_id, 1)
+    return 1
 
 
 def _saved_tool_call(

@@ -288,7 +288,9 @@ class ChatView(QTextBrowser):
             self._settle(call_id, "Not answered")
         if not self._reply.finish(conversation, error):  # not all of this turn is shown
             self.show_conversation(conversation)
-        elif at_bottom:
+            return
+        self._doc.collapse_repeats(conversation)  # a call made again: one line, counted
+        if at_bottom:
             self._scroll_to_end()
 
     def add_line(self, text: str, *links: tuple[str, str]) -> None:
