@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,18 @@ class MemoryKeyring(keyring.backend.KeyringBackend):
     def delete_password(self, service: str, username: str) -> None:
         if self.passwords.pop((service, username), None) is None:
             raise keyring.errors.PasswordDeleteError("no such password")
+
+
+@pytest.fixture(autouse=True)
+def _background_jobs_end() -> Iterator[None]:
+    """A test's background jobs end with it: the global thread pool has one thread a core, and
+    a job left running (a request to a server the test stopped) would hold one while the next
+    test's jobs wait."""
+    yield
+    if "PySide6.QtCore" in sys.modules:
+        from PySide6.QtCore import QThreadPool
+
+        QThreadPool.globalInstance().waitForDone(QT_WAIT_MS)
 
 
 @pytest.fixture
