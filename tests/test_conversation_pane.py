@@ -292,3 +292,17 @@ def test_several_conversations_are_deleted_at_once_after_one_question(
     qtbot.waitUntil(lambda: titles(pane) == ["keep"])
     assert [store.exists(cid) for cid in ids] == [False, False]
     assert store.exists(keep)
+
+
+def test_choosing_a_conversation_selects_it_alone_whatever_keys_are_held(
+    qtbot: QtBot, pane: ConversationPane, store: ConversationStore
+) -> None:
+    first = started(pane, store, "First")
+    second = started(pane, store, "Second")
+    pane.select(first)
+    qtbot.keyPress(pane.view, Qt.Key.Key_Control, Qt.KeyboardModifier.ControlModifier)
+    try:  # a key still down (another window's shortcut) must not extend the selection
+        pane.select(second)
+        assert pane.selected_ids() == [second]
+    finally:
+        qtbot.keyRelease(pane.view, Qt.Key.Key_Control)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import (
+    QItemSelectionModel,
     QModelIndex,
     QSignalBlocker,
     QSortFilterProxyModel,
@@ -223,11 +224,20 @@ class ConversationPane(QWidget):
         value = self._proxy.index(0, 0).data(IdRole)
         return value if isinstance(value, str) else None
 
+    def _make_current(self, index: QModelIndex) -> None:
+        """Make `index` the current and only selected row, whatever keys are held down (the
+        view's own setCurrentIndex extends the selection while Ctrl or Shift is down)."""
+        flags = (
+            QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows
+        )
+        self.view.selectionModel().setCurrentIndex(index, flags)
+
     def select(self, conversation_id: str | None) -> None:
         """Select a conversation (clearing the filter if it hides it)."""
         self._hidden_current = None
         if conversation_id is None:
-            self.view.setCurrentIndex(QModelIndex())
+            self._make_current(QModelIndex())
             self.selected.emit(None)
             return
         row = self.model.row_of(conversation_id)
@@ -238,7 +248,7 @@ class ConversationPane(QWidget):
             self.filter.clear()
             self.apply_filter()
             proxy_index = self._proxy.mapFromSource(self.model.index(row))
-        self.view.setCurrentIndex(proxy_index)
+        self._make_current(proxy_index)
 
     def refresh(self) -> None:
         """Re-read the list now, keeping the selection."""
@@ -264,7 +274,7 @@ class ConversationPane(QWidget):
             if current is not None:
                 row = self.model.row_of(current)
                 if row >= 0:
-                    self.view.setCurrentIndex(self._proxy.mapFromSource(self.model.index(row)))
+                    self._make_current(self._proxy.mapFromSource(self.model.index(row)))
 
     def new_conversation(self, temporary: bool = False) -> str:
         """Select an empty conversation of that kind in the project shown (a temporary chat is
@@ -293,7 +303,7 @@ class ConversationPane(QWidget):
             return
         current = self.view.currentIndex().row()
         row = (current + step) % rows if current >= 0 else 0
-        self.view.setCurrentIndex(self._proxy.index(row, 0))
+        self._make_current(self._proxy.index(row, 0))
 
     def apply_filter(self) -> None:
         """Filter the list by the typed text now: by title at once, by message content when
@@ -335,7 +345,7 @@ class ConversationPane(QWidget):
             row = -1 if current is None else self.model.row_of(current)
             index = self._proxy.mapFromSource(self.model.index(row))
             if index.isValid():
-                self.view.setCurrentIndex(index)
+                self._make_current(index)
         self._hidden_current = None if index.isValid() else current
 
     def _on_content_failed(self, message: str) -> None:
@@ -497,7 +507,7 @@ class ConversationPane(QWidget):
         self.model.refresh()
         next_row = min(row, self._proxy.rowCount() - 1)
         if next_row >= 0:
-            self.view.setCurrentIndex(self._proxy.index(next_row, 0))
+            self._make_current(self._proxy.index(next_row, 0))
         else:
             self.select(None)
 
