@@ -17,7 +17,7 @@ from assistant.knowledge.reading import ENCRYPTED, NO_TEXT_LAYER
 from tests.embedders import HashEmbedder
 from tests.files import make_pdf
 
-WAIT = 20.0
+WAIT = 60.0  # a guard against a hang, not a speed limit (the watcher is slow on a busy machine)
 
 
 @pytest.fixture

@@ -8,12 +8,14 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import httpx2
 import openai
 import pytest
 
+from assistant import openai_errors
 from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.chat import ChatProvider, ChatResponse, ToolCallRequest
 from assistant.agent.provider import OpenAIProvider
@@ -277,14 +279,15 @@ def test_retry_after_is_capped(
     assert sleeps == [7.0]
 
 
-def test_retry_after_as_an_http_date() -> None:
-    when = email.utils.formatdate(time.time() + 30, usegmt=True)
+def test_retry_after_as_an_http_date(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = 1_800_000_000.0  # the server's date is read against this clock, not the machine's
+    monkeypatch.setattr(openai_errors, "time", SimpleNamespace(time=lambda: now))
+    when = email.utils.formatdate(now + 30, usegmt=True)
     request = httpx2.Request("POST", "http://127.0.0.1/v1/chat/completions")
     response = httpx2.Response(429, headers={"Retry-After": when}, request=request)
     err = openai.RateLimitError("slow down", response=response, body=None)
     seconds = retry_after(err)
-    assert seconds is not None
-    assert 28 <= seconds <= 30
+    assert seconds == 30
 
 
 def test_500_then_success(
