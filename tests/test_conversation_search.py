@@ -13,6 +13,7 @@ import pytest
 from assistant.errors import ProviderError
 from assistant.memory import ConversationStore, Message, message_vectors
 from assistant.memory.message_vectors import MessageVectors, cache_path
+from assistant.memory.neighbours import neighbour_relevance
 from assistant.memory.ranking import SearchConfig
 from assistant.memory.when import time_span
 from tests.clusters import DIM, centres, clustered
@@ -275,3 +276,41 @@ def test_a_conversation_s_summary_favours_its_messages(data_dir: Path) -> None:
     plain_config = ConversationStore(data_dir, config=SearchConfig(summary_weight=0.0))
     ranked = [h.message_id for h in plain_config.search("trip to Lisbon")]
     assert ranked == [h.message_id for h in plain_config.search("trip to Berlin")]
+
+
+def test_neighbour_relevance_is_the_better_of_the_messages_around() -> None:
+    # Keys 1, 2, 3 follow each other in one conversation; 7 follows 6, which is no candidate.
+    order = [2, 7, 1, 3]
+    relevance = np.array([0.5, 0.9, 0.2, 0.8])
+    around = neighbour_relevance(order, relevance, {2: 1, 3: 2, 7: 6})
+    assert around.tolist() == [0.8, 0.0, 0.5, 0.5]
+    assert neighbour_relevance([], np.zeros(0), {}).tolist() == []
+
+
+def test_a_message_next_to_a_good_match_rises(data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+    chats = {}
+    for cid, first, reply in (
+        ("class", "I start a painting class.", "Cool, enjoy it."),
+        ("sunrise", "I made this painting today.", "What a sunrise painting, the colours!"),
+    ):
+        messages = [
+            Message(f"{cid}-1", None, "user", first, "2024-05-01T10:00:00Z"),
+            Message(f"{cid}-2", f"{cid}-1", "assistant", reply, "2024-05-01T10:01:00Z"),
+        ]
+        store.import_conversation(cid, cid, messages[0].created_at, messages)
+        chats[cid] = messages[0].id
+
+    def scores(found: ConversationStore) -> dict[str, float]:
+        return {h.message_id: h.score for h in found.search("sunrise painting")}
+
+    # Alike on their own: a sentence of five words with "painting" once.
+    other = ConversationStore(data_dir, config=SearchConfig(neighbour_weight=0.0))
+    plain = scores(other)
+    other.close()
+    assert plain[chats["sunrise"]] == plain[chats["class"]]
+    # Beside the best match ("What a sunrise painting"), its question rises above the other.
+    with_neighbours = scores(store)
+    assert with_neighbours["sunrise-2"] == max(with_neighbours.values())
+    assert with_neighbours[chats["sunrise"]] > with_neighbours[chats["class"]]
+    store.close()

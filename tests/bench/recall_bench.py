@@ -391,6 +391,19 @@ def variants() -> list[Variant]:
             layers=conversations,
         ),
         Variant(
+            "no neighbours: a message takes nothing of its neighbours' relevance",
+            replace(base, neighbour_weight=0.0),
+            layers=conversations,
+        ),
+        *(
+            Variant(
+                f"neighbour weight {weight} instead of 0.25",
+                replace(base, neighbour_weight=weight),
+                layers=conversations,
+            )
+            for weight in (0.15, 0.35)
+        ),
+        Variant(
             "memories not used as keys of their messages",
             replace(base, message_keys=False),
             layers=("ConversationStore + memories as keys",),
