@@ -4,11 +4,12 @@ Replaying `semantic.jsonl` means parsing every record, tokenizing every text and
 at 100,000 memories that takes seconds. At close the store writes this cache
 (`semantic-index.npz`: numbers and times (microseconds) as arrays, the texts as one block of
 UTF-8, the other strings and each item's vector key as one JSON blob, the BM25 index as flat
-arrays; opening builds the items column by column and hands the index its arrays), stamped with the offset the items reflect (the log's size then), its record
-count, and the time, inode and CRC-32 of those bytes. Opening uses it only if the log still
-starts with those bytes (the same file, or a copy with the same CRC: a restored data dir); the
-records after the offset are then replayed on top, so a cache can never hide a record written
-later by anyone. The cache also records the log's id (`log_id`: each rewrite of the log, a
+arrays; opening builds the items column by column and hands the index its arrays), stamped
+with the offset the items reflect (the log's size then), its record count, and the time,
+inode and CRC-32 of those bytes. Opening uses it only if the log still starts with those
+bytes (the same file, or a copy with the same CRC: a restored data dir); the records after
+the offset are then replayed on top, so a cache can never hide a record written later by
+anyone. The cache also records the log's id (`log_id`: each rewrite of the log, a
 compaction, gives it a new one in its first record), so that a log compacted after the cache
 was written is told from one cut short: the first is replayed, the second is
 `Cached.truncated`. Otherwise the log is replayed in full. The log stays the single source of
