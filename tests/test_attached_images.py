@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
+from typing import Any
 
 import openai
 import pytest
@@ -27,11 +28,11 @@ SEES = "chat-model"  # the settings' model: takes images
 BLIND = "text-model"  # refuses them
 
 
-def chat_requests(fake: FakeOpenAI) -> list[dict[str, object]]:
+def chat_requests(fake: FakeOpenAI) -> list[dict[str, Any]]:
     return [r.body for r in fake.requests_to("/chat/completions")]
 
 
-def images_in(body: dict[str, object]) -> list[str]:
+def images_in(body: dict[str, Any]) -> list[str]:
     messages = body["messages"]
     assert isinstance(messages, list)
     return [

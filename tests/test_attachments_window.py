@@ -281,3 +281,36 @@ def test_an_attached_image_is_held_back_once_the_model_is_known_not_to_take_imag
     assert window.input.toPlainText() == "Keep these words" and len(chips(window)) == 1
     assert fake_openai.requests_to("/chat/completions") == []
     assert not window.session.busy
+
+
+def test_the_chips_of_an_imported_conversation_open_its_restored_files(
+    qtbot: QtBot, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assistant.transfer import apply_import, load_import
+    from assistant.workspace import Workspace
+    from tests.test_attachment_import import exported
+
+    out, files = exported(tmp_path)
+    workspace = Workspace.open(data_dir, embed=False)
+    try:
+        apply_import(load_import(out), workspace, "copy", attachments=workspace.attachments)
+    finally:
+        workspace.close()
+    win = shown_window(qtbot, data_dir)
+    qtbot.waitUntil(lambda: "And now?" in win.chat.toPlainText())
+    assert "And now?\nAttached:  ▤ report.pdf · " in win.chat.toPlainText()
+    cid = win.session.conversation_id
+    assert cid is not None
+    refs = win.workspace.conversations.load(cid).messages[-1].attachments
+    opened: list[QUrl] = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", staticmethod(opened.append))
+    previews: list[FilePreview] = []
+    monkeypatch.setattr(FilePreview, "show", lambda self: previews.append(self))  # noqa: PLW0108
+    for ref in refs:
+        win.chat.anchorClicked.emit(QUrl(f"attached:{ref.id}"))
+    assert [Path(url.toLocalFile()).read_bytes() for url in opened] == [
+        files["report.pdf"],
+        files["dot.png"],
+    ]
+    assert len(previews) == 1 and "Call Ada about the hangar." in previews[0].text.toPlainText()
+    win.close()

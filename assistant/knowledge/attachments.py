@@ -163,6 +163,11 @@ class AttachmentStore:
         """Where the copy of a message's attachment is."""
         return self.directory / conversation_id / attached.id / attached.name
 
+    def restore(self, conversation_id: str, attached: AttachedFile, data: bytes) -> None:
+        """Write an imported attachment's bytes where its message finds them (atomically);
+        OSError if the disk refuses."""
+        atomic_write_bytes(self.path(conversation_id, attached), data)
+
     def resolve(self, conversation_id: str, attached: AttachedFile) -> Attachment:
         """A message's attachment as a file (AttachmentError if its copy is gone)."""
         path = self.path(conversation_id, attached)
