@@ -23,12 +23,15 @@ from assistant.agent.prompt import fence, memory_line
 from assistant.errors import AssistantError
 from assistant.memory import (
     ForgottenFactError,
+    Inbox,
     MemoryEdit,
     MemoryItem,
+    Proposal,
     SemanticMemory,
     TopicStore,
 )
 from assistant.memory.pending import PendingChange
+from assistant.memory.resembling import hold, screen
 from assistant.timestamps import now_utc
 
 log = logging.getLogger(__name__)
@@ -92,10 +95,12 @@ class Reflector:
         per_day: int = 3,
         tries: Tries | None = None,
         clock: Callable[[], datetime] = now_utc,
+        inbox: Inbox | None = None,
     ) -> None:
         self.provider = provider
         self.memory = memory
         self.topics = topics
+        self.inbox = inbox  # where an insight resembling a forgotten fact waits for a yes
         self.after_memories = after_memories
         self.per_day = per_day
         self.tries = tries or Tries()
@@ -258,8 +263,15 @@ class Reflector:
         if any(i.kind == "insight" for i, _ in similar):
             log.info("Reflection: dropped an insight already written: %.80r", insight.text)
             return None
-        if self.memory.is_forgotten_fact(insight.text):
-            log.info("Reflection: dropped an insight the user had forgotten")
+        proposed = Proposal(
+            insight.text,
+            "insight",
+            insight.importance,
+            topic=topic or "general",
+            by="reflection",
+            project=scope,
+        )
+        if screen(self.memory, self.inbox, proposed) != "clear":
             return None
         if budget is not None and not budget.take("remember"):
             budget.offer(
@@ -284,8 +296,9 @@ class Reflector:
                 rests_on=insight.rests_on,
                 project=scope,
             )
-        except ForgottenFactError:
-            log.info("Reflection: dropped an insight the user had forgotten")
+        except ForgottenFactError as exc:  # forgotten meanwhile
+            if exc.resemblance == "resembles":
+                hold(self.inbox, proposed)
             return None
         if topic:
             self.topics.add_memory(topic, item.id)
