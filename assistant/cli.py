@@ -234,6 +234,7 @@ def import_command(
                     policy,
                     meter.steps if meter else None,
                     projects=projects or "merge",
+                    attachments=stores.attachments,
                 )
                 if plan.instructions is not None and stores.adopt_instructions(plan.instructions):
                     print("Custom instructions set from the export.")

@@ -20,6 +20,21 @@ class ContextOverflowError(ProviderError):
         self.prompt_tokens = prompt_tokens
 
 
+class ImagesRefusedError(ProviderError):
+    """The model does not take images and the message carries some: nothing was sent, and the
+    message (its text and files) stays for Retry, with this model or another."""
+
+    def __init__(self, model: str, names: tuple[str, ...] = ()) -> None:
+        self.model = model
+        self.names = names
+        what = ", ".join(names) if names else "the attached image"
+        super().__init__(
+            f"{model} does not accept images, so {what} could not be sent and this message was "
+            "not answered. Choose a model that sees images (the picker above the chat) and "
+            "Retry, or send your text again without the image."
+        )
+
+
 class ToolError(AssistantError):
     """A tool was called wrongly or failed; the message goes back to the model."""
 

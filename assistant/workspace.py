@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assistant.agent.capabilities import CapabilityMemory
+from assistant.agent.capabilities import CapabilityMemory, server_key
 from assistant.credentials import Credentials
 from assistant.errors import AssistantError, ProviderError, StorageError
 from assistant.instructions import Instructions
@@ -204,6 +204,11 @@ class Workspace:
             raise ProviderError("No model server is set up yet. Open Settings to connect one.")
         client = self.clients.get(self.settings, self.credentials)
         return OpenAIProvider(client, self.settings.chat_model, capabilities=self.capabilities)
+
+    def refuses_images(self, model: str) -> bool:
+        """Whether `model` on the configured server was found not to take images (this run)."""
+        key = (server_key(self.settings.effective_base_url()), model)
+        return not self.capabilities.get(key).images
 
     def set_instructions(self, instructions: Instructions) -> None:
         """Keep the user's custom instructions (the next turn's prompt has them).

@@ -19,7 +19,9 @@ vLLM's `/v1/models`; `stream_tool_choice=False` answers a streamed request with 
 with an empty HTTP 200 (llama-cpp-python's chatml-function-calling); `token_embeddings` returns
 one vector per word instead of one per input; `max_tokens` cuts replies with "length"; `slots`
 serves that many chat answers at a time (llama.cpp's `--parallel`), the others wait for a slot;
-`accepts_images=False` refuses a request with an image part as OpenAI does for a text-only model.
+`accepts_images=False` refuses a request with an image part as OpenAI does for a text-only model,
+and `text_only` names models that refuse one (others take it) in the words of `images_style`
+(OpenAI, llama.cpp without its mmproj, Ollama or LM Studio).
 
 `python -m tests.fake_openai --port 8765` runs it by hand, with a `remember` tool call whenever
 the user says "remember".
@@ -56,6 +58,26 @@ DEFAULT_MODELS = ("fake-chat", "fake-embed")
 DEFAULT_DIM = 64
 # OpenAI's words for an image sent to a model that takes none.
 IMAGES_REFUSED = "Invalid content type. image_url is only supported by certain models."
+ImagesStyle = Literal["openai", "llama.cpp", "ollama", "lmstudio"]
+# How servers refuse an image part for a model without vision: status and body, as they send it.
+IMAGES_REFUSALS: dict[str, tuple[int, JsonDict]] = {
+    "openai": (
+        400,
+        {"error": {"message": IMAGES_REFUSED, "type": "invalid_request_error", "param": None,
+                   "code": None}},
+    ),
+    "llama.cpp": (
+        500,
+        {"error": {"code": 500, "type": "server_error", "message": "image input is not "
+                   "supported - hint: if this is unexpected, you may need to provide the mmproj"}},
+    ),
+    "ollama": (
+        400,
+        {"error": {"message": "registry.ollama.ai/library/llama3:latest does not support images",
+                   "type": "api_error", "param": None, "code": None}},
+    ),
+    "lmstudio": (400, {"error": "Model does not support images. Please use a model that does."}),
+}  # fmt: skip
 MALFORMED_SSE_LINE = b'data: {"id": "broken", "choices": [\n\n'
 
 # OpenAI's error `type` and `code` for the statuses tests use.
@@ -360,8 +382,12 @@ class FakeOpenAI:
         token_embeddings: bool = False,
         slots: int | None = None,
         accepts_images: bool = True,
+        text_only: Sequence[str] = (),
+        images_style: ImagesStyle = "openai",
     ) -> None:
         self.accepts_images = accepts_images
+        self.text_only = frozenset(text_only)
+        self.images_style = images_style
         self.context_window = context_window
         # Like llama.cpp with `--parallel N`: at most `slots` chat answers at once, the others
         # wait; an answer whose client went away frees its slot at its next chunk.
@@ -689,8 +715,10 @@ class _Handler(BaseHTTPRequestHandler):
             # llama-cpp-python: "Automatic streaming tool choice is not supported", as an empty 200
             self._send_bytes(200, b"", "text/event-stream")
             return
-        if not self.fake.accepts_images and _has_image(request):
-            self._send_error(Reply.error(400, IMAGES_REFUSED))
+        refuses = not self.fake.accepts_images or request.get("model") in self.fake.text_only
+        if refuses and _has_image(request):
+            status, body = IMAGES_REFUSALS[self.fake.images_style]
+            self._send_json(status, body)
             return
         if self._overflows(request, stream):
             return
@@ -913,6 +941,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--token-embeddings", action="store_true", help="one vector per word, as without pooling"
     )
+    parser.add_argument(
+        "--model",
+        action="append",
+        dest="models",
+        help="offer this model (repeat it; default: fake-chat and fake-embed)",
+    )
+    parser.add_argument(
+        "--text-only", action="append", default=[], help="a model that refuses images (repeat it)"
+    )
     args = parser.parse_args(argv)
     fake = FakeOpenAI(
         port=args.port,
@@ -923,6 +960,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         context_window=args.context_window,
         stream_tool_choice=not args.no_stream_tool_choice,
         token_embeddings=args.token_embeddings,
+        models=args.models,
+        text_only=args.text_only,
     )
     with fake:
         print(f"Fake OpenAI server at {fake.base_url} (Ctrl-C to stop)", flush=True)

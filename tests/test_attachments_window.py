@@ -221,3 +221,122 @@ def test_bad_files_are_refused_with_a_clear_line_and_nothing_is_lost(
     assert len(chips(window)) == 1
     assert fake_openai.requests_to("/chat/completions") == []
     assert not window.session.busy
+
+
+def test_an_image_for_a_model_without_vision_is_refused_with_a_line_naming_it(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake_openai.text_only = frozenset({"chat-model"})
+    photo = tmp_path / "photo.png"
+    photo.write_bytes(PNG)
+    notes = tmp_path / "notes.md"
+    notes.write_text("The mug is blue.\n")
+    drop(window, photo, notes)
+    assert len(chips(window)) == 2  # not known yet: the server is asked
+    window.input.setPlainText("What colour is the mug?")
+    qtbot.keyClick(window.input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "⚠ chat-model does not accept images" in window.chat.toPlainText())
+    qtbot.waitUntil(window.send_button.isEnabled)
+    shown = window.chat.toPlainText()
+    assert "so photo.png could not be sent and this message was not answered" in shown
+    assert "Retry" in shown and "image_url is only supported" not in shown
+    assert "What colour is the mug?\nAttached:  ▤ photo.png · 70 bytes    ▤ notes.md" in shown
+    assert len(fake_openai.requests_to("/chat/completions")) == 1
+
+    # Known now: another image is refused in the composer at once, a text file still goes.
+    again = tmp_path / "again.png"
+    again.write_bytes(PNG)
+    drop(window, again, notes)
+    problem = window.composer.attachments.problem
+    assert problem.isVisible()
+    assert problem.text() == (
+        "⚠ again.png was not attached: chat-model does not accept images. First choose a "
+        "model that sees images (the picker above the chat)."
+    )
+    assert [c.split(" · ")[0] for c in chips(window)] == ["▤ notes.md"]
+    assert len(fake_openai.requests_to("/chat/completions")) == 1
+
+
+def test_an_attached_image_is_held_back_once_the_model_is_known_not_to_take_images(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    from assistant.agent.capabilities import server_key
+
+    photo = tmp_path / "photo.png"
+    photo.write_bytes(PNG)
+    drop(window, photo)
+    window.input.setPlainText("Keep these words")
+    key = (server_key(fake_openai.base_url), "chat-model")
+    window.workspace.capabilities.learn(key, images=False)  # learned meanwhile (another chat)
+    window.chat_pane.model_bar.shown_model_changed.emit()  # as when the model shown changes
+    problem = window.composer.attachments.problem
+    expected = (
+        "⚠ photo.png: chat-model does not accept images. Remove the image, or choose a model "
+        "that sees images (the picker above the chat)."
+    )
+    assert problem.isVisible() and problem.text() == expected
+    window.composer.attachments.say("")
+    qtbot.keyClick(window.input, Qt.Key.Key_Return)
+    assert problem.text() == expected  # refused at Send too: nothing sent or cleared
+    assert window.input.toPlainText() == "Keep these words" and len(chips(window)) == 1
+    assert fake_openai.requests_to("/chat/completions") == []
+    assert not window.session.busy
+
+
+def test_the_chips_of_an_imported_conversation_open_its_restored_files(
+    qtbot: QtBot, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assistant.transfer import apply_import, load_import
+    from assistant.workspace import Workspace
+    from tests.test_attachment_import import exported
+
+    out, files = exported(tmp_path)
+    workspace = Workspace.open(data_dir, embed=False)
+    try:
+        apply_import(load_import(out), workspace, "copy", attachments=workspace.attachments)
+    finally:
+        workspace.close()
+    win = shown_window(qtbot, data_dir)
+    qtbot.waitUntil(lambda: "And now?" in win.chat.toPlainText())
+    assert "And now?\nAttached:  ▤ report.pdf · " in win.chat.toPlainText()
+    cid = win.session.conversation_id
+    assert cid is not None
+    refs = win.workspace.conversations.load(cid).messages[-1].attachments
+    opened: list[QUrl] = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", staticmethod(opened.append))
+    previews: list[FilePreview] = []
+    monkeypatch.setattr(FilePreview, "show", lambda self: previews.append(self))  # noqa: PLW0108
+    for ref in refs:
+        win.chat.anchorClicked.emit(QUrl(f"attached:{ref.id}"))
+    assert [Path(url.toLocalFile()).read_bytes() for url in opened] == [
+        files["report.pdf"],
+        files["dot.png"],
+    ]
+    assert len(previews) == 1 and "Call Ada about the hangar." in previews[0].text.toPlainText()
+    win.close()
+
+
+def test_a_refused_file_is_said_also_when_nothing_else_is_attached(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.4\nnot really a PDF")
+    bar = window.composer.attachments
+    monkeypatch.setattr(
+        QFileDialog, "getOpenFileNames", staticmethod(lambda *a, **k: ([str(broken)], ""))
+    )
+    window.input.setFocus()
+    qtbot.keyClick(
+        window,
+        Qt.Key.Key_A,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    assert chips(window) == []
+    assert bar.isVisible() and bar.problem.isVisible()
+    assert bar.problem.text() == "⚠ broken.pdf: damaged or not a PDF: cannot be read."
+
+    bar.say("")
+    assert bar.isHidden()
+    drop(window, broken)  # dropped or pasted: the same line
+    assert bar.isVisible() and bar.problem.isVisible()
+    assert "broken.pdf: damaged or not a PDF" in bar.problem.text()

@@ -13,6 +13,7 @@ import pytest
 from assistant.errors import ProviderError
 from assistant.memory import ConversationStore, Message, message_vectors
 from assistant.memory.message_vectors import MessageVectors, cache_path
+from assistant.memory.neighbours import neighbour_relevance
 from assistant.memory.ranking import SearchConfig
 from assistant.memory.when import time_span
 from tests.clusters import DIM, centres, clustered
@@ -275,3 +276,65 @@ def test_a_conversation_s_summary_favours_its_messages(data_dir: Path) -> None:
     plain_config = ConversationStore(data_dir, config=SearchConfig(summary_weight=0.0))
     ranked = [h.message_id for h in plain_config.search("trip to Lisbon")]
     assert ranked == [h.message_id for h in plain_config.search("trip to Berlin")]
+
+
+def test_neighbour_relevance_is_the_better_of_the_messages_around() -> None:
+    # Keys 1, 2, 3 follow each other in one conversation; 7 follows 6, which is no candidate.
+    order = [2, 7, 1, 3]
+    relevance = np.array([0.5, 0.9, 0.2, 0.8])
+    around = neighbour_relevance(order, relevance, {2: 1, 3: 2, 7: 6})
+    assert around.tolist() == [0.8, 0.0, 0.5, 0.5]
+    assert neighbour_relevance([], np.zeros(0), {}).tolist() == []
+
+
+def test_a_message_next_to_a_good_match_rises(data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+    chats = {}
+    for cid, first, reply in (
+        ("class", "I start a painting class.", "Cool, enjoy it."),
+        ("sunrise", "I made this painting today.", "What a sunrise painting, the colours!"),
+    ):
+        messages = [
+            Message(f"{cid}-1", None, "user", first, "2024-05-01T10:00:00Z"),
+            Message(f"{cid}-2", f"{cid}-1", "assistant", reply, "2024-05-01T10:01:00Z"),
+        ]
+        store.import_conversation(cid, cid, messages[0].created_at, messages)
+        chats[cid] = messages[0].id
+
+    def scores(found: ConversationStore) -> dict[str, float]:
+        return {h.message_id: h.score for h in found.search("sunrise painting")}
+
+    # Alike on their own: a sentence of five words with "painting" once.
+    other = ConversationStore(data_dir, config=SearchConfig(neighbour_weight=0.0))
+    plain = scores(other)
+    other.close()
+    assert plain[chats["sunrise"]] == plain[chats["class"]]
+    # Beside the best match ("What a sunrise painting"), its question rises above the other.
+    with_neighbours = scores(store)
+    assert with_neighbours["sunrise-2"] == max(with_neighbours.values())
+    assert with_neighbours[chats["sunrise"]] > with_neighbours[chats["class"]]
+    store.close()
+
+
+def test_weeks_of_a_month_and_seasons_are_resolved() -> None:
+    now = datetime(2023, 9, 1, 12, 0, tzinfo=UTC)
+
+    def span(query: str, when: datetime = now) -> tuple[str, str] | None:
+        found = time_span(query, when)
+        return None if found is None else (found[0].date().isoformat(), found[1].date().isoformat())
+
+    assert span("the forest picture shared on December 1,2023") == ("2023-11-30", "2023-12-03")
+    assert span("Which country was Tim visiting in the second week of November?") == (
+        "2022-11-08",  # the last November up to now
+        "2022-11-15",
+    )
+    assert span("the last week of February 2024") == ("2024-02-23", "2024-03-01")
+    assert span("What state did Joanna visit in summer 2021?") == ("2021-06-01", "2021-09-01")
+    assert span("winter of 2022") == ("2022-12-01", "2023-03-01")
+    assert span("a picture near Fort Wayne last summer") == ("2023-06-01", "2023-09-01")
+    assert span("last summer", datetime(2023, 7, 1, tzinfo=UTC)) == ("2022-06-01", "2022-09-01")
+    assert span("this summer", datetime(2023, 7, 1, tzinfo=UTC)) == ("2023-06-01", "2023-09-01")
+    assert span("in the winter", datetime(2024, 1, 10, tzinfo=UTC)) == ("2023-12-01", "2024-03-01")
+    assert span("during the spring") == ("2023-03-01", "2023-06-01")
+    assert span("the fall of Rome") is None  # a season only after "in", "last" and the like
+    assert span("summer reading list") is None

@@ -11,8 +11,18 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 Key = tuple[str, str]
+
+
+def server_key(base_url: str) -> str:
+    """A server's part of a key, from its base URL written as in the settings: the URL as the
+    `openai` client holds it (`openai_errors.server_url`: scheme and host in lower case, no
+    trailing slash), so settings and providers name a server alike."""
+    parts = urlsplit(base_url.strip())
+    url = urlunsplit((parts.scheme.lower(), parts.netloc.lower(), *parts[2:]))
+    return url.rstrip("/")
 
 
 @dataclass(frozen=True)

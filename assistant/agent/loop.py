@@ -41,7 +41,12 @@ from assistant.agent.tool_images import estimate_message_tokens
 from assistant.agent.tool_step import ToolStep
 from assistant.agent.tools import ToolRegistry, ToolSource
 from assistant.agent.turn import Turn
-from assistant.errors import AssistantError, ContextOverflowError, ProviderError
+from assistant.errors import (
+    AssistantError,
+    ContextOverflowError,
+    ImagesRefusedError,
+    ProviderError,
+)
 from assistant.instructions import NO_INSTRUCTIONS, Instructions
 from assistant.memory import (
     AttachedFile,
@@ -457,6 +462,9 @@ class Agent:
                     # Nothing more could be left out: the message itself is too long.
                     raise ProviderError(f"{exc} {_overflow_advice(exc)}") from exc
                 turn.on_event(Notice(turn.cid, "The prompt was too long for the model; shortened."))
+            except ImagesRefusedError as exc:  # before any text: the message stays for Retry
+                names = tuple(a.name for a in turn.user.attachments if a.kind == "image")
+                raise ImagesRefusedError(exc.model, names) from exc
             except (OperationCancelledError, AssistantError) as exc:
                 stopped = isinstance(exc, OperationCancelledError)
                 self._save_partial(turn, shown, "stopped" if stopped else "failed")

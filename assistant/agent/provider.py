@@ -27,9 +27,9 @@ from assistant.agent.capabilities import Capabilities, CapabilityMemory
 from assistant.agent.chat import ChatResponse
 from assistant.agent.chat_stream import TransportError, Waiter, pump, read_completion, read_stream
 from assistant.agent.context_window import probe_context_window
-from assistant.agent.tool_images import has_images, without_images
+from assistant.agent.tool_images import has_attached_images, has_images, without_images
 from assistant.credentials import Credentials
-from assistant.errors import ContextOverflowError, ProviderError
+from assistant.errors import ContextOverflowError, ImagesRefusedError, ProviderError
 from assistant.memory import estimate_tokens
 from assistant.openai_client import list_models, openai_client
 from assistant.openai_errors import (
@@ -67,13 +67,18 @@ _NO_TOOLS = re.compile(
 )
 # The statuses with which servers reject a field they do not know or support.
 _REJECTING = frozenset({400, 415, 422, 500, 501})
-# A refusal of image parts: OpenAI ("image_url is only supported by certain models"),
-# llama.cpp ("image input is not supported"), vLLM ("is not a multimodal model"), Ollama, LM
-# Studio ("does not support images", "vision").
-_NO_IMAGES = re.compile(r"image|vision|multimodal|mmproj", re.I)
-IMAGES_NOTICE = (
-    "This model does not accept images: images (attached, or from tools) are described to it."
+# A refusal of image parts as such: OpenAI ("image_url is only supported by certain models"),
+# llama.cpp ("image input is not supported - hint: ... provide the mmproj"), vLLM ("is not a
+# multimodal model", "At most 0 image(s)"), Ollama ("does not support images"), LM Studio ("Model
+# does not support images"), TGI ("unknown variant `image_url`"). Not one image's size or type.
+_NO_IMAGES = re.compile(
+    r"image_url is only supported|not a multimodal model|mmproj|at most 0 image"
+    r"|(?:does not|doesn't|do not) support (?:image|vision)"
+    r"|(?:image|vision)s?(?: input)? (?:is|are) not supported"
+    r"|unknown variant `?image_url|unsupported content type '?image",
+    re.I,
 )
+IMAGES_NOTICE = "This model does not accept images: images from tools are described to it."
 STREAM_TOOLS_NOTICE = "This server cannot stream tool calls; replies arrive whole."
 STREAM_NOTICE = "This server cannot stream replies; they arrive whole."
 _OPTION_NOTICES = {
@@ -201,9 +206,11 @@ class OpenAIProvider:
             # The token counts come in a last chunk (a server that refuses it: dropped).
             options["stream_options"] = {"include_usage": True}
         sent = [dict(message) for message in messages]
-        request = _Request(
-            self.model, sent if caps.images else without_images(sent), options, stream, on_wait
-        )
+        if not caps.images:
+            if has_attached_images(sent):
+                raise ImagesRefusedError(self.model)
+            sent = without_images(sent)
+        request = _Request(self.model, sent, options, stream, on_wait)
         try:
             response = self._ask(request, on_text, cancel)
         except ContextOverflowError as err:
@@ -299,13 +306,18 @@ class OpenAIProvider:
         return False
 
     def _drop_images(self, err: Exception, request: _Request) -> bool:
-        """If `err` refuses the images `request` holds, describe them instead and remember."""
+        """If `err` refuses the images `request` holds, describe them instead and remember;
+        ImagesRefusedError (remembered too) if some are the user's attached images."""
         if not isinstance(err, openai.APIStatusError) or err.status_code not in _REJECTING:
             return False
         if is_overflow(err) or not has_images(request.messages):
             return False
         if not _NO_IMAGES.search(error_text(err)):
             return False
+        if has_attached_images(request.messages):  # the user's: refused, never described
+            log.info("The server refused the attached images: %s", error_text(err))
+            self._memory.learn(self._key, images=False)
+            raise ImagesRefusedError(self.model) from err
         log.info("The server refused images; asking again with them described.")
         request.messages = without_images(request.messages)
         self._memory.learn(self._key, IMAGES_NOTICE, images=False)

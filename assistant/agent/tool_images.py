@@ -3,7 +3,8 @@
 OpenAI's chat API takes images only in user messages, so the images of a step's tool results
 go in one user message after those results, as `image_url` parts with data URLs; the results
 themselves describe each image in words. A model or server that refuses images gets that
-message with each image replaced by a line saying so (`without_images`).
+message with each image replaced by a line saying so (`without_images`); an image the user
+attached is not described but refused (`has_attached_images`: the turn says so).
 """
 
 from __future__ import annotations
@@ -57,6 +58,17 @@ def has_images(messages: Sequence[Mapping[str, Any]]) -> bool:
     return any(_is_image(part) for message in messages for part in _parts(message))
 
 
+def has_attached_images(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether any message holds an image that no tool returned (one the user attached: it is
+    refused, not described, by a model that takes no images)."""
+    return any(
+        _is_image(part)
+        for message in messages
+        if not _is_tool_images(message)
+        for part in _parts(message)
+    )
+
+
 def without_images(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The messages with each image part replaced by a text part saying it is not shown."""
     out: list[dict[str, Any]] = []
@@ -92,6 +104,11 @@ def saved_names(result: str) -> list[str]:
 def _parts(message: Mapping[str, Any]) -> list[Any]:
     content = message.get("content")
     return content if isinstance(content, list) else []
+
+
+def _is_tool_images(message: Mapping[str, Any]) -> bool:
+    parts = _parts(message)
+    return bool(parts) and parts[0] == {"type": "text", "text": IMAGES_NOTE}
 
 
 def _is_image(part: object) -> bool:

@@ -86,6 +86,15 @@ def size_in_words(size: int) -> str:
     return f"{size / 1_000_000:.1f} MB"
 
 
+def image_refused(name: str, model: str, *, attached: bool) -> str:
+    """Why an image is not sent: `model` was found not to take images (`attached`: its chip
+    is there already; else it was not attached)."""
+    choose = "choose a model that sees images (the picker above the chat)"
+    if attached:
+        return f"{name}: {model} does not accept images. Remove the image, or {choose}."
+    return f"{name} was not attached: {model} does not accept images. First {choose}."
+
+
 def check(source: Path, max_mb: int = MAX_ATTACHMENT_MB) -> tuple[FileKind, int]:
     """The kind and size of a file that may be attached; AttachmentError (before anything is
     copied or sent) if it is not a kind Assistant reads, is over the limit, or cannot be read."""
@@ -153,6 +162,11 @@ class AttachmentStore:
     def path(self, conversation_id: str, attached: AttachedFile) -> Path:
         """Where the copy of a message's attachment is."""
         return self.directory / conversation_id / attached.id / attached.name
+
+    def restore(self, conversation_id: str, attached: AttachedFile, data: bytes) -> None:
+        """Write an imported attachment's bytes where its message finds them (atomically);
+        OSError if the disk refuses."""
+        atomic_write_bytes(self.path(conversation_id, attached), data)
 
     def resolve(self, conversation_id: str, attached: AttachedFile) -> Attachment:
         """A message's attachment as a file (AttachmentError if its copy is gone)."""

@@ -89,6 +89,7 @@ class Replayed:
     index: Snapshot | None  # None: index `items` afresh
     changed: list[MemoryItem]
     contexts: dict[str, str] = field(default_factory=dict)  # what `index` holds (see `context`)
+    columns: index_cache.Columns | None = None  # of `items`, from the cache
 
 
 class MemoryLog:
@@ -140,7 +141,7 @@ class MemoryLog:
         tombstones: dict[str, list[Tombstone]] = {}
         for tombstone in cached.tombstones:
             tombstones.setdefault(tombstone.memory_id, []).append(tombstone)
-        slot_of = {item.id: slot for slot, item in enumerate(cached.items)}
+        slot_of = {item.id: slot for slot, item in enumerate(cached.items)} if tail else {}
         dead = 0
         try:
             for record in tail:
@@ -156,7 +157,8 @@ class MemoryLog:
         self._unread = list(cached.unread)
         self._records = cached.records + len(tail)
         self._dead = cached.dead + dead
-        return Replayed(cached.items, cached.index, list(changed.values()), cached.contexts)
+        changes = list(changed.values())
+        return Replayed(cached.items, cached.index, changes, cached.contexts, cached.columns)
 
     def _load_log(self, lost: index_cache.Cached | None = None) -> Replayed:
         """Replay the log, dropping forgotten items and moving unreadable records aside.

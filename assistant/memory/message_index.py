@@ -10,7 +10,8 @@ period ("in May 2023", "last week") favours the messages written in it. A conver
 summary, if it has one, says what it was about: the relevance of its summary to the query
 (BM25 over the summaries, 1 for the best) adds to that of its messages
 (`SearchConfig.summary_weight`), as passage retrieval adds a document's score to its
-passages' (Callan, "Passage-level evidence in document retrieval", 1994).
+passages' (Callan, "Passage-level evidence in document retrieval", 1994). And a message's
+neighbours lend it part of their relevance (`neighbours`): an answer sits next to its question.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from assistant.memory.message_index_cache import IndexState
 from assistant.memory.message_keys import MessageKeys
 from assistant.memory.message_vectors import MessageKey, MessageVectors
 from assistant.memory.messages import Message
+from assistant.memory.neighbours import neighbour_relevance
 from assistant.memory.ranking import SearchConfig, fuse_rankings
 from assistant.memory.text import is_informative, query_terms, terms, tokenize
 from assistant.memory.when import time_span
@@ -268,6 +270,9 @@ class MessageIndex:
                 return []
             fused = fuse_rankings(lexical, dense, cfg)
             order, relevance = fused.order, fused.relevance
+            if cfg.neighbour_weight:
+                around = neighbour_relevance(order, relevance, self._prev)
+                relevance = relevance + cfg.neighbour_weight * around
             if span is not None:
                 start, end = (stamp(moment) for moment in span)
                 inside = [start <= self._times[key] < end for key in order]

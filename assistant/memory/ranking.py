@@ -47,6 +47,10 @@ class SearchConfig:
     # Conversation search adds this times its conversation's relevance (that of its summary,
     # 1 for the best) to a message's: the conversation first, then the message in it.
     summary_weight: float = 0.25
+    # Conversation search adds this times the better relevance of a message's neighbours (the
+    # messages just before and after it) to its own: an answer sits next to its question (see
+    # `neighbours`). The weight of the other hints of where to look (a period, a summary).
+    neighbour_weight: float = 0.25
     # Memory search finds a memory also by its context: the message it was learned from and
     # the one before it (see `memory_index`).
     source_context: bool = True

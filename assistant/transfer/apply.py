@@ -8,7 +8,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
-from assistant.errors import InvalidImportError
+from assistant.errors import InvalidImportError, StorageError
+from assistant.fileio import reason
 from assistant.memory import (
     ConversationExistsError,
     ConversationStore,
@@ -33,6 +34,7 @@ from assistant.transfer.reader import read_conversations
 from assistant.transfer.stream import Cancel, ImportCancelledError
 
 if TYPE_CHECKING:
+    from assistant.knowledge import AttachmentStore
     from assistant.memory.insertion import Inserted
 
 COPY_SUFFIX = " (imported)"
@@ -49,6 +51,7 @@ def apply_import(
     keep_pinned: Collection[str] = (),
     cancel: Cancel | None = None,
     projects: ProjectPolicy = "merge",
+    attachments: AttachmentStore | None = None,
 ) -> ImportResult:
     """Add the plan's projects, memories (with their histories), conversations and the chosen
     suggestions; never overwrites, never duplicates a memory.
@@ -62,7 +65,10 @@ def apply_import(
     there unasked) but those whose ids the user ticked in `keep_pinned`.
 
     A conversation whose id exists is skipped (`"skip"`) or added with a new id (`"copy"`; its
-    title gets " (imported)"). A memory is never copied: see `SemanticMemory.insert` (one here
+    title gets " (imported)"). With `attachments` (the store of the files attached to messages),
+    the files an export includes are written back under the conversation's id (a copy gets its
+    own); a conversation whose files cannot be written is taken out again (StorageError). A
+    memory is never copied: see `SemanticMemory.insert` (one here
     already is skipped or merged into the memory that says the same, a forgotten one stays
     forgotten); messages naming a merged memory then name the memory here. Each conversation
     file is written atomically; the conversations of a streamed export are read again from its
@@ -107,7 +113,7 @@ def apply_import(
         if cancel is not None and cancel():
             raise ImportCancelledError
         placed = replace(conversation, project=mapping.of(conversation.project))
-        outcome = _import_conversation(store, _remapped(placed, memories.ids), policy)
+        outcome = _import_conversation(store, _remapped(placed, memories.ids), policy, attachments)
         if outcome != "skipped":
             counts["imported"] += 1
             counts["messages"] += len(conversation.messages)
@@ -183,7 +189,10 @@ def _suggested(suggestion: SuggestedMemory) -> MemoryItem:
 
 
 def _import_conversation(
-    store: ConversationStore, conversation: ImportedConversation, policy: ConflictPolicy
+    store: ConversationStore,
+    conversation: ImportedConversation,
+    policy: ConflictPolicy,
+    attachments: AttachmentStore | None,
 ) -> Literal["imported", "copied", "skipped"]:
     cid, title = conversation.id, conversation.title
     outcome: Literal["imported", "copied"] = "imported"
@@ -209,4 +218,26 @@ def _import_conversation(
             continue
         except ValueError as exc:  # validated already; only a changed store rule gets here
             raise InvalidImportError(f"conversation {conversation.id!r}: {exc}") from exc
+        if attachments is not None and conversation.files:
+            _restore(store, attachments, cid, conversation)
         return outcome
+
+
+def _restore(
+    store: ConversationStore,
+    attachments: AttachmentStore,
+    cid: str,
+    conversation: ImportedConversation,
+) -> None:
+    """Write the conversation's files; if the disk refuses one, take the conversation out
+    again (its attachments go with it) and say which file."""
+    for file in conversation.files:
+        try:
+            attachments.restore(cid, file.attachment, file.content())
+        except OSError as exc:
+            store.delete(cid)
+            attachments.drop(cid)
+            raise StorageError(
+                f"Could not write {file.attachment.name}, attached in the conversation "
+                f"{conversation.title!r}: {reason(exc)}. The conversation was not imported."
+            ) from exc

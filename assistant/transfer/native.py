@@ -1,6 +1,7 @@
 """Reading the app's own export format: every field is validated before anything is written.
 
-Version 1 has conversations and memories; version 2 adds projects (a conversation's and a
+Version 1 has conversations and memories (and, in an export with them, the bytes of the files
+attached to messages: see `transfer.files`); version 2 adds projects (a conversation's and a
 memory's `project` must name one of them), the global custom instructions and the global memory
 policy (optional: a version 2 file without it reads as before).
 """
@@ -36,6 +37,7 @@ from assistant.memory_policy import (
 )
 from assistant.projects import Project
 from assistant.transfer.export import EXPORTED_STATES, FORMAT, FORMAT_VERSION
+from assistant.transfer.files import read_files
 from assistant.transfer.plan import ImportedConversation
 
 
@@ -194,6 +196,7 @@ def _conversation(raw: dict[str, Any], path: str) -> ImportedConversation:
         check_messages(messages)
     except ValueError as exc:  # "messages[i].field: problem"
         raise inside(path, exc) from None
+    files = read_files(raw["messages"], messages, path)
     return ImportedConversation(
         cid,
         title,
@@ -205,6 +208,7 @@ def _conversation(raw: dict[str, Any], path: str) -> ImportedConversation:
         flag(raw, "pinned", path),
         flag(raw, "archived", path),
         _project_of(raw, path),
+        files,
     )
 
 

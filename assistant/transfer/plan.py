@@ -21,6 +21,7 @@ from assistant.projects import Project, ProjectStore
 from assistant.timestamps import stamp
 
 if TYPE_CHECKING:
+    from assistant.transfer.files import ImportedFile
     from assistant.transfer.sources import ImportSource
 
 ImportFormat = Literal["assistant", "chatgpt", "claude"]
@@ -69,6 +70,7 @@ class ImportedConversation:
     pinned: bool = False  # at the top of the list
     archived: bool = False  # out of the list until archived ones are shown
     project: str | None = None  # the id of its project in the file
+    files: tuple[ImportedFile, ...] = ()  # the attached files' bytes, in an export with them
 
     @classmethod
     def of_turns(

@@ -322,31 +322,25 @@ class AgentWorker(QObject):
 
     def _embed_memories(self) -> None:
         memory = self._workspace.memory
-        if memory.embedding_status().model is None:
-            return
-        try:
-            memory.embed_missing(
-                lambda done, total: self.progress.emit("Embedding memories", done, total),
-                cancel=self._between_batches,
-            )
-        except AssistantError as exc:
-            log.warning("Embedding memories failed: %s", exc)
-        finally:
-            self.progress.emit("Embedding memories", 0, 0)
+        if memory.embedding_status().model is not None:
+            self._embed("Embedding memories", memory.embed_missing)
 
     def _embed_messages(self) -> None:
         conversations = self._workspace.conversations
-        if not conversations.pending_embeddings():
-            return
+        if conversations.pending_embeddings():
+            self._embed("Embedding messages", conversations.embed_pending)
+
+    def _embed(self, label: str, run: Callable[..., object]) -> None:
+        """Run one store's embedding, its progress shown under `label`; a failure is logged."""
         try:
-            conversations.embed_pending(
-                lambda done, total: self.progress.emit("Embedding messages", done, total),
+            run(
+                lambda done, total: self.progress.emit(label, done, total),
                 cancel=self._between_batches,
             )
         except AssistantError as exc:
-            log.warning("Embedding messages failed: %s", exc)
+            log.warning("%s failed: %s", label, exc)
         finally:
-            self.progress.emit("Embedding messages", 0, 0)
+            self.progress.emit(label, 0, 0)
 
 
 def reflect(workspace: Workspace) -> Reflection:

@@ -3,12 +3,13 @@ removed with a click or with Delete, Backspace or Space; a line under them says 
 was not attached.
 
 Each file is checked as it is added (`knowledge.attachments.probe`: kind, size limit, text
-or not, a PDF's password and pages); the copy into the data dir is made when it is sent.
+or not, a PDF's password and pages), and an image is refused while the conversation's model is
+known not to take images; the copy into the data dir is made when it is sent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,6 +59,8 @@ class AttachmentBar(QWidget):
         super().__init__(parent)
         self.setObjectName("attachmentBar")
         self._chips: list[AttachmentChip] = []
+        # The conversation's model if it was found not to take images (None: it may).
+        self.model_refusing_images: Callable[[], str | None] = lambda: None
         self._row = QHBoxLayout()
         self._row.setContentsMargins(0, 0, 0, 0)
         self._row.addStretch(1)
@@ -79,7 +82,7 @@ class AttachmentBar(QWidget):
     def add(self, paths: Iterable[Path]) -> list[str]:
         """Check and add files (one already there is not added again); what was refused, in
         words (also shown under the chips until the next change)."""
-        from assistant.knowledge.attachments import AttachmentError, probe
+        from assistant.knowledge.attachments import AttachmentError, image_refused, probe
 
         problems = []
         for path in paths:
@@ -93,10 +96,29 @@ class AttachmentBar(QWidget):
             except AttachmentError as exc:
                 problems.append(str(exc))
                 continue
+            model = self.model_refusing_images() if attachment.kind == "image" else None
+            if model is not None:
+                problems.append(image_refused(path.name, model, attached=False))
+                continue
             self._add_chip(attachment)
         self.say(" ".join(problems))
         self._update()
         return problems
+
+    def refused_images(self) -> str:
+        """Why the images among the files cannot be sent to the conversation's model ("" if
+        they can, or if there are none)."""
+        from assistant.knowledge.attachments import image_refused
+
+        images = [c.attachment.name for c in self._chips if c.attachment.kind == "image"]
+        model = self.model_refusing_images() if images else None
+        return "" if model is None else image_refused(", ".join(images), model, attached=True)
+
+    def recheck(self) -> None:
+        """Say at once if the images attached cannot go to the model now chosen."""
+        refused = self.refused_images()
+        if refused:
+            self.say(refused)
 
     def say(self, text: str) -> None:
         """Show `text` (why a file was refused) under the chips; "" hides the line."""
@@ -128,5 +150,6 @@ class AttachmentBar(QWidget):
         self._update()
 
     def _update(self) -> None:
-        self.setVisible(bool(self._chips) or self.problem.isVisible())
+        # isHidden, not isVisible: the line is not visible while the bar itself is hidden
+        self.setVisible(bool(self._chips) or not self.problem.isHidden())
         self.changed.emit()

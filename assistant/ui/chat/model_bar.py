@@ -129,6 +129,11 @@ class ModelBar(QWidget):
         conversation = self._conversation
         return (conversation.model if conversation else None) or default
 
+    def refusing_images(self) -> str | None:
+        """The model shown, if it was found not to take images (None: it takes them, or may)."""
+        workspace, model = self._workspace, self.current_model()
+        return model if workspace is not None and workspace.refuses_images(model) else None
+
     def edit_conversation_options(self) -> None:
         """Change this conversation's own options, over its model's."""
         from assistant.ui.chat.model_options_dialog import ModelOptionsDialog

@@ -42,14 +42,20 @@ class Sending(QObject):
         composer.input.stop.connect(self._on_escape)
         chat.edit_requested.connect(self._begin_edit)
         session.busy_changed.connect(self._set_busy)
+        composer.attachments.model_refusing_images = pane.model_bar.refusing_images
+        pane.model_bar.shown_model_changed.connect(composer.attachments.recheck)
 
     def send(self) -> None:
-        """Send the input's text and files; a file that cannot be sent is named, and nothing
-        is sent or cleared."""
+        """Send the input's text and files; a file that cannot be sent (an image the model is
+        known not to take too) is named, and nothing is sent or cleared."""
         composer, session = self._composer, self._session
         text = composer.input.toPlainText().strip()
         files = composer.attachments.files()
         if not (text or files) or session.busy or not self._can_send():
+            return
+        refused = composer.attachments.refused_images()
+        if refused:
+            composer.attachments.say(refused)
             return
         if session.conversation is None:
             self._new_conversation()

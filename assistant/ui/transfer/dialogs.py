@@ -363,6 +363,7 @@ class _ImportFlow(QObject):
                 keep_pinned=keep_pinned,
                 cancel=cancel.is_set,
                 projects=projects,
+                attachments=workspace.attachments,
             ),
             on_done=lambda result: self._on_imported(plan, result),
             on_error=self._on_import_failed,

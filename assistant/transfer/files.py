@@ -1,0 +1,70 @@
+"""The files attached to messages, in an export that includes them (`data`: their bytes in
+base64): checked when the export is read, before anything is written, and written back under
+the conversation's attachments when it is imported (a copy under a new id gets its own)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from assistant.json_fields import fail, kind
+from assistant.memory import AttachedFile, Message
+
+
+@dataclass(frozen=True)
+class ImportedFile:
+    """The bytes of an attached file, as the export holds them (base64, checked)."""
+
+    attachment: AttachedFile
+    data: str
+
+    def content(self) -> bytes:
+        """The file's bytes."""
+        return base64.b64decode(self.data, validate=True)
+
+
+def read_files(
+    raw_messages: Sequence[Any], messages: Sequence[Message], path: str
+) -> tuple[ImportedFile, ...]:
+    """The files whose bytes a conversation's messages carry (`raw_messages` as in the file,
+    `messages` as parsed from them), each once; FieldError names the bad field: `data` that is
+    not base64, is over the attachment size limit, or does not hold `size` bytes, or that
+    differs between two messages carrying the same file (an edited message carries its files)."""
+    from assistant.knowledge.attachments import MAX_ATTACHMENT_MB  # the index loads slowly
+
+    limit = MAX_ATTACHMENT_MB * 2**20
+    found: dict[tuple[str, str], tuple[ImportedFile, str]] = {}
+    for j, (raw, message) in enumerate(zip(raw_messages, messages, strict=True)):
+        entries = raw.get("attachments") or []
+        for k, (entry, ref) in enumerate(zip(entries, message.attachments, strict=True)):
+            if entry.get("data") is None:
+                continue  # an export without the files: the message names them
+            where = f"{path}.messages[{j}].attachments[{k}]"
+            data = _checked_data(entry["data"], ref, limit, where)
+            key = (ref.id, ref.name)
+            if key in found and found[key][0].data != data:
+                raise fail(f"{where}.data", f"differs from the same file's in {found[key][1]}")
+            found.setdefault(key, (ImportedFile(ref, data), where))
+    return tuple(file for file, _ in found.values())
+
+
+def _checked_data(data: object, ref: AttachedFile, limit: int, where: str) -> str:
+    if not isinstance(data, str):
+        raise fail(f"{where}.data", f"must be the file's bytes in base64, not {kind(data)}")
+    if ref.size > limit:
+        raise fail(
+            f"{where}.size",
+            f"{ref.size} bytes is over the attachment limit of {limit // 2**20} MB",
+        )
+    if len(data) > 4 * (limit // 3 + 1):  # larger than any file within the limit
+        raise fail(f"{where}.data", f"holds more than the attachment limit of {limit // 2**20} MB")
+    try:
+        size = len(base64.b64decode(data, validate=True))
+    except (binascii.Error, ValueError):
+        raise fail(f"{where}.data", "is not valid base64") from None
+    if size != ref.size:
+        raise fail(f"{where}.data", f"holds {size} bytes, but its size says {ref.size}")
+    return data
