@@ -314,3 +314,29 @@ def test_the_chips_of_an_imported_conversation_open_its_restored_files(
     ]
     assert len(previews) == 1 and "Call Ada about the hangar." in previews[0].text.toPlainText()
     win.close()
+
+
+def test_a_refused_file_is_said_also_when_nothing_else_is_attached(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.4\nnot really a PDF")
+    bar = window.composer.attachments
+    monkeypatch.setattr(
+        QFileDialog, "getOpenFileNames", staticmethod(lambda *a, **k: ([str(broken)], ""))
+    )
+    window.input.setFocus()
+    qtbot.keyClick(
+        window,
+        Qt.Key.Key_A,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    assert chips(window) == []
+    assert bar.isVisible() and bar.problem.isVisible()
+    assert bar.problem.text() == "⚠ broken.pdf: damaged or not a PDF: cannot be read."
+
+    bar.say("")
+    assert bar.isHidden()
+    drop(window, broken)  # dropped or pasted: the same line
+    assert bar.isVisible() and bar.problem.isVisible()
+    assert "broken.pdf: damaged or not a PDF" in bar.problem.text()
