@@ -17,6 +17,7 @@ from assistant.fileio import atomic_write_bytes
 from assistant.memory import ConversationStore
 from assistant.transfer import conversation_markdown
 from assistant.ui import file_places
+from assistant.ui.chat.markdown import set_markdown
 from assistant.ui.jobs import Progress, run_job
 from assistant.ui.transfer.dialogs import get_save_file_name, show_error
 
@@ -39,7 +40,7 @@ def document_bytes(markdown: str, suffix: str, title: str) -> bytes:
     if suffix == ".md":
         return markdown.encode()
     document = QTextDocument()
-    document.setMarkdown(markdown)
+    set_markdown(document, markdown)
     document.setMetaInformation(QTextDocument.MetaInformation.DocumentTitle, title)
     if suffix == ".html":
         return document.toHtml().encode()
