@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from assistant.errors import StorageError
 from assistant.knowledge import FileRecord, FolderState, KnowledgeEvent, Sources
+from assistant.ui import file_places
 from assistant.ui.debounce import Debounced
 from assistant.ui.knowledge.bridge import KnowledgeBridge
 from assistant.ui.knowledge.opening import system_open
@@ -179,8 +180,10 @@ class KnowledgePage(QWidget):
         self._save(self._knowledge.sources.with_folder(os.path.abspath(folder)))
 
     def _on_add(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Add a knowledge folder")
+        start = str(file_places.start_folder("knowledge"))
+        folder = QFileDialog.getExistingDirectory(self, "Add a knowledge folder", start)
         if folder:
+            file_places.remember("knowledge", folder)
             self.add_folder(folder)
 
     def _on_remove(self) -> None:
