@@ -143,6 +143,7 @@ class Composer(QWidget):
         self.input.image_given.connect(self._attach_image)
         self.attachments.emptied.connect(self.input.setFocus)
         self._pasted: QTemporaryDir | None = None  # pasted images, as files, until quitting
+        self._picked_from: Path | None = None  # the folder of the last files picked
         return button
 
     def begin_edit(self, message_id: str, text: str) -> None:
@@ -163,11 +164,14 @@ class Composer(QWidget):
         self.edit_line.hide()
 
     def pick_files(self) -> None:
-        """Choose files to attach (the system's file dialog)."""
+        """Choose files to attach (the system's file dialog, in the folder of the last ones
+        picked, else the home folder)."""
         from PySide6.QtWidgets import QFileDialog
 
-        names, _ = QFileDialog.getOpenFileNames(self, "Attach files", "", PICK_FILTER)
+        folder = str(self._picked_from or Path.home())
+        names, _ = QFileDialog.getOpenFileNames(self, "Attach files", folder, PICK_FILTER)
         if names:
+            self._picked_from = Path(names[0]).parent  # the next pick starts there
             self.attachments.add(Path(name) for name in names)
         self.input.setFocus()
 
