@@ -314,3 +314,27 @@ def test_a_message_next_to_a_good_match_rises(data_dir: Path) -> None:
     assert with_neighbours["sunrise-2"] == max(with_neighbours.values())
     assert with_neighbours[chats["sunrise"]] > with_neighbours[chats["class"]]
     store.close()
+
+
+def test_weeks_of_a_month_and_seasons_are_resolved() -> None:
+    now = datetime(2023, 9, 1, 12, 0, tzinfo=UTC)
+
+    def span(query: str, when: datetime = now) -> tuple[str, str] | None:
+        found = time_span(query, when)
+        return None if found is None else (found[0].date().isoformat(), found[1].date().isoformat())
+
+    assert span("the forest picture shared on December 1,2023") == ("2023-11-30", "2023-12-03")
+    assert span("Which country was Tim visiting in the second week of November?") == (
+        "2022-11-08",  # the last November up to now
+        "2022-11-15",
+    )
+    assert span("the last week of February 2024") == ("2024-02-23", "2024-03-01")
+    assert span("What state did Joanna visit in summer 2021?") == ("2021-06-01", "2021-09-01")
+    assert span("winter of 2022") == ("2022-12-01", "2023-03-01")
+    assert span("a picture near Fort Wayne last summer") == ("2023-06-01", "2023-09-01")
+    assert span("last summer", datetime(2023, 7, 1, tzinfo=UTC)) == ("2022-06-01", "2022-09-01")
+    assert span("this summer", datetime(2023, 7, 1, tzinfo=UTC)) == ("2023-06-01", "2023-09-01")
+    assert span("in the winter", datetime(2024, 1, 10, tzinfo=UTC)) == ("2023-12-01", "2024-03-01")
+    assert span("during the spring") == ("2023-03-01", "2023-06-01")
+    assert span("the fall of Rome") is None  # a season only after "in", "last" and the like
+    assert span("summer reading list") is None

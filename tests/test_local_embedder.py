@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+import threading
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from assistant.memory.local_embedder import DIM, NAME, LocalEmbedder
 from assistant.workspace import Workspace
@@ -42,3 +45,23 @@ def test_long_passages_go_a_few_at_a_time_and_keep_their_vectors() -> None:
     whole = embedder.embed(texts)
     embedder.batch_tokens = 256  # one long passage a batch
     np.testing.assert_allclose(embedder.embed(texts), whole, atol=1e-5)
+
+
+def _threads() -> set[str]:
+    return {task.name for task in Path("/proc/self/task").iterdir()}
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads the threads from /proc")
+def test_the_model_runs_on_the_calling_thread_at_its_priority() -> None:
+    """Loading the model starts no thread of its own: background embedding runs on its own
+    low-priority thread alone (onnxruntime's threads, started by whichever thread loaded the
+    model, kept normal priority), and a query never waits for another core."""
+    embedder = LocalEmbedder()
+    before = _threads()
+    embedder.embed(["load the model here, as the first search would"])
+    assert _threads() - before == set()
+    done: list[int] = []
+    worker = threading.Thread(target=lambda: done.append(len(embedder.embed(["in the back"]))))
+    worker.start()
+    worker.join()
+    assert done == [1]

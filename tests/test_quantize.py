@@ -37,7 +37,7 @@ def test_the_vector_cache_is_8_bit_and_reads_back_what_was_searched(tmp_path: Pa
     paths = cache_paths(tmp_path, "test")
     on_disk = np.load(paths.vectors)
     assert on_disk.dtype == np.int8 and on_disk.shape == (50, packed_width(DIM))
-    again = VectorMatrix.from_cache(tmp_path, "test", {i: n for n, i in enumerate(ids)})
+    again = VectorMatrix.from_cache(tmp_path, "test", ids)
     assert again is not None
     query = rows[0]
     allowed = np.ones(50, dtype=bool)
@@ -60,7 +60,7 @@ def test_an_older_float16_cache_still_loads(tmp_path: Path) -> None:
     st = paths.vectors.stat()
     meta["npy"].update(size=st.st_size, mtime_ns=st.st_mtime_ns)
     paths.meta.write_text(json.dumps(meta))
-    again = VectorMatrix.from_cache(tmp_path, "test", {i: n for n, i in enumerate(ids)})
+    again = VectorMatrix.from_cache(tmp_path, "test", ids)
     assert again is not None and again.count == 20
     slots, sims = again.nearest(rows[4], np.ones(20, dtype=bool), 1, exact_up_to=100, candidates=1)
     assert slots.tolist() == [4] and abs(sims[0] - 1) < 1e-3

@@ -452,11 +452,13 @@ def test_dropping_an_export_on_the_window_imports_it(qtbot: QtBot, tmp_path: Pat
     mime.setUrls([QUrl.fromLocalFile(str(EXPORTS / "chatgpt-classic.zip"))])
     point = QPointF(5, 5)
     buttons, keys = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    # As the platform does: to the window's QWindow, which passes a drag on to the widget under it.
+    handle = window.windowHandle()
     enter = QDragEnterEvent(point.toPoint(), Qt.DropAction.CopyAction, mime, buttons, keys)
-    QApplication.sendEvent(child.viewport(), enter)
+    QApplication.sendEvent(handle, enter)
     assert enter.isAccepted()
     drop = QDropEvent(point, Qt.DropAction.CopyAction, mime, buttons, keys)
-    QApplication.sendEvent(child.viewport(), drop)
+    QApplication.sendEvent(handle, drop)
     assert dropped == [EXPORTS / "chatgpt-classic.zip"]
     assert child.toPlainText() == ""  # the path was not pasted
     other = QMimeData()

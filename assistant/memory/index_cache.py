@@ -2,12 +2,14 @@
 
 Replaying `semantic.jsonl` means parsing every record, tokenizing every text and indexing it;
 at 100,000 memories that takes seconds. At close the store writes this cache
-(`semantic-index.npz`: numeric columns as arrays, strings as one JSON blob, the BM25 index as
-flat arrays), stamped with the offset the items reflect (the log's size then), its record
-count, and the time, inode and CRC-32 of those bytes. Opening uses it only if the log still
-starts with those bytes (the same file, or a copy with the same CRC: a restored data dir); the
-records after the offset are then replayed on top, so a cache can never hide a record written
-later by anyone. The cache also records the log's id (`log_id`: each rewrite of the log, a
+(`semantic-index.npz`: numbers and times (microseconds) as arrays, the texts as one block of
+UTF-8, the other strings and each item's vector key as one JSON blob, the BM25 index as flat
+arrays; opening builds the items column by column and hands the index its arrays), stamped
+with the offset the items reflect (the log's size then), its record count, and the time,
+inode and CRC-32 of those bytes. Opening uses it only if the log still starts with those
+bytes (the same file, or a copy with the same CRC: a restored data dir); the records after
+the offset are then replayed on top, so a cache can never hide a record written later by
+anyone. The cache also records the log's id (`log_id`: each rewrite of the log, a
 compaction, gives it a new one in its first record), so that a log compacted after the cache
 was written is told from one cut short: the first is replayed, the second is
 `Cached.truncated`. Otherwise the log is replayed in full. The log stays the single source of
@@ -21,10 +23,12 @@ import logging
 import uuid
 import zipfile
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
+from itertools import repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -33,12 +37,16 @@ from assistant.fileio import atomic_write_with
 from assistant.memory.bm25 import Snapshot
 from assistant.memory.items import MemoryItem, Source
 from assistant.memory.tombstones import Tombstone
-from assistant.timestamps import stamp
+from assistant.memory.vectors import vector_key
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = 5  # 3: the stamp is a prefix of the log (offset, records, CRC of those bytes)
-# 4: the BM25 terms are word stems; 5: origins, links and validity, dead records, tombstones
+CACHE_VERSION = 6  # 3: the stamp is a prefix of the log (offset, records, CRC of those bytes)
+# 4: the BM25 terms are word stems; 5: origins, links and validity, dead records, tombstones;
+# 6: texts as one block, times as microseconds, the items' vector keys
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+_NONE = np.iinfo(np.int64).min  # a time column's "no time" (decayed_at)
 CACHE_NAME = "semantic-index.npz"
 
 
@@ -47,6 +55,7 @@ class Cached:
     """A cache that matches the log's first `offset` bytes, or a log cut below them."""
 
     items: list[MemoryItem]
+    columns: Columns
     index: Snapshot
     contexts: dict[str, str]  # item id -> fingerprint of the context its document holds
     tombstones: list[Tombstone]
@@ -60,6 +69,14 @@ class Cached:
     def truncated(self) -> bool:
         """Whether the log is shorter than when the cache was written: cut or replaced."""
         return self.log_size < self.offset
+
+
+class Columns(NamedTuple):
+    """Per cached item, what the memory index keeps in arrays, read without the items."""
+
+    last_used: npt.NDArray[np.float64]  # POSIX seconds of `last_accessed`
+    dated: npt.NDArray[np.float64]  # POSIX seconds of `memory_index.dated`
+    keys: list[str]  # `vector_key` of each item
 
 
 LOG_HEADER_OP = "log"
@@ -140,9 +157,10 @@ def save(
     """Write the cache for `items` (in slot order) and the BM25 index (whose documents hold the
     contexts of `contexts`, by fingerprint): what the first `offset` bytes of the log,
     `records` records, hold (the log may be longer: those are replayed)."""
+    texts = [i.text for i in items]
     strings = {
         "id": [i.id for i in items],
-        "text": [i.text for i in items],
+        "keys": [vector_key(i.id, i.text) for i in items],
         "kind": [i.kind for i in items],
         "state": [i.state for i in items],
         "source": [
@@ -150,11 +168,7 @@ def save(
             for i in items
         ],
         "tags": [list(i.tags) for i in items],
-        "created_at": [stamp(i.created_at) for i in items],
-        "updated_at": [stamp(i.updated_at) for i in items],
-        "last_accessed": [stamp(i.last_accessed) for i in items],
         "origin": [i.origin for i in items],
-        "decayed_at": [None if i.decayed_at is None else stamp(i.decayed_at) for i in items],
         "links": {str(slot): _links(i) for slot, i in enumerate(items) if _has_links(i)},
         "tombstones": [t.to_json() for t in tombstones],
         "unread": unread,
@@ -176,6 +190,12 @@ def save(
     arrays: dict[str, npt.NDArray[Any]] = {
         "meta": _blob(meta),
         "strings": _blob(strings),
+        "texts": np.frombuffer("".join(texts).encode("utf-8"), dtype=np.uint8),
+        "text_ends": np.cumsum([len(t) for t in texts], dtype=np.int64),
+        "created_at": _micros(i.created_at for i in items),
+        "updated_at": _micros(i.updated_at for i in items),
+        "last_accessed": _micros(i.last_accessed for i in items),
+        "decayed_at": _micros(i.decayed_at for i in items),
         "importance": np.array([i.importance for i in items], dtype=np.float64),
         "pinned": np.array([i.pinned for i in items], dtype=bool),
         "access_count": np.array([i.access_count for i in items], dtype=np.int64),
@@ -201,7 +221,7 @@ def load(directory: Path, log_path: Path, problems: list[str] | None = None) -> 
                 return None  # the log was rewritten since: replay it
             strings = _unblob(data["strings"])
             columns = {name: data[name] for name in data.files if name not in ("meta", "strings")}
-        items = _items(strings, columns, meta["count"])
+        items, item_columns = _items(strings, columns, meta["count"])
         tombstones = [Tombstone.from_json(t) for t in strings["tombstones"]]
         index = Snapshot.from_columns(strings["terms"], columns)
         contexts = {str(i): str(c) for i, c in dict(strings.get("contexts", {})).items()}
@@ -228,46 +248,96 @@ def load(directory: Path, log_path: Path, problems: list[str] | None = None) -> 
     if not isinstance(unread, list) or not all(isinstance(r, dict) for r in unread):
         return None
     records, dead = int(meta["records"]), int(meta["dead"])
-    return Cached(items, index, contexts, tombstones, unread, records, dead, offset, size)
+    return Cached(
+        items, item_columns, index, contexts, tombstones, unread, records, dead, offset, size
+    )
 
 
-def _items(strings: dict[str, Any], columns: dict[str, Any], count: int) -> list[MemoryItem]:
-    ids, texts, kinds, states = strings["id"], strings["text"], strings["kind"], strings["state"]
-    sources, tags, origins = strings["source"], strings["tags"], strings["origin"]
-    decayed = [None if t is None else datetime.fromisoformat(t) for t in strings["decayed_at"]]
-    columns_of_strings = (ids, texts, kinds, states, sources, tags, origins, decayed)
-    if not all(len(x) == count for x in columns_of_strings):
+def _items(
+    strings: dict[str, Any], columns: dict[str, Any], count: int
+) -> tuple[list[MemoryItem], Columns]:
+    """The items of the cache, built column by column (no Python code runs per plain item),
+    and the columns the index takes as they are."""
+    ids, kinds, states = strings["id"], strings["kind"], strings["state"]
+    sources, tags, origins, keys = (
+        strings["source"],
+        strings["tags"],
+        strings["origin"],
+        strings["keys"],
+    )
+    texts = _texts(columns["texts"], columns["text_ends"])
+    times = [columns[name] for name in ("created_at", "updated_at", "last_accessed", "decayed_at")]
+    numbers = [columns[name] for name in ("importance", "pinned", "access_count")]
+    lengths = {len(x) for x in (ids, texts, kinds, states, sources, tags, origins, keys)}
+    if lengths | {len(x) for x in (*times, *numbers)} != {count}:
         raise ValueError("columns of different lengths")
-    importance = columns["importance"].tolist()
-    pinned = columns["pinned"].tolist()
-    access = columns["access_count"].tolist()
-    seen: dict[str, datetime] = {}  # the three times are often equal: share the objects
-    created = _times(strings["created_at"], seen)
-    updated = _times(strings["updated_at"], seen)
-    accessed = _times(strings["last_accessed"], seen)
-    items = [
-        MemoryItem(
-            ids[i],
-            texts[i],
-            kinds[i],
-            importance[i],
-            created[i],
-            updated[i],
-            accessed[i],
-            pinned[i],
-            access[i],
-            states[i],
-            None if sources[i] is None else Source(sources[i][0], sources[i][1]),
-            tuple(tags[i]),
-            origins[i],
-            decayed_at=decayed[i],
+    created, updated, accessed, decayed = _datetimes(times)
+    importance, pinned, access = (column.tolist() for column in numbers)
+    none = repeat(None)
+    items = list(
+        map(
+            MemoryItem._make,
+            zip(
+                ids,
+                texts,
+                kinds,
+                importance,
+                created,
+                updated,
+                accessed,
+                pinned,
+                access,
+                states,
+                [None if s is None else Source(s[0], s[1]) for s in sources],
+                map(tuple, tags),
+                origins,
+                none,  # valid_from ... client, project: the links below
+                none,
+                repeat(()),
+                none,
+                repeat(()),
+                decayed,
+                none,
+                none,
+            ),
         )
-        for i in range(count)
-    ]
+    )
+    dated = times[0] / 1e6  # as `datetime.timestamp` computes it: exact microseconds / 10**6
     for slot, links in strings["links"].items():
         item = items[int(slot)]
-        items[int(slot)] = MemoryItem.from_json({**item.to_json(), **links})
-    return items
+        item = items[int(slot)] = MemoryItem.from_json({**item.to_json(), **links})
+        dated[int(slot)] = (item.valid_from or item.created_at).timestamp()
+    return items, Columns(times[2] / 1e6, dated, keys)
+
+
+def _texts(block: npt.NDArray[np.uint8], ends: npt.NDArray[np.int64]) -> list[str]:
+    """The texts stored as one block of UTF-8 and where each ends (in characters)."""
+    whole = block.tobytes().decode("utf-8")
+    bounds = ends.tolist()
+    if bounds and bounds[-1] != len(whole):
+        raise ValueError("the texts do not fill their block")
+    return [whole[a:b] for a, b in zip([0, *bounds], bounds, strict=False)]
+
+
+def _micros(times: Iterable[datetime | None]) -> npt.NDArray[np.int64]:
+    """Times as microseconds since 1970 in UTC (`_NONE` for None)."""
+    return np.array(
+        [_NONE if t is None else (t.astimezone(UTC) - _EPOCH) // _MICROSECOND for t in times],
+        dtype=np.int64,
+    )
+
+
+def _datetimes(columns: list[npt.NDArray[np.int64]]) -> list[list[datetime | None]]:
+    """The columns of `_micros` as aware UTC datetimes, one object per distinct time (an
+    item's times are often equal, and so are many items')."""
+    distinct, where = np.unique(np.concatenate(columns), return_inverse=True)
+    moments = np.array(
+        [None if t == _NONE else _EPOCH + t * _MICROSECOND for t in distinct.tolist()],
+        dtype=object,
+    )
+    out = moments[where].tolist()
+    n = len(columns[0])
+    return [out[i * n : (i + 1) * n] for i in range(len(columns))]
 
 
 # Fields most items lack (kept by slot, as `to_json` writes them); "client": origin "mcp";
@@ -299,16 +369,6 @@ def _links(item: MemoryItem) -> dict[str, Any]:
     """The item's links and validity, as `to_json` writes them."""
     raw = item.to_json()
     return {name: raw[name] for name in _LINKS if name in raw}
-
-
-def _times(stamps: list[str], seen: dict[str, datetime]) -> list[datetime]:
-    out = []
-    for text in stamps:
-        moment = seen.get(text)
-        if moment is None:
-            moment = seen[text] = datetime.fromisoformat(text)
-        out.append(moment)
-    return out
 
 
 def _blob(value: Any) -> npt.NDArray[np.uint8]:

@@ -27,6 +27,7 @@ import numpy.typing as npt
 from assistant.errors import StorageError
 from assistant.memory.arrays import ensure_capacity, with_headroom
 from assistant.memory.bm25 import BM25Index, Snapshot
+from assistant.memory.index_cache import Columns
 from assistant.memory.items import MemoryItem, SearchHit
 from assistant.memory.ranking import Ranking, SearchConfig, fuse
 from assistant.memory.text import terms
@@ -67,6 +68,7 @@ class MemoryIndex:
         self._past: BM25Index | None = None  # archived items, for searches with history
         self._context: dict[str, str] = {}  # item id -> its context, given this session
         self._given: dict[str, str] = {}  # item id -> fingerprint of its context ("": none)
+        self._keys: list[str] = []  # per slot: its item's `vector_key`
         self.vectors: VectorMatrix | None = None
         self.vectors_dirty = False
 
@@ -101,12 +103,14 @@ class MemoryIndex:
         items: list[MemoryItem],
         index: Snapshot | None,
         contexts: Mapping[str, str] | None = None,
+        columns: Columns | None = None,
     ) -> None:
         """Load items into the empty index at once; index the active ones unless given (with
-        the contexts of `contexts`, by fingerprint)."""
+        the contexts of `contexts`, by fingerprint). `columns`: what the cache read of them."""
         n = len(items)
         self.items = items
-        self._slot_of = {item.id: slot for slot, item in enumerate(items)}
+        ids = [i.id for i in items]
+        self._slot_of = dict(zip(ids, range(n), strict=True))
         size = with_headroom(n)
         self._active = np.zeros(size, dtype=bool)
         self._active[:n] = [i.state == "active" for i in items]
@@ -115,11 +119,16 @@ class MemoryIndex:
         self._importance = np.zeros(size, dtype=np.float64)
         self._importance[:n] = [i.importance for i in items]
         self._last_used = np.zeros(size, dtype=np.float64)
-        self._last_used[:n] = [i.last_accessed.timestamp() for i in items]
         self._dated = np.zeros(size, dtype=np.float64)
-        self._dated[:n] = [dated(i) for i in items]
+        if columns is None:
+            self._last_used[:n] = [i.last_accessed.timestamp() for i in items]
+            self._dated[:n] = [dated(i) for i in items]
+            self._keys = [vector_key(i.id, i.text) for i in items]
+        else:
+            self._last_used[:n], self._dated[:n], self._keys = columns
         self._scope = np.zeros(size, dtype=np.int32)
-        self._scope[:n] = [self._scope_code(i.project) for i in items]
+        for slot in [s for s, i in enumerate(items) if i.project is not None]:
+            self._scope[slot] = self._scope_code(items[slot].project)
         if index is None:
             self._bm25 = BM25Index(*self._bm25_params())
             self._given = {}
@@ -140,6 +149,7 @@ class MemoryIndex:
         if slot is None:
             slot = len(self.items)
             self.items.append(item)
+            self._keys.append(vector_key(item.id, item.text))
             self._slot_of[item.id] = slot
             size = slot + 1
             self._active = ensure_capacity(self._active, size)
@@ -151,6 +161,8 @@ class MemoryIndex:
         else:
             old = self.items[slot]
             self.items[slot] = item
+            if old.text != item.text:
+                self._keys[slot] = vector_key(item.id, item.text)
         active = item.state == "active"
         if item.state == "forgotten":
             self._context.pop(item.id, None)  # no words of it may stay
@@ -416,8 +428,7 @@ class MemoryIndex:
 
     def load_vectors(self, name: str) -> None:
         """Take the cached vectors of the embedder `name`, if any."""
-        keys = {vector_key(item.id, item.text): slot for slot, item in enumerate(self.items)}
-        self.vectors = VectorMatrix.from_cache(self.directory, name, keys)
+        self.vectors = VectorMatrix.from_cache(self.directory, name, self._keys)
         self.vectors_dirty = self.vectors is not None and self.vectors.restamp
 
     def save_vectors(self) -> None:
@@ -425,7 +436,7 @@ class MemoryIndex:
         if self.vectors is None or not self.vectors_dirty:
             return
         try:
-            self.vectors.save(self.directory, [vector_key(i.id, i.text) for i in self.items])
+            self.vectors.save(self.directory, self._keys)
         except (OSError, StorageError) as exc:
             log.warning("Could not save the vector cache: %s", exc)
             return

@@ -36,7 +36,7 @@ from assistant.memory import index_cache, jsonl
 from assistant.memory.bm25 import Snapshot
 from assistant.memory.history import History, events_of
 from assistant.memory.items import MAX_TEXT_CHARS, MemoryEvent, MemoryItem, Source
-from assistant.memory.tombstones import Fingerprint, Meaning, Tombstone
+from assistant.memory.tombstones import Fingerprint, Meaning, Resemblance, Tombstone
 from assistant.timestamps import stamp
 
 log = logging.getLogger(__name__)
@@ -89,6 +89,7 @@ class Replayed:
     index: Snapshot | None  # None: index `items` afresh
     changed: list[MemoryItem]
     contexts: dict[str, str] = field(default_factory=dict)  # what `index` holds (see `context`)
+    columns: index_cache.Columns | None = None  # of `items`, from the cache
 
 
 class MemoryLog:
@@ -140,7 +141,7 @@ class MemoryLog:
         tombstones: dict[str, list[Tombstone]] = {}
         for tombstone in cached.tombstones:
             tombstones.setdefault(tombstone.memory_id, []).append(tombstone)
-        slot_of = {item.id: slot for slot, item in enumerate(cached.items)}
+        slot_of = {item.id: slot for slot, item in enumerate(cached.items)} if tail else {}
         dead = 0
         try:
             for record in tail:
@@ -156,7 +157,8 @@ class MemoryLog:
         self._unread = list(cached.unread)
         self._records = cached.records + len(tail)
         self._dead = cached.dead + dead
-        return Replayed(cached.items, cached.index, list(changed.values()), cached.contexts)
+        changes = list(changed.values())
+        return Replayed(cached.items, cached.index, changes, cached.contexts, cached.columns)
 
     def _load_log(self, lost: index_cache.Cached | None = None) -> Replayed:
         """Replay the log, dropping forgotten items and moving unreadable records aside.
@@ -255,16 +257,28 @@ class MemoryLog:
     # -- tombstones ----------------------------------------------------------------------------
 
     def buried_as(self, text: str, meaning: Meaning | None = None) -> list[str]:
-        """The ids of the forgotten memories whose tombstones match `text`: by its words, and
-        by its `meaning` if given."""
+        """The ids of the forgotten memories whose tombstones say the fact of `text` (by its
+        words, and by its `meaning` if given): the "forgotten" band, not a mere resemblance."""
         if not self.tombstones:
             return []
         fingerprint = Fingerprint.of(text, meaning)
         return [
             memory_id
             for memory_id, tombstones in self.tombstones.items()
-            if any(t.fingerprint.matches(fingerprint) for t in tombstones)
+            if any(t.fingerprint.resemblance(fingerprint) == "forgotten" for t in tombstones)
         ]
+
+    def resemblance(self, text: str, meaning: Meaning | None = None) -> Resemblance | None:
+        """The closest band in which `text` (with its `meaning`, if given) matches a tombstone:
+        "forgotten" (the same fact), "resembles" (the user is asked), or None."""
+        fingerprint = Fingerprint.of(text, meaning)
+        found: Resemblance | None = None
+        for tombstone in (t for ts in self.tombstones.values() for t in ts):
+            band = tombstone.fingerprint.resemblance(fingerprint)
+            if band == "forgotten":
+                return band
+            found = band or found
+        return found
 
     def tombstones_for(self, item: MemoryItem, meaning: Meaning | None) -> list[Tombstone]:
         """Tombstones for forgetting `item`: one for each text it had (its history must be

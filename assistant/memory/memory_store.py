@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from assistant.fileio import make_dir
+from assistant.memory import collector
 from assistant.memory.embedding import Embedder
 from assistant.memory.embedding_upkeep import EmbeddingStatus, EmbeddingUpkeep, Progress
 from assistant.memory.history import creation, select, told, with_text
@@ -78,9 +79,9 @@ class MemoryStore:
         """Open (or create) the store in directory `path`."""
         make_dir(path)
         mem = cls(path, embedder, config)
-        with mem._lock:
+        with mem._lock, collector.paused():
             replayed = mem._log.load()
-            mem._index.fill(replayed.items, replayed.index, replayed.contexts)
+            mem._index.fill(replayed.items, replayed.index, replayed.contexts, replayed.columns)
             for item in replayed.changed:
                 mem._index.place(item)
             mem._vectors.load()

@@ -248,8 +248,9 @@ class VectorMatrix:
         )
 
     @classmethod
-    def from_cache(cls, directory: Path, name: str, slot_of: dict[str, int]) -> VectorMatrix | None:
-        """The vectors cached for the embedder `name`, placed at the slots of their ids.
+    def from_cache(cls, directory: Path, name: str, keys: list[str]) -> VectorMatrix | None:
+        """The vectors cached for the embedder `name`, placed at the slots of their ids
+        (`keys`: the `vector_key` of each slot).
 
         None when there is no cache, or it is of another model, unreadable or inconsistent. A
         bad projection is only left out. A `.npy` of the recorded size but another time (the
@@ -279,7 +280,7 @@ class VectorMatrix:
                 if shape not in (packed, older) or fortran:
                     raise ValueError(f"unexpected array {shape} {dtype}")
                 matrix, slots, checksum = cls._read_rows(
-                    f, name, dim, ids, slot_of, dtype=dtype, checksum=not same_write
+                    f, name, dim, ids, keys, dtype=dtype, checksum=not same_write
                 )
             if not same_write:
                 if checksum != recorded["crc32"]:
@@ -302,7 +303,7 @@ class VectorMatrix:
         name: str,
         dim: int,
         ids: list[str],
-        slot_of: dict[str, int],
+        keys: list[str],
         *,
         dtype: np.dtype[Any],
         checksum: bool,
@@ -314,8 +315,12 @@ class VectorMatrix:
         for, the rows' CRC-32.
         """
         crc = None
-        matrix = cls(name, dim, capacity=with_headroom(len(slot_of)))
-        slots = np.fromiter((slot_of.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
+        matrix = cls(name, dim, capacity=with_headroom(len(keys)))
+        if ids == keys:  # a row for every slot, in order (no dictionary of 100,000 keys)
+            slots = np.arange(len(ids), dtype=np.int64)
+        else:
+            slot_of = {key: slot for slot, key in enumerate(keys)}
+            slots = np.fromiter((slot_of.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
         if _in_order(slots) and dtype == np.float32:
             target = matrix._m[: len(ids)]
             if f.readinto(target.data.cast("B")) != target.nbytes:

@@ -31,6 +31,7 @@ own.
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 import tempfile
@@ -324,6 +325,26 @@ def months_and_years_only() -> Iterator[None]:
         message_index.time_span = full
 
 
+@contextmanager
+def dates_of_round_three() -> Iterator[None]:
+    """Dates as before round 4: no week of a month, no season, a day's comma then a space."""
+    never = re.compile(r"(?!)")
+    old_day = re.compile(
+        rf"\b({when._MONTH_NAMES})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b",
+        re.IGNORECASE,
+    )
+    saved = {name: getattr(when, name) for name in ("_WEEK_OF", "_SEASON_YEAR", "_SEASON")}
+    saved["_MONTH_DAY_YEAR"] = when._MONTH_DAY_YEAR
+    for name in ("_WEEK_OF", "_SEASON_YEAR", "_SEASON"):
+        setattr(when, name, never)
+    when._MONTH_DAY_YEAR = old_day
+    try:
+        yield
+    finally:
+        for name, pattern in saved.items():
+            setattr(when, name, pattern)
+
+
 # -- the report ----------------------------------------------------------------------------------
 
 
@@ -368,6 +389,11 @@ def variants() -> list[Variant]:
             base,
             months_and_years_only,
             layers=conversations,
+        ),
+        Variant(
+            'dates of round 3: no week of a month, no season ("last summer")',
+            base,
+            dates_of_round_three,
         ),
         Variant(
             "previous message's similarity added to the meaning score (x0.5)",

@@ -264,70 +264,94 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Build the data, measure, print a Markdown table."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=RUNS)
+    parser.add_argument(
+        "--only", choices=("start", "turn"), help="only cold start, or only the stall of a turn"
+    )
     args = parser.parse_args(argv)
+    times: dict[str, list[float]] = {}
+    if args.only != "turn":
+        times |= _start(args.runs, full=args.only is None)
+    if args.only != "start":
+        times |= _turns(args.runs, full=args.only is None)
+    data = f"{MEMORIES:,} memories, {CONVERSATIONS} conversations"
+    names = {
+        "bare": "bare PySide6 window shown",
+        "app": f"Assistant window shown ({data})",
+        "ready": f"Assistant ready: panes filled ({data})",
+        "long": f"open a {LONG_CONVERSATION}-message conversation",
+        "stall": "GUI thread's longest stall in a streamed turn with two tool calls",
+        "turn": f"... with memory chips and the curator after it ({TURN_WHAT}), quiet",
+        "turn_busy": f"... with memory chips and the curator after it ({TURN_WHAT}), a core busy",
+        "stream": "GUI thread's longest stall while a 4,000-token Markdown reply streams",
+    }
+    print("| measurement | median s | min s | max s |")
+    print("|---|---:|---:|---:|")
+    for key, values in times.items():
+        print(
+            f"| {names[key]} | {statistics.median(values):.3f} | {min(values):.3f} "
+            f"| {max(values):.3f} |"
+        )
+    print()
+    if "app" in times:
+        ratio = statistics.median(times["app"]) / statistics.median(times["bare"])
+        print(
+            f"Cold start: window shown in {statistics.median(times['app']):.2f} s "
+            f"(goal <= {GOAL_SECONDS} s), {ratio:.1f}x a bare PySide6 window (goal <= 2x); "
+            f"ready in {statistics.median(times['ready']):.2f} s."
+        )
+    if "turn" in times:
+        print(
+            f"Longest GUI stall during a turn with chips and the curator (goal <= "
+            f"{STALL_GOAL_MS} ms): {statistics.median(times['turn']) * 1000:.0f} ms median, "
+            f"{max(times['turn']) * 1000:.0f} ms max quiet; "
+            f"{statistics.median(times['turn_busy']) * 1000:.0f} ms median, "
+            f"{max(times['turn_busy']) * 1000:.0f} ms max with a core busy."
+        )
+    if "stall" in times:
+        print(
+            f"Without chips and curator: {max(times['stall']) * 1000:.0f} ms at worst; while a "
+            f"4,000-token Markdown reply streams: {max(times['stream']) * 1000:.0f} ms at worst."
+        )
+    print(json.dumps(times), file=sys.stderr)
+    return 0
+
+
+def _start(runs: int, *, full: bool) -> dict[str, list[float]]:
+    """Cold start against a bare window (interleaved, so that both see the same machine), and
+    opening a long conversation (`full`)."""
+    times: dict[str, list[float]] = {"bare": [], "app": [], "ready": []}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         started = time.perf_counter()
         long_id = populate(root)
         print(f"data made in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         timed(APP, str(root))  # warm the OS file cache and `__pycache__`, as a first launch does
-        bare: list[float] = []
-        app: list[float] = []
-        ready: list[float] = []
-        for _ in range(args.runs):  # interleaved, so that both see the same machine
-            bare.append(timed(BARE)[0])
+        for _ in range(runs):
+            times["bare"].append(timed(BARE)[0])
             shown_s, ready_s = timed(APP, str(root))
-            app.append(shown_s)
-            ready.append(ready_s)
-        long = [timed(LONG, str(root), long_id)[0] for _ in range(args.runs)]
-        stall = [timed(STALL)[0] for _ in range(args.runs)]
-        turn = [timed(TURN)[0] for _ in range(args.runs)]
-        loop = busy_core()
-        try:
-            turn_busy = [timed(TURN)[0] for _ in range(args.runs)]
-        finally:
-            loop.kill()
-            loop.wait()
-        stream = [timed(STREAM)[0] for _ in range(args.runs)]
-    data = f"{MEMORIES:,} memories, {CONVERSATIONS} conversations"
-    rows = [
-        ("bare PySide6 window shown", bare),
-        (f"Assistant window shown ({data})", app),
-        (f"Assistant ready: panes filled ({data})", ready),
-        (f"open a {LONG_CONVERSATION}-message conversation", long),
-        ("GUI thread's longest stall in a streamed turn with two tool calls", stall),
-        (f"... with memory chips and the curator after it ({TURN_WHAT}), quiet", turn),
-        (f"... with memory chips and the curator after it ({TURN_WHAT}), a core busy", turn_busy),
-        ("GUI thread's longest stall while a 4,000-token Markdown reply streams", stream),
-    ]
-    print("| measurement | median s | min s | max s |")
-    print("|---|---:|---:|---:|")
-    for name, values in rows:
-        print(
-            f"| {name} | {statistics.median(values):.3f} | {min(values):.3f} | {max(values):.3f} |"
-        )
-    ratio = statistics.median(app) / statistics.median(bare)
-    print(
-        f"\nCold start: window shown in {statistics.median(app):.2f} s "
-        f"(goal <= {GOAL_SECONDS} s), {ratio:.1f}x a bare PySide6 window (goal <= 2x); "
-        f"ready in {statistics.median(ready):.2f} s. Longest GUI stall during a turn: "
-        f"{max(stall) * 1000:.0f} ms at worst (goal <= {STALL_GOAL_MS} ms); with chips and the "
-        f"curator: {statistics.median(turn) * 1000:.0f} ms median quiet, "
-        f"{statistics.median(turn_busy) * 1000:.0f} ms with a core busy; while a "
-        f"4,000-token Markdown reply streams: {max(stream) * 1000:.0f} ms at worst."
-    )
-    times = {
-        "bare": bare,
-        "app": app,
-        "ready": ready,
-        "long": long,
-        "stall": stall,
-        "turn": turn,
-        "turn_busy": turn_busy,
-        "stream": stream,
-    }
-    print(json.dumps(times), file=sys.stderr)
-    return 0
+            times["app"].append(shown_s)
+            times["ready"].append(ready_s)
+        if full:
+            times["long"] = [timed(LONG, str(root), long_id)[0] for _ in range(runs)]
+    return times
+
+
+def _turns(runs: int, *, full: bool) -> dict[str, list[float]]:
+    """The GUI thread's longest stall in turns: with chips and the curator quiet and with a
+    core busy; without them and while a long Markdown reply streams (`full`)."""
+    times: dict[str, list[float]] = {}
+    if full:
+        times["stall"] = [timed(STALL)[0] for _ in range(runs)]
+    times["turn"] = [timed(TURN)[0] for _ in range(runs)]
+    loop = busy_core()
+    try:
+        times["turn_busy"] = [timed(TURN)[0] for _ in range(runs)]
+    finally:
+        loop.kill()
+        loop.wait()
+    if full:
+        times["stream"] = [timed(STREAM)[0] for _ in range(runs)]
+    return times
 
 
 if __name__ == "__main__":

@@ -155,5 +155,6 @@ class AttachmentBar(QWidget):
         self._update()
 
     def _update(self) -> None:
-        self.setVisible(bool(self._chips) or self.problem.isVisible())
+        # isHidden, not isVisible: the line is not visible while the bar itself is hidden
+        self.setVisible(bool(self._chips) or not self.problem.isHidden())
         self.changed.emit()

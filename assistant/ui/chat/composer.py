@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from assistant.ui import file_places
+
 INPUT_MAX_HEIGHT = 96
 PLACEHOLDER = "Message Assistant — Enter to send, Shift+Enter for a new line"
 PICK_FILTER = (
@@ -143,7 +145,6 @@ class Composer(QWidget):
         self.input.image_given.connect(self._attach_image)
         self.attachments.emptied.connect(self.input.setFocus)
         self._pasted: QTemporaryDir | None = None  # pasted images, as files, until quitting
-        self._picked_from: Path | None = None  # the folder of the last files picked
         return button
 
     def begin_edit(self, message_id: str, text: str) -> None:
@@ -164,14 +165,13 @@ class Composer(QWidget):
         self.edit_line.hide()
 
     def pick_files(self) -> None:
-        """Choose files to attach (the system's file dialog, in the folder of the last ones
-        picked, else the home folder)."""
+        """Choose files to attach (the system's file dialog)."""
         from PySide6.QtWidgets import QFileDialog
 
-        folder = str(self._picked_from or Path.home())
-        names, _ = QFileDialog.getOpenFileNames(self, "Attach files", folder, PICK_FILTER)
+        start = str(file_places.start_folder("attach"))
+        names, _ = QFileDialog.getOpenFileNames(self, "Attach files", start, PICK_FILTER)
         if names:
-            self._picked_from = Path(names[0]).parent  # the next pick starts there
+            file_places.remember("attach", names[0])
             self.attachments.add(Path(name) for name in names)
         self.input.setFocus()
 

@@ -32,6 +32,16 @@ from assistant.ui.chat.code_scroll import BAR_SPACE, is_code
 _BOLD = QTextCharFormat()
 _BOLD.setFontWeight(QFont.Weight.Bold)
 CODE_LINK = "copycode"  # copycode:<n> copies code block n
+# GitHub's dialect with HTML read as text: a reply's `List<String>` or `<div>` is words to show,
+# not markup to drop (Qt would otherwise swallow the tag and what follows it).
+FEATURES = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | (
+    QTextDocument.MarkdownFeature.MarkdownNoHTML
+)
+
+
+def set_markdown(document: QTextDocument, markdown: str) -> None:
+    """Lay out `markdown` in `document`, any HTML in it kept as literal text."""
+    document.setMarkdown(markdown, FEATURES)
 
 
 def _same_cell(table: QTextTable, block: QTextBlock, other: QTextBlock) -> bool:
@@ -55,7 +65,7 @@ def plain_text(markdown: str) -> str:
     """What a Markdown text reads as without its markup: list items keep their numbers or
     bullets (indented by level), line breaks stay."""
     document = QTextDocument()
-    document.setMarkdown(markdown)
+    set_markdown(document, markdown)
     lines = []
     block = document.begin()
     while block.isValid():
@@ -88,7 +98,7 @@ class MarkdownRenderer:
         `copyable` False leaves out the Copy line of code blocks (for text still streaming).
         """
         scratch = self._scratch
-        scratch.setMarkdown(text)
+        set_markdown(scratch, text)
         palette = self._palette()
         self._style_blocks(palette)
         self._code_blocks(palette, copyable=copyable)

@@ -1,7 +1,11 @@
 """Dropping an export (a .zip, a .json or an export folder) anywhere on a window imports it.
 
-An application-wide event filter, so that a drop on the chat input or the conversation list
-imports the file instead of pasting its path. It only looks at drag and drop events.
+The filter sits on the window's QWindow, which the platform hands every drag of the window to
+before Qt passes it on to the widget under the pointer: a drop on the chat input or the
+conversation list imports the file instead of pasting its path. Not on the application: a
+filter there is Python code run for every event of every widget (each widget painted takes the
+GIL, and waits for it while a worker thread runs Python; that was most of the GUI thread's
+longest stall while the curator ran after a turn).
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QEvent, QMimeData, QObject
 from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QWidget
 
 IMPORTABLE_SUFFIXES = (".zip", ".json")
 _DRAG_EVENTS = (QEvent.Type.DragEnter, QEvent.Type.DragMove, QEvent.Type.Drop)
@@ -36,14 +40,13 @@ class ImportDropFilter(QObject):
         self._window = window
         self._on_drop = on_drop
         window.setAcceptDrops(True)
-        app = QApplication.instance()
-        if app is not None:
-            app.installEventFilter(self)
+        window.winId()  # its QWindow, made now rather than when first shown
+        handle = window.windowHandle()
+        assert handle is not None  # a window (no parent) has one once it has an id
+        handle.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
-        if event.type() not in _DRAG_EVENTS or not isinstance(watched, QWidget):
-            return False
-        if watched.window() is not self._window or not self._window.isEnabled():
+        if event.type() not in _DRAG_EVENTS or not self._window.isEnabled():
             return False
         assert isinstance(event, QDragEnterEvent | QDragMoveEvent | QDropEvent)
         path = dropped_export(event.mimeData())
