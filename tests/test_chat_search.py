@@ -16,7 +16,7 @@ from assistant.ui.conversations.search import ChatSearchDialog
 from assistant.ui.window import main_window
 from assistant.ui.window.main_window import MainWindow
 from assistant.workspace import Workspace
-from tests.desktop import shown_window
+from tests.desktop import new_saved_chat, shown_window
 
 pytestmark = pytest.mark.gui
 
@@ -88,7 +88,7 @@ def test_temporary_and_empty_chats_are_gone_after_quitting(qtbot: QtBot, data_di
     win = MainWindow(Workspace.open(data_dir))
     qtbot.addWidget(win)
     assert {c.id for c in win.workspace.conversations.all()} & {leftover, empty} == set()
-    temporary = win.new_conversation(temporary=True)
+    temporary = new_saved_chat(qtbot, win, temporary=True)
     win.workspace.conversations.append(temporary, "user", "not to be kept")
     win.close()
     shutdown.join_all()  # work that outlived the window's wait (a busy machine) ends here
@@ -103,7 +103,7 @@ def test_a_temporary_chat_goes_when_work_that_outlived_quitting_ends(
     store.append(kept, "user", "to be kept")
     win = MainWindow(Workspace.open(data_dir))
     qtbot.addWidget(win)
-    temporary = win.new_conversation(temporary=True)
+    temporary = new_saved_chat(qtbot, win, temporary=True)
     win.workspace.conversations.append(temporary, "user", "not to be kept")
 
     def still_working(thread: QThread) -> bool:  # the wait ran out: work goes on after it

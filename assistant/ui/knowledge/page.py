@@ -10,8 +10,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QFileDialog,
@@ -34,6 +33,7 @@ from assistant.knowledge import FileRecord, FolderState, KnowledgeEvent, Sources
 from assistant.ui import file_places
 from assistant.ui.debounce import Debounced
 from assistant.ui.knowledge.bridge import KnowledgeBridge
+from assistant.ui.knowledge.opening import system_open
 from assistant.ui.wording import count
 
 REFRESH_MS = 400  # the file list is redrawn at most this often while files are read
@@ -235,4 +235,4 @@ class KnowledgePage(QWidget):
     def _open_item(self, item: QTreeWidgetItem) -> None:
         path = item.data(0, Qt.ItemDataRole.UserRole)
         if path:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(path))
+            system_open(path, self)
