@@ -403,6 +403,7 @@ class Workspace:
             after_memories=self.settings.reflection_after_memories,
             per_day=self.settings.reflection_per_day,
             tries=self.reflection_tries,
+            inbox=self.inbox,
         )
 
     def reflect(self, topic: str | None = None, cancel: CancelToken | None = None) -> Reflection:

@@ -13,13 +13,8 @@ from typing import Any
 import pytest
 
 from assistant.agent.cancel import CancelToken
-from assistant.agent.curator import (
-    EXTRACT_PROMPT,
-    RELATED_K,
-    TOPIC_PROMPT,
-    Curator,
-    parse_candidates,
-)
+from assistant.agent.candidates import parse_candidates
+from assistant.agent.curator import EXTRACT_PROMPT, RELATED_K, TOPIC_PROMPT, Curator
 from assistant.agent.decisions import DECIDE_MAX_TOKENS, DECIDE_PROMPT
 from assistant.agent.events import AgentEvent, MemoryEdited
 from assistant.agent.loop import Agent, AgentConfig
@@ -342,7 +337,8 @@ def test_a_target_forgotten_meanwhile_is_not_changed(rig: Rig) -> None:
         target = {"candidate": 0, "action": "SUPERSEDE", "target": porto.id, "reason": "moved"}
         return json.dumps({"decisions": [target]})
 
-    rig.extracts("The user lives in Lisbon")
+    # (Not "lives in Lisbon": so close to the forgotten fact, it would wait for the user's yes.)
+    rig.extracts("The user moved to a flat in Lisbon")
     rig.decides(forget_then_supersede)
     (added,) = rig.process()
     assert added.supersedes == () and rig.memory.get(porto.id).state == "forgotten"  # type: ignore[union-attr]

@@ -21,6 +21,7 @@ from assistant.agent.reflection import (
     MAX_INSIGHTS,
     REFLECT_MAX_TOKENS,
     REFLECT_PROMPT,
+    UNREADABLE_NOTE,
     Reflector,
     parse_insights,
 )
@@ -146,6 +147,17 @@ def test_an_insight_already_written_is_not_written_twice(rig: Rig) -> None:
     assert [i.text for i in rig.written()] == [INSIGHT]
     shown = rig.provider.requests[1]["messages"][1]["content"]
     assert "Insights already written" in shown and INSIGHT in shown
+
+
+def test_an_answer_that_is_not_json_says_so_rather_than_no_insight(rig: Rig) -> None:
+    facts = rig.learn(*LISBON)
+    rig.provider.enqueue("Sure! The user seems to be moving to Lisbon.")
+    unreadable = rig.reflector.reflect("lisbon")
+    assert unreadable.insights == [] and unreadable.note == UNREADABLE_NOTE
+    rig.insights((INSIGHT, [facts[0].id]))  # JSON, but resting on one memory: dropped
+    nothing_new = rig.reflector.reflect("lisbon")
+    assert nothing_new.insights == [] and nothing_new.note == "No new insight in these memories."
+    assert rig.written() == []
 
 
 def test_too_few_memories_are_not_reflected_on(rig: Rig) -> None:

@@ -117,8 +117,9 @@ def test_undo_lifts_the_tombstone_for_good(mem_dir: Path) -> None:
 def test_the_user_adding_a_forgotten_fact_again_lifts_its_tombstone(mem_dir: Path) -> None:
     mem = SemanticMemory.open(mem_dir)
     mem.forget(mem.add(FACT).id)
-    mem.add(SAME[1], origin="tool")  # the model's remember tool: stored, still a tombstone
-    assert mem.is_forgotten_fact(FACT)
+    with pytest.raises(ForgottenFactError):  # the model's remember tool: refused, as the curator
+        mem.add(SAME[1], origin="tool")
+    assert mem.is_forgotten_fact(FACT) and len(mem) == 0
     mem.add(SAME[1])  # the user, in the sidebar
     assert not mem.is_forgotten_fact(FACT)
     again = SemanticMemory.open(mem_dir)  # replayed from the log

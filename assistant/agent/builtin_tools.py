@@ -18,6 +18,7 @@ from assistant.memory import (
     EVERYWHERE,
     Change,
     ConversationStore,
+    ForgottenFactError,
     Inbox,
     MemoryEdit,
     MemoryItem,
@@ -29,6 +30,7 @@ from assistant.memory import (
     WorkingMemoryStore,
 )
 from assistant.memory.pending import PendingAction, PendingChange, PendingReason
+from assistant.memory.resembling import Screened, hold, screen
 from assistant.memory_policy import AUTOMATIC, MemoryPolicy
 from assistant.timestamps import now_utc
 
@@ -157,11 +159,14 @@ def remember(
             "If they want it kept all the same, they can add it themselves in the memory panel."
         )
     source = Source(context.conversation_id, context.message_id)
+    change: Change = "replace" if replaces is not None else "add"
+    proposed = Proposal(
+        text, kind, importance, source=source, by="tool", change=change, target=replaces
+    )
+    screened = screen(memory, context.inbox, proposed)
+    if screened != "clear":
+        return _not_remembered(screened)
     if context.policy.mode == "ask" and context.inbox is not None:
-        change: Change = "replace" if replaces is not None else "add"
-        proposed = Proposal(
-            text, kind, importance, source=source, by="tool", change=change, target=replaces
-        )
         if not context.inbox.propose([proposed]):
             return "Already waiting for the user's review."
         return (
@@ -177,9 +182,12 @@ def remember(
         context.allow_change(
             "remember", old, "supersede", text=text, kind=kind, importance=importance
         )  # a ToolError if it may not
-        item = memory.supersede(
-            old.id, text, kind, importance, by="tool", source=source, reason="the user said so"
-        )
+        try:
+            item = memory.supersede(
+                old.id, text, kind, importance, by="tool", source=source, reason="the user said so"
+            )
+        except ForgottenFactError as exc:  # forgotten meanwhile
+            return _not_remembered(_held(exc, context.inbox, proposed))
         context.edits.append(MemoryEdit("superseded", old, item))
         return f"Remembered as {item.id}, replacing {old.id} (it said: {old.text!r})."
 
@@ -191,16 +199,20 @@ def remember(
 
     project = context.scope.home(personal)
     context.allow_add(text, kind, importance, project)
-    item, before = memory.save(
-        text,
-        kind,
-        importance,
-        source=source,
-        may_change=may_change,
-        origin="tool",
-        project=project,
-        scopes=context.scope.visible,
-    )
+    try:
+        item, before = memory.save(
+            text,
+            kind,
+            importance,
+            source=source,
+            may_change=may_change,
+            origin="tool",
+            project=project,
+            scopes=context.scope.visible,
+        )
+    except ForgottenFactError as exc:  # merged into a memory: its new text resembles one
+        context.budget.give_back("remember")
+        return _not_remembered(_held(exc, context.inbox, proposed))
     if before is item:
         context.budget.give_back("remember")  # said already: nothing added
         return f"Already remembered as {item.id}."
@@ -209,6 +221,29 @@ def remember(
         return f"Updated the existing memory {item.id} (it said: {before.text!r})."
     context.edits.append(MemoryEdit("remembered", None, item))
     return f"Remembered as {item.id}."
+
+
+def _held(exc: ForgottenFactError, inbox: Inbox | None, proposed: Proposal) -> Screened:
+    """What became of a memory the store refused as forgotten (`exc`): held for the user's yes
+    if it only resembles a forgotten fact."""
+    if exc.resemblance == "forgotten":
+        return "forgotten"
+    hold(inbox, proposed)
+    return "held"
+
+
+def _not_remembered(screened: Screened) -> str:
+    """The tool's answer for a memory that resembles (held) or says (forgotten) a fact the user
+    made the assistant forget; ToolError for the latter."""
+    if screened == "forgotten":
+        raise ToolError(
+            "remember: not saved. The user made you forget this; only they can add it again, "
+            "in the memory panel."
+        )
+    return (
+        "Not saved yet: it resembles something the user asked you to forget, so it waits for "
+        "their yes in the Review tab of the memory panel. Tell them it waits there."
+    )
 
 
 @tool

@@ -9,25 +9,23 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time
-from typing import Any, Literal
+from typing import Literal
 
 from assistant.agent.cancel import CancelToken
+from assistant.agent.candidates import EXTRACTED_KINDS, Candidate, parse_candidates
 from assistant.agent.change_budget import ReplyBudget
 from assistant.agent.chat import ChatProvider
 from assistant.agent.chat_scope import ChatScope
 from assistant.agent.decisions import (
     DECIDE_MAX_TOKENS,
     DECIDE_PROMPT,
-    MAX_MEMORY_CHARS,
     SHOWN_CHARS,
     Decision,
     decision_request,
     parse_decisions,
 )
-from assistant.agent.model_json import listed
 from assistant.errors import AssistantError, ProviderError
 from assistant.memory import (
-    KINDS,
     Change,
     ForgottenFactError,
     Inbox,
@@ -43,19 +41,18 @@ from assistant.memory import (
     TopicStore,
 )
 from assistant.memory.pending import PendingAction, PendingChange
+from assistant.memory.resembling import RESEMBLES, hold, screen
 from assistant.memory_policy import AUTOMATIC, MemoryPolicy
 from assistant.timestamps import now_utc
 
 log = logging.getLogger(__name__)
 
-MAX_CANDIDATES = 8
 RELATED_K = 5  # existing memories each candidate is compared with
 # What the model may write: eight memories of JSON, and a topic's one or two sentences.
 EXTRACT_MAX_TOKENS = 1000
 TOPIC_MAX_TOKENS = 200
 
 # Insights are written by reflection, from several memories; an exchange yields plain facts.
-EXTRACTED_KINDS = tuple(kind for kind in KINDS if kind != "insight")
 
 EXTRACT_PROMPT = f"""\
 You curate the long-term memory of a personal assistant. From the exchange below, extract what \
@@ -94,19 +91,8 @@ Summarize what these memories say about the user in one or two sentences, as a s
 ("The user ..."). Answer with the summary only."""
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """A memory proposed by the model, validated."""
-
-    kind: MemoryKind
-    text: str
-    importance: float
-    topic: str
-    asked: bool = False  # the model says the user asked for it to be remembered
-    personal: bool = False  # in a project's chat: the model said "personal" (it goes global)
-
-
-TakenAction = Literal["added", "updated", "superseded", "known", "pinned", "forgotten"]
+TakenAction = Literal["added", "updated", "superseded", "known", "pinned", "forgotten", "held"]
+_NEW = Decision(0, "ADD")  # what a candidate would be before the decisions
 
 
 @dataclass(frozen=True)
@@ -174,17 +160,19 @@ class Curator:
         scope = scope or ChatScope()
         budget = budget or ReplyBudget()
         exchange = f"User: {user.content}\n\nAssistant: {reply.content}"
+        source = Source(conversation_id, user.id)
         try:
-            extracted = self._unforgotten(self._extract(exchange, policy, cancel, scope))
-            candidates = [c for c in extracted if _allowed(c, policy)]
+            extracted = self._extract(exchange, policy, cancel, scope)
+            allowed = [c for c in extracted if _allowed(c, policy)]
+            candidates = self._unforgotten(allowed, source, scope)
             decisions = self.decide(exchange, candidates, cancel, scope)
-            source = Source(conversation_id, user.id)
             if policy.mode == "ask":
                 self._propose(candidates, decisions, source, scope)
                 return []
             stored: list[MemoryItem] = []
             changed: list[str] = []  # the topics of the memories added or changed
             for candidate, decision in zip(candidates, decisions, strict=True):
+                home = scope.memory.home(candidate.personal)
                 try:
                     item = self._apply(
                         candidate,
@@ -193,10 +181,11 @@ class Curator:
                         source=source,
                         tags=[f"topic:{candidate.topic}"],
                         budget=budget,
-                        project=scope.memory.home(candidate.personal),
+                        project=home,
                     )
-                except ForgottenFactError:  # forgotten meanwhile, or a refined text says it
-                    log.info("Curator: not learning a forgotten fact again: %.80r", candidate.text)
+                except ForgottenFactError as exc:  # forgotten meanwhile, or a refined text says it
+                    if exc.resemblance == "resembles":
+                        hold(self.inbox, proposal(candidate, decision, source, home))
                     continue
                 if item is not None:
                     stored.append(item)
@@ -219,8 +208,9 @@ class Curator:
         Raises ValueError for a statement that cannot be a memory (empty, too long, bad kind).
         """
         text = " ".join(text.split())
-        if self.memory.is_forgotten_fact(text):
-            return Taken("forgotten", None, reason="the user made the assistant forget it")
+        screened = screen(self.memory, self.inbox, Proposal(text, kind, importance, by=origin))
+        if screened != "clear":
+            return _not_taken(screened)
         candidate = Candidate(kind, text, importance, topic="general")
         exchange = f"{client} asks to remember: {text}"
         [decision] = self.decide(exchange, [candidate], None)
@@ -233,8 +223,11 @@ class Curator:
         edits: list[MemoryEdit] = []
         try:
             self._apply(candidate, decision, edits.append, origin=origin, client=client)
-        except ForgottenFactError:  # a refined text says a forgotten fact
-            return Taken("forgotten", None, reason="the user made the assistant forget it")
+        except ForgottenFactError as exc:  # a refined text says or resembles a forgotten fact
+            if exc.resemblance == "resembles":
+                hold(self.inbox, Proposal(decision.text or text, kind, importance, by=origin))
+                return _not_taken("held")
+            return _not_taken("forgotten")
         [edit] = edits
         return Taken(_TAKEN[edit.action], edit.after, edit.before, decision.reason)
 
@@ -260,15 +253,19 @@ class Curator:
         unique = {_normal(c.text): c for c in reversed(candidates)}  # the first of repeats
         return [c for c in candidates if unique[_normal(c.text)] is c]
 
-    def _unforgotten(self, candidates: list[Candidate]) -> list[Candidate]:
-        """The candidates the user has not had forgotten (a tombstone recognises them)."""
-        kept = []
-        for candidate in candidates:
-            if self.memory.is_forgotten_fact(candidate.text):
-                log.info("Curator: dropped a candidate the user had forgotten")
-            else:
-                kept.append(candidate)
-        return kept
+    def _unforgotten(
+        self, candidates: list[Candidate], source: Source, scope: ChatScope
+    ) -> list[Candidate]:
+        """The candidates no tombstone recognises; one resembling a forgotten fact waits in
+        the inbox for the user's yes (see `resembling`), one saying it is dropped."""
+        return [
+            c
+            for c in candidates
+            if screen(
+                self.memory, self.inbox, proposal(c, _NEW, source, scope.memory.home(c.personal))
+            )
+            == "clear"
+        ]
 
     def _propose(
         self,
@@ -512,6 +509,12 @@ def _offered(
 _CHANGES: dict[str, Change] = {"ADD": "add", "UPDATE": "refine", "SUPERSEDE": "replace"}
 
 
+def _not_taken(screened: Literal["forgotten", "held"]) -> Taken:
+    if screened == "held":
+        return Taken("held", None, reason=RESEMBLES)
+    return Taken("forgotten", None, reason="the user made the assistant forget it")
+
+
 def extract_prompt(policy: MemoryPolicy) -> str:
     """The extraction prompt for `policy`: its mode's, with the never-topics rule after it."""
     base = ON_REQUEST_PROMPT if policy.mode == "on_request" else EXTRACT_PROMPT
@@ -548,42 +551,6 @@ def _allowed(candidate: Candidate, policy: MemoryPolicy) -> bool:
         log.info("Curator: left out a memory the user did not ask to remember")
         return False
     return True
-
-
-def parse_candidates(text: str) -> list[Candidate]:
-    """Validated candidates from the model's JSON; anything malformed is dropped with a log line."""
-    found = []
-    for entry in listed(text, "memories", log)[:MAX_CANDIDATES]:
-        candidate = _candidate(entry)
-        if candidate is None:
-            log.info("Curator: dropped an invalid memory %.200r", entry)
-        else:
-            found.append(candidate)
-    return found
-
-
-def _candidate(entry: Any) -> Candidate | None:
-    if not isinstance(entry, dict):
-        return None
-    text, kind, importance = entry.get("text"), entry.get("kind"), entry.get("importance", 0.5)
-    topic = entry.get("topic")
-    personal = entry.get("scope") in ("personal", "global")
-    if not isinstance(text, str) or not text.strip() or len(text) > MAX_MEMORY_CHARS:
-        return None
-    if kind == "insight":  # reflection writes those, from several memories
-        kind = "fact"
-    if kind not in EXTRACTED_KINDS:
-        return None
-    if isinstance(importance, bool) or not isinstance(importance, int | float):
-        return None
-    return Candidate(
-        kind=kind,
-        text=" ".join(text.split()),
-        importance=min(1.0, max(0.0, float(importance))),
-        topic=topic.strip() if isinstance(topic, str) and topic.strip() else "general",
-        asked=entry.get("asked") is True,
-        personal=personal,
-    )
 
 
 def _start_of(day: date) -> datetime:

@@ -18,17 +18,20 @@ from typing import Any
 from assistant.agent.cancel import CancelToken
 from assistant.agent.change_budget import ReplyBudget
 from assistant.agent.chat import ChatProvider
-from assistant.agent.model_json import listed
+from assistant.agent.model_json import json_value, listed
 from assistant.agent.prompt import fence, memory_line
 from assistant.errors import AssistantError
 from assistant.memory import (
     ForgottenFactError,
+    Inbox,
     MemoryEdit,
     MemoryItem,
+    Proposal,
     SemanticMemory,
     TopicStore,
 )
 from assistant.memory.pending import PendingChange
+from assistant.memory.resembling import hold, screen
 from assistant.timestamps import now_utc
 
 log = logging.getLogger(__name__)
@@ -40,6 +43,10 @@ MIN_RESTS_ON = 2  # an insight rests on at least two memories: else it repeats o
 MAX_INSIGHT_CHARS = 300
 REFLECT_MAX_TOKENS = 600
 DEFAULT_IMPORTANCE = 0.6
+UNREADABLE_NOTE = (
+    "The model did not answer with the insights asked for (no JSON), so nothing was written."
+    " Try again, or with another model."
+)
 
 REFLECT_PROMPT = f"""\
 You look for higher-level insights in what a personal assistant remembers about its user. \
@@ -92,10 +99,12 @@ class Reflector:
         per_day: int = 3,
         tries: Tries | None = None,
         clock: Callable[[], datetime] = now_utc,
+        inbox: Inbox | None = None,
     ) -> None:
         self.provider = provider
         self.memory = memory
         self.topics = topics
+        self.inbox = inbox  # where an insight resembling a forgotten fact waits for a yes
         self.after_memories = after_memories
         self.per_day = per_day
         self.tries = tries or Tries()
@@ -183,7 +192,7 @@ class Reflector:
             for i in items
             if i.state == "active" and i.origin == "reflection" and i.project == scope
         ]
-        insights = self._ask(memories, known, cancel)
+        insights, readable = self._ask(memories, known, cancel)
         written: list[MemoryItem] = []
         for insight in insights:
             if len(written) == left:
@@ -193,7 +202,11 @@ class Reflector:
                 written.append(item)
                 if on_edit is not None:
                     on_edit(MemoryEdit("remembered", None, item))
-        return Reflection(written, "" if written else "No new insight in these memories.")
+        if written:
+            return Reflection(written, "")
+        if not readable:
+            return Reflection([], UNREADABLE_NOTE)
+        return Reflection([], "No new insight in these memories.")
 
     def _memories(
         self, topic: str | None, items: Sequence[MemoryItem]
@@ -233,8 +246,9 @@ class Reflector:
         memories: Sequence[MemoryItem],
         known: Sequence[MemoryItem],
         cancel: CancelToken | None,
-    ) -> list[Insight]:
-        """The model's insights on `memories`, shown the `known` ones (newest first)."""
+    ) -> tuple[list[Insight], bool]:
+        """The model's insights on `memories`, shown the `known` ones (newest first), and
+        whether its answer was JSON at all."""
         listing = fence("memories", "\n".join(memory_line(i) for i in memories))
         if known:
             listing += "\n\nInsights already written:\n" + fence(
@@ -247,7 +261,8 @@ class Reflector:
             max_tokens=REFLECT_MAX_TOKENS,
             cancel=cancel,
         )
-        return parse_insights(response.content, [i.id for i in memories])
+        readable = json_value(response.content) is not None
+        return parse_insights(response.content, [i.id for i in memories]), readable
 
     def _write(
         self, insight: Insight, topic: str | None, scope: str | None, budget: ReplyBudget | None
@@ -258,8 +273,15 @@ class Reflector:
         if any(i.kind == "insight" for i, _ in similar):
             log.info("Reflection: dropped an insight already written: %.80r", insight.text)
             return None
-        if self.memory.is_forgotten_fact(insight.text):
-            log.info("Reflection: dropped an insight the user had forgotten")
+        proposed = Proposal(
+            insight.text,
+            "insight",
+            insight.importance,
+            topic=topic or "general",
+            by="reflection",
+            project=scope,
+        )
+        if screen(self.memory, self.inbox, proposed) != "clear":
             return None
         if budget is not None and not budget.take("remember"):
             budget.offer(
@@ -284,8 +306,9 @@ class Reflector:
                 rests_on=insight.rests_on,
                 project=scope,
             )
-        except ForgottenFactError:
-            log.info("Reflection: dropped an insight the user had forgotten")
+        except ForgottenFactError as exc:  # forgotten meanwhile
+            if exc.resemblance == "resembles":
+                hold(self.inbox, proposed)
             return None
         if topic:
             self.topics.add_memory(topic, item.id)

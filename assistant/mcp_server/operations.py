@@ -16,6 +16,7 @@ from assistant.agent.curator import Curator, Taken
 from assistant.agent.prompt import fence, memory_line
 from assistant.errors import AssistantError
 from assistant.memory import EVERYWHERE, KINDS, MAX_TEXT_CHARS, MemoryItem, Proposal
+from assistant.memory.resembling import screen
 from assistant.memory.why import why_text
 from assistant.workspace import Workspace
 
@@ -77,6 +78,9 @@ def remember(workspace: Workspace, args: dict[str, Any], client: str) -> str:
         return f"Not remembered: the user asked Assistant never to remember anything about {topic}."
     if policy.mode == "ask":
         proposed = Proposal(" ".join(text.split()), kind, IMPORTANCE, by="mcp")
+        screened = screen(workspace.memory, workspace.inbox, proposed)
+        if screened != "clear":
+            return _taken_text(Taken(screened, None))
         if not workspace.inbox.propose([proposed]):
             return "Already waiting for the user's review in Assistant."
         return (
@@ -84,7 +88,7 @@ def remember(workspace: Workspace, args: dict[str, Any], client: str) -> str:
             "setting)."
         )
     provider = workspace.provider() if workspace.is_configured() else None
-    curator = Curator(provider, workspace.memory, workspace.topics)
+    curator = Curator(provider, workspace.memory, workspace.topics, workspace.inbox)
     try:
         taken = curator.take(text, kind, IMPORTANCE, origin="mcp", client=client)
     except ValueError as exc:  # the store's own checks
@@ -107,6 +111,11 @@ def _taken_text(taken: Taken) -> str:
         return (
             "Not remembered: the user made Assistant forget this. Only they can add it again, "
             "in the Assistant app."
+        )
+    if taken.action == "held":
+        return (
+            "Not remembered yet: it resembles something the user asked Assistant to forget, so "
+            "it waits for their yes in Assistant's Review tab."
         )
     if item is None:  # "known" whose memory is gone meanwhile
         return "Already remembered."

@@ -3,7 +3,9 @@
 They wait in `memory/inbox.json` (one JSON object, rewritten atomically on each change) until
 the user accepts or rejects them (`memory.review`). Waiting, they are in no prompt and no search:
 only this store holds them. A proposal may refine or replace an existing memory (the curator
-decided so when it proposed it); accepting it does that then.
+decided so when it proposed it); accepting it does that then. Whatever the policy, a memory
+the model wants to make that resembles a forgotten fact waits here too (`resembles_forgotten`,
+see `memory.resembling`), and is learned only with the user's yes.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class Proposal:
     target: str | None = None
     reason: str = ""
     project: str | None = None  # the scope the memory would have (None: global)
+    resembles_forgotten: bool = False  # held because it resembles a fact the user had forgotten
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     proposed_at: datetime = field(default_factory=now_utc)
 
@@ -71,6 +74,8 @@ class Proposal:
             raw["reason"] = self.reason
         if self.project is not None:
             raw["project"] = self.project
+        if self.resembles_forgotten:
+            raw["resembles_forgotten"] = True
         return raw
 
     @classmethod
@@ -112,6 +117,7 @@ class Proposal:
             target=target,
             reason=reason,
             project=project,
+            resembles_forgotten=raw.get("resembles_forgotten") is True,
             id=raw["id"],
             proposed_at=parse(raw["proposed_at"]),
         )

@@ -36,7 +36,7 @@ from assistant.memory import index_cache, jsonl
 from assistant.memory.bm25 import Snapshot
 from assistant.memory.history import History, events_of
 from assistant.memory.items import MAX_TEXT_CHARS, MemoryEvent, MemoryItem, Source
-from assistant.memory.tombstones import Fingerprint, Meaning, Tombstone
+from assistant.memory.tombstones import Fingerprint, Meaning, Resemblance, Tombstone
 from assistant.timestamps import stamp
 
 log = logging.getLogger(__name__)
@@ -257,16 +257,28 @@ class MemoryLog:
     # -- tombstones ----------------------------------------------------------------------------
 
     def buried_as(self, text: str, meaning: Meaning | None = None) -> list[str]:
-        """The ids of the forgotten memories whose tombstones match `text`: by its words, and
-        by its `meaning` if given."""
+        """The ids of the forgotten memories whose tombstones say the fact of `text` (by its
+        words, and by its `meaning` if given): the "forgotten" band, not a mere resemblance."""
         if not self.tombstones:
             return []
         fingerprint = Fingerprint.of(text, meaning)
         return [
             memory_id
             for memory_id, tombstones in self.tombstones.items()
-            if any(t.fingerprint.matches(fingerprint) for t in tombstones)
+            if any(t.fingerprint.resemblance(fingerprint) == "forgotten" for t in tombstones)
         ]
+
+    def resemblance(self, text: str, meaning: Meaning | None = None) -> Resemblance | None:
+        """The closest band in which `text` (with its `meaning`, if given) matches a tombstone:
+        "forgotten" (the same fact), "resembles" (the user is asked), or None."""
+        fingerprint = Fingerprint.of(text, meaning)
+        found: Resemblance | None = None
+        for tombstone in (t for ts in self.tombstones.values() for t in ts):
+            band = tombstone.fingerprint.resemblance(fingerprint)
+            if band == "forgotten":
+                return band
+            found = band or found
+        return found
 
     def tombstones_for(self, item: MemoryItem, meaning: Meaning | None) -> list[Tombstone]:
         """Tombstones for forgetting `item`: one for each text it had (its history must be

@@ -38,8 +38,9 @@ class Review:
 
     def accept(self, ids: Sequence[str], edited: Mapping[str, str] | None = None) -> Reviewed:
         """Make memories of these proposals (`edited`: new texts by proposal id), in the order
-        they wait; one that cannot be kept (a fact the user had forgotten, an empty text) is
-        taken out too and named in `refused`."""
+        they wait: the user's yes, so one merely resembling a forgotten fact is kept; one that
+        cannot be (the very fact the user had forgotten, an empty text) is taken out too and
+        named in `refused`."""
         edited = edited or {}
         done = Reviewed()
         wanted = set(ids)
@@ -48,7 +49,7 @@ class Review:
             text = " ".join(edited.get(proposal.id, proposal.text).split())
             try:
                 edit = self._keep(proposal, text)
-            except ForgottenFactError:
+            except ForgottenFactError:  # forgotten since it was proposed
                 done.refused.append((proposal, "you had Assistant forget this"))
             except ValueError as exc:
                 done.refused.append((proposal, str(exc)))
@@ -83,6 +84,7 @@ class Review:
                 source=p.source,
                 reason=reason,
                 tags=tags,
+                confirmed=True,
             )
             edit = MemoryEdit("superseded", target, item)
         elif target is not None and target.is_current and p.change == "refine":
@@ -93,6 +95,7 @@ class Review:
                 source=p.source,
                 kind=p.kind,
                 importance=max(p.importance, target.importance),
+                confirmed=True,
             )
             edit = MemoryEdit("updated", target, item)
         else:
@@ -104,6 +107,7 @@ class Review:
                 tags=tags,
                 origin=p.by,
                 project=p.project,
+                confirmed=True,
             )
             if before is item:
                 return None

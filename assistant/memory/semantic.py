@@ -34,7 +34,7 @@ from assistant.memory.memory_log import LOG_NAME, LOG_VERSION
 from assistant.memory.memory_store import MemoryStore
 from assistant.memory.same_memory import unit_rows
 from assistant.memory.scopes import Scope
-from assistant.memory.tombstones import Fingerprint, Meaning, Tombstone, fold
+from assistant.memory.tombstones import Fingerprint, Meaning, Resemblance, Tombstone, fold
 from assistant.timestamps import now_utc
 
 log = logging.getLogger(__name__)
@@ -47,12 +47,24 @@ __all__ = [
     "SemanticMemory",
 ]
 
-# Never learn a forgotten fact again from these (the user's own adding lifts the tombstone).
-LEARNED: tuple[Origin, ...] = ("curator", "reflection", "mcp")
+# Never learn a forgotten fact again from these (the user's own adding lifts the tombstone), nor
+# one resembling it without the user's yes (`confirmed`: accepted on the Review tab).
+LEARNED: tuple[Origin, ...] = ("curator", "reflection", "mcp", "tool")
+
+
+_REFUSED = {
+    "forgotten": "the user made the assistant forget this",
+    "resembles": "it resembles a fact the user made the assistant forget; only their yes keeps it",
+}
 
 
 class ForgottenFactError(AssistantError):
-    """The curator or a reflection tried to learn a fact the user made the assistant forget."""
+    """The model tried to learn a fact the user made the assistant forget (`resemblance`
+    "forgotten"), or one resembling it ("resembles": it may, with the user's yes)."""
+
+    def __init__(self, message: str, resemblance: Resemblance = "forgotten") -> None:
+        super().__init__(message)
+        self.resemblance: Resemblance = resemblance
 
 
 class SemanticMemory(MemoryStore):
@@ -75,17 +87,19 @@ class SemanticMemory(MemoryStore):
         rests_on: Sequence[str] = (),
         client: str | None = None,
         project: str | None = None,
+        confirmed: bool = False,
     ) -> MemoryItem:
         """Remember `text` (a "created" event says who and from where); durable when this
         returns. `vector` skips the embedder; `client` names the MCP client (origin "mcp");
         `project` is its scope (None: global).
 
-        A fact that was forgotten is refused (ForgottenFactError) if the curator or a
-        reflection learns it; the user adding it lifts its tombstone.
+        A fact that was forgotten is refused (ForgottenFactError) if the model learns it
+        (LEARNED), and so is one resembling it unless `confirmed` (the user said yes to this
+        text on the Review tab); the user adding it lifts its tombstone.
         """
         text = _clean_text(text)
         _check(kind, importance)
-        self._refuse_forgotten(text, origin)
+        self._refuse_forgotten(text, origin, confirmed)
         embedded = self._vectors.given(text, vector)
         item = MemoryItem.new(
             text,
@@ -110,20 +124,23 @@ class SemanticMemory(MemoryStore):
         return item
 
     def is_forgotten_fact(self, text: str) -> bool:
-        """Whether `text` says a fact that was forgotten: it matches a tombstone by its words
-        or, with the embedder at hand, by its meaning (other words, a homoglyph)."""
+        """Whether `text` says or resembles a fact that was forgotten (`resemblance`)."""
+        return self.resemblance(text) is not None
+
+    def resemblance(self, text: str) -> Resemblance | None:
+        """How `text` matches the tombstones, by its words or, with the embedder at hand, by its
+        meaning: "forgotten" (the same fact), "resembles" (to ask the user about), or None."""
         model = self._vectors.model
         with self._lock:
-            if self._log.buried_as(text):
-                return True
+            band = self._log.resemblance(text)
             if model is None or not self._log.sketched(model):
-                return False
+                return band
         embedded = self._vectors.embed([fold(text)])  # outside the lock
         if embedded is None:
-            return False
+            return band
         meaning = Meaning(embedded.embedder.name, embedded.vectors[0])
         with self._lock:
-            return bool(self._log.buried_as(text, meaning))
+            return self._log.resemblance(text, meaning)
 
     def bury(self, facts: Sequence[tuple[str, str]]) -> None:
         """Leave a tombstone for each (key, text) of facts that were never kept (proposals the
@@ -137,11 +154,10 @@ class SemanticMemory(MemoryStore):
             ]
             self._commit([], [], buried=buried)
 
-    def _refuse_forgotten(self, text: str, by: Origin) -> None:
-        if by in LEARNED and self.is_forgotten_fact(text):
-            raise ForgottenFactError(
-                f"Not learned again: the user made the assistant forget this ({text[:60]!r})."
-            )
+    def _refuse_forgotten(self, text: str, by: Origin, confirmed: bool = False) -> None:
+        band = self.resemblance(text) if by in LEARNED else None
+        if band == "forgotten" or (band == "resembles" and not confirmed):
+            raise ForgottenFactError(f"Not learned: {_REFUSED[band]} ({text[:60]!r}).", band)
 
     def insert(
         self,
@@ -153,10 +169,10 @@ class SemanticMemory(MemoryStore):
         """Store items as they are (ids, times, counts, links), e.g. from an import, with their
         `events`; memories are never duplicated.
 
-        An item whose id is here already is left alone; one that says a forgotten fact is not
-        brought back; one whose normalised text (word stems) is that of a memory here, or
-        whose meaning is as close as MERGE_THRESHOLD to an active one (or to an item stored
-        earlier in this call), is merged into it: its id is mapped to that memory's, which
+        An item whose id is here already is left alone; one that says or resembles a forgotten
+        fact is not brought back; one whose normalised text (word stems) is that of a memory
+        here, or whose meaning is as close as MERGE_THRESHOLD to an active one (or to an item
+        stored earlier in this call), is merged into it: its id is mapped to that memory's, which
         gains a "merged" event and the item's history. Links between the items (supersedes,
         superseded_by, rests_on) follow the mapping. Embeds in one batch, outside the lock.
         Without `dedupe` (a bulk load, such as a benchmark's), every item with a new id is
@@ -182,7 +198,9 @@ class SemanticMemory(MemoryStore):
         with self._lock:
             new, merges = sort_imports(
                 self._index,
-                lambda text, row: bool(self._log.buried_as(text, self._meaning_of(embedded, row))),
+                lambda text, row: (
+                    self._log.resemblance(text, self._meaning_of(embedded, row)) is not None
+                ),
                 fresh,
                 vectors,
                 done=done,
@@ -228,6 +246,7 @@ class SemanticMemory(MemoryStore):
         origin: Origin,
         project: str | None = None,
         scopes: Collection[Scope] | None = None,
+        confirmed: bool = False,
     ) -> tuple[MemoryItem, MemoryItem | None]:
         """Add `text` in `project` (None: global), or merge it into the active memory of
         `scopes` (default: any) that says the same (`same_as`).
@@ -235,12 +254,19 @@ class SemanticMemory(MemoryStore):
         Merging replaces that memory's text and kind and keeps the higher importance (with a
         "merged" event), but only if `may_change(old)` agrees (pinned memories change only
         when the user confirms). Returns (the memory now, the merged memory as it was before:
-        None when added).
+        None when added). `confirmed`: as for `add`.
         """
         old = self.same_as(text, scopes)
         if old is None:
             added = self.add(
-                text, kind, importance, source=source, tags=tags, origin=origin, project=project
+                text,
+                kind,
+                importance,
+                source=source,
+                tags=tags,
+                origin=origin,
+                project=project,
+                confirmed=confirmed,
             )
             return added, None
         if (old.text, old.kind) == (_clean_text(text), kind) or not may_change(old):
@@ -252,6 +278,7 @@ class SemanticMemory(MemoryStore):
             source=source,
             kind=kind,
             importance=max(importance, old.importance),
+            confirmed=confirmed,
         )
         return item, old
 
@@ -291,12 +318,13 @@ class SemanticMemory(MemoryStore):
         importance: float | None = None,
         related_id: str | None = None,
         client: str | None = None,
+        confirmed: bool = False,
     ) -> MemoryItem:
         """Refine a memory with a new statement of the same fact (a "merged" event keeps the
         text before); `related_id` names a memory merged in, if it was one (an import);
-        `client`, the MCP client that did it."""
+        `client`, the MCP client that did it; `confirmed`: as for `add`."""
         changes: dict[str, Any] = {"text": _clean_text(text)}
-        self._refuse_forgotten(changes["text"], by)
+        self._refuse_forgotten(changes["text"], by, confirmed)
         if kind is not None:
             changes["kind"] = kind
         if importance is not None:
@@ -358,13 +386,15 @@ class SemanticMemory(MemoryStore):
         valid_from: datetime | None = None,
         tags: Sequence[str] = (),
         client: str | None = None,
+        confirmed: bool = False,
     ) -> MemoryItem:
         """Replace a memory by a new fact: the new memory is created (`supersedes` names the
         old one); the old one is archived, stops holding at `valid_from` (default now), links
-        to its successor, and keeps its history with a "superseded" event saying why."""
+        to its successor, and keeps its history with a "superseded" event saying why.
+        `confirmed`: as for `add`."""
         text = _clean_text(text)
         _check(kind, importance)
-        self._refuse_forgotten(text, by)
+        self._refuse_forgotten(text, by, confirmed)
         embedded = self._vectors.embed([text])
         with self._lock:
             old = self._index.item(old_id)

@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from assistant.ui import file_places
+
 INPUT_MAX_HEIGHT = 96
 PLACEHOLDER = "Message Assistant — Enter to send, Shift+Enter for a new line"
 PICK_FILTER = (
@@ -166,8 +168,10 @@ class Composer(QWidget):
         """Choose files to attach (the system's file dialog)."""
         from PySide6.QtWidgets import QFileDialog
 
-        names, _ = QFileDialog.getOpenFileNames(self, "Attach files", "", PICK_FILTER)
+        start = str(file_places.start_folder("attach"))
+        names, _ = QFileDialog.getOpenFileNames(self, "Attach files", start, PICK_FILTER)
         if names:
+            file_places.remember("attach", names[0])
             self.attachments.add(Path(name) for name in names)
         self.input.setFocus()
 

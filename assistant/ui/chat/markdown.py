@@ -32,6 +32,26 @@ from assistant.ui.chat.code_scroll import BAR_SPACE, is_code
 _BOLD = QTextCharFormat()
 _BOLD.setFontWeight(QFont.Weight.Bold)
 CODE_LINK = "copycode"  # copycode:<n> copies code block n
+# GitHub's dialect with HTML read as text: a reply's `List<String>` or `<div>` is words to show,
+# not markup to drop (Qt would otherwise swallow the tag and what follows it).
+FEATURES = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | (
+    QTextDocument.MarkdownFeature.MarkdownNoHTML
+)
+
+
+# A block property marking the words of a message (what find searches), as against the
+# headers, actions and lines around them.
+MESSAGE_TEXT = QTextFormat.Property.UserProperty + 1
+
+
+def is_message_text(block: QTextBlock) -> bool:
+    """Whether `block` holds words of a message (not a header, action or tool line)."""
+    return block.blockFormat().boolProperty(MESSAGE_TEXT)
+
+
+def set_markdown(document: QTextDocument, markdown: str) -> None:
+    """Lay out `markdown` in `document`, any HTML in it kept as literal text."""
+    document.setMarkdown(markdown, FEATURES)
 
 
 def _same_cell(table: QTextTable, block: QTextBlock, other: QTextBlock) -> bool:
@@ -55,7 +75,7 @@ def plain_text(markdown: str) -> str:
     """What a Markdown text reads as without its markup: list items keep their numbers or
     bullets (indented by level), line breaks stay."""
     document = QTextDocument()
-    document.setMarkdown(markdown)
+    set_markdown(document, markdown)
     lines = []
     block = document.begin()
     while block.isValid():
@@ -88,7 +108,7 @@ class MarkdownRenderer:
         `copyable` False leaves out the Copy line of code blocks (for text still streaming).
         """
         scratch = self._scratch
-        scratch.setMarkdown(text)
+        set_markdown(scratch, text)
         palette = self._palette()
         self._style_blocks(palette)
         self._code_blocks(palette, copyable=copyable)
@@ -102,6 +122,7 @@ class MarkdownRenderer:
         while block.isValid():
             here = QTextCursor(block)
             fmt = block.blockFormat()
+            fmt.setProperty(MESSAGE_TEXT, True)
             if fmt.hasProperty(QTextFormat.Property.BlockCodeFence):
                 fmt.setBackground(code_bg)
                 fmt.setLeftMargin(8)

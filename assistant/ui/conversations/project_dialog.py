@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from assistant.projects import NAME_LIMIT, PROJECT_INSTRUCTIONS_LIMIT, Project
-from assistant.ui import theme
+from assistant.ui import file_places, theme
 from assistant.ui.settings.instructions import InstructionField
 
 INSTRUCTIONS_LABEL = "What should Assistant know or do in this project?"
@@ -170,7 +170,12 @@ class ProjectDialog(QDialog):
 
     def choose_folder(self) -> str:
         """Ask for a folder (tests replace this); "" if cancelled."""
-        return QFileDialog.getExistingDirectory(self, "Add a knowledge folder to the project")
+        start = str(file_places.start_folder("knowledge"))
+        folder = QFileDialog.getExistingDirectory(
+            self, "Add a knowledge folder to the project", start
+        )
+        file_places.remember("knowledge", folder)
+        return folder
 
     def _on_add_folder(self) -> None:
         folder = self.choose_folder()

@@ -10,8 +10,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QFileDialog,
@@ -31,8 +30,10 @@ from PySide6.QtWidgets import (
 
 from assistant.errors import StorageError
 from assistant.knowledge import FileRecord, FolderState, KnowledgeEvent, Sources
+from assistant.ui import file_places
 from assistant.ui.debounce import Debounced
 from assistant.ui.knowledge.bridge import KnowledgeBridge
+from assistant.ui.knowledge.opening import system_open
 from assistant.ui.wording import count
 
 REFRESH_MS = 400  # the file list is redrawn at most this often while files are read
@@ -179,8 +180,10 @@ class KnowledgePage(QWidget):
         self._save(self._knowledge.sources.with_folder(os.path.abspath(folder)))
 
     def _on_add(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Add a knowledge folder")
+        start = str(file_places.start_folder("knowledge"))
+        folder = QFileDialog.getExistingDirectory(self, "Add a knowledge folder", start)
         if folder:
+            file_places.remember("knowledge", folder)
             self.add_folder(folder)
 
     def _on_remove(self) -> None:
@@ -232,4 +235,4 @@ class KnowledgePage(QWidget):
     def _open_item(self, item: QTreeWidgetItem) -> None:
         path = item.data(0, Qt.ItemDataRole.UserRole)
         if path:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(path))
+            system_open(path, self)

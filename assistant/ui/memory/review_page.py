@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from assistant.memory import Proposal, Reviewed
+from assistant.memory.resembling import RESEMBLES
 from assistant.timestamps import relative_time
 from assistant.ui.jobs import run_job
 from assistant.ui.notice_bar import NoticeBar
@@ -40,12 +41,16 @@ _BY = {
     "curator": "found in the conversation",
     "tool": "the assistant asked to remember it",
     "mcp": "sent by another app (MCP)",
+    "reflection": "an insight from your memories",
 }
 
 
 def caption(proposal: Proposal, old_text: str | None) -> str:
-    """The grey line under a proposal: its kind, who proposed it, when, what it changes."""
+    """The grey line under a proposal: why it waits if it resembles a forgotten fact, its kind,
+    who proposed it, when, what it changes."""
     parts = [proposal.kind, _BY.get(proposal.by, proposal.by), relative_time(proposal.proposed_at)]
+    if proposal.resembles_forgotten:
+        parts.insert(0, RESEMBLES)
     if old_text is not None and proposal.change == "replace":
         parts.append(f"replaces “{shorten(old_text, 60)}”")
     elif old_text is not None and proposal.change == "refine":

@@ -16,6 +16,8 @@ from PySide6.QtWidgets import QWidget
 from assistant.fileio import atomic_write_bytes
 from assistant.memory import ConversationStore
 from assistant.transfer import conversation_markdown
+from assistant.ui import file_places
+from assistant.ui.chat.markdown import set_markdown
 from assistant.ui.jobs import Progress, run_job
 from assistant.ui.transfer.dialogs import get_save_file_name, show_error
 
@@ -38,7 +40,7 @@ def document_bytes(markdown: str, suffix: str, title: str) -> bytes:
     if suffix == ".md":
         return markdown.encode()
     document = QTextDocument()
-    document.setMarkdown(markdown)
+    set_markdown(document, markdown)
     document.setMetaInformation(QTextDocument.MetaInformation.DocumentTitle, title)
     if suffix == ".html":
         return document.toHtml().encode()
@@ -70,11 +72,12 @@ def export_conversation(
     name = get_save_file_name(
         parent,
         "Export this conversation",
-        str(Path.home() / f"{file_name(title)}.md"),
+        str(file_places.start_folder("export") / f"{file_name(title)}.md"),
         ";;".join(FORMATS),
     )
     if not name:
         return
+    file_places.remember("export", name)
     path = Path(name)
     if path.suffix.lower() not in FORMATS.values():
         path = path.with_suffix(".md")

@@ -41,6 +41,7 @@ from assistant.transfer import (
     load_import,
     write_export,
 )
+from assistant.ui import file_places
 from assistant.ui.jobs import Progress, run_job
 from assistant.ui.transfer.import_preview import (
     MAX_LISTED_UNREADABLE,
@@ -187,12 +188,13 @@ class _ExportFlow(QObject):
         name = get_save_file_name(
             self._parent,
             "Export conversations",
-            str(Path.home() / default_export_name()),
+            str(file_places.start_folder("export") / default_export_name()),
             JSON_FILTER,
         )
         if not name:
             self.deleteLater()
             return
+        file_places.remember("export", name)
         path = Path(name)
         if not path.suffix:
             path = path.with_suffix(".json")
@@ -253,9 +255,11 @@ def import_file(
     `instructions_set` is called when the import replaced the custom instructions.
     """
     if path is None:
-        path = get_open_file_name(parent, "Import", str(Path.home()), IMPORT_FILTER)
+        start = str(file_places.start_folder("import"))
+        path = get_open_file_name(parent, "Import", start, IMPORT_FILTER)
         if not path:
             return
+        file_places.remember("import", path)
     _ImportFlow(parent, workspace, Path(path), instructions_set).start()
 
 
@@ -263,8 +267,10 @@ def import_folder(
     parent: QWidget, workspace: Workspace, instructions_set: Callable[[], None] | None = None
 ) -> None:
     """Pick an unpacked export folder, preview it, and import it in the background."""
-    path = get_existing_directory(parent, "Import an export folder", str(Path.home()))
+    start = str(file_places.start_folder("import"))
+    path = get_existing_directory(parent, "Import an export folder", start)
     if path:
+        file_places.remember("import", path)
         _ImportFlow(parent, workspace, Path(path), instructions_set).start()
 
 
