@@ -66,10 +66,8 @@ def summarize(
     if not ok:
         return ToolSummary(f"{_doing(name, args)} failed")
     if name == "remember":
-        verb = "Remembering" if not result else "Remembered"
-        if result is not None and result.startswith(WAITING):
-            verb = "Proposed for review"
-        return _about_memory(verb, result, args, memory_text)
+        done = "Proposed for review" if (result or "").startswith(WAITING) else "Remembered"
+        return _about_memory(done if result else "Remembering", result, args, memory_text)
     if name in ("forget", "pin"):
         verb = {"forget": "Forgot", "pin": "Pinned" if args.get("pinned", True) else "Unpinned"}
         memory_id = str(args.get("memory_id", ""))
