@@ -24,7 +24,12 @@ from assistant.agent.events import AgentEvent, Failed
 from assistant.agent.tool_images import ToolImage, saved_names
 from assistant.agent.turn_gate import TurnGate
 from assistant.errors import AssistantError
-from assistant.memory import AttachedFile, ConversationNotFoundError, ConversationStore
+from assistant.memory import (
+    AttachedFile,
+    Conversation,
+    ConversationNotFoundError,
+    ConversationStore,
+)
 from assistant.model_options import ModelOptions
 from assistant.priority import lower_this_thread
 from assistant.workspace import Workspace
@@ -123,6 +128,11 @@ class AgentWorker(QObject):
             "choose a branch of", conversation_id, lambda c: c.set_leaf(conversation_id, leaf_id)
         )
 
+    @Slot(object)
+    def create(self, conversation: Conversation) -> None:
+        """Save a new, empty conversation (`new_conversation`), which the window shows already."""
+        self._write("save", conversation.id, lambda c: c.save_new(conversation))
+
     @Slot(str, str)
     def rename(self, conversation_id: str, title: str) -> None:
         """Give a conversation a new title."""
@@ -143,7 +153,7 @@ class AgentWorker(QObject):
         self._write("delete", conversation_id, lambda c: c.delete(conversation_id))
 
     def _write(
-        self, what: str, conversation_id: str, write: Callable[[ConversationStore], None]
+        self, what: str, conversation_id: str, write: Callable[[ConversationStore], object]
     ) -> None:
         try:
             write(self._workspace.conversations)
