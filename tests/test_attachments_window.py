@@ -244,6 +244,7 @@ def test_an_image_for_a_model_without_vision_is_refused_with_a_line_naming_it(
     assert "Retry" in shown and "image_url is only supported" not in shown
     assert "What colour is the mug?\nAttached:  ▤ photo.png · 70 bytes    ▤ notes.md" in shown
     assert len(fake_openai.requests_to("/chat/completions")) == 1
+    assert window.status.connection_label.text() == "Connected"  # the server answered
 
     # Known now: another image is refused in the composer at once, a text file still goes.
     again = tmp_path / "again.png"
@@ -277,7 +278,10 @@ def test_an_attached_image_is_held_back_once_the_model_is_known_not_to_take_imag
         "that sees images (the picker above the chat)."
     )
     assert problem.isVisible() and problem.text() == expected
-    window.composer.attachments.say("")
+    window.workspace.capabilities.learn(key, images=True)  # as another model, chosen
+    window.chat_pane.model_bar.shown_model_changed.emit()
+    assert problem.isHidden()  # the line goes with the reason
+    window.workspace.capabilities.learn(key, images=False)
     qtbot.keyClick(window.input, Qt.Key.Key_Return)
     assert problem.text() == expected  # refused at Send too: nothing sent or cleared
     assert window.input.toPlainText() == "Keep these words" and len(chips(window)) == 1

@@ -238,6 +238,11 @@ def test_shortcuts_follow_the_platform_and_are_listed(window: MainWindow) -> Non
     for command in ("New conversation", "Find in conversation", "Search all conversations"):
         assert command in listed
     assert "Next conversation" in listed and "Stop the reply" in listed
+    undo = QKeySequence(QKeySequence.StandardKey.Undo).toString(
+        QKeySequence.SequenceFormat.NativeText
+    )
+    forget = "Forget / undo forgetting the selected memory (in the memory list)"
+    assert listed[forget] == f"Del / {undo}"  # the memory list's keys, which no menu shows
 
 
 @pytest.mark.parametrize("key", [Qt.Key.Key_Backtab, Qt.Key.Key_Tab])

@@ -444,7 +444,8 @@ class ChatSession(QObject):
             return
         error = event.error if isinstance(event, events.Failed) else None
         self._chat.finish_reply(saved, error)
-        if isinstance(event, events.Finished):
+        refused = isinstance(event, events.Failed) and event.connected  # the server answered
+        if isinstance(event, events.Finished) or refused:
             self.connection.emit("Connected", "")
         elif isinstance(event, events.Failed):
             self.connection.emit("Connection problem", event.error)
