@@ -34,7 +34,7 @@ from assistant.ui import file_places
 from assistant.ui.debounce import Debounced
 from assistant.ui.knowledge.bridge import KnowledgeBridge
 from assistant.ui.knowledge.opening import system_open
-from assistant.ui.wording import count
+from assistant.ui.wording import count, number
 
 REFRESH_MS = 400  # the file list is redrawn at most this often while files are read
 
@@ -67,9 +67,11 @@ def progress_text(event: KnowledgeEvent | None) -> str:
         return f"⚠ {event.problem}"
     if event.phase == "reading" and event.done < event.total:
         name = Path(event.path).name
-        return f"Reading {event.done + 1:,} of {event.total:,} files: {name}"
+        return f"Reading {number(event.done + 1)} of {number(event.total)} files: {name}"
     if event.phase == "embedding" and event.done < event.total:
-        return f"Preparing search by meaning: {event.done:,} of {event.total:,} passages"
+        return (
+            f"Preparing search by meaning: {number(event.done)} of {number(event.total)} passages"
+        )
     return "Up to date"
 
 
