@@ -621,6 +621,28 @@ def test_a_temporary_chat_is_deleted_when_left_and_new_reuses_empty(
     qtbot.waitUntil(lambda: not path.exists())  # deleted by the worker
 
 
+@pytest.mark.parametrize("size", [(1024, 700), (1366, 768)])
+def test_the_temporary_chats_banner_is_one_line_in_a_row_of_its_own(
+    qtbot: QtBot, window: MainWindow, size: tuple[int, int]
+) -> None:
+    window.resize(*size)
+    toolbar = window.chat_pane.model_bar.height()
+    window.new_conversation(temporary=True)
+    banner = window.temporary_banner
+    qtbot.waitUntil(banner.isVisible)
+    qtbot.waitUntil(lambda: banner.height() < 2 * banner.fontMetrics().lineSpacing() + 12)
+    assert window.chat_pane.model_bar.height() == toolbar  # the toolbar does not grow
+    chat = window.chat_pane.stack
+    assert banner.width() >= chat.width() - 2  # as wide as the chat, under the toolbar
+    top = banner.mapTo(window, banner.rect().topLeft()).y()
+    assert (
+        window.chat_pane.model_bar.mapTo(window, window.chat_pane.model_bar.rect().bottomLeft()).y()
+        < top
+    )
+    assert top + banner.height() <= chat.mapTo(window, chat.rect().topLeft()).y()
+    assert "This chat does not use or add to your long-term memory" in banner.toolTip()
+
+
 def other_conversation(window: MainWindow) -> str:
     """A second conversation in the list, to leave the current one for."""
     store = window.workspace.conversations
