@@ -40,3 +40,11 @@ def offline_window(qtbot: QtBot, root: Path, server: FakeOpenAI) -> MainWindow:
     """A shown window on `server`'s chat model without embeddings (keyword-only memory)."""
     configure(root, server, embeddings=False)
     return shown_window(qtbot, root)
+
+
+def new_saved_chat(qtbot: QtBot, win: MainWindow, temporary: bool = False) -> str:
+    """A new chat of `win`, once its file is made: New chat shows it at once and has the worker
+    save it, so a test that writes to the store itself waits for that."""
+    cid = win.new_conversation(temporary=temporary)
+    qtbot.waitUntil(lambda: win.workspace.conversations.exists(cid))
+    return cid

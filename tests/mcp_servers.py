@@ -147,6 +147,7 @@ def serve_http(server: MCPServer) -> None:
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    sock.listen()  # before the port is told: a client that comes first waits, is not refused
     print(f"port {sock.getsockname()[1]}", flush=True)
     app = server.streamable_http_app()
     config = uvicorn.Config(app, log_level="warning")

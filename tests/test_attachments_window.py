@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QMimeData, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QImage
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QPushButton
 from pytestqt.qtbot import QtBot
 
 from assistant.ui.chat.attachment_bar import AttachmentChip
-from assistant.ui.knowledge.opening import FilePreview
+from assistant.ui.knowledge.opening import FilePreview, NoViewerBox
 from assistant.ui.window.main_window import MainWindow
 from tests.desktop import configure, shown_window
 from tests.fake_openai import FakeOpenAI, Reply, message_text
@@ -108,7 +108,9 @@ def test_dropped_files_go_to_the_model_and_show_under_the_message_after_a_restar
         text,
     )
     opened: list[QUrl] = []
-    monkeypatch.setattr(QDesktopServices, "openUrl", staticmethod(opened.append))
+    monkeypatch.setattr(
+        QDesktopServices, "openUrl", staticmethod(lambda url: opened.append(url) or True)
+    )
     previews: list[FilePreview] = []
     monkeypatch.setattr(FilePreview, "show", lambda self: previews.append(self))  # noqa: PLW0108
     again.chat.anchorClicked.emit(QUrl(f"attached:{user.attachments[0].id}"))
@@ -242,6 +244,7 @@ def test_an_image_for_a_model_without_vision_is_refused_with_a_line_naming_it(
     assert "Retry" in shown and "image_url is only supported" not in shown
     assert "What colour is the mug?\nAttached:  ▤ photo.png · 70 bytes    ▤ notes.md" in shown
     assert len(fake_openai.requests_to("/chat/completions")) == 1
+    assert window.status.connection_label.text() == "Connected"  # the server answered
 
     # Known now: another image is refused in the composer at once, a text file still goes.
     again = tmp_path / "again.png"
@@ -275,7 +278,10 @@ def test_an_attached_image_is_held_back_once_the_model_is_known_not_to_take_imag
         "that sees images (the picker above the chat)."
     )
     assert problem.isVisible() and problem.text() == expected
-    window.composer.attachments.say("")
+    window.workspace.capabilities.learn(key, images=True)  # as another model, chosen
+    window.chat_pane.model_bar.shown_model_changed.emit()
+    assert problem.isHidden()  # the line goes with the reason
+    window.workspace.capabilities.learn(key, images=False)
     qtbot.keyClick(window.input, Qt.Key.Key_Return)
     assert problem.text() == expected  # refused at Send too: nothing sent or cleared
     assert window.input.toPlainText() == "Keep these words" and len(chips(window)) == 1
@@ -303,7 +309,9 @@ def test_the_chips_of_an_imported_conversation_open_its_restored_files(
     assert cid is not None
     refs = win.workspace.conversations.load(cid).messages[-1].attachments
     opened: list[QUrl] = []
-    monkeypatch.setattr(QDesktopServices, "openUrl", staticmethod(opened.append))
+    monkeypatch.setattr(
+        QDesktopServices, "openUrl", staticmethod(lambda url: opened.append(url) or True)
+    )
     previews: list[FilePreview] = []
     monkeypatch.setattr(FilePreview, "show", lambda self: previews.append(self))  # noqa: PLW0108
     for ref in refs:
@@ -340,3 +348,45 @@ def test_a_refused_file_is_said_also_when_nothing_else_is_attached(
     drop(window, broken)  # dropped or pasted: the same line
     assert bar.isVisible() and bar.problem.isVisible()
     assert "broken.pdf: damaged or not a PDF" in bar.problem.text()
+
+
+@pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")  # a dialog shown
+def test_a_file_no_app_can_open_is_said_with_its_path_to_show_or_copy(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report = make_pdf(tmp_path / "report.pdf", ["Sales rose in May."])
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Meeting notes\n")
+    drop(window, report, notes)
+    send_and_wait(qtbot, window, "Read these")
+    cid = window.session.conversation_id
+    assert cid is not None
+    pdf, text = window.workspace.conversations.load(cid).messages[0].attachments
+    copy = window.workspace.attachments.path(cid, pdf)
+    asked: list[QUrl] = []
+    monkeypatch.setattr(
+        QDesktopServices, "openUrl", staticmethod(lambda url: asked.append(url) and False)
+    )
+
+    window.chat.anchorClicked.emit(QUrl(f"attached:{pdf.id}"))  # the PDF's chip
+    (box,) = [b for b in window.findChildren(NoViewerBox) if b.isVisible()]
+    assert asked == [QUrl.fromLocalFile(str(copy))]
+    assert box.message.text() == "No app to open report.pdf was found on this computer."
+    assert box.findChild(QLabel, "noViewerPath").text() == str(copy)
+    qtbot.mouseClick(box.copy_button, Qt.MouseButton.LeftButton)
+    assert QApplication.clipboard().text() == str(copy)
+    qtbot.mouseClick(box.folder_button, Qt.MouseButton.LeftButton)
+    assert asked[-1] == QUrl.fromLocalFile(str(copy.parent))
+    assert "No file manager was found either" in box.hint.text()  # the box stays, and says so
+    assert not box.folder_button.isEnabled()
+    box.close()
+
+    previews: list[FilePreview] = []
+    monkeypatch.setattr(FilePreview, "show", lambda self: previews.append(self))  # noqa: PLW0108
+    window.chat.anchorClicked.emit(QUrl(f"attached:{text.id}"))
+    (preview,) = previews
+    viewer = next(b for b in preview.findChildren(QPushButton) if "system's viewer" in b.text())
+    qtbot.mouseClick(viewer, Qt.MouseButton.LeftButton)
+    (box,) = preview.findChildren(NoViewerBox)
+    assert box.isVisible() and box.message.text().startswith("No app to open notes.txt ")
+    preview.deleteLater()

@@ -84,9 +84,18 @@ def test_a_turn_reads_no_conversation_file_and_writes_nothing_on_the_gui_thread(
     parses: ThreadCounts,
     fsyncs: ThreadCounts,
 ) -> None:
-    window.new_conversation()
     qtbot.waitUntil(lambda: not window.conversations.refreshing)
     reset(parses, fsyncs)
+    made_or_deleted: list[str] = []  # as the window hears of the files
+    window.bridge.conversation_written.connect(
+        lambda w: made_or_deleted.append(w.conversation_id) if w.record is None else None
+    )
+    temporary = window.new_conversation(temporary=True)  # left at once: made, then deleted
+    new = window.new_conversation()  # shown and listed at once, its file made by the worker
+    assert window.session.conversation_id == new == window.conversations.current_id()
+    qtbot.waitUntil(lambda: made_or_deleted.count(temporary) == 2 and new in made_or_deleted)
+    store = window.workspace.conversations
+    assert store.exists(new) and not store.exists(temporary)
     remember = {"text": "The user's favourite colour is teal", "kind": "preference"}
     fake_openai.enqueue(
         Reply.tool_calls(
@@ -117,7 +126,7 @@ def test_a_turn_reads_no_conversation_file_and_writes_nothing_on_the_gui_thread(
     assert fsyncs.gui == 0
     assert fsyncs.other > 0  # the writes happened, elsewhere
     cid = window.session.conversation_id
-    assert cid is not None
+    assert cid == new
     saved = window.workspace.conversations.load(cid)
     assert saved.branch() == window.session.conversation.branch()  # type: ignore[union-attr]
     assert saved.title == "My favourite colour is teal; and what…"

@@ -28,6 +28,7 @@ def store(data_dir: Path) -> ConversationStore:
 @pytest.fixture
 def pane(qtbot: QtBot, store: ConversationStore) -> ConversationPane:
     widget = ConversationPane(store)
+    widget.new_chat.connect(store.save_new)  # as the window's worker does, here at once
     qtbot.addWidget(widget)
     return widget
 

@@ -176,7 +176,9 @@ def test_a_reply_that_read_files_shows_citations_that_open_them(
     assert "▤ report.pdf p. 2" in text
     assert "▤ plan.md Plan > Budget, lines 5-7" in text
     opened: list[str] = []
-    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()))
+    monkeypatch.setattr(
+        QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True
+    )
     cites = [h for h in anchors(win.chat) if h.startswith("cite:")]
     assert len(cites) == 2
     shown: list[FilePreview] = []

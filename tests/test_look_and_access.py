@@ -31,7 +31,7 @@ from assistant.memory import ConversationStore
 from assistant.ui import theme
 from assistant.ui.window.main_window import MainWindow
 from assistant.ui.wording import count
-from tests.desktop import configure, shown_window
+from tests.desktop import configure, new_saved_chat, shown_window
 from tests.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.gui
@@ -147,7 +147,7 @@ def test_derived_colours_are_made_readable_on_any_palette() -> None:
 
 
 def test_choosing_a_theme_repaints_and_is_remembered(qtbot: QtBot, window: MainWindow) -> None:
-    cid = window.new_conversation()
+    cid = new_saved_chat(qtbot, window)
     window.workspace.conversations.append(cid, "user", "hello")
     window.chat.show_conversation(window.workspace.conversations.load(cid))
     try:
@@ -238,6 +238,11 @@ def test_shortcuts_follow_the_platform_and_are_listed(window: MainWindow) -> Non
     for command in ("New conversation", "Find in conversation", "Search all conversations"):
         assert command in listed
     assert "Next conversation" in listed and "Stop the reply" in listed
+    undo = QKeySequence(QKeySequence.StandardKey.Undo).toString(
+        QKeySequence.SequenceFormat.NativeText
+    )
+    forget = "Forget / undo forgetting the selected memory (in the memory list)"
+    assert listed[forget] == f"Del / {undo}"  # the memory list's keys, which no menu shows
 
 
 @pytest.mark.parametrize("key", [Qt.Key.Key_Backtab, Qt.Key.Key_Tab])

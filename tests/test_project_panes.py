@@ -34,6 +34,7 @@ def workspace(data_dir: Path) -> Iterator[Workspace]:
 @pytest.fixture
 def pane(qtbot: QtBot, workspace: Workspace) -> ConversationPane:
     widget = ConversationPane(workspace.conversations, None, workspace.projects)
+    widget.new_chat.connect(workspace.conversations.save_new)  # as the window's worker does
     qtbot.addWidget(widget)
     return widget
 
@@ -310,7 +311,7 @@ def test_the_projects_keys_work_in_the_window(
 ) -> None:
     from PySide6.QtCore import Qt
 
-    from tests.desktop import shown_window
+    from tests.desktop import new_saved_chat, shown_window
 
     win = shown_window(qtbot, data_dir)
     qtbot.waitUntil(lambda: getattr(win, "projects", None) is not None)
@@ -322,7 +323,7 @@ def test_the_projects_keys_work_in_the_window(
     qtbot.keyClick(win.conversations.view, Qt.Key.Key_N, keys)
     qtbot.waitUntil(lambda: [p.name for p in win.workspace.projects.all()] == ["Novel"])
     (novel,) = win.workspace.projects.all()
-    cid = win.new_conversation()
+    cid = new_saved_chat(qtbot, win)
     assert win.workspace.conversations.load(cid).project == novel.id
     monkeypatch.setattr(win.projects, "ask", lambda project: ProjectValues("Novel", "Dark.", True))
     qtbot.keyClick(win.conversations.view, Qt.Key.Key_I, keys)

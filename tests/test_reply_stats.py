@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,7 @@ def test_a_reply_shows_the_servers_token_counts_and_speed(
     configure(data_dir, fake_openai, embeddings=False)
     win = shown_window(qtbot, data_dir)
     words = " ".join(f"word{i}" for i in range(30))
-    fake_openai.enqueue(Reply.text(words, chunk_delay=0.01))
+    fake_openai.enqueue(Reply.text(words, chunk_delay=0.05))  # long enough for a speed
     send(qtbot, win, "Count to thirty")
     qtbot.waitUntil(lambda: "tok/s" in win.chat.toPlainText(), timeout=10_000)
     wait_idle(qtbot, win)
@@ -94,6 +95,8 @@ def test_the_stopwatch_measures_from_the_first_token() -> None:
     assert (stats.prompt_tokens, stats.reply_tokens, stats.estimated) == (900, 101, False)
     assert (stats.first_token_seconds, stats.writing_seconds) == (0.5, 2.0)
     assert stats.tokens_per_second == 50.0
+    assert replace(stats, reply_tokens=10).tokens_per_second is None  # too few to tell
+    assert replace(stats, writing_seconds=0.004).tokens_per_second is None  # came at once
 
     ticks = itertools.repeat(3.0)  # a whole answer: no writing time to measure a speed by
     call = ToolCallRequest("c1", "get_time", "{}")

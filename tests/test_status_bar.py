@@ -31,21 +31,21 @@ def test_background_work_shows_its_numbers_and_the_time_left(qtbot: QtBot) -> No
     qtbot.addWidget(bar)
     bar.set_progress("Embedding messages", 0, 9000)
     all_of = number(9000)  # as the locale writes it
-    assert bar.progress_label.text() == f"Embedding messages 0 / {all_of}"
+    assert bar.progress_label.text() == f"Embedding messages 0 of {all_of}"
     now[0] += 2
     bar.set_progress("Embedding messages", 600, 9000)
-    assert bar.progress_label.text() == f"Embedding messages 600 / {all_of}"  # too soon to tell
+    assert bar.progress_label.text() == f"Embedding messages 600 of {all_of}"  # too soon to tell
     now[0] += 8  # 1,200 in 10 s: 7,800 more take 65 s
     bar.set_progress("Embedding messages", 1200, 9000)
     done = number(1200)
-    assert bar.progress_label.text() == f"Embedding messages {done} / {all_of} · about 1 min left"
+    assert bar.progress_label.text() == f"Embedding messages {done} of {all_of} · about 1 min left"
     now[0] += 50
     bar.set_progress("Embedding messages", 7200, 9000)
     assert bar.progress_label.text().endswith("· about 15 s left")
     bar.set_progress("Embedding messages", 0, 0)
     assert bar.progress_label.isHidden()
     bar.set_progress("Embedding memories", 10, 500)  # other work: its own rate
-    assert bar.progress_label.text() == "Embedding memories 10 / 500"
+    assert bar.progress_label.text() == "Embedding memories 10 of 500"
 
 
 def test_time_left_in_words() -> None:

@@ -124,10 +124,12 @@ class Notice:
 
 @dataclass(frozen=True)
 class Failed:
-    """The turn failed; `error` is a message for the user. What was shown is saved."""
+    """The turn failed; `error` is a message for the user. What was shown is saved.
+    `connected`: the server answered (it refused the request), the connection is fine."""
 
     conversation_id: str
     error: str
+    connected: bool = False
     type: Literal["failed"] = field(default="failed", init=False)
 
 

@@ -245,7 +245,8 @@ class Agent:
         except OperationCancelledError:
             on_event(Cancelled(conversation_id))
         except AssistantError as exc:
-            on_event(Failed(conversation_id, str(exc)))
+            refused = isinstance(exc, ImagesRefusedError)
+            on_event(Failed(conversation_id, str(exc), connected=refused))
         except Exception as exc:  # a bug must not kill the worker thread
             log.exception("The turn failed")
             on_event(Failed(conversation_id, f"Something went wrong: {exc}"))

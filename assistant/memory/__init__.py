@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         ConversationExistsError,
         ConversationStore,
         ConversationWrite,
+        new_conversation,
     )
     from assistant.memory.edits import ChangedSinceError, MemoryEdit, can_redo, redo, undo
     from assistant.memory.embedding import Embedder, LazyEmbedder, embedding_batches
@@ -65,6 +66,7 @@ _MODULES = {
         "ChangedSinceError",
         "ConversationStore",
         "ConversationWrite",
+        "new_conversation",
     ),
     "messages": ("AttachedFile", "Message", "check_messages", "estimate_tokens"),
     "edits": ("ChangedSinceError", "MemoryEdit", "can_redo", "redo", "undo"),
@@ -148,6 +150,7 @@ __all__ = [
     "estimate_tokens",
     "is_valid_id",
     "listing_order",
+    "new_conversation",
     "redo",
     "undo",
 ]

@@ -72,6 +72,28 @@ class ConversationWrite:
     record: Mapping[str, Any] | None  # the record appended; None: the file was made or removed
 
 
+def new_conversation(
+    title: str = DEFAULT_TITLE, temporary: bool = False, project: str | None = None
+) -> Conversation:
+    """A new, empty conversation, not saved yet: its id and time are chosen now, without any
+    I/O, and `ConversationStore.save_new` saves it (so the window shows a new chat at once and
+    has it saved off the GUI thread). A temporary chat is in no project."""
+    now = stamp()
+    project = None if temporary else project
+    return Conversation(
+        uuid.uuid4().hex,
+        clean_title(title),
+        now,
+        now,
+        temporary,
+        "",
+        None,
+        [],
+        None,
+        project=project,
+    )
+
+
 class ConversationStore:
     """The conversations in `<data dir>/conversations/`; thread-safe.
 
@@ -109,10 +131,13 @@ class ConversationStore:
     ) -> ConversationInfo:
         """Start a new, empty conversation (in `project`, if given: a temporary chat is in
         none)."""
-        title = clean_title(title)
-        cid = uuid.uuid4().hex
-        now = stamp()
-        project = None if temporary else project
+        return self.save_new(new_conversation(title, temporary, project))
+
+    def save_new(self, conversation: Conversation) -> ConversationInfo:
+        """Save a conversation made by `new_conversation` (ConversationExistsError if there is
+        one with its id); its file starts with its header alone."""
+        cid, title, now = conversation.id, conversation.title, conversation.created_at
+        temporary, project = conversation.temporary, conversation.project
         meta: dict[str, Any] = {"id": cid, "title": title, "created_at": now}
         meta["temporary"] = temporary
         if project is not None:
@@ -122,6 +147,8 @@ class ConversationStore:
             try:  # whole or not at all: a crash must not leave a file without its header
                 create_new(path, jsonl.encode(file_record("meta", meta)))
                 st = path.stat()
+            except FileExistsError:
+                raise ConversationExistsError(cid) from None
             except OSError as exc:
                 raise storage_error("save the new conversation to", path, exc) from exc
             self._marker.announce()

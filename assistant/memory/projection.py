@@ -46,12 +46,12 @@ class Projection:
         (Halko et al.) with power iterations finds the directions; the same rows, `d`, `sample`
         and `seed` always give the same projection.
         """
-        rng = np.random.default_rng(seed)
-        pool = np.arange(len(rows)) if among is None else np.asarray(among, dtype=np.int64)
-        if not len(pool):
-            raise ValueError("a projection needs at least one row")
-        picked = np.sort(rng.choice(pool, min(sample, len(pool)), replace=False))
-        x = np.asarray(rows[picked], dtype=np.float32)  # float32: fast, precise enough to pick
+        picked, rng = draw(np.arange(len(rows)) if among is None else among, sample, seed)
+        return cls.from_sample(np.asarray(rows[picked], dtype=np.float32), d, rng)
+
+    @classmethod
+    def from_sample(cls, x: FloatMatrix, d: int, rng: np.random.Generator) -> Projection:
+        """`fit` on the rows `draw` picked (`x`, float32, changed in place) and its generator."""
         mean = x.mean(axis=0)
         x -= mean
         dim = x.shape[1]
@@ -88,3 +88,13 @@ class Projection:
         """The query (dim,) in the projected space: its score estimates are dot products."""
         projected: FloatMatrix = self.basis.T @ query
         return projected
+
+
+def draw(pool: IntArray, sample: int, seed: int) -> tuple[IntArray, np.random.Generator]:
+    """The rows of `pool` a fit with `seed` uses (up to `sample`, in order), and the generator
+    that goes on to draw its test matrix."""
+    rng = np.random.default_rng(seed)
+    pool = np.asarray(pool, dtype=np.int64)
+    if not len(pool):
+        raise ValueError("a projection needs at least one row")
+    return np.sort(rng.choice(pool, min(sample, len(pool)), replace=False)), rng

@@ -8,6 +8,9 @@ from typing import Any
 
 from assistant.json_fields import as_object, fail, flag, join, kind, nonempty_str
 
+SPEED_MIN_TOKENS = 10  # a speed is given for at least this many tokens after the first
+SPEED_MIN_SECONDS = 0.5  # written over at least this long
+
 
 @dataclass(frozen=True)
 class ReplyStats:
@@ -23,8 +26,9 @@ class ReplyStats:
 
     @property
     def tokens_per_second(self) -> float | None:
-        """The writing speed, if it took measurable time."""
-        if self.writing_seconds <= 0 or self.reply_tokens <= 1:
+        """The writing speed, if it is measurable: a few tokens in a few milliseconds (a
+        server that sends the reply in one piece) would give a meaningless figure."""
+        if self.writing_seconds < SPEED_MIN_SECONDS or self.reply_tokens - 1 < SPEED_MIN_TOKENS:
             return None
         # The first token came at the start of the writing: the speed is of the ones after it.
         return (self.reply_tokens - 1) / self.writing_seconds

@@ -14,9 +14,21 @@ def shorten(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def _locale() -> QLocale:
+    """The user's locale, grouping thousands even where it is "C" (which would not)."""
+    locale = QLocale()
+    locale.setNumberOptions(locale.numberOptions() & ~QLocale.NumberOption.OmitGroupSeparator)
+    return locale
+
+
 def number(value: int) -> str:
     """`value` as the user's locale writes it ("3,012" in English, "3.012" in German)."""
-    return QLocale().toString(value)
+    return _locale().toString(value)
+
+
+def decimal(value: float, places: int) -> str:
+    """`value` with `places` decimals as the user's locale writes it ("3,012.5", "3.012,5")."""
+    return _locale().toString(value, "f", places)
 
 
 def count(value: int, singular: str, plural: str | None = None) -> str:

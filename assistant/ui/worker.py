@@ -9,6 +9,7 @@ no agent-building method of the Workspace either.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -24,7 +25,12 @@ from assistant.agent.events import AgentEvent, Failed
 from assistant.agent.tool_images import ToolImage, saved_names
 from assistant.agent.turn_gate import TurnGate
 from assistant.errors import AssistantError
-from assistant.memory import AttachedFile, ConversationNotFoundError, ConversationStore
+from assistant.memory import (
+    AttachedFile,
+    Conversation,
+    ConversationNotFoundError,
+    ConversationStore,
+)
 from assistant.model_options import ModelOptions
 from assistant.priority import lower_this_thread
 from assistant.workspace import Workspace
@@ -45,6 +51,12 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+# How long a thread that wants the GIL waits before the running one must hand it over (Python's
+# default is 5 ms). The worker's thread and the pool's jobs (the curator after each reply) run
+# Python beside the GUI thread, which needs the GIL for each slot, event filter or paint of
+# ours it runs: each could wait this long, and a reply's end runs several in one frame.
+GIL_SWITCH_S = 0.001
 
 
 class AgentWorker(QObject):
@@ -69,6 +81,7 @@ class AgentWorker(QObject):
 
     def __init__(self, workspace: Workspace) -> None:
         super().__init__()
+        sys.setswitchinterval(GIL_SWITCH_S)
         self._workspace = workspace
         self._cancel = CancelToken()
         self._confirmations = Confirmations()
@@ -123,6 +136,11 @@ class AgentWorker(QObject):
             "choose a branch of", conversation_id, lambda c: c.set_leaf(conversation_id, leaf_id)
         )
 
+    @Slot(object)
+    def create(self, conversation: Conversation) -> None:
+        """Save a new, empty conversation (`new_conversation`), which the window shows already."""
+        self._write("save", conversation.id, lambda c: c.save_new(conversation))
+
     @Slot(str, str)
     def rename(self, conversation_id: str, title: str) -> None:
         """Give a conversation a new title."""
@@ -143,7 +161,7 @@ class AgentWorker(QObject):
         self._write("delete", conversation_id, lambda c: c.delete(conversation_id))
 
     def _write(
-        self, what: str, conversation_id: str, write: Callable[[ConversationStore], None]
+        self, what: str, conversation_id: str, write: Callable[[ConversationStore], object]
     ) -> None:
         try:
             write(self._workspace.conversations)

@@ -19,6 +19,7 @@ import multiprocessing
 import os
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -32,12 +33,14 @@ from assistant.memory import ConversationStore, Message, blas
 from assistant.memory.embedding import Embedder
 from assistant.memory.items import MemoryItem
 from assistant.memory.semantic import SemanticMemory
+from assistant.priority import lower_this_thread
 from tests.bench.locomo import Dialog, Turn
 
 PER_CONVERSATION = 50  # messages per conversation (2,000 for 100,000 messages)
 EMBEDDED = 1000  # messages the child embeds with the built-in model
 QUERIES = 200
 WARMUP = 5
+ROUNDS = 4  # quiet and busy alternate, each on a quarter of the queries: drift hits both alike
 ADDS = 200
 
 
@@ -66,7 +69,7 @@ def busy_core() -> Iterator[None]:
             process.join()
 
 
-def _latencies(search: Callable[[str], object], queries: Sequence[str]) -> tuple[float, float]:
+def _latencies(search: Callable[[str], object], queries: Sequence[str]) -> list[float]:
     for query in queries[:WARMUP]:
         search(query)
     times = []
@@ -74,21 +77,31 @@ def _latencies(search: Callable[[str], object], queries: Sequence[str]) -> tuple
         start = time.perf_counter()
         search(query)
         times.append((time.perf_counter() - start) * 1000)
+    return times
+
+
+def _percentiles(times: list[float]) -> tuple[float, float]:
     p50, p95 = np.percentile(times, [50, 95]).tolist()
     return p50, p95
 
 
 def _rows(layer: str, n: int, search: Callable[[str], object], queries: Sequence[str]) -> list[str]:
-    """Quiet and busy latencies, BLAS as it comes and pinned."""
+    """Quiet and busy latencies, BLAS as it comes and pinned; quiet and busy rounds alternate
+    (`ROUNDS`), so that the machine's own load, which drifts, weighs on both alike."""
     out = []
     for pinned in (False, True):
         blas.enabled = pinned
+        quiet_times: list[float] = []
+        busy_times: list[float] = []
         try:
-            quiet = _latencies(search, queries)
-            with busy_core():
-                busy = _latencies(search, queries)
+            for part in range(ROUNDS):
+                chosen = queries[part::ROUNDS]
+                quiet_times += _latencies(search, chosen)
+                with busy_core():
+                    busy_times += _latencies(search, chosen)
         finally:
             blas.enabled = True
+        quiet, busy = _percentiles(quiet_times), _percentiles(busy_times)
         threads = "1 per search (now)" if pinned else "as it comes (before)"
         ratio = busy[0] / quiet[0]
         cells = [layer, f"{n:,}", threads, *(f"{v:.2f}" for v in (*quiet, *busy)), f"{ratio:.1f}"]
@@ -119,7 +132,7 @@ def report(
     ]
     other = [
         "\n| layer | records | add ms | open again s | its first search s | disk MB "
-        "| import s | first search after the import s | embedding: MB above |",
+        "| import s | first search after the import s | embedding: MB above, peak / kept |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for n in sizes:
@@ -176,7 +189,7 @@ def _conversation_rows(
         store.import_conversation(f"c{number}", f"c{number}", messages[0].created_at, messages)
     imported = time.perf_counter() - began
     after_import = _timed(lambda: store.search(queries[1]))
-    embedding_mb = _above(store.embed_pending)
+    peak_mb, kept_mb = _above(store.embed_pending)
     speed = _rows("ConversationStore", n, store.search, queries)
     target = store.create("appended").id
 
@@ -193,7 +206,7 @@ def _conversation_rows(
     reopened.close()
     size = _megabytes(store.directory)
     rest = f"| ConversationStore | {n:,} | {add * 1000:.2f} | {open_s:.2f} | {first:.2f} "
-    rest += f"| {size:.0f} | {imported:.1f} | {after_import:.2f} | {embedding_mb:.0f} |"
+    rest += f"| {size:.0f} | {imported:.1f} | {after_import:.2f} | {peak_mb:.0f} / {kept_mb:.0f} |"
     return speed, rest
 
 
@@ -205,13 +218,13 @@ def _status_mb(field: str) -> float:
     raise ValueError(f"no {field} in /proc/self/status")
 
 
-def _above(action: Callable[[], object]) -> float:
-    """The peak resident memory while `action` runs, above the resident memory before it, MB
-    (Linux: writing 5 to clear_refs resets the peak)."""
+def _above(action: Callable[[], object]) -> tuple[float, float]:
+    """The peak resident memory while `action` runs and what stays after it, above the
+    resident memory before it, MB (Linux: writing 5 to clear_refs resets the peak)."""
     before = _status_mb("VmRSS")
     Path("/proc/self/clear_refs").write_text("5")
     action()
-    return _status_mb("VmHWM") - before
+    return _status_mb("VmHWM") - before, _status_mb("VmRSS") - before
 
 
 def _embed_in_child(texts: Sequence[str], times: Sequence[str], out: Queue[str]) -> None:
@@ -231,10 +244,23 @@ def _embed_in_child(texts: Sequence[str], times: Sequence[str], out: Queue[str])
         store.set_embedder(embedder)
         before = _status_mb("VmRSS")
         began = time.perf_counter()
-        above = _above(store.embed_pending)
-        seconds = time.perf_counter() - began
+        cpu = time.process_time()
+        measured: list[tuple[float, float]] = []
+
+        def background() -> None:  # as the app does it: on a thread of its own, lowered
+            lower_this_thread()
+            measured.append(_above(store.embed_pending))
+
+        thread = threading.Thread(target=background)
+        thread.start()
+        thread.join()
+        (peak, kept), seconds = measured[0], time.perf_counter() - began
+        share = (time.process_time() - cpu) / seconds
         store.close()
-    out.put(f"{len(texts)} messages in {seconds:.0f} s; process {before:.0f} MB, {above:.0f} above")
+    out.put(
+        f"{len(texts)} messages in {seconds:.0f} s ({share:.0%} CPU); process {before:.0f} MB, "
+        f"peak {peak:.0f} MB above it, {kept:.0f} MB kept"
+    )
 
 
 def embedding_in_child(turns: Sequence[Turn]) -> str:

@@ -215,7 +215,7 @@ def _stale_message_vectors(root: Path, loaded: dict[str, Any]) -> list[str]:
         for message in conversation.messages:
             row = vectors.row((cid, message.id))
             if row >= 0:
-                cosine = float(vectors.matrix[row] @ hashed_vector(message.content, vectors.dim))
+                cosine = float(vectors.rows([row])[0] @ hashed_vector(message.content, vectors.dim))
                 if cosine < SAME_VECTOR:
                     stale.append(f"message {cid}/{message.id} has the vector of another text")
     return stale

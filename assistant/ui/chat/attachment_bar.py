@@ -61,6 +61,7 @@ class AttachmentBar(QWidget):
         self._chips: list[AttachmentChip] = []
         # The conversation's model if it was found not to take images (None: it may).
         self.model_refusing_images: Callable[[], str | None] = lambda: None
+        self._images_refused = False  # the line under the chips says the images cannot go
         self._row = QHBoxLayout()
         self._row.setContentsMargins(0, 0, 0, 0)
         self._row.addStretch(1)
@@ -115,13 +116,17 @@ class AttachmentBar(QWidget):
         return "" if model is None else image_refused(", ".join(images), model, attached=True)
 
     def recheck(self) -> None:
-        """Say at once if the images attached cannot go to the model now chosen."""
+        """Say at once if the images attached cannot go to the model now chosen (and take
+        that line back once they can)."""
         refused = self.refused_images()
         if refused:
             self.say(refused)
+        elif self._images_refused:
+            self.say("")
 
     def say(self, text: str) -> None:
         """Show `text` (why a file was refused) under the chips; "" hides the line."""
+        self._images_refused = bool(text) and text == self.refused_images()
         self.problem.setText(f"⚠ {text}" if text else "")
         self.problem.setVisible(bool(text))
         self._update()

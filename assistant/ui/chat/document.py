@@ -29,7 +29,7 @@ from assistant.knowledge.attachments import label as file_label
 from assistant.memory import Conversation, Message
 from assistant.memory.messages import call_key
 from assistant.ui import theme
-from assistant.ui.chat.markdown import MarkdownRenderer
+from assistant.ui.chat.markdown import MESSAGE_TEXT, MarkdownRenderer
 from assistant.ui.chat.reply_details import stats_details, stats_line
 from assistant.ui.chat.thumbnails import ImageLookup, insert_thumbnails, thumbnails
 from assistant.ui.chat.tool_summary import MemoryLookup, summarize
@@ -402,6 +402,9 @@ class ChatDocument:
         frame.setTopMargin(4)
         frame.setBorder(0)
         inserted = cursor.insertFrame(frame)
+        words = QTextBlockFormat()
+        words.setProperty(MESSAGE_TEXT, True)
+        cursor.setBlockFormat(words)
         cursor.insertText(text, QTextCharFormat())
         cursor.setPosition(inserted.lastPosition() + 1)  # the block after the frame
 

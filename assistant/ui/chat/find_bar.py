@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeyEvent, QTextCursor, QTextDocument
+from PySide6.QtGui import QKeyEvent, QTextCursor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QTextEdit, QToolButton, QWidget
+
+from assistant.ui.chat.markdown import is_message_text
 
 
 class _FindField(QLineEdit):
@@ -27,7 +29,8 @@ class _FindField(QLineEdit):
 
 
 class FindBar(QWidget):
-    """Searches a text view for the typed words, case-insensitively, wrapping around.
+    """Searches the messages in a chat view for the typed words, case-insensitively, wrapping
+    around; the speakers' names, actions and tool lines are not searched.
 
     `before_find` readies the view (renders all it holds) before each search.
     """
@@ -103,32 +106,30 @@ class FindBar(QWidget):
             return False
         if self._before_find is not None:
             self._before_find()
-        flags = QTextDocument.FindFlag.FindBackward if backward else QTextDocument.FindFlag(0)
-        if not again:  # the words changed: search again from where the last match began
-            cursor = self._view.textCursor()
-            cursor.setPosition(cursor.selectionStart())
-            self._view.setTextCursor(cursor)
-        found = self._view.find(text, flags)
-        if not found:  # wrap around
-            cursor = self._view.textCursor()
-            cursor.movePosition(
-                QTextCursor.MoveOperation.End if backward else QTextCursor.MoveOperation.Start
-            )
-            self._view.setTextCursor(cursor)
-            found = self._view.find(text, flags)
-        self.status.setText(self._where(text) if found else "Not found")
-        return found
+        matches = self._matches(text)
+        if not matches:
+            self.status.setText("Not found")
+            return False
+        cursor = self._view.textCursor()
+        if backward:
+            before = cursor.selectionStart()
+            earlier = (i for i, m in enumerate(matches) if m.selectionStart() < before)
+            index = max(earlier, default=len(matches) - 1)
+        else:  # the words changed: the match may begin where the last one began
+            after = cursor.selectionEnd() if again else cursor.selectionStart()
+            index = next((i for i, m in enumerate(matches) if m.selectionStart() >= after), 0)
+        self._view.setTextCursor(matches[index])
+        self._view.ensureCursorVisible()
+        self.status.setText(f"{index + 1} of {len(matches)}")
+        return True
 
-    def _where(self, text: str) -> str:
-        """Which match is selected, of how many: "2 of 7"."""
+    def _matches(self, text: str) -> list[QTextCursor]:
+        """Where `text` occurs in the words of messages (not in headers, actions or tool lines)."""
         document = self._view.document()
-        here = self._view.textCursor().selectionStart()
-        starts = []
+        found = []
         match = document.find(text, 0)
         while not match.isNull():
-            starts.append(match.selectionStart())
+            if is_message_text(match.block()):
+                found.append(match)
             match = document.find(text, match)
-        if not starts:
-            return ""
-        current = sum(1 for start in starts if start <= here)
-        return f"{max(current, 1)} of {len(starts)}"
+        return found

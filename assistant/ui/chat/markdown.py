@@ -39,6 +39,16 @@ FEATURES = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | (
 )
 
 
+# A block property marking the words of a message (what find searches), as against the
+# headers, actions and lines around them.
+MESSAGE_TEXT = QTextFormat.Property.UserProperty + 1
+
+
+def is_message_text(block: QTextBlock) -> bool:
+    """Whether `block` holds words of a message (not a header, action or tool line)."""
+    return block.blockFormat().boolProperty(MESSAGE_TEXT)
+
+
 def set_markdown(document: QTextDocument, markdown: str) -> None:
     """Lay out `markdown` in `document`, any HTML in it kept as literal text."""
     document.setMarkdown(markdown, FEATURES)
@@ -112,6 +122,7 @@ class MarkdownRenderer:
         while block.isValid():
             here = QTextCursor(block)
             fmt = block.blockFormat()
+            fmt.setProperty(MESSAGE_TEXT, True)
             if fmt.hasProperty(QTextFormat.Property.BlockCodeFence):
                 fmt.setBackground(code_bg)
                 fmt.setLeftMargin(8)

@@ -4,7 +4,8 @@ by what the agent and the store report.
 The session is the one listener of the agent's events and of the writes to conversations. It
 holds the conversation shown (and the one being answered) and applies each record the store
 writes to it, so a turn never reads a conversation file on the GUI thread; it asks the worker
-for every turn and every write (title, branch, deletion), which run there in the order asked;
+for every turn and every write (a new chat's file, title, branch, deletion), which run there in
+the order asked (a new chat is held and shown before its file is made);
 it streams the reply into the chat and keeps what the reply showed so far, so that a user who
 comes back mid-reply sees it again. The window hears what it needs by signals.
 
@@ -62,8 +63,11 @@ class ChatSession(QObject):
     connection = Signal(str, str)  # what the connection label says, and its tooltip ("": keep)
     notice = Signal(str)  # for the status bar
     listing_changed = Signal()  # a conversation was written: the list shows it anew
+    saved_new = Signal(str)  # the file of a new chat (`hold_new`) was made: it is listed
+    asked = Signal(str)  # a turn was asked in this conversation (it is not empty now)
 
     # The worker's slots, queued: they run on its thread in the order sent.
+    _create = Signal(object)
     _submit = Signal(str, str, list)
     _edit = Signal(str, str, str, list)
     _retry = Signal(str, str)
@@ -91,6 +95,7 @@ class ChatSession(QObject):
         self._busy = False
         self._reply: list[AgentEvent] = []  # what the reply being written has shown so far
         self._leave_later: set[str] = set()  # to delete once its reply has ended
+        self._saving: set[str] = set()  # new chats whose file the worker is making
         self._pending_text: list[str] = []
         self._flush_text = Debounced(TEXT_FLUSH_MS, self._show_pending_text, self, throttled=True)
         self._handlers: dict[type[Any], Callable[[Any], None]] = {
@@ -106,6 +111,7 @@ class ChatSession(QObject):
             events.Failed: self._on_ended,
             events.Cancelled: self._on_ended,
         }
+        self._create.connect(worker.create)
         self._submit.connect(worker.submit)
         self._edit.connect(worker.edit)
         self._retry.connect(worker.retry)
@@ -161,6 +167,14 @@ class ChatSession(QObject):
             self._chat.show_conversation(conversation)
         self.conversation_changed.emit(conversation)
         return conversation
+
+    def hold_new(self, conversation: Conversation) -> None:
+        """Hold a new, empty chat (`new_conversation`) about to be opened, and have the worker
+        save it: nothing is written on the GUI thread, and what is asked of the worker next
+        (its first message, leaving it) comes after."""
+        self._held[conversation.id] = conversation
+        self._saving.add(conversation.id)
+        self._create.emit(conversation)
 
     def _hold(self, conversation_id: str | None) -> Conversation | None:
         """The conversation, read from its file unless held; the others held are let go."""
@@ -286,6 +300,7 @@ class ChatSession(QObject):
         self._answering = cid
         self._reply = []
         self._on_busy(True)
+        self.asked.emit(cid)
 
     def _on_busy(self, busy: bool) -> None:
         if busy == self._busy:
@@ -327,6 +342,10 @@ class ChatSession(QObject):
     def on_written(self, write: ConversationWrite) -> None:
         """A conversation file was written (on any thread; heard here on the GUI thread)."""
         self.listing_changed.emit()
+        if write.conversation_id in self._saving:  # a new chat made as held: listed now
+            self._saving.discard(write.conversation_id)
+            self.saved_new.emit(write.conversation_id)
+            return
         held = self._held.get(write.conversation_id)
         if held is None:
             return
@@ -425,7 +444,8 @@ class ChatSession(QObject):
             return
         error = event.error if isinstance(event, events.Failed) else None
         self._chat.finish_reply(saved, error)
-        if isinstance(event, events.Finished):
+        refused = isinstance(event, events.Failed) and event.connected  # the server answered
+        if isinstance(event, events.Finished) or refused:
             self.connection.emit("Connected", "")
         elif isinstance(event, events.Failed):
             self.connection.emit("Connection problem", event.error)

@@ -8,7 +8,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont, QGuiApplication, QIcon, QPalette
 
-from assistant.memory import ConversationInfo, ConversationStore
+from assistant.memory import Conversation, ConversationInfo, ConversationStore
 from assistant.projects import ProjectStore
 from assistant.ui.conversations.group_delegate import GroupRole
 from assistant.ui.conversations.projects import ALL, NO_PROJECT_LABEL, project_label
@@ -37,7 +37,12 @@ class ConversationListModel(QAbstractListModel):
         self.show_archived = False
         self.project_filter = ALL
         self._groups: list[str] = []
-        self._rows: list[ConversationInfo] = self._listed(store.all())
+        self._listing = store.all()
+        self._rows: list[ConversationInfo] = self._listed(self._listing)
+        # New chats listed before their file is made, until a listing read since shows them.
+        self._unsaved: dict[str, ConversationInfo] = {}
+        self._saved: set[str] = set()  # of those, made: the next listing read has them
+        self._asked: set[str] = set()  # of those, asked a turn in: not empty any more
         self._icons: dict[str, QIcon] = {}  # the temporary chat's icon, by text colour
 
     def _temporary_icon(self) -> QIcon:
@@ -77,9 +82,43 @@ class ConversationListModel(QAbstractListModel):
         """Re-read the listing (cheap: the store caches it) and update the rows."""
         self.set_rows(self._store.all())
 
+    def add_new(self, conversation: Conversation) -> None:
+        """List a new, empty chat at once, while its file is being made (see `saved`)."""
+        c = conversation
+        info = ConversationInfo(
+            c.id, c.title, c.created_at, c.updated_at, 0, c.temporary, project=c.project
+        )
+        self._unsaved[c.id] = info
+        self._show(self._listing)
+
+    def saved(self, conversation_id: str) -> None:
+        """The file of a new chat was made: a listing read from now on has it (or not, once it
+        is deleted), so that one replaces the row `add_new` made."""
+        if conversation_id in self._unsaved:
+            self._saved.add(conversation_id)
+
+    def asked(self, conversation_id: str) -> None:
+        """A turn was asked in a conversation: if it is a new chat not listed yet, it is not
+        empty any more (what a listing would say)."""
+        if conversation_id in self._unsaved:
+            self._asked.add(conversation_id)
+
+    def is_fresh(self, conversation_id: str) -> bool:
+        """Whether a new chat, not listed yet, has not been asked anything (it is empty)."""
+        return conversation_id in self._unsaved and conversation_id not in self._asked
+
     def set_rows(self, listing: list[ConversationInfo]) -> None:
-        """Show the rows of the listing as read (`ConversationStore.all`)."""
-        rows = self._listed(listing)
+        """Show the rows of the listing as read (`ConversationStore.all`), and the new chats
+        not in it yet."""
+        self._listing = listing
+        listed = {i.id for i in listing} | self._saved
+        self._unsaved = {cid: i for cid, i in self._unsaved.items() if cid not in listed}
+        self._saved.clear()
+        self._asked &= set(self._unsaved)
+        self._show(listing)
+
+    def _show(self, listing: list[ConversationInfo]) -> None:
+        rows = self._listed([*self._unsaved.values(), *listing])
         if [r.id for r in rows] == [r.id for r in self._rows]:
             self._rows = rows
             if rows:

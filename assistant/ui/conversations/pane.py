@@ -30,7 +30,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from assistant.memory import ConversationHit, ConversationInfo, ConversationStore
+from assistant.memory import (
+    ConversationHit,
+    ConversationInfo,
+    ConversationStore,
+    new_conversation,
+)
 from assistant.projects import ProjectStore
 from assistant.ui.conversations.group_delegate import GroupDelegate
 from assistant.ui.conversations.model import (
@@ -90,6 +95,8 @@ class ConversationPane(QWidget):
     """
 
     selected = Signal(object)  # conversation id, or None
+    # A new, empty Conversation, not saved: to hold and have saved (before it is selected).
+    new_chat = Signal(object)
 
     def __init__(
         self,
@@ -288,13 +295,26 @@ class ConversationPane(QWidget):
                 and index.data(ProjectRole) == project
             ):
                 cid = str(index.data(IdRole))
-                if self._store.is_empty(cid):  # still: a stat, the file is read only if changed
+                if self._still_empty(cid):
                     self.select(cid)
                     return cid
-        info = self._store.create(temporary=temporary, project=project)
-        self.model.refresh()
-        self.select(info.id)
-        return info.id
+        conversation = new_conversation(temporary=temporary, project=project)
+        self.new_chat.emit(conversation)
+        self.model.add_new(conversation)
+        self.select(conversation.id)
+        return conversation.id
+
+    def _still_empty(self, conversation_id: str) -> bool:
+        """A stat (the file is read only if changed); a new chat whose file is not made yet
+        is empty unless a turn was asked in it."""
+        if self._store.is_empty(conversation_id):
+            return True
+        return self.model.is_fresh(conversation_id) and not self._store.exists(conversation_id)
+
+    def on_saved(self, conversation_id: str) -> None:
+        """A new chat's file is made: list the conversations again (their listing has it)."""
+        self.model.saved(conversation_id)
+        self.refresh_later()
 
     def select_next(self, step: int) -> None:
         """Select the conversation `step` rows below (negative: above) the current one."""

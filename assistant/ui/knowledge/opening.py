@@ -1,12 +1,13 @@
 """Opening a place in a file that a reply read: text in an in-app preview at its lines, other
-files (PDFs) in the system's viewer."""
+files (PDFs) in the system's viewer, or a box saying that no app was found for it (with its path,
+to show in its folder or to copy)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QTextCursor
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QTextCursor
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -46,7 +47,7 @@ class FilePreview(QDialog):
         buttons.rejected.connect(self.reject)
         open_button = buttons.addButton("Open in the system's viewer",
                                         QDialogButtonBox.ButtonRole.ActionRole)  # fmt: skip
-        open_button.clicked.connect(lambda: _system_open(citation.path))
+        open_button.clicked.connect(lambda: system_open(citation.path, self))
         remember_button = buttons.addButton("Remember this…",
                                             QDialogButtonBox.ButtonRole.ActionRole)  # fmt: skip
         remember_button.setObjectName("rememberButton")
@@ -106,9 +107,60 @@ def open_citation(citation: Citation, parent: QWidget) -> FilePreview | None:
             preview = FilePreview(citation, text, parent)
             preview.show()
             return preview
-    _system_open(citation.path)
+    system_open(citation.path, parent)
     return None
 
 
-def _system_open(path: str) -> None:
-    QDesktopServices.openUrl(QUrl.fromLocalFile(path))
+def system_open(path: str, parent: QWidget) -> bool:
+    """Open `path` in the system's app for its kind; if there is none, say so in a box that
+    shows the path (returns whether an app took the file)."""
+    if QDesktopServices.openUrl(QUrl.fromLocalFile(path)):
+        return True
+    NoViewerBox(path, parent).show()
+    return False
+
+
+class NoViewerBox(QDialog):
+    """No app took the file: its path, selectable, with "Show in folder" and "Copy path"."""
+
+    def __init__(self, path: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("noViewerBox")
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.path = path
+        name = Path(path).name
+        self.setWindowTitle(f"Cannot open {name}")
+        self.setMinimumWidth(460)
+        layout = QVBoxLayout(self)
+        self.message = QLabel(f"No app to open {name} was found on this computer.", self)
+        self.message.setWordWrap(True)
+        layout.addWidget(self.message)
+        where = QLabel(path, self)
+        where.setObjectName("noViewerPath")
+        where.setWordWrap(True)
+        where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(where)
+        self.hint = QLabel("Open it from its folder, or copy its path into an app that reads "
+                           "this kind of file.", self)  # fmt: skip
+        self.hint.setWordWrap(True)
+        layout.addWidget(self.hint)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.reject)
+        self.folder_button = buttons.addButton("Show in folder",
+                                               QDialogButtonBox.ButtonRole.ActionRole)  # fmt: skip
+        self.folder_button.clicked.connect(self._show_folder)
+        self.copy_button = buttons.addButton("Copy path", QDialogButtonBox.ButtonRole.ActionRole)
+        self.copy_button.clicked.connect(self._copy)
+        layout.addWidget(buttons)
+        self.copy_button.setFocus()
+
+    def _show_folder(self) -> None:
+        if QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(self.path).parent))):
+            self.accept()
+            return
+        self.folder_button.setEnabled(False)
+        self.hint.setText("No file manager was found either: copy the path instead.")
+
+    def _copy(self) -> None:
+        QGuiApplication.clipboard().setText(self.path)
+        self.hint.setText("The path is copied: paste it where you need it.")

@@ -10,8 +10,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QFileDialog,
@@ -34,7 +33,8 @@ from assistant.knowledge import FileRecord, FolderState, KnowledgeEvent, Sources
 from assistant.ui import file_places
 from assistant.ui.debounce import Debounced
 from assistant.ui.knowledge.bridge import KnowledgeBridge
-from assistant.ui.wording import count
+from assistant.ui.knowledge.opening import system_open
+from assistant.ui.wording import count, number
 
 REFRESH_MS = 400  # the file list is redrawn at most this often while files are read
 
@@ -67,9 +67,11 @@ def progress_text(event: KnowledgeEvent | None) -> str:
         return f"⚠ {event.problem}"
     if event.phase == "reading" and event.done < event.total:
         name = Path(event.path).name
-        return f"Reading {event.done + 1:,} of {event.total:,} files: {name}"
+        return f"Reading {number(event.done + 1)} of {number(event.total)} files: {name}"
     if event.phase == "embedding" and event.done < event.total:
-        return f"Preparing search by meaning: {event.done:,} of {event.total:,} passages"
+        return (
+            f"Preparing search by meaning: {number(event.done)} of {number(event.total)} passages"
+        )
     return "Up to date"
 
 
@@ -235,4 +237,4 @@ class KnowledgePage(QWidget):
     def _open_item(self, item: QTreeWidgetItem) -> None:
         path = item.data(0, Qt.ItemDataRole.UserRole)
         if path:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(path))
+            system_open(path, self)

@@ -316,6 +316,9 @@ class MainWindow(QMainWindow):
         menu.next_conversation.triggered.connect(lambda: self.conversations.select_next(1))
         menu.previous_conversation.triggered.connect(lambda: self.conversations.select_next(-1))
         self.conversations.selected.connect(self._show_conversation)
+        self.conversations.new_chat.connect(self.session.hold_new)  # it holds, the worker saves
+        self.session.saved_new.connect(self.conversations.on_saved)
+        self.session.asked.connect(self.conversations.model.asked)
         self.chat.copied.connect(lambda what: self.statusBar().showMessage(what, 3000))
         self.chat.copied.connect(lambda _what: self.input.setFocus())  # typing goes on there
         self.chat.memory_clicked.connect(self.sidebar.show_memory)

@@ -208,6 +208,9 @@ class MainMenu:
             keys = ", ".join(n for n in names if "Backtab" not in n)  # Qt's name, not a key's
             if keys:
                 rows.append((target.text().replace("&", "").rstrip("…"), keys))
+        undo = QKeySequence(QKeySequence.StandardKey.Undo).toString(
+            QKeySequence.SequenceFormat.NativeText
+        )
         rows += [
             ("Send the message", "Enter"),
             ("New line in the message", "Shift+Enter"),
@@ -215,5 +218,6 @@ class MainMenu:
             ("Rename / delete the selected conversation", "F2 / Del"),
             ("New project / its instructions and settings", "Ctrl+Alt+N / Ctrl+Alt+I"),
             ("Move the selected conversations to a project", "Ctrl+Alt+M"),
+            ("Forget / undo forgetting the selected memory (in the memory list)", f"Del / {undo}"),
         ]
         return rows

@@ -162,7 +162,7 @@ class StatusBar(QStatusBar):
         self.upkeep_label.setVisible(pending > 0)
 
     def set_progress(self, what: str, done: int, total: int) -> None:
-        """Show background progress with its numbers ("Embedding messages 1,200 / 9,000 ·
+        """Show background progress with its numbers ("Embedding messages 1,200 of 9,000 ·
         about 3 min left", the time left from the rate since this work began); `total` 0
         hides it."""
         if total <= 0:
@@ -173,7 +173,7 @@ class StatusBar(QStatusBar):
         now = self._clock()
         if self._started is None or self._started[0] != what or done < self._started[2]:
             self._started = (what, now, done)
-        text = f"{what} {number(done)} / {number(total)}"
+        text = f"{what} {number(done)} of {number(total)}"
         _, began, done_then = self._started
         elapsed = now - began
         if elapsed >= ESTIMATE_AFTER and done > done_then:
