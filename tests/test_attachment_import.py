@@ -74,7 +74,8 @@ def test_the_files_of_an_export_come_back_and_a_copy_gets_its_own(tmp_path: Path
     try:
         plan = load_import(out)
         result = apply_import(plan, workspace, "copy", attachments=workspace.attachments)
-        assert result.conversations_imported == 1
+        assert result.conversations_imported == 1 and result.files_restored == 3
+        assert result.summary().endswith("; 3 attached files restored")
         (cid,) = [c.id for c in workspace.conversations.all()]
         assert restored(workspace, cid) == files
         assert {a.name for a in workspace.attachments.of(cid)} == set(files)
@@ -181,7 +182,9 @@ def test_a_disk_that_refuses_a_file_takes_the_conversation_out_again(
         workspace.close()
 
 
-def test_the_command_line_round_trip_restores_the_files(tmp_path: Path) -> None:
+def test_the_command_line_round_trip_restores_the_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = tmp_path / "source"
     offline_settings(source)
     files = originals(tmp_path / "originals")
@@ -197,6 +200,7 @@ def test_the_command_line_round_trip_restores_the_files(tmp_path: Path) -> None:
     fresh = tmp_path / "fresh"
     offline_settings(fresh)
     assert main(["--data-dir", str(fresh), "import", str(out)]) == 0
+    assert "3 attached files restored" in capsys.readouterr().out
     workspace = Workspace.open(fresh, embed=False)
     try:
         assert restored(workspace, cid) == {p.name: p.read_bytes() for p in files}

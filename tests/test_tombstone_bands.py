@@ -27,6 +27,7 @@ from assistant.memory_policy import AUTOMATIC
 from assistant.workspace import Workspace
 from tests.embedders import HashEmbedder, hashed_vector
 from tests.scripted import ScriptedProvider, calls
+from tests.test_curator import REPLY, USER
 from tests.test_review_inbox import Rig
 
 # With the hashed-words embedder these share 5 of 6 words: close in meaning, not the same fact.
@@ -58,7 +59,7 @@ def test_a_reworded_forgotten_fact_waits_for_a_yes_across_a_restart(rig: Rig) ->
     assert waiting.text == REWORDED and waiting.resembles_forgotten and waiting.by == "curator"
     assert Inbox(rig.root / "memory").pending() == [waiting]  # on disk, flagged
 
-    from assistant.ui.memory.review_page import caption
+    from assistant.ui.memory.review_page import caption  # Qt: loaded only here
 
     assert caption(waiting, None).startswith(RESEMBLES)
 
@@ -124,8 +125,6 @@ def test_the_opposite_in_the_same_words_is_asked_about_not_refused(data_dir: Pat
         curator = Curator(provider, memory, TopicStore(data_dir / "memory"), inbox)
         memory_line = {"kind": "fact", "text": "The user eats pork", "importance": 0.5}
         provider.enqueue(json.dumps({"memories": [memory_line]}))
-        from tests.test_curator import REPLY, USER
-
         assert curator.process("c1", USER, REPLY) == []
         (waiting,) = inbox.pending()
         assert waiting.text == "The user eats pork" and waiting.resembles_forgotten

@@ -606,3 +606,19 @@ def test_importing_shows_numbers_and_then_a_result_that_stays(
     # Never under or over a progress dialog: they are all gone.
     assert all(not p.isVisible() for p in parent.findChildren(QProgressDialog))
     box.close()
+
+
+def test_importing_through_the_dialog_restores_the_attached_files(
+    qtbot: QtBot, parent: QWidget, workspace: Workspace, hooks: Hooks, tmp_path: Path
+) -> None:
+    from tests.test_attachment_import import exported, restored
+
+    path, files = exported(tmp_path)
+    import_file(parent, workspace, str(path))
+    preview_dialog(qtbot, parent).import_button.click()
+    qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=10_000)
+    assert hooks.errors == []
+    assert hooks.infos[0].endswith("; 3 attached files restored")
+    (conversation,) = workspace.conversations.all()
+    assert restored(workspace, conversation.id) == files
+    qtbot.waitUntil(lambda: all(not p.isVisible() for p in parent.findChildren(QProgressDialog)))

@@ -13,6 +13,7 @@ from assistant.memory import KINDS, MemoryKind
 log = logging.getLogger(__name__)
 
 MAX_CANDIDATES = 8
+# Insights are written by reflection, from several memories; an exchange yields plain facts.
 EXTRACTED_KINDS = tuple(kind for kind in KINDS if kind != "insight")
 
 

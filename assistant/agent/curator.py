@@ -52,8 +52,6 @@ RELATED_K = 5  # existing memories each candidate is compared with
 EXTRACT_MAX_TOKENS = 1000
 TOPIC_MAX_TOKENS = 200
 
-# Insights are written by reflection, from several memories; an exchange yields plain facts.
-
 EXTRACT_PROMPT = f"""\
 You curate the long-term memory of a personal assistant. From the exchange below, extract what \
 is worth remembering about the user for future conversations: facts about them, preferences, \
@@ -202,8 +200,9 @@ class Curator:
         self, text: str, kind: MemoryKind, importance: float, *, origin: Origin, client: str
     ) -> Taken:
         """Remember a statement another app sent (`client`, e.g. through MCP) by the rules of
-        the curator: a forgotten fact is not learned again, a pinned memory is not changed, the
-        same fact refines the memory that says it, a contradiction supersedes it with history.
+        the curator: a forgotten fact is not learned again, one resembling it waits in the
+        inbox for the user's yes ("held"), a pinned memory is not changed, the same fact
+        refines the memory that says it, a contradiction supersedes it with history.
 
         Raises ValueError for a statement that cannot be a memory (empty, too long, bad kind).
         """

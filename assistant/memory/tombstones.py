@@ -61,8 +61,8 @@ SKETCH_BITS = 512
 # Two sketches of one model say the same fact (with the same facets) if the cosine of their
 # vectors, as the bits estimate it, reaches SAME_COSINE, and resemble each other (the user is
 # asked) from REVIEW_COSINE. Chosen on the first two labelled sets of tests/data/rewordings.py
-# with the built-in embedder (all-MiniLM-L6-v2): no near miss there without another facet
-# reaches 0.93 (a 0.92 one passes 0.96 by the sketch's error about once in 100); from 0.80
+# with the built-in embedder (all-MiniLM-L6-v2): no near miss there with the same facets is
+# closer than 0.92 (which passes 0.96 by the sketch's error less than once in 100); from 0.80
 # most English rewordings are asked about, and 4 of 40 unrelated facts.
 SAME_COSINE = 0.96
 REVIEW_COSINE = 0.80
@@ -134,12 +134,11 @@ class Fingerprint:
         return self.resemblance(other) is not None
 
     def resemblance(self, other: Fingerprint) -> Resemblance | None:
-        """ "forgotten" if the two say the same fact: equal or nearly equal content words, or
-        (with sketches of one model) a meaning as close as SAME_COSINE, and the same facets;
-        "resembles" if their meaning is as close as REVIEW_COSINE, or their words match but
-        their facets (another number, name or the opposite) or their meaning do not; else
-        None. Without facets
-        (an older tombstone) only equal content words are "forgotten"."""
+        """How the two match. "forgotten": they say the same fact (equal or nearly equal
+        content words, or with sketches of one model a meaning as close as SAME_COSINE) with
+        the same facets. "resembles": a meaning as close as REVIEW_COSINE, or words that match
+        with other facets (another number, name, the opposite) or another meaning. Else None.
+        Without facets (an older tombstone) only equal content words are "forgotten"."""
         differ = self._sketches_differ(other)
         words = self.hash == other.hash or self._words_match(other)
         if not words and (differ is None or differ > _REVIEW_DIFFER):

@@ -85,7 +85,7 @@ def apply_import(
     done = 0
     if progress is not None:
         progress(done, total)
-    counts = dict.fromkeys(("imported", "copied", "skipped", "messages"), 0)
+    counts = dict.fromkeys(("imported", "copied", "skipped", "messages", "files"), 0)
     memories = _MemoryCounts()
     history: dict[str, list[MemoryEvent]] = {}
     for event in plan.memory_history:
@@ -114,11 +114,7 @@ def apply_import(
             raise ImportCancelledError
         placed = replace(conversation, project=mapping.of(conversation.project))
         outcome = _import_conversation(store, _remapped(placed, memories.ids), policy, attachments)
-        if outcome != "skipped":
-            counts["imported"] += 1
-            counts["messages"] += len(conversation.messages)
-        if outcome != "imported":
-            counts[outcome] += 1
+        _count(counts, outcome, conversation, files=attachments is not None)
         done += 1
         if progress is not None:
             progress(done, total)
@@ -140,7 +136,20 @@ def apply_import(
         messages_imported=counts["messages"],
         projects_imported=mapping.created,
         projects_merged=mapping.merged,
+        files_restored=counts["files"],
     )
+
+
+def _count(
+    counts: dict[str, int], outcome: str, conversation: ImportedConversation, *, files: bool
+) -> None:
+    """Add what importing `conversation` did (`files`: its files were written) to `counts`."""
+    if outcome != "skipped":
+        counts["imported"] += 1
+        counts["messages"] += len(conversation.messages)
+        counts["files"] += len(conversation.files) if files else 0
+    if outcome != "imported":
+        counts[outcome] += 1
 
 
 @dataclass

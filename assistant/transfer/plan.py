@@ -236,6 +236,7 @@ class ImportResult:
     messages_imported: int = 0
     projects_imported: int = 0  # created here
     projects_merged: int = 0  # into the project of the same name (or id) here
+    files_restored: int = 0  # files attached to messages, written back from the export
 
     def summary(self) -> str:
         """One line for the user, e.g. "Imported 2 conversations (1 skipped as already present)"."""
@@ -253,6 +254,8 @@ class ImportResult:
             text += f"; {counted(self.projects_imported, 'project')}" + (
                 f" ({merged} merged into the project of the same name here)" if merged else ""
             )
+        if self.files_restored:
+            text += f"; {counted(self.files_restored, 'attached file')} restored"
         return text
 
 

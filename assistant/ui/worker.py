@@ -9,6 +9,7 @@ no agent-building method of the Workspace either.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -51,6 +52,12 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+# How long a thread that wants the GIL waits before the running one must hand it over (Python's
+# default is 5 ms). The worker's thread and the pool's jobs (the curator after each reply) run
+# Python beside the GUI thread, which needs the GIL for each slot, event filter or paint of
+# ours it runs: each could wait this long, and a reply's end runs several in one frame.
+GIL_SWITCH_S = 0.001
+
 
 class AgentWorker(QObject):
     """Runs turns, the writes to conversations and embedding work off the GUI thread;
@@ -74,6 +81,7 @@ class AgentWorker(QObject):
 
     def __init__(self, workspace: Workspace) -> None:
         super().__init__()
+        sys.setswitchinterval(GIL_SWITCH_S)
         self._workspace = workspace
         self._cancel = CancelToken()
         self._confirmations = Confirmations()
