@@ -21,7 +21,7 @@ from assistant.ui.settings.dialog import SettingsDialog
 from assistant.ui.window.main_window import MainWindow
 from assistant.workspace import Workspace
 from tests.desktop import configure, shown_window
-from tests.fake_openai import FakeOpenAI, Reply
+from tests.fake_openai import FakeOpenAI, Reply, ToolCall
 from tests.sidebars import shown_sidebar
 
 pytestmark = [
@@ -184,3 +184,47 @@ def test_the_sidebar_tells_the_users_memories_from_the_models(qtbot: QtBot, data
     finally:
         bridge.disconnect_stores()
         workspace.close()
+
+
+@pytest.mark.qt_log_ignore("does not support raise", "does not support propagateSizeHints")
+def test_a_memory_the_assistant_proposes_reads_as_proposed_then_as_accepted(
+    qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI
+) -> None:
+    from assistant.ui.memory.timeline import MemoryTimeline
+
+    configure(data_dir, fake_openai, embeddings=False, memory_policy="ask")
+    win = shown_window(qtbot, data_dir)
+    fake_openai.enqueue(
+        Reply.tool_calls(ToolCall("remember", json.dumps({"text": "I am allergic to peanuts"}))),
+        Reply.text("It waits for you in Review."),
+    )
+    say(qtbot, win, "Remember that I am allergic to peanuts", "It waits for you in Review.")
+    shown = win.chat.toPlainText()
+    assert "▸ Proposed for review · ◆ I am allergic to peanuts" in shown
+    assert "Remembered" not in shown  # nothing is kept yet
+    qtbot.waitUntil(lambda: review_tab(win) == "Review (1)", timeout=10000)
+
+    page = win.sidebar.review
+    win.sidebar.tabs.setCurrentIndex(REVIEW_TAB)
+    page.list.item(0).setSelected(True)
+    page.accept_button.click()
+    qtbot.waitUntil(lambda: len(win.workspace.memory) == 1, timeout=10000)
+    win.sidebar.tabs.setCurrentIndex(0)
+    win.sidebar.memories.timeline_button.click()
+    timeline = win.sidebar.findChild(MemoryTimeline, "memoryTimeline")
+    assert timeline is not None
+    qtbot.waitUntil(lambda: "peanuts" in timeline.view.toPlainText(), timeout=10000)
+    assert (
+        "Remembered by the assistant, accepted by you · I am allergic to peanuts"
+        in timeline.view.toPlainText()
+    )
+    timeline.close()
+    win.close()
+
+    again = Workspace.open(data_dir)  # the log keeps who said yes
+    try:
+        (item,) = again.memory.all()
+        (created,) = [e for e in again.memory.history(item.id) if e.type == "created"]
+        assert created.by == "tool" and created.reason == "accepted by you"
+    finally:
+        again.close()

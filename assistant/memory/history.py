@@ -18,6 +18,7 @@ from typing import Any
 from assistant.memory.items import EventType, MemoryEvent, MemoryItem, Source
 from assistant.timestamps import parse
 
+ACCEPTED = "accepted by you"  # the reason of a "created" event the user said yes to
 USED_KEPT = 20  # "used" events kept per memory when the log is compacted (the count keeps all)
 
 
@@ -98,10 +99,17 @@ def told(item: MemoryItem, events: Sequence[MemoryEvent]) -> list[MemoryEvent]:
     return out
 
 
-def creation(item: MemoryItem) -> MemoryEvent:
-    """The "created" event of an item (as the log keeps it: without the text)."""
+def creation(item: MemoryItem, *, accepted: bool = False) -> MemoryEvent:
+    """The "created" event of an item (as the log keeps it: without the text); `accepted`: the
+    user said yes to it on the Review tab (the event's reason says so)."""
     return MemoryEvent(
-        item.id, "created", item.created_at, by=item.origin, source=item.source, client=item.client
+        item.id,
+        "created",
+        item.created_at,
+        by=item.origin,
+        source=item.source,
+        client=item.client,
+        reason=ACCEPTED if accepted else None,
     )
 
 

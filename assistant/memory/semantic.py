@@ -116,7 +116,8 @@ class SemanticMemory(MemoryStore):
         )
         with self._lock:
             lifted = self._log.buried_as(text) if origin == "user" else []
-            [slot] = self._commit([item], [creation(item)], lifted=lifted)
+            created = creation(item, accepted=confirmed)
+            [slot] = self._commit([item], [created], lifted=lifted)
             if embedded is not None:
                 self._vectors.store(embedded, [slot])
         self._vectors.refit()
@@ -426,7 +427,7 @@ class SemanticMemory(MemoryStore):
                 reason=reason,
                 client=client,
             )
-            _, slot = self._commit([ended, new], [event, creation(new)])
+            _, slot = self._commit([ended, new], [event, creation(new, accepted=confirmed)])
             if embedded is not None:
                 self._vectors.store(embedded, [slot])
         self._vectors.refit()

@@ -15,6 +15,9 @@ from assistant.ui.wording import shorten
 MemoryLookup = Callable[[str], str | None]  # memory id -> its text, None if gone
 QUOTE_CHARS = 40
 NOT_RUN = "Not run:"  # how the agent's result starts when the user stopped or denied a tool
+# How the remember tool's result starts when the memory waits for the user's review (the user
+# chose "ask me first", or it resembles something they had forgotten).
+WAITING = ("Proposed, not saved yet", "Already waiting for the user's review", "Not saved yet:")
 _MEMORY_ID = re.compile(r"\b([0-9a-f]{32})\b")
 # How a server tool's first word reads once it ran: "lookup_order" is "Looked up order".
 _PAST = {
@@ -63,7 +66,8 @@ def summarize(
     if not ok:
         return ToolSummary(f"{_doing(name, args)} failed")
     if name == "remember":
-        return _about_memory("Remembered" if result else "Remembering", result, args, memory_text)
+        done = "Proposed for review" if (result or "").startswith(WAITING) else "Remembered"
+        return _about_memory(done if result else "Remembering", result, args, memory_text)
     if name in ("forget", "pin"):
         verb = {"forget": "Forgot", "pin": "Pinned" if args.get("pinned", True) else "Unpinned"}
         memory_id = str(args.get("memory_id", ""))

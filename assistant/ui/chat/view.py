@@ -20,6 +20,7 @@ from PySide6.QtGui import (
     QFocusEvent,
     QGuiApplication,
     QShowEvent,
+    QTextBlock,
     QTextBlockFormat,
     QTextCursor,
     QTextOption,
@@ -38,6 +39,7 @@ from assistant.ui.worker import ToolImage
 
 TAIL_GROUPS = 40  # the turns (a message, or a reply with its tools) a conversation opens with
 EARLIER_GROUPS = 60  # and how many more each scroll to the top renders
+JUMP_MARGIN = 12  # px above a message opened at its start
 
 
 class ChatView(QTextBrowser):
@@ -87,10 +89,12 @@ class ChatView(QTextBrowser):
         self._asking: dict[str, int] = {}  # tool call id -> where its question starts
         self._conversation: Conversation | None = None
         self._shown_groups = 0  # the conversation's turns rendered (the newest ones)
+        self._failures: dict[str, str] = {}  # user message id -> why its reply failed (this run)
         self._earlier: list[list[Message]] = []  # the turns not rendered yet, oldest first
         self._versions: Versions = {}
         self._pinned = True  # to the end: it stays in view as the document grows or is laid out
         self._wanted: int | None = None  # a scroll position waiting for the layout to reach it
+        self._marked = False  # a message opened is highlighted (selected)
         self.verticalScrollBar().valueChanged.connect(self._on_scrolled)
         self.verticalScrollBar().rangeChanged.connect(self._on_range)
 
@@ -111,6 +115,7 @@ class ChatView(QTextBrowser):
         self._doc.clear()
         self._earlier = []
         self._wanted = None
+        self._marked = False
         if conversation is None:
             return
         cursor = self._doc.end()
@@ -124,7 +129,8 @@ class ChatView(QTextBrowser):
         for group in groups[len(self._earlier) :]:
             self._doc.turn(cursor, versions, group)
         if groups and groups[-1][0].role == "user" and not replying:
-            self._doc.marker(cursor, f"{ERROR_MARK} No reply yet.", retry=True)
+            why = self._failures.get(groups[-1][0].id, "No reply yet.")
+            self._doc.marker(cursor, f"{ERROR_MARK} {why}", retry=True)
         cursor.endEditBlock()
         self._scroll_to_end()
         self.rendered.emit(conversation.id)
@@ -192,11 +198,36 @@ class ChatView(QTextBrowser):
         cursor = self.textCursor()
         cursor.setPosition(position)
         cursor.movePosition(QTextCursor.MoveOperation.NextBlock)  # the header ("You")
+        header = cursor.block()
         cursor.movePosition(QTextCursor.MoveOperation.NextBlock, KEEP)  # and the first line
         cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, KEEP)
-        self.setTextCursor(cursor)
-        self.ensureCursorVisible()
+        self.setTextCursor(cursor)  # the highlight, until the next action (`_unmark`)
+        self._marked = True
+        self._scroll_to_block(header)
         return True
+
+    def _scroll_to_block(self, block: QTextBlock) -> None:
+        """Show `block` at the top of the view, a margin above it (or as near as the end of
+        the conversation lets it come)."""
+        layout = self.document().documentLayout()
+        top = layout.blockBoundingRect(block).top()
+        below, page = block, top + self.viewport().height()
+        while below.isValid() and layout.blockBoundingRect(below).bottom() < page:
+            below = below.next()  # laid out a page beyond it, the bar can reach it
+        bar = self.verticalScrollBar()
+        self._pinned = False
+        self._wanted = max(0, round(top) - JUMP_MARGIN)
+        if not below.isValid():  # near the end: as far as it goes
+            self._wanted = min(self._wanted, bar.maximum())
+        self._on_range(bar.minimum(), bar.maximum())
+
+    def _unmark(self) -> None:
+        """Take away the highlight of a message opened (a new message or reply is shown)."""
+        if self._marked:
+            self._marked = False
+            cursor = self.textCursor()
+            cursor.clearSelection()
+            self.setTextCursor(cursor)
 
     def message_at(self, position: int) -> str | None:
         """The id of the message (or whole reply) shown at a document position."""
@@ -210,6 +241,7 @@ class ChatView(QTextBrowser):
     def add_user_message(self, text: str, files: Sequence[str] = ()) -> None:
         """Show the user's message at once (with the labels of the files it carries, and its
         actions), then wait for the reply."""
+        self._unmark()
         self._reply.add_user_message(text, files)
         self._scroll_to_end()
 
@@ -219,6 +251,7 @@ class ChatView(QTextBrowser):
         `resumed`: the reply began while another conversation was shown (its start is not
         here), so the whole conversation is shown again from the store once it is saved.
         """
+        self._unmark()
         self._reply.start(resumed=resumed)
         self._scroll_to_end()
 
@@ -284,6 +317,9 @@ class ChatView(QTextBrowser):
         """
         at_bottom = self._at_bottom()
         self._conversation = conversation
+        branch = conversation.branch()
+        if error is not None and branch and branch[-1].role == "user":  # shown again on return
+            self._failures[branch[-1].id] = error
         for call_id in list(self._asking):  # the reply ended (stopped) before an answer
             self._settle(call_id, "Not answered")
         if not self._reply.finish(conversation, error):  # not all of this turn is shown
@@ -383,6 +419,7 @@ class ChatView(QTextBrowser):
 
     def _scroll_to_end(self) -> None:
         bar = self.verticalScrollBar()
+        self._wanted = None  # the end wins over a place still waiting for the layout
         bar.setValue(bar.maximum())
         self._pinned = True
 

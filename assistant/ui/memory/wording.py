@@ -129,7 +129,7 @@ def event_text(
     if kind == "created" and event.by == "import" and item is not None:
         return origin_short(item)
     if kind == "created":
-        return {
+        made = {
             "user": "Added by you",
             "tool": "Remembered by the assistant",
             "curator": "Extracted by the curator",
@@ -137,6 +137,7 @@ def event_text(
             "reflection": "Written by a reflection",
             "mcp": f"Remembered by {by_text('mcp', event.client)}",
         }.get(event.by or "", "Added")
+        return f"{made}, {event.reason}" if event.reason else made
     if kind == "edited":
         return f"Edited{who}: {_quote(event.text_before)} → {_quote(event.text_after)}"
     if kind == "merged":
