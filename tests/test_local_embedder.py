@@ -39,7 +39,7 @@ def test_long_passages_go_a_few_at_a_time_and_keep_their_vectors() -> None:
     embedder = LocalEmbedder(threads=1)
     lengths = [5] * 40 + [200] * 20  # short texts first, as `embed` orders them
     batches = list(embedder._batches(list(range(60)), lengths))
-    assert [len(b) for b in batches] == [32, 10, 10, 8]  # 32 short; then 2,048 padded tokens
+    assert [len(b) for b in batches] == [32, 8] + [2] * 10  # 32 short; then 512 padded tokens
     assert [i for b in batches for i in b] == list(range(60))
     texts = ["word " * n for n in (3, 150, 40, 220, 7)]
     whole = embedder.embed(texts)

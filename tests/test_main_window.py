@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -95,7 +96,9 @@ def test_streamed_reply_appears_and_is_saved(
     send(qtbot, window, "Hi there")
     qtbot.waitUntil(lambda: "Nice to meet you" in window.chat.toPlainText(), timeout=10000)
     wait_idle(qtbot, window)
-    assert window.chat.toPlainText().rsplit(" · ", 1)[0] == (
+    # The speed shows only for a reply that took 0.5 s or more: on a busy machine, or not.
+    shown = re.sub(r" · [\d.,]+ tok/s$", "", window.chat.toPlainText())
+    assert shown == (
         "You\nHi there\nCopy  ·  Edit\nAssistant\nHello! Nice to meet you.\n"
         "Copy  ·  Copy as text  ·  Regenerate  ·  chat-model · 11 tokens"
     )

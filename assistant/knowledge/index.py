@@ -82,10 +82,13 @@ class FileIndex:
         self._bm25 = BM25Index(self.config.bm25_k1, self.config.bm25_b)
         self._chunks: dict[int, _Stored] = {}
         self._keys_of: dict[str, list[int]] = {}
+        self._keys_of_text: dict[str, list[int]] = {}  # digest -> its chunks' keys, oldest first
         self._next_key = 0
         self._vectors: MessageVectors | None = None
         self._vectors_loaded = False
-        self._key_of_row: npt.NDArray[np.int64] | None = None  # vector row -> a chunk key
+        # Vector row -> the newest chunk with that text (-1: none); kept in step as chunks and
+        # vectors come and go (None: to be mapped again, after the vectors were replaced).
+        self._key_of_row: npt.NDArray[np.int64] | None = None
 
     def __len__(self) -> int:
         with self._lock:
@@ -112,8 +115,9 @@ class FileIndex:
             for key, chunk, digest, words in zip(keys, chunks, digests, tokens, strict=True):
                 self._bm25.add(key, words)
                 self._chunks[key] = _Stored(path, chunk, digest)
+                self._keys_of_text.setdefault(digest, []).append(key)
             self._keys_of[path] = keys
-            self._key_of_row = None
+            self._point(digests)
 
     def drop(self, path: str) -> None:
         """Forget the chunks of `path`."""
@@ -121,10 +125,16 @@ class FileIndex:
             self._drop(path)
 
     def _drop(self, path: str) -> None:
+        digests = []
         for key in self._keys_of.pop(path, []):
             self._bm25.remove(key)
-            del self._chunks[key]
-            self._key_of_row = None
+            digest = self._chunks.pop(key).digest
+            same = self._keys_of_text[digest]
+            same.remove(key)
+            if not same:
+                del self._keys_of_text[digest]
+            digests.append(digest)
+        self._point(digests)
 
     def search(self, query: str, k: int = 5) -> list[FileHit]:
         """The `k` chunks that best match `query`, best first (hybrid, as memory search)."""
@@ -214,8 +224,9 @@ class FileIndex:
                     break
                 if self._vectors is None:
                     self._vectors = MessageVectors(embedder.name, vectors.shape[1])
+                    self._key_of_row = None
                 self._vectors.add([_vector_key(d) for d, _ in batch], vectors)
-                self._key_of_row = None
+                self._point([d for d, _ in batch])
                 if self._vectors.unsaved >= SAVE_EVERY:
                     self.save()
             done += len(batch)
@@ -229,13 +240,20 @@ class FileIndex:
             vectors = self._vectors
             if vectors is None or self.directory is None:
                 return
-            live = {_vector_key(s.digest) for s in self._chunks.values()}
-            if not vectors.unsaved and len(live) == len(vectors):
+            if not vectors.unsaved and len(self._keys_of_text) == len(vectors):
                 return
-            if len(live) < len(vectors):
-                vectors = self._vectors = vectors.subset(list(live))
-                self._key_of_row = None
+            if len(self._keys_of_text) < len(vectors):
+                kept = sorted((row, key) for key, row in self._vector_rows(vectors) if row >= 0)
+                self._vectors = vectors.subset([key for _, key in kept])
+                if self._key_of_row is not None:  # the rows keep their order
+                    self._key_of_row = self._key_of_row[[row for row, _ in kept]]
+                vectors = self._vectors
             vectors.save(self.directory)
+
+    def _vector_rows(self, vectors: MessageVectors) -> list[tuple[MessageKey, int]]:
+        """The vector key and row (-1: none) of each text indexed."""
+        keys = [_vector_key(digest) for digest in self._keys_of_text]
+        return [(key, vectors.row(key)) for key in keys]
 
     def _query_vector(self, query: str) -> npt.NDArray[np.float32] | None:
         with self._lock:
@@ -261,11 +279,24 @@ class FileIndex:
         return [(int(keys[i]), float(score[i])) for i in order]
 
     def _rows_to_keys(self, vectors: MessageVectors) -> npt.NDArray[np.int64]:
-        if self._key_of_row is None or len(self._key_of_row) != len(vectors):
-            out = np.full(len(vectors), -1, dtype=np.int64)
-            for key, stored in self._chunks.items():
-                row = vectors.row(_vector_key(stored.digest))
-                if row >= 0:
-                    out[row] = key
-            self._key_of_row = out
+        if self._key_of_row is None or len(self._key_of_row) < len(vectors):
+            self._key_of_row = np.full(len(vectors), -1, dtype=np.int64)
+            self._point(list(self._keys_of_text))
         return self._key_of_row
+
+    def _point(self, digests: Sequence[str]) -> None:
+        """Map the vector rows of these texts to their newest chunks (-1: none left), if the
+        rows are mapped (else they are mapped whole when next searched)."""
+        vectors = self._vectors
+        if self._key_of_row is None or vectors is None:
+            return
+        for digest in digests:
+            row = vectors.row(_vector_key(digest))
+            if row < 0:
+                continue
+            if row >= len(self._key_of_row):
+                grown = np.full(max(row + 1, 2 * len(self._key_of_row)), -1, dtype=np.int64)
+                grown[: len(self._key_of_row)] = self._key_of_row
+                self._key_of_row = grown
+            keys = self._keys_of_text.get(digest)
+            self._key_of_row[row] = keys[-1] if keys else -1

@@ -51,10 +51,12 @@ class LocalEmbedder:
     name = NAME
     dim = DIM
     batch_size = 32
-    # Padded tokens a batch: 8 passages of 256 tokens. Embedding 96 such passages peaked at
-    # 1.45 GB of memory 32 a batch (onnxruntime keeps its largest buffers), at 520 MB 8 a batch
-    # (with its memory arena off: 970 and 640 MB, so the arena stays on).
-    batch_tokens = 2048
+    # Padded tokens a batch: 2 passages of 256 tokens, or 32 short texts. onnxruntime keeps
+    # its largest buffers: embedding 128 passages of 256 tokens (one thread, memory patterns
+    # off) peaked at 372-388 MB 8 a batch, 297 MB 4 a batch and 272 MB 2 a batch (the peak of
+    # loading the model), and ran no slower (27-29, 29-30 and 31-32 passages/s; short texts
+    # 241-244/s and 256-259/s at 8 and 2 passages' worth).
+    batch_tokens = 512
 
     def __init__(self, *, threads: int | None = None) -> None:
         self._threads = threads or 1
