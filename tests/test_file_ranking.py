@@ -104,7 +104,11 @@ def test_a_search_after_a_change_maps_no_rows_again(monkeypatch: pytest.MonkeyPa
     index.embed_pending()
     looked_up: list[object] = []
     real_row = MessageVectors.row
-    monkeypatch.setattr(MessageVectors, "row", lambda self, key: looked_up.append(key)
-                        or real_row(self, key))  # fmt: skip
+
+    def row(self: MessageVectors, key: tuple[str, str]) -> int:
+        looked_up.append(key)
+        return real_row(self, key)
+
+    monkeypatch.setattr(MessageVectors, "row", row)
     assert index.search("kaban new")[0].path == "/docs/file-00.pdf"
     assert looked_up == []  # not FILES * PER_FILE rows
