@@ -6,7 +6,19 @@ class AssistantError(Exception):
 
 
 class ProviderError(AssistantError):
-    """The model server failed, refused the request or returned something unusable."""
+    """The model server failed, refused the request or returned something unusable.
+
+    `status` says which in a few words, for the status bar ("Request refused (HTTP 400)").
+    """
+
+    def __init__(self, message: str, *, status: str = "Connection problem") -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def status_of(error: AssistantError) -> str:
+    """What failed in a few words: a provider error's `status`, else "Reply failed"."""
+    return error.status if isinstance(error, ProviderError) else "Reply failed"
 
 
 class ContextOverflowError(ProviderError):
@@ -15,7 +27,7 @@ class ContextOverflowError(ProviderError):
     def __init__(
         self, message: str, *, context_tokens: int | None, prompt_tokens: int | None
     ) -> None:
-        super().__init__(message)
+        super().__init__(message, status="Request too long")
         self.context_tokens = context_tokens
         self.prompt_tokens = prompt_tokens
 
@@ -31,7 +43,8 @@ class ImagesRefusedError(ProviderError):
         super().__init__(
             f"{model} does not accept images, so {what} could not be sent and this message was "
             "not answered. Choose a model that sees images (the picker above the chat) and "
-            "Retry, or send your text again without the image."
+            "Retry, or send your text again without the image.",
+            status="Connected",  # the model was known to refuse them: nothing was sent
         )
 
 

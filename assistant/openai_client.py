@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
 
 from assistant.credentials import Credentials
 from assistant.errors import ProviderError
@@ -44,14 +45,48 @@ def list_models(client: openai.OpenAI, model: str = "") -> list[str]:
 
 def probe_server(settings: Settings, credentials: Credentials) -> tuple[str, list[str]]:
     """The URL and the model names of the server `settings` describe, asked with a client of
-    its own (Settings' "Refresh models" and "Test connection", before the values are saved)."""
+    its own (Settings' "Refresh models" and "Test connection", before the values are saved).
+
+    A URL without a path that has no models endpoint where `URL/v1` has one is named in the
+    error ("Did you mean http://host:port/v1?").
+    """
+    import openai
+
     from assistant.openai_errors import server_url
 
-    client = openai_client(settings, credentials)
+    key = _key(settings, credentials)
+    client = _build(key)
     try:
         return server_url(client), list_models(client, settings.chat_model)
+    except ProviderError as err:
+        if not isinstance(err.__cause__, openai.NotFoundError):
+            raise
+        suggested = _with_v1(key)
+        if suggested is None:
+            raise
+        raise ProviderError(
+            f"{server_url(client)} has no models endpoint (HTTP 404). Did you mean {suggested}?",
+            status=err.status,
+        ) from err
     finally:
         client.close()
+
+
+def _with_v1(key: _Key) -> str | None:
+    """`URL/v1` if the URL of `key` has no path and the server answers there (blocks)."""
+    base_url, api_key, timeout = key
+    parts = urlsplit(base_url)
+    if parts.path.strip("/"):
+        return None
+    suggested = urlunsplit(parts._replace(path="/v1")).rstrip("/")
+    client = _build((suggested, api_key, timeout))
+    try:
+        list_models(client)
+    except ProviderError:
+        return None
+    finally:
+        client.close()
+    return suggested
 
 
 def _build(key: _Key) -> openai.OpenAI:

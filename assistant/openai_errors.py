@@ -232,7 +232,23 @@ def provider_error(
     if isinstance(err, openai.APIError) and is_overflow(err):
         context, prompt = overflow_numbers(err)
         return ContextOverflowError(message, context_tokens=context, prompt_tokens=prompt)
-    return ProviderError(message)
+    return ProviderError(message, status=_status(err))
+
+
+def _status(err: BaseException) -> str:
+    """What went wrong in a few words: the connection, or what the server answered."""
+    if isinstance(err, openai.APIConnectionError):
+        return "Connection problem"
+    if isinstance(err, openai.AuthenticationError):
+        return "API key rejected"
+    if isinstance(err, openai.RateLimitError):
+        return "Rate limited"
+    if isinstance(err, openai.APIStatusError):
+        what = "Server error" if err.status_code >= 500 else "Request refused"
+        return f"{what} (HTTP {err.status_code})"
+    if isinstance(err, (openai.APIError, *MALFORMED_ERRORS)):
+        return "Server error"
+    return "Connection problem"
 
 
 def _message(err: BaseException, client: openai.OpenAI, *, model: str, purpose: Purpose) -> str:

@@ -201,7 +201,9 @@ class Workspace:
         from assistant.agent.provider import OpenAIProvider  # the openai package loads slowly
 
         if not self.is_configured():
-            raise ProviderError("No model server is set up yet. Open Settings to connect one.")
+            raise ProviderError(
+                "No model server is set up yet. Open Settings to connect one.", status="Not set up"
+            )
         client = self.clients.get(self.settings, self.credentials)
         return OpenAIProvider(client, self.settings.chat_model, capabilities=self.capabilities)
 

@@ -125,11 +125,12 @@ class Notice:
 @dataclass(frozen=True)
 class Failed:
     """The turn failed; `error` is a message for the user. What was shown is saved.
-    `connected`: the server answered (it refused the request), the connection is fine."""
+    `status`: what failed in a few words, for the status bar ("Request refused (HTTP 400)",
+    "Connection problem"; "Connected" when nothing was sent and the connection is fine)."""
 
     conversation_id: str
     error: str
-    connected: bool = False
+    status: str = "Reply failed"
     type: Literal["failed"] = field(default="failed", init=False)
 
 

@@ -46,6 +46,7 @@ from assistant.errors import (
     ContextOverflowError,
     ImagesRefusedError,
     ProviderError,
+    status_of,
 )
 from assistant.instructions import NO_INSTRUCTIONS, Instructions
 from assistant.memory import (
@@ -245,11 +246,10 @@ class Agent:
         except OperationCancelledError:
             on_event(Cancelled(conversation_id))
         except AssistantError as exc:
-            refused = isinstance(exc, ImagesRefusedError)
-            on_event(Failed(conversation_id, str(exc), connected=refused))
+            on_event(Failed(conversation_id, str(exc), status_of(exc)))
         except Exception as exc:  # a bug must not kill the worker thread
             log.exception("The turn failed")
-            on_event(Failed(conversation_id, f"Something went wrong: {exc}"))
+            on_event(Failed(conversation_id, f"Something went wrong: {exc}", "Reply failed"))
 
     def _turn(
         self, conversation_id: str, user: Message, on_event: EventSink, cancel: CancelToken
@@ -452,7 +452,9 @@ class Agent:
             except ContextOverflowError as exc:
                 if shown or retry == OVERFLOW_RETRIES:
                     self._save_partial(turn, shown, "failed")
-                    raise ProviderError(f"{exc} {_overflow_advice(exc)}") from exc
+                    raise ProviderError(
+                        f"{exc} {_overflow_advice(exc)}", status=exc.status
+                    ) from exc
                 if exc.context_tokens is None:
                     turn.shrink /= 2
                 log.info("The prompt did not fit; building a smaller one: %s", exc)
@@ -461,7 +463,9 @@ class Agent:
                 messages[:] = self._prompt(turn)
                 if turn.prompt_tokens >= before:
                     # Nothing more could be left out: the message itself is too long.
-                    raise ProviderError(f"{exc} {_overflow_advice(exc)}") from exc
+                    raise ProviderError(
+                        f"{exc} {_overflow_advice(exc)}", status=exc.status
+                    ) from exc
                 turn.on_event(Notice(turn.cid, "The prompt was too long for the model; shortened."))
             except ImagesRefusedError as exc:  # before any text: the message stays for Retry
                 names = tuple(a.name for a in turn.user.attachments if a.kind == "image")
@@ -504,7 +508,7 @@ class Agent:
         An empty reply is a failure (the user can retry); a cut-off one is saved marked.
         """
         if response.is_empty:
-            raise ProviderError(EMPTY_REPLY)
+            raise ProviderError(EMPTY_REPLY, status="Empty reply")
         text = response.content
         ids = tuple(dict.fromkeys([*turn.memory_ids, *turn.context.recalled]))
         reply = self.conversations.append(

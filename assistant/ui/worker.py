@@ -24,7 +24,7 @@ from assistant.agent.confirm import Choice, Confirmations
 from assistant.agent.events import AgentEvent, Failed
 from assistant.agent.tool_images import ToolImage, saved_names
 from assistant.agent.turn_gate import TurnGate
-from assistant.errors import AssistantError
+from assistant.errors import AssistantError, status_of
 from assistant.memory import (
     AttachedFile,
     Conversation,
@@ -202,7 +202,7 @@ class AgentWorker(QObject):
             except AssistantError as exc:
                 if text is not None and edited is None:  # keep it; Retry answers it later
                     self._workspace.conversations.append(conversation_id, "user", text)
-                self._emit(Failed(conversation_id, str(exc)))
+                self._emit(Failed(conversation_id, str(exc), status_of(exc)))
                 return
             if text is None:
                 agent.retry(conversation_id, self._emit, self._cancel, again)

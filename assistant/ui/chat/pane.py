@@ -1,10 +1,11 @@
-"""The chat's pane in the window: the buttons that show the side panes, the temporary chat's
-banner, the model picker, the chat (or the welcome, or a blank frame until the data is open)
-and the composer."""
+"""The chat's pane in the window: the buttons that show the side panes and the model picker,
+the temporary chat's banner (a row of its own under them), the chat (or the welcome, or a blank
+frame until the data is open) and the composer."""
 
 from __future__ import annotations
 
-from PySide6.QtGui import QPalette
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -17,11 +18,13 @@ from PySide6.QtWidgets import (
 
 from assistant.ui.chat.composer import Composer
 from assistant.ui.chat.model_bar import ModelBar
+from assistant.ui.theme import mix
 
 MIN_WIDTH = 320
-TEMPORARY_NOTICE = (
-    "Temporary chat: it does not use or add to your long-term memory, and it is deleted "
-    "when you leave it or quit."
+TEMPORARY_NOTICE = "Temporary chat: memory off, deleted when you leave it or quit"
+TEMPORARY_DETAIL = (
+    "This chat does not use or add to your long-term memory, and it is deleted when you "
+    "leave it or quit."
 )
 
 
@@ -47,36 +50,56 @@ class ChatPane(QWidget):
         pane_buttons = QHBoxLayout()
         pane_buttons.setContentsMargins(0, 0, 0, 0)
         pane_buttons.addWidget(self.list_toggle)
-        pane_buttons.addWidget(self.temporary_banner, 1)
-        pane_buttons.addStretch(0)  # takes the room while there is no banner
+        pane_buttons.addStretch(1)
         self.model_bar = ModelBar(self)
         pane_buttons.addWidget(self.model_bar)
         pane_buttons.addWidget(self.memory_toggle)
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(4, 4, 4, 8)
         self._layout.addLayout(pane_buttons)
+        self._layout.addWidget(self.temporary_banner)
         self._layout.addWidget(self.stack, 1)
         self._layout.addWidget(self.composer)
 
     def _banner(self) -> QLabel:
-        banner = QLabel(TEMPORARY_NOTICE, self)
-        banner.setObjectName("temporaryBanner")
-        banner.setWordWrap(True)
-        banner.setAccessibleName("Temporary chat")
-        banner.setContentsMargins(8, 4, 8, 4)
-        banner.setAutoFillBackground(True)
-        banner.setBackgroundRole(QPalette.ColorRole.ToolTipBase)
-        banner.setForegroundRole(QPalette.ColorRole.ToolTipText)
+        banner = TemporaryBanner(self)
         banner.hide()
         return banner
 
     def fill(self, chat: QWidget, welcome: QWidget, above_chat: QWidget) -> None:
         """Put the chat and the welcome in place of the blank frame, `above_chat` over them."""
-        self._layout.insertWidget(1, above_chat)
+        self._layout.insertWidget(self._layout.indexOf(self.stack), above_chat)
         self.stack.addWidget(chat)
         self.stack.addWidget(welcome)
         self.stack.removeWidget(self._blank)
         self._blank.deleteLater()
+
+
+class TemporaryBanner(QLabel):
+    """The line over a temporary chat, in the colours of the app's notices (drawn from the
+    palette it has, so a new theme repaints it)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(TEMPORARY_NOTICE, parent)
+        self.setObjectName("temporaryBanner")
+        self.setWordWrap(True)  # one line unless the pane is very narrow
+        self.setAccessibleName("Temporary chat")
+        self.setAccessibleDescription(TEMPORARY_DETAIL)
+        self.setToolTip(TEMPORARY_DETAIL)
+        self.setForegroundRole(QPalette.ColorRole.Text)
+        self.setContentsMargins(10, 5, 10, 5)
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt's name)
+        palette = self.palette()
+        base = palette.color(QPalette.ColorRole.Base)
+        accent = palette.color(QPalette.ColorRole.Highlight)
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(mix(base, accent, 0.35))
+        painter.setBrush(mix(base, accent, 0.12))
+        painter.drawRoundedRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 6, 6)
+        painter.end()
+        super().paintEvent(event)
 
 
 def _pane_button(text: str, tip: str, parent: QWidget) -> QPushButton:

@@ -444,11 +444,11 @@ class ChatSession(QObject):
             return
         error = event.error if isinstance(event, events.Failed) else None
         self._chat.finish_reply(saved, error)
-        refused = isinstance(event, events.Failed) and event.connected  # the server answered
-        if isinstance(event, events.Finished) or refused:
+        if isinstance(event, events.Finished):
             self.connection.emit("Connected", "")
         elif isinstance(event, events.Failed):
-            self.connection.emit("Connection problem", event.error)
+            tip = "" if event.status == "Connected" else event.error
+            self.connection.emit(event.status, tip)
         else:
             self.connection.emit("Stopped", "")
 

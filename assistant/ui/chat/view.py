@@ -89,6 +89,7 @@ class ChatView(QTextBrowser):
         self._asking: dict[str, int] = {}  # tool call id -> where its question starts
         self._conversation: Conversation | None = None
         self._shown_groups = 0  # the conversation's turns rendered (the newest ones)
+        self._failures: dict[str, str] = {}  # user message id -> why its reply failed (this run)
         self._earlier: list[list[Message]] = []  # the turns not rendered yet, oldest first
         self._versions: Versions = {}
         self._pinned = True  # to the end: it stays in view as the document grows or is laid out
@@ -128,7 +129,8 @@ class ChatView(QTextBrowser):
         for group in groups[len(self._earlier) :]:
             self._doc.turn(cursor, versions, group)
         if groups and groups[-1][0].role == "user" and not replying:
-            self._doc.marker(cursor, f"{ERROR_MARK} No reply yet.", retry=True)
+            why = self._failures.get(groups[-1][0].id, "No reply yet.")
+            self._doc.marker(cursor, f"{ERROR_MARK} {why}", retry=True)
         cursor.endEditBlock()
         self._scroll_to_end()
         self.rendered.emit(conversation.id)
@@ -315,6 +317,9 @@ class ChatView(QTextBrowser):
         """
         at_bottom = self._at_bottom()
         self._conversation = conversation
+        branch = conversation.branch()
+        if error is not None and branch and branch[-1].role == "user":  # shown again on return
+            self._failures[branch[-1].id] = error
         for call_id in list(self._asking):  # the reply ended (stopped) before an answer
             self._settle(call_id, "Not answered")
         if not self._reply.finish(conversation, error):  # not all of this turn is shown

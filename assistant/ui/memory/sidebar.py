@@ -15,9 +15,9 @@ from assistant.ui.memory.review_page import ReviewPage
 from assistant.ui.memory.timeline import MemoryTimeline
 from assistant.workspace import Workspace
 
-TAB_LABELS = ("Memories", "Working memory", "Conversation", "Review")
-TAB_SHORT_LABELS = ("Memories", "Working", "Conversation", "Review")
-TAB_TINY_LABELS = ("Memories", "Working", "Chat", "Review")  # the Review count must show
+# "Chat" at every width: help texts and the README name the tab by it.
+TAB_LABELS = ("Memories", "Working memory", "Chat", "Review")
+TAB_SHORT_LABELS = ("Memories", "Working", "Chat", "Review")  # the Review count must show
 REVIEW_TAB = 3
 
 
@@ -107,8 +107,7 @@ class MemorySidebar(QWidget):
             shown = [*labels[:REVIEW_TAB], review_label(labels[REVIEW_TAB], self._waiting)]
             return sum(metrics.horizontalAdvance(s) + 28 for s in shown) <= self.tabs.width()
 
-        choices = (TAB_LABELS, TAB_SHORT_LABELS)
-        labels = next((c for c in choices if fits(c)), TAB_TINY_LABELS)
+        labels = TAB_LABELS if fits(TAB_LABELS) else TAB_SHORT_LABELS
         for n, label in enumerate(labels):
             self.tabs.setTabText(
                 n, review_label(label, self._waiting) if n == REVIEW_TAB else label

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 INTRO = (
     "Assistant follows these in every chat, temporary ones too. They go to the model with each "
-    "message as your own words, and show on the sidebar's Conversation tab."
+    "message as your own words, and show on the sidebar's Chat tab."
 )
 ABOUT_HINT = "Your work, where you live, what you are interested in…"
 ANSWER_HINT = "Formal or casual, short or detailed, units, language…"
