@@ -191,10 +191,8 @@ class MainWindow(QMainWindow):
         self._become_ready()
 
     def _become_ready(self) -> None:
-        # What starting made lives as long as the app: the cycle collector's full passes, which
-        # hold the GIL and so the GUI, skip it from now on (101 ms a pass, measured while a
-        # 1,000-file knowledge folder was read; objects made later are still collected). Once a
-        # process: the objects of a window opened later (another data dir, tests) are not kept.
+        # What starting made lives on: full passes of the cycle collector (holding the GIL, so the
+        # GUI) skip it (101 ms a pass while a knowledge folder was read). Once a process.
         if not gc.get_freeze_count():
             gc.freeze()
         self._ready = True
