@@ -395,3 +395,28 @@ def test_a_new_project_shows_its_new_empty_chat_not_the_one_before(
     cid = new_saved_chat(qtbot, win)  # New chat: the same empty one, in the project
     assert cid == shown and win.workspace.conversations.load(cid).project == novel.id
     win.close()
+
+
+@pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+def test_move_to_project_names_the_chat_and_shows_wide_enough(
+    qtbot: QtBot, pane: ConversationPane, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtWidgets import QInputDialog
+
+    novel = workspace.projects.create("Novel")
+    cid = chat(workspace, pane, "Packing list for Lisbon", None)
+    pane.projects_changed()
+    pane.select(cid)
+    seen: list[tuple[str, int]] = []
+
+    def shown(dialog: QInputDialog) -> int:
+        dialog.show()
+        qtbot.waitExposed(dialog)
+        seen.append((dialog.labelText(), dialog.width()))
+        dialog.setTextValue("Novel")
+        return int(QInputDialog.DialogCode.Accepted)
+
+    monkeypatch.setattr(QInputDialog, "exec", shown)
+    assert pane.ask_project(None) == novel.id
+    ((label, width),) = seen
+    assert label == "Move 'Packing list for Lisbon' to:" and width >= 420
