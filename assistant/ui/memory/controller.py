@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence, QPalette
+from PySide6.QtGui import QAction, QColor, QKeySequence, QPalette
 from PySide6.QtWidgets import QInputDialog, QMenu, QWidget
 
 from assistant.errors import AssistantError
@@ -112,9 +112,7 @@ class MemoryController(QObject):
         self.undo.setShortcut(QKeySequence(QKeySequence.StandardKey.Undo))
         for act in (self.forget, self.undo):
             act.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
-        self.add.setIcon(
-            drawn_icon("list-add", draw_plus, parent.palette().color(QPalette.ColorRole.ButtonText))
-        )
+        self.add.setIcon(drawn_icon("list-add", draw_plus, _button_text))
 
     def update(self, item: MemoryItem | None, *, source_exists: bool, searching: bool) -> None:
         """Enable the actions that apply to the selected `item`."""
@@ -362,3 +360,7 @@ class MemoryController(QObject):
 
     def _say(self, message: str) -> None:
         self._view.notice.show_notice(message)
+
+
+def _button_text(palette: QPalette) -> QColor:
+    return palette.color(QPalette.ColorRole.ButtonText)

@@ -62,7 +62,7 @@ class MemoryFilterBar(QWidget):
         self.search.setClearButtonEnabled(True)
         self.search.setAccessibleName("Search memories")
         self.search.addAction(
-            drawn_icon("edit-find", draw_search, muted(self.palette())),
+            drawn_icon("edit-find", draw_search, muted),
             QLineEdit.ActionPosition.LeadingPosition,
         )
         self._typing = Debounced(SEARCH_DELAY_MS, self.query_changed.emit, self)
