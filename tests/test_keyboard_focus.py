@@ -174,55 +174,14 @@ def test_a_click_on_a_button_shows_no_ring_but_a_click_in_a_text_field_does(
     assert ring.isVisible() and ring.widget() is window.input
 
 
-def _most_contrast(image: QImage, area: tuple[int, int, int, int], against: QColor) -> float:
-    """The highest contrast of a pixel of `area` (x, y, width, height) against `against`."""
-    x0, y0, width, height = area
-    return max(
-        theme.contrast(image.pixelColor(x, y), against)
-        for x in range(max(0, x0), min(image.width(), x0 + width))
-        for y in range(max(0, y0), min(image.height(), y0 + height))
-    )
-
-
 @pytest.mark.parametrize("name", ["light", "dark"])
-def test_check_boxes_radio_buttons_and_drawn_icons_stand_out_in_both_themes(
-    qtbot: QtBot, window: MainWindow, name: str
-) -> None:
-    """An unchecked check box or radio button has an outline at 3:1 or more against the window
-    and its own inside (on dark, Fusion's was all but invisible), and the drawn icons (search,
-    Add memory) take the new theme's colours (they kept the first theme's)."""
-    from PySide6.QtWidgets import QCheckBox, QRadioButton, QStyle, QStyleOptionButton
-
+def test_drawn_icons_follow_a_change_of_theme(qtbot: QtBot, window: MainWindow, name: str) -> None:
+    """The drawn icons (search, Add memory) take the new theme's colours (they kept the first
+    theme's: black on dark grey)."""
     palette = theme.palette_for(name)
-    window_colour, base = (
-        palette.color(palette.ColorRole.Window),
-        palette.color(palette.ColorRole.Base),
-    )
-    outline = theme.indicator_border(palette)
-    assert theme.contrast(outline, window_colour) >= 3.0
-    assert theme.contrast(outline, base) >= 3.0
-
-    other = "light" if name == "dark" else "dark"
-    window.set_theme(other)  # the icons were drawn in the first theme's colours
+    base = palette.color(palette.ColorRole.Base)
+    window.set_theme("light" if name == "dark" else "dark")
     window.set_theme(name)
-    box = QCheckBox("Used", window.sidebar)
-    radio = QRadioButton("All conversations", window.sidebar)
-    for button, element in (
-        (box, QStyle.SubElement.SE_CheckBoxIndicator),
-        (radio, QStyle.SubElement.SE_RadioButtonIndicator),
-    ):
-        button.move(10, 10)
-        button.show()
-        qtbot.waitExposed(button)
-        option = QStyleOptionButton()
-        button.initStyleOption(option)
-        rect = button.style().subElementRect(element, option, button)
-        image = button.grab().toImage()
-        seen = _most_contrast(image, (rect.x(), rect.y(), rect.width(), rect.height()),
-                              window_colour)  # fmt: skip
-        assert seen >= 3.0, f"{type(button).__name__}: {seen:.2f}"
-        button.deleteLater()
-
     memories = window.sidebar.memories
     for icon in (memories.filters.search.actions()[0].icon(), memories.controller.add.icon()):
         image = icon.pixmap(16, 16).toImage()

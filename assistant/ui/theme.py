@@ -1,19 +1,14 @@
-"""The look in one place: light and dark palettes, colours derived from the palette that stay
-readable (WCAG AA, 4.5:1 for text) on it, and the app's style, which gives check boxes and radio
-buttons a border that stands out (3:1) in every palette (Fusion's all but vanishes on dark)."""
+"""The look in one place: light and dark palettes, and colours derived from the palette that
+stay readable (WCAG AA, 4.5:1 for text) on it."""
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from PySide6.QtCore import QEvent, QObject, QPointF, QRectF
-from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPalette, QPen
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import (
     QApplication,
-    QProxyStyle,
-    QStyle,
-    QStyleFactory,
-    QStyleOption,
     QWidget,
 )
 
@@ -177,52 +172,3 @@ def apply(name: str) -> None:
     if not _started_with:
         _started_with.append(QGuiApplication.palette())
     QApplication.setPalette(palette_for(name if name in THEMES else "system"))
-
-
-def indicator_border(palette: QPalette) -> QColor:
-    """The outline of a check box or radio button: it stands out (3:1) from both the window
-    round it and the base colour inside it."""
-    window, base = palette.color(_Role.Window), palette.color(_Role.Base)
-    start = mix(window, palette.color(_Role.WindowText), 0.45)
-    return readable(readable(start, window, NON_TEXT), base, NON_TEXT)
-
-
-class ThemeStyle(QProxyStyle):
-    """The platform's style, with an outline round check boxes and radio buttons in
-    `indicator_border` (drawn over Fusion's own, which is too faint on a dark palette)."""
-
-    def drawPrimitive(  # noqa: N802 (Qt's name)
-        self,
-        element: QStyle.PrimitiveElement,
-        option: QStyleOption,
-        painter: QPainter,
-        widget: QWidget | None = None,
-    ) -> None:
-        super().drawPrimitive(element, option, painter, widget)
-        shapes = (QStyle.PrimitiveElement.PE_IndicatorCheckBox,
-                  QStyle.PrimitiveElement.PE_IndicatorRadioButton)  # fmt: skip
-        focused = QStyle.StateFlag.State_HasFocus | QStyle.StateFlag.State_KeyboardFocusChange
-        if element not in shapes or (option.state & focused) == focused:
-            return  # (a keyboard focus: Fusion's highlight outline)
-        if self.baseStyle().name().lower() != "fusion":
-            return  # another style draws its own outline, in its own shape
-        painter.save()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setPen(QPen(indicator_border(option.palette), 1))
-        painter.setBrush(QColor(0, 0, 0, 0))
-        rect = option.rect
-        if element == QStyle.PrimitiveElement.PE_IndicatorCheckBox:  # as Fusion draws it
-            painter.drawRect(QRectF(rect).adjusted(0.5, 0.5, -0.5, -0.5))
-        else:
-            radius = (rect.width() + (rect.width() + 1) % 2) / 2.0 - 1
-            centre = QPointF(rect.center()) + QPointF(1, 1)
-            painter.drawEllipse(centre, radius, radius)
-        painter.restore()
-
-
-def install_style() -> None:
-    """Give the app `ThemeStyle` over the style it has (once)."""
-    app = QApplication.instance()
-    if isinstance(app, QApplication) and not isinstance(app.style(), ThemeStyle):
-        base = QStyleFactory.create(app.style().name())
-        app.setStyle(ThemeStyle(base))

@@ -96,7 +96,6 @@ class MainWindow(QMainWindow):
         self.status = StatusBar(self)
         self.setStatusBar(self.status)
         self.fit_to_screen()
-        theme.install_style()
         focus_ring.install()
         self.input.setFocus()
         if workspace is not None:
