@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QInputDialog
+from PySide6.QtWidgets import QInputDialog, QLineEdit
 from pytestqt.qtbot import QtBot
 
 from assistant.memory import ConversationStore, Message
@@ -307,3 +307,25 @@ def test_choosing_a_conversation_selects_it_alone_whatever_keys_are_held(
         assert pane.selected_ids() == [second]
     finally:
         qtbot.keyRelease(pane.view, Qt.Key.Key_Control)
+
+
+@pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+def test_the_rename_dialog_shows_that_wide_with_its_field_whole(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, pane: ConversationPane
+) -> None:
+    """As shown, not only as asked: the input dialog's layout set its own minimum (200 px,
+    the title "Renam… stant" and the field clipped its first letter)."""
+    widths: list[tuple[int, int]] = []
+
+    def shown(dialog: QInputDialog) -> int:
+        dialog.show()
+        qtbot.waitExposed(dialog)
+        field = dialog.findChild(QLineEdit)
+        assert field is not None
+        widths.append((dialog.width(), field.width()))
+        return int(QInputDialog.DialogCode.Rejected)
+
+    monkeypatch.setattr(QInputDialog, "exec", shown)
+    assert pane.ask_title("Lisbon") is None
+    ((dialog, field),) = widths
+    assert dialog >= 420 and field >= 380

@@ -283,3 +283,21 @@ def test_a_projects_folders_are_read_and_searched_only_in_its_chats(
         assert [Path(h.path).name for h in knowledge.search("party", project=project.id)] == []
     finally:
         workspace.close()
+
+
+def test_a_folder_given_through_a_link_is_followed(data_dir: Path, docs: Path) -> None:
+    # The watcher watched the link itself, not the folder it names: changes went unseen.
+    link = docs.parent / "docs-link"
+    link.symlink_to(docs, target_is_directory=True)
+    events = Events()
+    running = KnowledgeService(open_knowledge(data_dir, link), events, debounce=0.05)
+    running.start()
+    try:
+        events.wait_for(lambda: any(e.phase == "idle" for e in events.seen))
+        assert found(running, "ferry") == {"notes.md"}
+        (docs / "new.txt").write_text("A zeppelin over the harbour.\n")
+        events.wait_for(lambda: found(running, "zeppelin") == {"new.txt"})
+        hit = running.knowledge.search("zeppelin")[0]
+        assert hit.path == str(link / "new.txt")  # under the name the folder was given
+    finally:
+        running.stop()

@@ -11,6 +11,7 @@ import pytest
 from PySide6.QtWidgets import QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
+from assistant.memory import ConversationStore
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.conversations.group_delegate import GroupRole
 from assistant.ui.conversations.pane import ConversationPane
@@ -20,6 +21,7 @@ from assistant.ui.conversations.projects import ALL, NO_PROJECT
 from assistant.ui.memory.model import GLOBAL, ScopeRole
 from assistant.ui.memory.sidebar import MemorySidebar
 from assistant.workspace import Workspace
+from tests.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.gui
 
@@ -368,3 +370,53 @@ def test_the_import_preview_asks_merge_or_apart_and_the_import_does_it(
     qtbot.waitUntil(lambda: bool(infos), timeout=10_000)
     assert sorted(p.name for p in workspace.projects.all()) == ["Novel (imported)", "novel"]
     assert workspace.conversations.load(cid).project == theirs.id != mine.id
+
+
+def test_a_new_project_shows_its_new_empty_chat_not_the_one_before(
+    qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.desktop import configure, new_saved_chat, shown_window
+
+    store = ConversationStore(data_dir)
+    before = store.create("Lisbon trip").id
+    store.append(before, "user", "What should I pack for Lisbon?")
+    store.close()
+    configure(data_dir, fake_openai)
+    win = shown_window(qtbot, data_dir)
+    qtbot.waitUntil(lambda: "pack for Lisbon" in win.chat.toPlainText())
+    monkeypatch.setattr(win.projects, "ask", lambda project: ProjectValues("Novel", "", False))
+    win.projects.new.trigger()
+    (novel,) = win.workspace.projects.all()
+    shown = win.session.conversation_id
+    assert shown is not None and shown != before
+    assert win.conversations.current_id() == shown
+    assert "pack for Lisbon" not in win.chat.toPlainText()
+    assert win.conversations.model.rowCount() == 1  # the new chat, in the new project
+    cid = new_saved_chat(qtbot, win)  # New chat: the same empty one, in the project
+    assert cid == shown and win.workspace.conversations.load(cid).project == novel.id
+    win.close()
+
+
+@pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+def test_move_to_project_names_the_chat_and_shows_wide_enough(
+    qtbot: QtBot, pane: ConversationPane, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtWidgets import QInputDialog
+
+    novel = workspace.projects.create("Novel")
+    cid = chat(workspace, pane, "Packing list for Lisbon", None)
+    pane.projects_changed()
+    pane.select(cid)
+    seen: list[tuple[str, int]] = []
+
+    def shown(dialog: QInputDialog) -> int:
+        dialog.show()
+        qtbot.waitExposed(dialog)
+        seen.append((dialog.labelText(), dialog.width()))
+        dialog.setTextValue("Novel")
+        return int(QInputDialog.DialogCode.Accepted)
+
+    monkeypatch.setattr(QInputDialog, "exec", shown)
+    assert pane.ask_project(None) == novel.id
+    ((label, width),) = seen
+    assert label == "Move 'Packing list for Lisbon' to:" and width >= 420

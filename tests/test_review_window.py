@@ -228,3 +228,31 @@ def test_a_memory_the_assistant_proposes_reads_as_proposed_then_as_accepted(
         assert created.by == "tool" and created.reason == "accepted by you"
     finally:
         again.close()
+
+
+def test_the_review_tab_keeps_its_layout_after_the_last_is_accepted(
+    qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI
+) -> None:
+    configure(data_dir, fake_openai, embeddings=False, memory_policy="ask")
+    win = shown_window(qtbot, data_dir)
+    win.resize(1366, 768)
+    fake_openai.enqueue(
+        Reply.tool_calls(ToolCall("remember", json.dumps({"text": "I am allergic to peanuts"}))),
+        Reply.text("It waits for you in Review."),
+    )
+    say(qtbot, win, "Remember that I am allergic to peanuts", "It waits for you in Review.")
+    qtbot.waitUntil(lambda: review_tab(win) == "Review (1)", timeout=10000)
+    page = win.sidebar.review
+    win.sidebar.tabs.setCurrentIndex(REVIEW_TAB)
+    qtbot.waitUntil(page.accept_button.isVisible)
+    buttons_at = page.accept_button.mapTo(page, page.accept_button.rect().topLeft()).y()
+    page.list.item(0).setSelected(True)
+    page.accept_button.click()
+    qtbot.waitUntil(lambda: "Kept 1 memory." in page.notice.label.text(), timeout=10000)
+    qtbot.waitUntil(page.list.isHidden)
+    qtbot.wait(10)  # laid out again
+    line = page.notice.fontMetrics().lineSpacing()
+    assert page.notice.height() <= 2 * line + 16  # its line, not the room the list left
+    after = page.accept_button.mapTo(page, page.accept_button.rect().topLeft()).y()
+    assert after >= buttons_at - page.notice.height() - 12  # at the bottom, over the notice
+    win.close()

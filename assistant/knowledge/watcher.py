@@ -7,6 +7,7 @@ burst of events for one file is one read, and a missed event is caught by the ne
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterable
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -22,13 +23,23 @@ _CHANGES = frozenset({"created", "modified", "deleted", "moved", "closed"})
 class _Handler(FileSystemEventHandler):
     def __init__(self, on_path: Callable[[str], None]) -> None:
         self._on_path = on_path
+        # A folder given through a symbolic link is watched where it really is (watchdog
+        # watches the link itself otherwise, and following links would follow those inside
+        # too): its paths are reported back under the name it was given. Real path -> given.
+        self.aliases: dict[str, str] = {}
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         if event.event_type not in _CHANGES:
             return
-        self._on_path(_text(event.src_path))
+        self._on_path(self._given(_text(event.src_path)))
         if event.event_type == "moved" and event.dest_path:
-            self._on_path(_text(event.dest_path))
+            self._on_path(self._given(_text(event.dest_path)))
+
+    def _given(self, path: str) -> str:
+        for real, given in self.aliases.items():
+            if path == real or path.startswith(real.rstrip(os.sep) + os.sep):
+                return given + path[len(real) :]
+        return path
 
 
 def _text(path: str | bytes) -> str:
@@ -52,10 +63,12 @@ class FolderWatcher:
         problems: dict[str, str] = {}
         for folder in set(self._watches) - wanted:
             self._observer.unschedule(self._watches.pop(folder))
+        real = {folder: os.path.realpath(folder) for folder in wanted}
+        self._handler.aliases = {real[f]: f for f in wanted if real[f] != f}
         for folder in wanted - set(self._watches):
             try:
                 self._watches[folder] = self._observer.schedule(
-                    self._handler, folder, recursive=True
+                    self._handler, real[folder], recursive=True
                 )
             except OSError as exc:  # gone, no permission, or too many inotify watches
                 problems[folder] = f"not watched for changes: {exc.strerror or exc}"

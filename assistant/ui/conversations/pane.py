@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
     QLabel,
+    QLayout,
     QLineEdit,
     QListView,
     QMenu,
@@ -57,9 +58,10 @@ from assistant.ui.conversations.projects import (
 from assistant.ui.debounce import Debounced
 from assistant.ui.jobs import LatestJob, Progress, run_job
 from assistant.ui.theme import set_muted
-from assistant.ui.wording import count
+from assistant.ui.wording import count, shorten
 
 FILTER_DELAY_MS = 150
+DIALOG_WIDTH = 420  # Rename and Move: their title and field show whole
 CONTENT_HITS = 200
 SLOW_SEARCH_MS = 400  # a message search still running after this says so under the filter
 
@@ -412,7 +414,7 @@ class ConversationPane(QWidget):
         dialog.setWindowTitle("Rename conversation")
         dialog.setLabelText("Title:")
         dialog.setTextValue(title)
-        dialog.setMinimumWidth(max(420, self.fontMetrics().horizontalAdvance(title) + 80))
+        _widen(dialog, max(DIALOG_WIDTH, self.fontMetrics().horizontalAdvance(title) + 80))
         try:
             return dialog.textValue() if dialog.exec() else None
         finally:
@@ -479,8 +481,20 @@ class ConversationPane(QWidget):
         names = [NO_PROJECT_LABEL, *(p.name for p in projects)]
         ids = [NO_PROJECT, *(p.id for p in projects)]
         at = ids.index(current) if current in ids else 0
-        name, ok = QInputDialog.getItem(self, "Move to Project", "Project:", names, at, False)
-        return ids[names.index(name)] if ok else None
+        chosen = self.selected_ids()
+        what = (f"'{shorten(str(self.view.currentIndex().data()), 60)}'" if len(chosen) <= 1
+                else f"these {len(chosen)} conversations")  # fmt: skip
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Move to project")
+        dialog.setLabelText(f"Move {what} to:")
+        dialog.setComboBoxItems(names)
+        dialog.setComboBoxEditable(False)
+        dialog.setTextValue(names[at])
+        _widen(dialog, DIALOG_WIDTH)
+        try:
+            return ids[names.index(dialog.textValue())] if dialog.exec() else None
+        finally:
+            dialog.deleteLater()
 
     def move_to(self, ids: list[str], project: str | None) -> None:
         """Move conversations into a project (None: into none), in the background."""
@@ -578,3 +592,13 @@ class ConversationPane(QWidget):
     def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
         value = current.data(IdRole) if current.isValid() else None
         self.selected.emit(value if isinstance(value, str) else None)
+
+
+def _widen(dialog: QInputDialog, width: int) -> None:
+    """Make an input dialog `width` wide at least (its layout sets its own minimum, so the
+    dialog's would not hold): its title and field show whole."""
+    dialog.setMinimumWidth(width)
+    layout = dialog.layout()
+    if layout is not None:
+        layout.setSizeConstraint(QLayout.SizeConstraint.SetDefaultConstraint)
+    dialog.resize(width, dialog.sizeHint().height())

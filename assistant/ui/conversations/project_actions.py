@@ -82,7 +82,8 @@ class ProjectActions(QObject):
             dialog.deleteLater()
 
     def new_project(self) -> Project | None:
-        """Ask for a new project; create it and show it (its new chats start there)."""
+        """Ask for a new project; create it and show it, with a new chat in it (the chat shown
+        before is not in the list any more)."""
         values = self.ask(None)
         if values is None:
             return None
@@ -99,6 +100,7 @@ class ProjectActions(QObject):
             return None
         self._pane.projects_changed()
         self._pane.show_project(project.id)
+        self._pane.new_conversation()
         return project
 
     def edit_project(self) -> None:

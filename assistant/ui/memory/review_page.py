@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -118,10 +119,13 @@ class ReviewPage(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 6)
         layout.setSpacing(6)
-        layout.addWidget(self.intro)
+        # The intro takes the list's room when there is nothing to review; the notice keeps to
+        # its text (it grew into the room, and moved the buttons, after the last was accepted).
+        layout.addWidget(self.intro, 1, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(self.list, 1)
         layout.addWidget(self.editor)
         layout.addLayout(one)
+        self.notice.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         layout.addWidget(self.notice)
         layout.addLayout(every)
         self.refresh()

@@ -102,6 +102,7 @@ class ExportDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("exportDialog")
         self.setWindowTitle("Export conversations")
+        self.setMinimumWidth(420)  # its title shows whole
         layout = QVBoxLayout(self)
         scope = QGroupBox("Export", self)
         scope_layout = QVBoxLayout(scope)
