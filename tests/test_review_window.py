@@ -90,7 +90,7 @@ def test_ask_first_through_the_window(
     page.list.item(0).setSelected(True)
     page.reject_button.click()
     qtbot.waitUntil(lambda: review_tab(win) == "Review", timeout=10000)
-    assert memory.is_forgotten_fact("The user likes figs") and len(memory) == 1
+    assert memory.resemblance("The user likes figs") is not None and len(memory) == 1
     assert not page.intro.isHidden() and page.list.isHidden()
 
     # The rejected and the waiting never reach the prompt; what was accepted does.

@@ -86,7 +86,7 @@ def test_a_forgotten_fact_stays_forgotten(mem_dir: Path, reopen: str) -> None:
     if reopen != "none":
         mem = SemanticMemory.open(mem_dir, HashEmbedder())
     for text in [FACT, *SAME]:
-        assert mem.is_forgotten_fact(text), text
+        assert mem.resemblance(text) is not None, text
         with pytest.raises(ForgottenFactError):
             mem.add(text, origin="curator")
         with pytest.raises(ForgottenFactError):
@@ -95,7 +95,7 @@ def test_a_forgotten_fact_stays_forgotten(mem_dir: Path, reopen: str) -> None:
             mem.merge_into(other.id, text, by="curator")
         with pytest.raises(ForgottenFactError):
             mem.supersede(other.id, text, by="curator", reason="r")
-    assert not any(mem.is_forgotten_fact(text) for text in OTHER)
+    assert not any(mem.resemblance(text) is not None for text in OTHER)
     assert len(mem) == 1
     assert [e.type for e in mem.timeline(types=["forgotten"])] == ["forgotten"]
 
@@ -105,10 +105,10 @@ def test_undo_lifts_the_tombstone_for_good(mem_dir: Path) -> None:
     item = mem.add(FACT)
     mem.forget(item.id)
     mem.restore(item.id)
-    assert not mem.is_forgotten_fact(FACT)
+    assert mem.resemblance(FACT) is None
     mem.close()
     again = SemanticMemory.open(mem_dir)
-    assert not again.is_forgotten_fact(FACT)
+    assert again.resemblance(FACT) is None
     assert again.get(item.id).state == "active"  # type: ignore[union-attr]
     again.compact()
     assert b'"tombstone"' not in (mem_dir / LOG_NAME).read_bytes()
@@ -119,11 +119,11 @@ def test_the_user_adding_a_forgotten_fact_again_lifts_its_tombstone(mem_dir: Pat
     mem.forget(mem.add(FACT).id)
     with pytest.raises(ForgottenFactError):  # the model's remember tool: refused, as the curator
         mem.add(SAME[1], origin="tool")
-    assert mem.is_forgotten_fact(FACT) and len(mem) == 0
+    assert mem.resemblance(FACT) is not None and len(mem) == 0
     mem.add(SAME[1])  # the user, in the sidebar
-    assert not mem.is_forgotten_fact(FACT)
+    assert mem.resemblance(FACT) is None
     again = SemanticMemory.open(mem_dir)  # replayed from the log
-    assert not again.is_forgotten_fact(FACT)
+    assert again.resemblance(FACT) is None
 
 
 def test_forgotten_text_leaves_every_file_and_the_tombstone_stays(mem_dir: Path) -> None:
@@ -140,7 +140,7 @@ def test_forgotten_text_leaves_every_file_and_the_tombstone_stays(mem_dir: Path)
     # Nor is its embedding kept: the vector cache holds the other memory's alone.
     meta = json.loads(cache_paths(mem_dir, "hash").meta.read_text())
     assert item.id not in meta["ids"] and len(meta["ids"]) == 1
-    assert SemanticMemory.open(mem_dir).is_forgotten_fact(FACT)
+    assert SemanticMemory.open(mem_dir).resemblance(FACT) is not None
 
 
 def _message(mid: str, role: str, content: str) -> Message:
@@ -184,13 +184,13 @@ def test_every_text_a_forgotten_memory_had_stays_forgotten(mem_dir: Path) -> Non
     mem = SemanticMemory.open(mem_dir)  # a crash: the history is read from the log
     mem.forget(item.id)
     for store in (mem, SemanticMemory.open(mem_dir)):
-        assert store.is_forgotten_fact("I work at Google")  # the text before the merge
-        assert store.is_forgotten_fact("works on the Google Maps team")
-        assert not store.is_forgotten_fact("The user works at Apple")
+        assert store.resemblance("I work at Google") is not None  # the text before the merge
+        assert store.resemblance("works on the Google Maps team") is not None
+        assert store.resemblance("The user works at Apple") is None
     mem.compact()
     mem.close()
     again = SemanticMemory.open(mem_dir)
-    assert again.is_forgotten_fact("I work at Google")
+    assert again.resemblance("I work at Google") is not None
     assert [e.memory_id for e in again.timeline(types=["forgotten"])] == [item.id]
     log = (mem_dir / LOG_NAME).read_text()
     assert log.count('"op":"tombstone"') == 2 and "Google" not in log
@@ -209,5 +209,5 @@ def test_a_forget_cut_short_by_a_crash_never_loses_its_tombstone(mem_dir: Path) 
     for cut in range(1, len(forget)):  # the crash left the first `cut` records
         log.write_bytes(before + b"".join(forget[:cut]))
         again = SemanticMemory.open(mem_dir)
-        assert again.is_forgotten_fact(FACT)
+        assert again.resemblance(FACT) is not None
         again.close()

@@ -124,10 +124,6 @@ class SemanticMemory(MemoryStore):
         self._emit("added", [item.id])
         return item
 
-    def is_forgotten_fact(self, text: str) -> bool:
-        """Whether `text` says or resembles a fact that was forgotten (`resemblance`)."""
-        return self.resemblance(text) is not None
-
     def resemblance(self, text: str) -> Resemblance | None:
         """How `text` matches the tombstones, by its words or, with the embedder at hand, by its
         meaning: "forgotten" (the same fact), "resembles" (to ask the user about), or None."""

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal, Slot
 
 from assistant.agent import events
 from assistant.agent.cancel import CancelToken, OperationCancelledError
@@ -57,6 +57,9 @@ log = logging.getLogger(__name__)
 # Python beside the GUI thread, which needs the GIL for each slot, event filter or paint of
 # ours it runs: each could wait this long, and a reply's end runs several in one frame.
 GIL_SWITCH_S = 0.001
+# Memory upkeep after a reply starts this long after the GUI thread has taken in the reply's
+# end: the curator's Python would otherwise compete for the GIL with the drawing of that end.
+UPKEEP_AFTER_MS = 50
 
 
 class AgentWorker(QObject):
@@ -78,6 +81,7 @@ class AgentWorker(QObject):
     busy_changed = Signal(bool)
     upkeep_changed = Signal(int)  # how many replies' memory upkeep is queued or running
     progress = Signal(str, int, int)  # what, done, total (total 0: finished)
+    _upkeep_queued = Signal()  # to the GUI thread, which starts the upkeep once it has drawn
 
     def __init__(self, workspace: Workspace) -> None:
         super().__init__()
@@ -98,6 +102,10 @@ class AgentWorker(QObject):
         self._embed_lock = threading.Lock()
         self._embedding = False  # the background embedding job runs
         self._embed_again = False  # asked for while it ran: it goes round once more
+        self._upkeep_starter = _UpkeepStarter(self._start_upkeep)  # lives in the GUI thread
+        self._upkeep_queued.connect(
+            self._upkeep_starter.start_soon, Qt.ConnectionType.QueuedConnection
+        )
 
     def cancel(self) -> None:
         """Stop the running turn, not memory upkeep (safe to call from any thread)."""
@@ -245,8 +253,11 @@ class AgentWorker(QObject):
             start = not self._upkeep_running
             self._upkeep_running = True
         self.upkeep_changed.emit(pending)
-        if start:
-            QThreadPool.globalInstance().start(self._run_upkeep)
+        if start:  # queued behind the reply's events: the GUI thread takes those in first
+            self._upkeep_queued.emit()
+
+    def _start_upkeep(self) -> None:
+        QThreadPool.globalInstance().start(self._run_upkeep)
 
     def _run_upkeep(self) -> None:
         """Run the queued upkeep jobs in order (a thread-pool job: closing waits for it)."""
@@ -376,3 +387,15 @@ def pinned_overflow(workspace: Workspace) -> tuple[int, int] | None:
     allowed = int(prompt_budget(workspace.settings.prompt_budget_tokens, None) * MEMORY_SHARE)
     used = pinned_tokens(workspace.memory.pinned())
     return (used, allowed) if used > allowed else None
+
+
+class _UpkeepStarter(QObject):
+    """Starts memory upkeep from the GUI thread, a moment after it took in a reply's end."""
+
+    def __init__(self, start: Callable[[], None]) -> None:
+        super().__init__()
+        self._start = start
+
+    @Slot()
+    def start_soon(self) -> None:
+        QTimer.singleShot(UPKEEP_AFTER_MS, self, self._start)  # none once this is gone

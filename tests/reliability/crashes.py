@@ -184,7 +184,7 @@ def _open(root: Path, problems: list[str], *, with_vectors: bool) -> State:
             },
             {p.id: (p.name, p.isolated) for p in projects.all()},
             tuple(p.id for p in Inbox(memory_dir(root)).pending()),
-            tuple(t for t in PROPOSED if memory.is_forgotten_fact(t)),
+            tuple(t for t in PROPOSED if memory.resemblance(t) is not None),
         )
     finally:
         memory.close()
