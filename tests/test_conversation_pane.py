@@ -93,6 +93,20 @@ def test_new_reuses_an_empty_conversation_of_the_same_kind(
     assert pane.new_conversation(temporary=True) == temporary
 
 
+def test_new_never_reuses_an_empty_chat_that_was_left(
+    pane: ConversationPane, store: ConversationStore
+) -> None:
+    """An empty chat that was left is being deleted (the window's session has the worker do
+    it), though its row may still be listed: a message sent there would be lost with it."""
+    left = pane.new_conversation()
+    other = store.create("Trip").id
+    store.append(other, "user", "hello")
+    pane.refresh()
+    pane.select(other)
+    made = pane.new_conversation()
+    assert made != left and pane.current_id() == made
+
+
 def test_temporary_chat_is_chosen_per_conversation(
     qtbot: QtBot, pane: ConversationPane, store: ConversationStore
 ) -> None:

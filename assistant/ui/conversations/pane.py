@@ -18,9 +18,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
-    QInputDialog,
     QLabel,
-    QLayout,
     QLineEdit,
     QListView,
     QMenu,
@@ -38,6 +36,7 @@ from assistant.memory import (
     new_conversation,
 )
 from assistant.projects import ProjectStore
+from assistant.ui.conversations.asking import ask_choice, ask_title
 from assistant.ui.conversations.group_delegate import GroupDelegate
 from assistant.ui.conversations.model import (
     ArchivedRole,
@@ -61,7 +60,6 @@ from assistant.ui.theme import set_muted
 from assistant.ui.wording import count, shorten
 
 FILTER_DELAY_MS = 150
-DIALOG_WIDTH = 420  # Rename and Move: their title and field show whole
 CONTENT_HITS = 200
 SLOW_SEARCH_MS = 400  # a message search still running after this says so under the filter
 
@@ -286,20 +284,22 @@ class ConversationPane(QWidget):
                     self._make_current(self._proxy.mapFromSource(self.model.index(row)))
 
     def new_conversation(self, temporary: bool = False) -> str:
-        """Select an empty conversation of that kind in the project shown (a temporary chat is
-        in none), made if there is none; returns its id."""
+        """Select a new, empty conversation of that kind in the project shown (a temporary chat
+        is in none): the one shown if it is such, else a new one; returns its id.
+
+        Only the chat shown is reused: an empty one left is being deleted (its row may not
+        have gone yet), and a message sent there would be lost with it."""
         project = None if temporary or self.picker is None else self.picker.project_id()
-        for row in range(self.model.rowCount()):
-            index = self.model.index(row)
-            if (
-                index.data(EmptyRole)
-                and index.data(TemporaryRole) == temporary
-                and index.data(ProjectRole) == project
-            ):
-                cid = str(index.data(IdRole))
-                if self._still_empty(cid):
-                    self.select(cid)
-                    return cid
+        index = self.view.currentIndex()
+        cid = index.data(IdRole) if index.isValid() else None
+        if (
+            isinstance(cid, str)
+            and index.data(EmptyRole)
+            and index.data(TemporaryRole) == temporary
+            and index.data(ProjectRole) == project
+            and self._still_empty(cid)
+        ):
+            return cid
         conversation = new_conversation(temporary=temporary, project=project)
         self.new_chat.emit(conversation)
         self.model.add_new(conversation)
@@ -410,15 +410,7 @@ class ConversationPane(QWidget):
     def ask_title(self, title: str) -> str | None:
         """Ask for a conversation's new title, in a dialog wide enough to read it (tests
         replace this); None if cancelled."""
-        dialog = QInputDialog(self)
-        dialog.setWindowTitle("Rename conversation")
-        dialog.setLabelText("Title:")
-        dialog.setTextValue(title)
-        _widen(dialog, max(DIALOG_WIDTH, self.fontMetrics().horizontalAdvance(title) + 80))
-        try:
-            return dialog.textValue() if dialog.exec() else None
-        finally:
-            dialog.deleteLater()
+        return ask_title(self, title)
 
     def selected_ids(self) -> list[str]:
         """The selected conversations, in list order (the current one if none is selected)."""
@@ -484,17 +476,8 @@ class ConversationPane(QWidget):
         chosen = self.selected_ids()
         what = (f"'{shorten(str(self.view.currentIndex().data()), 60)}'" if len(chosen) <= 1
                 else f"these {len(chosen)} conversations")  # fmt: skip
-        dialog = QInputDialog(self)
-        dialog.setWindowTitle("Move to project")
-        dialog.setLabelText(f"Move {what} to:")
-        dialog.setComboBoxItems(names)
-        dialog.setComboBoxEditable(False)
-        dialog.setTextValue(names[at])
-        _widen(dialog, DIALOG_WIDTH)
-        try:
-            return ids[names.index(dialog.textValue())] if dialog.exec() else None
-        finally:
-            dialog.deleteLater()
+        picked = ask_choice(self, f"Move {what} to:", names, at)
+        return None if picked is None else ids[picked]
 
     def move_to(self, ids: list[str], project: str | None) -> None:
         """Move conversations into a project (None: into none), in the background."""
@@ -592,13 +575,3 @@ class ConversationPane(QWidget):
     def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
         value = current.data(IdRole) if current.isValid() else None
         self.selected.emit(value if isinstance(value, str) else None)
-
-
-def _widen(dialog: QInputDialog, width: int) -> None:
-    """Make an input dialog `width` wide at least (its layout sets its own minimum, so the
-    dialog's would not hold): its title and field show whole."""
-    dialog.setMinimumWidth(width)
-    layout = dialog.layout()
-    if layout is not None:
-        layout.setSizeConstraint(QLayout.SizeConstraint.SetDefaultConstraint)
-    dialog.resize(width, dialog.sizeHint().height())
