@@ -257,7 +257,8 @@ class AgentWorker(QObject):
             self._upkeep_queued.emit()
 
     def _start_upkeep(self) -> None:
-        QThreadPool.globalInstance().start(self._run_upkeep)
+        if not self._stopping.is_set():  # closed meanwhile: the window waited for the pool
+            QThreadPool.globalInstance().start(self._run_upkeep)
 
     def _run_upkeep(self) -> None:
         """Run the queued upkeep jobs in order (a thread-pool job: closing waits for it)."""
