@@ -333,6 +333,7 @@ class MainWindow(QMainWindow):
             self.chat,
             can_send=self._can_send,
             new_conversation=self.new_conversation,
+            sent_file=self.workspace.attachments.attachment,
         )
         session.connection.connect(self.status.set_connection)
         session.notice.connect(self.status.add_notice)
