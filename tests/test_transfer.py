@@ -321,6 +321,28 @@ def test_second_import_with_copy_copies_conversations_and_never_memories(
     )
 
 
+def test_each_copy_of_a_conversation_gets_its_own_title(
+    source: tuple[StoreSet, dict[str, str]], target: StoreSet
+) -> None:
+    stores, ids = source
+    plan = parse_import(json.dumps(export_data(stores, [ids["trip"]])))
+    for _ in range(4):
+        apply_import(plan, target, "copy")
+    titles = [c.title for c in target.conversations.all()]
+    assert sorted(titles) == [
+        "Trip planning",
+        "Trip planning (imported 2)",
+        "Trip planning (imported 3)",
+        "Trip planning (imported)",
+    ]
+    # Titles stay free for the next copy even when the user renamed one into the pattern.
+    renamed = next(c.id for c in target.conversations.all() if c.title.endswith("(imported 3)"))
+    target.conversations.rename(renamed, "Trip planning (imported 5)")
+    apply_import(plan, target, "copy")
+    titles = [c.title for c in target.conversations.all()]
+    assert "Trip planning (imported 3)" in titles and len(set(titles)) == len(titles) == 5
+
+
 def test_import_with_policy_skip_adds_only_what_is_missing(
     source: tuple[StoreSet, dict[str, str]], target: StoreSet
 ) -> None:
