@@ -4,15 +4,21 @@ process, real files in a temp data dir, read back as a user or another program w
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp_types import Implementation, TextContent
 
 from assistant.instructions import Instructions
 from assistant.memory import ConversationStore
 from assistant.transfer import export_data
 from assistant.workspace import Workspace
 from tests import child
+from tests.test_conversation_search import ConceptEmbedder, fill
 
 pytestmark = pytest.mark.slow
 
@@ -84,3 +90,65 @@ def test_an_export_is_version_2_only_with_what_version_2_added(data_dir: Path) -
         assert (doc["version"], [p["name"] for p in doc["projects"]]) == (2, ["Garden"])
     finally:
         workspace.close()
+
+
+def test_assistant_mcp_offers_search_memory_and_remember_and_names_the_client(
+    tmp_path: Path,
+) -> None:
+    """The SDK's classic client (`ClientSession` over `stdio_client`) against `assistant mcp
+    --data-dir DIR`: the memory it writes has origin `mcp` and the client's `clientInfo.name`."""
+    root = tmp_path / "mcp-data"
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "assistant", "mcp", "--data-dir", str(root)],
+        env=child.environment(),
+        cwd=str(child.REPO),
+    )
+    info = Implementation(name="contract-client", title="Contract Client", version="1.0")
+
+    async def session() -> tuple[dict[str, Any], str]:
+        async with (
+            stdio_client(server) as (read, write),
+            ClientSession(read, write, client_info=info) as client,
+        ):
+            await client.initialize()
+            tools = {t.name: t.input_schema for t in (await client.list_tools()).tools}
+            await client.call_tool("remember", {"text": "The user's bike is a red Gazelle."})
+            found = await client.call_tool("search_memory", {"query": "bike", "k": 3})
+            [content] = found.content
+            assert isinstance(content, TextContent)
+            return tools, content.text
+
+    tools, found = anyio.run(session)
+    assert tools["search_memory"]["required"] == ["query"]
+    assert {"query", "k"} <= set(tools["search_memory"]["properties"])
+    assert tools["remember"]["required"] == ["text"]
+    assert "red Gazelle" in found
+    records = [json.loads(line) for line in (root / "memory" / "semantic.jsonl").open()]
+    [item] = [r["item"] for r in records if r["op"] == "put"]
+    assert (item["text"], item["origin"], item["client"]) == (
+        "The user's bike is a red Gazelle.",
+        "mcp",
+        "contract-client",
+    )
+
+
+@pytest.mark.parametrize("opened", ["constructor", "open"])
+def test_conversation_store_takes_any_embedder_and_finds_messages_by_meaning(
+    tmp_path: Path, opened: str
+) -> None:
+    """`ConversationStore(root, embedder=...)` or `.open(root, embedder=...)`: `search(query,
+    k)` is hybrid (a word the message does not have finds it by meaning) and names the
+    message."""
+    root = tmp_path / "data"
+    make = ConversationStore.open if opened == "open" else ConversationStore
+    store = make(root, embedder=ConceptEmbedder())
+    try:
+        ids = fill(store)
+        store.embed_pending()
+        hits = store.search("car", k=3)
+        assert hits[0].message_id == ids["ask"]  # "automobile", by meaning alone
+        assert store.search("puppy", 1)[0].message_id == ids["puppy"]
+    finally:
+        store.close()
+    assert (root / "conversations").is_dir()
