@@ -81,8 +81,8 @@ def test_the_default_policy_is_not_written(source: Workspace) -> None:
 
 def test_an_export_without_a_policy_imports_unchanged(source: Workspace, tmp_path: Path) -> None:
     doc = _export(source)
-    doc["version"] = 1  # an older export: no projects, no instructions, no policy
-    del doc["projects"]
+    assert doc["version"] == 1  # no projects, no instructions, no policy: a version 1 file
+    assert "projects" not in doc
     plan = parse_import(json.dumps(doc))
     assert plan.memory_policy is None
     target = Workspace.open(tmp_path / "target", embed=False)

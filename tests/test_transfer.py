@@ -132,7 +132,7 @@ def test_export_has_the_contract_shape(source: tuple[StoreSet, dict[str, str]]) 
     stores, ids = source
     data = exported(stores)
     assert list(data) == ["format", "version", "exported_at", "app", "conversations", "memories"]
-    assert data["format"] == FORMAT and data["version"] == 2
+    assert data["format"] == FORMAT and data["version"] == 1  # nothing of version 2 in it
     assert data["app"] == {"name": "Assistant", "version": data["app"]["version"]}
     datetime.fromisoformat(data["exported_at"])
     # Temporary conversations stay out of "all"; forgotten memories never leave.

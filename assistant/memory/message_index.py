@@ -17,7 +17,6 @@ neighbours lend it part of their relevance (`neighbours`): an answer sits next t
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,12 +30,14 @@ from assistant.memory.bm25 import BM25Index
 from assistant.memory.embedding import Embedder, embedding_batches, query_vector
 from assistant.memory.entities import mentions, names
 from assistant.memory.message_arrays import SearchArrays
+from assistant.memory.message_context import SEARCHED_ROLES, context_of
 from assistant.memory.message_index_cache import IndexState
 from assistant.memory.message_keys import MessageKeys
 from assistant.memory.message_vectors import MessageKey, MessageVectors
 from assistant.memory.messages import Message
 from assistant.memory.neighbours import neighbour_relevance
 from assistant.memory.ranking import SearchConfig, fuse_rankings
+from assistant.memory.snippets import make_snippet
 from assistant.memory.text import is_informative, query_terms, terms, tokenize
 from assistant.memory.when import time_span
 from assistant.timestamps import parse as parse_time
@@ -44,8 +45,6 @@ from assistant.timestamps import stamp
 
 log = logging.getLogger(__name__)
 
-SNIPPET_CHARS = 160
-SEARCHED_ROLES = ("user", "assistant")
 SAVE_EVERY = 2048  # embedded messages between cache saves while embedding
 
 
@@ -547,36 +546,3 @@ class MessageIndex:
             if self._pending is not None:
                 self._pending.discard(key)
             self._arrays = None
-
-
-def context_of(before: str | None, text: str) -> str:
-    """A message's context: what a memory learned from it is also found by (see
-    `memory_index`): its text after that of the searched message before it, if any."""
-    return text if before is None else f"{before}\n{text}"
-
-
-def contexts_in(messages: Sequence[Message], wanted: set[str]) -> dict[str, str]:
-    """The contexts of the messages of `wanted` (ids) among a conversation's messages (in the
-    order they were written), as its index would give them."""
-    out: dict[str, str] = {}
-    before: str | None = None
-    for message in messages:
-        if message.role not in SEARCHED_ROLES or not terms(message.content):
-            continue
-        if message.id in wanted:
-            out[message.id] = context_of(before, message.content)
-        before = message.content
-    return out
-
-
-def make_snippet(text: str, words: Sequence[str], chars: int = SNIPPET_CHARS) -> str:
-    """About `chars` of `text` on one line, around the first of `words` in it."""
-    flat = " ".join(text.split())
-    if len(flat) <= chars:
-        return flat
-    alternatives = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
-    match = re.search(rf"(?<![^\W_])(?:{alternatives})(?![^\W_])", flat.lower())
-    pos = match.start() if match else 0
-    start = max(0, min(pos - chars // 3, len(flat) - chars))
-    end = start + chars
-    return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")
