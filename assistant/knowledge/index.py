@@ -22,10 +22,9 @@ import numpy.typing as npt
 from assistant.knowledge.reading import Chunk, Place
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.embedding import Embedder, embedding_batches, query_vector
-from assistant.memory.message_index import make_snippet
 from assistant.memory.message_vectors import MessageKey, MessageVectors
 from assistant.memory.ranking import SearchConfig, fuse_rankings
-from assistant.memory.text import is_informative, query_terms, terms, tokenize
+from assistant.memory.text import is_informative, make_snippet, query_terms, terms, tokenize
 
 log = logging.getLogger(__name__)
 

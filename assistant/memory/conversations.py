@@ -33,7 +33,8 @@ from assistant.memory.conversation_file import (
 from assistant.memory.conversation_listing import ConversationInfo, Listing, ListingEntry
 from assistant.memory.conversation_scan import ConversationNotFoundError, Scanner
 from assistant.memory.embedding import Embedder
-from assistant.memory.message_index import ConversationHit, MessageIndex, contexts_in
+from assistant.memory.message_context import contexts_in
+from assistant.memory.message_index import ConversationHit, MessageIndex
 from assistant.memory.messages import (
     AttachedFile,
     Message,
@@ -452,7 +453,7 @@ class ConversationStore:
 
     def message_contexts(self, messages: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
         """For each of these messages (conversation id, message id) that search finds, its
-        text after that of the message before it (see `message_index.context_of`): from the
+        text after that of the message before it (see `message_context.context_of`): from the
         search index once it is built or for many conversations (it is read from its cache),
         else from the files of their conversations (a few need not build the index)."""
         wanted: dict[str, set[str]] = {}
