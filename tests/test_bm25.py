@@ -81,9 +81,7 @@ def test_scores_equal_rank_bm25_on_free_text(texts: list[str], query: str) -> No
 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(DOCS, min_size=1, max_size=20), st.lists(WORDS, min_size=1, max_size=5))
-def test_a_document_scored_apart_scores_as_indexed(
-    docs: list[list[str]], query: list[str]
-) -> None:
+def test_a_document_scored_apart_scores_as_indexed(docs: list[list[str]], query: list[str]) -> None:
     """`score_documents` gives an indexed document's words the score the index gives it."""
     index = BM25Index(1.5, 0.4)
     index.add_many(range(len(docs)), docs)

@@ -24,7 +24,8 @@ from assistant.memory.bm25 import BM25Index
 from assistant.memory.embedding import Embedder, embedding_batches, query_vector
 from assistant.memory.message_vectors import MessageKey, MessageVectors
 from assistant.memory.ranking import SearchConfig, fuse_rankings
-from assistant.memory.text import is_informative, make_snippet, query_terms, terms, tokenize
+from assistant.memory.snippets import make_snippet
+from assistant.memory.text import is_informative, query_terms, terms, tokenize
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
-"""A message's context: what a memory learned from it is also found by (see `memory_index`),
-the message's text after that of the searched message before it."""
+"""The context a searched message is scored and found with: its text after that of the
+searched message before it in its conversation (a reply often means what it answers says)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from assistant.memory.messages import Message
 from assistant.memory.text import terms
 
-SEARCHED_ROLES = ("user", "assistant")  # the roles of the messages conversation search finds
+SEARCHED_ROLES = ("user", "assistant")
 
 
 def context_of(before: str | None, text: str) -> str:

@@ -37,7 +37,8 @@ from assistant.memory.message_vectors import MessageKey, MessageVectors
 from assistant.memory.messages import Message
 from assistant.memory.neighbours import keyless_relevance, neighbour_relevance
 from assistant.memory.ranking import Fusion, SearchConfig, fuse_rankings
-from assistant.memory.text import is_informative, make_snippet, query_terms, terms, tokenize
+from assistant.memory.snippets import make_snippet
+from assistant.memory.text import is_informative, query_terms, terms, tokenize
 from assistant.memory.when import time_span
 from assistant.timestamps import parse as parse_time
 from assistant.timestamps import stamp

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import snowballstemmer
 
 _TOKEN = re.compile(r"[^\W_]+")
 _STEMMER = snowballstemmer.stemmer("english")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-SNIPPET_CHARS = 160  # of a search hit's snippet
 
 # Words that alone never make a result relevant. They still count in BM25 scores (so scores
 # stay those of rank_bm25 on the same terms); they only cannot pass the relevance floor alone.
@@ -87,16 +86,3 @@ def matched_words(query: str, text: str, *, prefix: bool = False) -> tuple[str, 
         if stem(low) in have or (typing and n == last and any(t.startswith(low) for t in have)):
             found.append(word)
     return tuple(dict.fromkeys(found))
-
-
-def make_snippet(text: str, words: Sequence[str], chars: int = SNIPPET_CHARS) -> str:
-    """About `chars` of `text` on one line, around the first of `words` in it."""
-    flat = " ".join(text.split())
-    if len(flat) <= chars:
-        return flat
-    alternatives = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
-    match = re.search(rf"(?<![^\W_])(?:{alternatives})(?![^\W_])", flat.lower())
-    pos = match.start() if match else 0
-    start = max(0, min(pos - chars // 3, len(flat) - chars))
-    end = start + chars
-    return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")

@@ -69,7 +69,7 @@ class ChatSession(QObject):
     # The worker's slots, queued: they run on its thread in the order sent.
     _create = Signal(object)
     _submit = Signal(str, str, list)
-    _edit = Signal(str, str, str, list)
+    _edit = Signal(str, str, str, list, list)
     _retry = Signal(str, str)
     _choose_branch = Signal(str, str)
     _rename = Signal(str, str)
@@ -240,21 +240,28 @@ class ChatSession(QObject):
         self._submit.emit(cid, text, [str(p) for p in attachments])
         return True
 
-    def edit(self, message_id: str, text: str, attachments: Sequence[Path] = ()) -> bool:
-        """Answer `text` as a new version of a user message (a new branch) that carries its
-        files and `attachments`; False if that message is not in the conversation shown or a
-        reply is being written (AttachmentError as `send`)."""
+    def edit(
+        self,
+        message_id: str,
+        text: str,
+        attachments: Sequence[Path] = (),
+        kept: Sequence[str] = (),
+    ) -> bool:
+        """Answer `text` as a new version of a user message (a new branch) that carries the
+        files of it named in `kept` (by id) and `attachments`; False if that message is not in
+        the conversation shown or a reply is being written (AttachmentError as `send`)."""
         conversation = self.conversation
         if self._busy or conversation is None:
             return False
         edited = next((m for m in conversation.messages if m.id == message_id), None)
         if edited is None:
             return False
-        files = [label(a.name, a.size, a.pages) for a in edited.attachments]
+        files = [label(a.name, a.size, a.pages) for a in edited.attachments if a.id in kept]
         files += _checked(attachments)
         shown = dataclasses.replace(conversation, leaf_id=edited.parent_id)
         self._start_reply(conversation.id, shown, text, files)
-        self._edit.emit(conversation.id, message_id, text, [str(p) for p in attachments])
+        new = [str(p) for p in attachments]
+        self._edit.emit(conversation.id, message_id, text, new, list(kept))
         return True
 
     def retry(self) -> None:

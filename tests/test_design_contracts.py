@@ -1,0 +1,154 @@
+"""The contracts of the design page, checked from the outside: the real command in a child
+process, real files in a temp data dir, read back as a user or another program would."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp_types import Implementation, TextContent
+
+from assistant.instructions import Instructions
+from assistant.memory import ConversationStore
+from assistant.transfer import export_data
+from assistant.workspace import Workspace
+from tests import child
+from tests.test_conversation_search import ConceptEmbedder, fill
+
+pytestmark = pytest.mark.slow
+
+MESSAGE_FIELDS = {"id", "parent_id", "role", "content", "created_at"}
+OPTIONAL_MESSAGE_FIELDS = {"tool_calls", "tool_call_id", "name", "memory_ids"}
+
+
+def two_conversations(root: Path) -> dict[str, str]:
+    """A trip (with a tool call and the memories of a reply) and a recipe; their ids."""
+    store = ConversationStore(root)
+    trip = store.create("Trip").id
+    ask = store.append(trip, "user", "Remember that I fly to Lisbon on Friday")
+    call = {"id": "call_1", "type": "function", "function": {"name": "remember", "arguments": "{}"}}
+    store.append(trip, "assistant", "", tool_calls=[call])
+    store.append(trip, "tool", "Remembered.", tool_call_id="call_1", name="remember")
+    store.append(trip, "assistant", "Noted: Lisbon on Friday.", memory_ids=["m1"])
+    recipe = store.create("Recipe").id
+    store.append(recipe, "user", "How long do I boil an egg?")
+    store.close()
+    return {"trip": trip, "recipe": recipe, "ask": ask.id}
+
+
+def test_assistant_export_writes_the_contract_format(tmp_path: Path) -> None:
+    root = tmp_path / "flag-dir"  # --data-dir, not the ASSISTANT_DATA_DIR of every test
+    ids = two_conversations(root)
+    out = tmp_path / "out.json"
+    result = child.assistant("--data-dir", str(root), "export", str(out))
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert list(doc) == ["format", "version", "exported_at", "app", "conversations"]
+    assert (doc["format"], doc["version"]) == ("assistant.export", 1)
+    assert set(doc["app"]) == {"name", "version"} and doc["app"]["name"] == "Assistant"
+    assert [c["id"] for c in doc["conversations"]] == [ids["trip"], ids["recipe"]]
+    trip = doc["conversations"][0]
+    assert set(trip) == {"id", "title", "created_at", "updated_at", "summary", "messages"}
+    for message in trip["messages"]:
+        assert MESSAGE_FIELDS <= set(message) <= MESSAGE_FIELDS | OPTIONAL_MESSAGE_FIELDS | {"ok"}
+    ask, call, tool, reply = trip["messages"]
+    assert (ask["id"], ask["parent_id"], ask["role"]) == (ids["ask"], None, "user")
+    assert call["parent_id"] == ask["id"]
+    assert call["tool_calls"][0]["function"]["name"] == "remember"
+    assert (tool["tool_call_id"], tool["name"]) == ("call_1", "remember")
+    assert reply["memory_ids"] == ["m1"]
+
+
+def test_assistant_export_conversation_writes_only_that_one(tmp_path: Path) -> None:
+    ids = two_conversations(tmp_path / "data")
+    out = tmp_path / "one.json"
+    result = child.assistant("export", str(out), "--conversation", ids["recipe"])
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert [c["title"] for c in doc["conversations"]] == ["Recipe"]
+    missing = tmp_path / "none.json"
+    result = child.assistant("export", str(missing), "--conversation", "no-such-id")
+    assert result.returncode == 1
+    assert "no-such-id" in result.stderr
+    assert not missing.exists()
+
+
+def test_an_export_is_version_2_only_with_what_version_2_added(data_dir: Path) -> None:
+    workspace = Workspace.open(data_dir, embed=False)
+    try:
+        workspace.conversations.create("Plain")
+        assert export_data(workspace)["version"] == 1
+        with_instructions = export_data(workspace, instructions=Instructions(about="I cook."))
+        assert with_instructions["version"] == 2
+        workspace.projects.create("Garden")
+        doc = export_data(workspace)
+        assert (doc["version"], [p["name"] for p in doc["projects"]]) == (2, ["Garden"])
+    finally:
+        workspace.close()
+
+
+def test_assistant_mcp_offers_search_memory_and_remember_and_names_the_client(
+    tmp_path: Path,
+) -> None:
+    """The SDK's classic client (`ClientSession` over `stdio_client`) against `assistant mcp
+    --data-dir DIR`: the memory it writes has origin `mcp` and the client's `clientInfo.name`."""
+    root = tmp_path / "mcp-data"
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "assistant", "mcp", "--data-dir", str(root)],
+        env=child.environment(),
+        cwd=str(child.REPO),
+    )
+    info = Implementation(name="contract-client", title="Contract Client", version="1.0")
+
+    async def session() -> tuple[dict[str, Any], str]:
+        async with (
+            stdio_client(server) as (read, write),
+            ClientSession(read, write, client_info=info) as client,
+        ):
+            await client.initialize()
+            tools = {t.name: t.input_schema for t in (await client.list_tools()).tools}
+            await client.call_tool("remember", {"text": "The user's bike is a red Gazelle."})
+            found = await client.call_tool("search_memory", {"query": "bike", "k": 3})
+            [content] = found.content
+            assert isinstance(content, TextContent)
+            return tools, content.text
+
+    tools, found = anyio.run(session)
+    assert tools["search_memory"]["required"] == ["query"]
+    assert {"query", "k"} <= set(tools["search_memory"]["properties"])
+    assert tools["remember"]["required"] == ["text"]
+    assert "red Gazelle" in found
+    records = [json.loads(line) for line in (root / "memory" / "semantic.jsonl").open()]
+    [item] = [r["item"] for r in records if r["op"] == "put"]
+    assert (item["text"], item["origin"], item["client"]) == (
+        "The user's bike is a red Gazelle.",
+        "mcp",
+        "contract-client",
+    )
+
+
+@pytest.mark.parametrize("opened", ["constructor", "open"])
+def test_conversation_store_takes_any_embedder_and_finds_messages_by_meaning(
+    tmp_path: Path, opened: str
+) -> None:
+    """`ConversationStore(root, embedder=...)` or `.open(root, embedder=...)`: `search(query,
+    k)` is hybrid (a word the message does not have finds it by meaning) and names the
+    message."""
+    root = tmp_path / "data"
+    make = ConversationStore.open if opened == "open" else ConversationStore
+    store = make(root, embedder=ConceptEmbedder())
+    try:
+        ids = fill(store)
+        store.embed_pending()
+        hits = store.search("car", k=3)
+        assert hits[0].message_id == ids["ask"]  # "automobile", by meaning alone
+        assert store.search("puppy", 1)[0].message_id == ids["puppy"]
+    finally:
+        store.close()
+    assert (root / "conversations").is_dir()
