@@ -170,11 +170,15 @@ class AttachmentStore:
 
     def resolve(self, conversation_id: str, attached: AttachedFile) -> Attachment:
         """A message's attachment as a file (AttachmentError if its copy is gone)."""
-        path = self.path(conversation_id, attached)
-        if not path.is_file():
+        found = self.attachment(conversation_id, attached)
+        if not found.path.is_file():
             raise AttachmentError(f"{attached.name}: its copy is no longer in the data folder.")
-        kind = kind_of(path) or "text"
-        return Attachment(path, attached.size, kind, attached.pages)
+        return found
+
+    def attachment(self, conversation_id: str, attached: AttachedFile) -> Attachment:
+        """A message's attachment as its copy would be (nothing read: for its chip)."""
+        path = self.path(conversation_id, attached)
+        return Attachment(path, attached.size, kind_of(path) or "text", attached.pages)
 
     def of(self, conversation_id: str) -> list[Attachment]:
         """The attachments of a conversation (in no particular order)."""

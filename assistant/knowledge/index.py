@@ -33,8 +33,8 @@ from assistant.knowledge.vector_log import DIGEST_BYTES, VectorLog, vectors_path
 from assistant.memory.arrays import ensure_capacity
 from assistant.memory.bm25 import BM25Index
 from assistant.memory.embedding import Embedder, embedding_batches, query_vector
-from assistant.memory.message_index import make_snippet
 from assistant.memory.ranking import SearchConfig, fuse_rankings
+from assistant.memory.snippets import make_snippet
 from assistant.memory.text import is_informative, query_terms, terms, tokenize
 
 log = logging.getLogger(__name__)

@@ -340,9 +340,34 @@ class BM25Index:
             acc[docs] += self.idf(term) * (tf * (k1 + 1) / (tf + norm))
             hit[docs] = True
         if require is not None:
-            rare = [t for t in require if self._postings(t) is not None and not self.is_common(t)]
-            hit &= self._containing(rare or require)
+            hit &= self._containing(self.deciding(require))
         return acc, hit
+
+    def deciding(self, require: Sequence[str]) -> list[str]:
+        """Those of `require` a document must contain one of to qualify: the ones that are not
+        common (see `is_common`), or all if every one is."""
+        rare = [t for t in require if self._postings(t) is not None and not self.is_common(t)]
+        return rare or list(require)
+
+    def score_documents(
+        self, tokens: Sequence[str], documents: Sequence[Sequence[str]]
+    ) -> npt.NDArray[np.float64]:
+        """The BM25 score of each of these term lists as a document of this index would have
+        it (its IDFs and mean length): what an indexed document scores with other words."""
+        out = np.zeros(len(documents), dtype=np.float64)
+        if not self._total_len:  # no indexed word: every IDF is 0
+            return out
+        avgdl = self._total_len / len(self._doc_of)
+        k1, b = self.k1, self.b
+        idf = {term: self.idf(term) for term in set(tokens)}
+        for n, document in enumerate(documents):
+            counts = Counter(document)
+            norm = k1 * (1 - b + b * len(document) / avgdl)
+            for term in tokens:  # repeated tokens count as in `_accumulate`
+                tf = counts.get(term, 0)
+                if tf:
+                    out[n] += idf[term] * (tf * (k1 + 1) / (tf + norm))
+        return out
 
     def _containing(self, tokens: Sequence[str]) -> npt.NDArray[np.bool_]:
         mask = np.zeros(len(self._doc_key), dtype=bool)

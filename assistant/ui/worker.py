@@ -126,11 +126,13 @@ class AgentWorker(QObject):
         """Answer `text`, carrying `files` (copied into the data dir), in the conversation."""
         self._turn(conversation_id, text, files=files)
 
-    @Slot(str, str, str, list)
-    def edit(self, conversation_id: str, message_id: str, text: str, files: list[str]) -> None:
-        """Answer `text` as a new version of a user message (a new branch), carrying its
-        files and `files`."""
-        self._turn(conversation_id, text, message_id, files=files)
+    @Slot(str, str, str, list, list)
+    def edit(
+        self, conversation_id: str, message_id: str, text: str, files: list[str], kept: list[str]
+    ) -> None:
+        """Answer `text` as a new version of a user message (a new branch), carrying `files`
+        and the files of that message named in `kept` (by id)."""
+        self._turn(conversation_id, text, message_id, files=files, kept=kept)
 
     @Slot(str, str)
     def retry(self, conversation_id: str, message_id: str) -> None:
@@ -196,6 +198,7 @@ class AgentWorker(QObject):
         *,
         again: str | None = None,
         files: list[str] | None = None,
+        kept: list[str] | None = None,
     ) -> None:
         self._cancel = CancelToken()
         if self._stopping.is_set():  # checked after the new token: `stop()` cancels one of them
@@ -216,7 +219,13 @@ class AgentWorker(QObject):
                 agent.retry(conversation_id, self._emit, self._cancel, again)
             elif edited is not None:
                 agent.edit(
-                    conversation_id, edited, text, self._emit, self._cancel, attachments=attached
+                    conversation_id,
+                    edited,
+                    text,
+                    self._emit,
+                    self._cancel,
+                    attachments=attached,
+                    kept=kept or (),
                 )
             else:
                 agent.run(conversation_id, text, self._emit, self._cancel, attachments=attached)

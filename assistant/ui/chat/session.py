@@ -69,7 +69,7 @@ class ChatSession(QObject):
     # The worker's slots, queued: they run on its thread in the order sent.
     _create = Signal(object)
     _submit = Signal(str, str, list)
-    _edit = Signal(str, str, str, list)
+    _edit = Signal(str, str, str, list, list)
     _retry = Signal(str, str)
     _choose_branch = Signal(str, str)
     _rename = Signal(str, str)
@@ -123,7 +123,7 @@ class ChatSession(QObject):
         # Direct: the worker's thread is blocked in the turn that waits for this answer.
         chat.confirmation_answered.connect(worker.confirm, Qt.ConnectionType.DirectConnection)
         chat.confirmation_answered.connect(self._on_answered)
-        chat.retry_requested.connect(self.retry)
+        chat.retry_requested.connect(self.regenerate)
         chat.regenerate_requested.connect(self.regenerate)
         chat.branch_requested.connect(self.choose_branch)
         chat.rendered.connect(self._on_rendered)
@@ -240,31 +240,29 @@ class ChatSession(QObject):
         self._submit.emit(cid, text, [str(p) for p in attachments])
         return True
 
-    def edit(self, message_id: str, text: str, attachments: Sequence[Path] = ()) -> bool:
-        """Answer `text` as a new version of a user message (a new branch) that carries its
-        files and `attachments`; False if that message is not in the conversation shown or a
-        reply is being written (AttachmentError as `send`)."""
+    def edit(
+        self,
+        message_id: str,
+        text: str,
+        attachments: Sequence[Path] = (),
+        kept: Sequence[str] = (),
+    ) -> bool:
+        """Answer `text` as a new version of a user message (a new branch) that carries the
+        files of it named in `kept` (by id) and `attachments`; False if that message is not in
+        the conversation shown or a reply is being written (AttachmentError as `send`)."""
         conversation = self.conversation
         if self._busy or conversation is None:
             return False
         edited = next((m for m in conversation.messages if m.id == message_id), None)
         if edited is None:
             return False
-        files = [label(a.name, a.size, a.pages) for a in edited.attachments]
+        files = [label(a.name, a.size, a.pages) for a in edited.attachments if a.id in kept]
         files += _checked(attachments)
         shown = dataclasses.replace(conversation, leaf_id=edited.parent_id)
         self._start_reply(conversation.id, shown, text, files)
-        self._edit.emit(conversation.id, message_id, text, [str(p) for p in attachments])
+        new = [str(p) for p in attachments]
+        self._edit.emit(conversation.id, message_id, text, new, list(kept))
         return True
-
-    def retry(self) -> None:
-        """Answer the last message of the branch shown again."""
-        conversation = self.conversation
-        if self._busy or conversation is None:
-            return
-        last_user = next((m for m in reversed(conversation.branch()) if m.role == "user"), None)
-        if last_user is not None:
-            self.regenerate(last_user.id)
 
     def regenerate(self, user_message_id: str) -> None:
         """Write a new reply to a user message; the earlier reply stays as a branch."""

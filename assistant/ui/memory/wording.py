@@ -29,6 +29,9 @@ _BY: dict[str, str] = {
     "reflection": "a reflection",
     "mcp": "an MCP client",
 }
+# MCP clients as they name themselves (`clientInfo.name`, what their memories keep), by the
+# name their users know them by.
+KNOWN_CLIENTS: dict[str, str] = {"claude-ai": "Claude Desktop"}
 
 
 def details_text(hit: SearchHit) -> str:
@@ -63,7 +66,7 @@ def origin_short(item: MemoryItem) -> str:
         source = imported_from(item)
         return f"Imported from {source}" if source else "Imported"
     if item.origin == "mcp":
-        return f"Remembered by {item.client or 'an MCP client'}"
+        return f"Remembered by {client_text(item.client)}"
     return f"Insight from {count(len(item.rests_on), 'memory', 'memories')}"
 
 
@@ -94,14 +97,19 @@ def no_source_reason(item: MemoryItem, conversation_exists: bool) -> str:
     if item.origin == "reflection":
         return "No single source: drawn from other memories"
     if item.origin == "mcp":
-        return f"No source: {item.client or 'an MCP client'} sent it (through MCP)"
+        return f"No source: {client_text(item.client)} sent it (through MCP)"
     return "No source: the message was not recorded"
+
+
+def client_text(client: str | None) -> str:
+    """An MCP client as the user knows it: "Claude Desktop" for `claude-ai`."""
+    return KNOWN_CLIENTS.get(client, client) if client else _BY["mcp"]
 
 
 def by_text(by: Origin | None, client: str | None = None) -> str:
     """Who did something, after "by": "you", "the curator", "Claude Desktop" (`client`)."""
     if by == "mcp" and client:
-        return client
+        return client_text(client)
     return _BY.get(by or "", "")
 
 
