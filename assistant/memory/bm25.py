@@ -269,6 +269,11 @@ class BM25Index:
             self._mean_idf = float(idfs.sum() / len(idfs)) if len(idfs) else 0.0
         return self._mean_idf
 
+    def frequency(self, term: str) -> int:
+        """How many documents hold `term`."""
+        tid = self._term_ids.get(term)
+        return 0 if tid is None else int(self._df[tid])
+
     def is_common(self, term: str) -> bool:
         """Whether `term` is in more than half of the documents (where BM25Okapi's IDF is below
         0), in an index of at least `COMMON_FROM` documents.
