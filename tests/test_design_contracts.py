@@ -4,6 +4,7 @@ process, real files in a temp data dir, read back as a user or another program w
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,11 +14,18 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp_types import Implementation, TextContent
 
+from assistant.credentials import Credentials
+from assistant.drafts import write_drafts
 from assistant.instructions import Instructions
-from assistant.memory import ConversationStore
+from assistant.memory import ConversationStore, Proposal
+from assistant.memory.ranking import SearchConfig, fuse_rankings
+from assistant.paths import drafts_file, settings_file
+from assistant.settings import Settings
 from assistant.transfer import export_data
 from assistant.workspace import Workspace
 from tests import child
+from tests.fake_openai import FakeOpenAI, Reply
+from tests.files import make_pdf
 from tests.test_conversation_search import ConceptEmbedder, fill
 
 pytestmark = pytest.mark.slow
@@ -152,3 +160,109 @@ def test_conversation_store_takes_any_embedder_and_finds_messages_by_meaning(
     finally:
         store.close()
     assert (root / "conversations").is_dir()
+
+
+def test_every_data_file_is_json_with_a_version_and_files_are_read_where_they_are(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """Plain JSON and JSON Lines, each (every line of a log) with a `version`, in the layout
+    the design suggests; a knowledge folder's files are indexed, never copied in."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    make_pdf(docs / "ferry.pdf", ["The ferry to Porto leaves at nine."])
+    (docs / "notes.md").write_text("# Garden\n\nTomatoes go by the south wall.\n")
+    workspace = Workspace.open(data_dir)
+    try:
+        workspace.settings.chat_model = "contract-model"
+        workspace.save_settings()
+        garden = workspace.projects.create("Garden")
+        cid = workspace.conversations.create("Chat", project=garden.id).id
+        asked = workspace.conversations.append(cid, "user", "Where do tomatoes go?")
+        workspace.conversations.append(cid, "assistant", "By the south wall.")
+        workspace.conversations.set_summary(cid, "About tomatoes.", asked.id)
+        workspace.working.update(cid, task="Plan the garden", push_subgoal="Buy seeds")
+        kept = workspace.memory.add("The user grows tomatoes", project=garden.id)
+        workspace.memory.pin(kept.id)
+        gone = workspace.memory.add("The user's locker code is 1234")
+        workspace.memory.forget(gone.id)
+        workspace.topics.add_memory("garden", kept.id)
+        workspace.inbox.propose([Proposal("The user likes basil")])
+        write_drafts(drafts_file(data_dir), {cid: "and the basil?"})
+        workspace.knowledge.set_sources(workspace.knowledge.sources.with_folder(str(docs)))
+        assert workspace.knowledge.sync() == 2
+        workspace.conversations.embed_pending()
+    finally:
+        workspace.close()
+    layout = {
+        "settings.json",
+        "drafts.json",
+        "memory/semantic.jsonl",
+        "memory/working.json",
+        f"conversations/{cid}.jsonl",
+        f"projects/{garden.id}.json",
+    }
+    found = {p.relative_to(data_dir).as_posix() for p in data_dir.rglob("*") if p.is_file()}
+    assert layout <= found
+    assert any(re.fullmatch(r"memory/vectors-.+\.npy", name) for name in found)
+    logs = {"memory/semantic.jsonl", f"conversations/{cid}.jsonl"}  # every record versioned
+    unversioned = []
+    for name in sorted(found):
+        path = data_dir / name
+        if path.suffix == ".json":
+            docs_in = [json.loads(path.read_text(encoding="utf-8"))]
+        elif path.suffix == ".jsonl":
+            lines = path.read_text(encoding="utf-8").splitlines()
+            docs_in = [json.loads(line) for line in (lines if name in logs else lines[:1])]
+        else:  # binary caches rebuilt from the rest, and a marker that holds no data
+            assert path.suffix in {".npy", ".npz", ".bin"} or path.name == ".writes", name
+            continue
+        unversioned += [name for doc in docs_in if not isinstance(doc.get("version"), int)]
+    assert unversioned == []
+    ferry = (docs / "ferry.pdf").read_bytes()
+    copied = [n for n in found if (data_dir / n).read_bytes() == ferry or n.endswith(".pdf")]
+    assert copied == []
+    assert "locker code" not in "".join((data_dir / n).read_text("latin-1") for n in found)
+
+
+def test_openai_environment_variables_override_the_keyring_and_the_settings(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Settings name a dead server and the keyring holds another key: the chat and the server's
+    embeddings go to `OPENAI_BASE_URL` with `OPENAI_API_KEY`."""
+    Settings(
+        provider="custom",
+        base_url="http://127.0.0.1:9/v1",
+        chat_model="contract-model",
+        embedding_model="embed-model",
+    ).save(settings_file(data_dir))
+    Credentials().set_api_key("sk-from-the-keyring")
+    with FakeOpenAI(required_api_key="sk-from-the-environment") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
+        server.enqueue(Reply.text("Hello."))
+        workspace = Workspace.open(data_dir)
+        try:
+            reply = workspace.provider().chat([{"role": "user", "content": "Hi"}])
+            assert reply.content == "Hello."
+            assert workspace.embedder is not None
+            assert workspace.embedder.embed(["a text"]).shape[0] == 1
+        finally:
+            workspace.close()
+        paths = [r.path for r in server.requests]
+        keys = {r.headers["authorization"] for r in server.requests}
+    assert paths == ["/v1/chat/completions", "/v1/embeddings"]
+    assert keys == {"Bearer sk-from-the-environment"}
+
+
+def test_reciprocal_rank_fusion_with_k_60_stays_available() -> None:
+    """The design's fusion (RRF, k = 60) is `SearchConfig(fusion="rrf")`; the default is a
+    weighted sum of normalised scores, which ranked better (docs/benchmarks.md)."""
+    config = SearchConfig(fusion="rrf")
+    assert config.rrf_k == 60
+    fused = fuse_rankings([("a", 9.0), ("b", 5.0)], [("b", 0.9), ("c", 0.8)], config)
+    relevance = dict(zip(fused.order, fused.relevance.tolist(), strict=True))
+    # Each rank r adds 1/(60 + r), scaled so that first in both rankings is 1.
+    expected = {"a": 1 / 61, "b": 1 / 62 + 1 / 61, "c": 1 / 62}
+    for key, value in expected.items():
+        assert relevance[key] == pytest.approx(value * 61 / 2)
+    assert SearchConfig().fusion == "convex"

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QDialogButtonBox, QLineEdit, QListView, QTextBrows
 from pytestqt.qtbot import QtBot
 
 from assistant.memory.fading import archive_limit
+from assistant.memory.inbox import Proposal
 from assistant.memory.items import MemoryItem, SearchHit, Source
 from assistant.timestamps import now_utc, relative_time
 from assistant.transfer import apply_import, export_data, parse_import
@@ -709,3 +710,34 @@ def test_ctrl_enter_saves_the_dialog_and_enter_is_a_new_line(qtbot: QtBot, key: 
     with qtbot.waitSignal(dialog.accepted):
         qtbot.keyClick(dialog.text_edit, key, ctrl)
     assert dialog.values().text == "Likes tea\nand cake"
+
+
+def test_a_proposal_says_where_accepting_it_keeps_the_memory(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
+) -> None:
+    """With projects, each proposal names its scope, as each memory does: a project's fact
+    its project, a personal one "Global", a change the scope of the memory it changes."""
+    falcon = workspace.projects.create("Falcon")
+    added: list[MemoryItem] = []  # as the agent adds it: off the GUI thread
+    thread = threading.Thread(
+        target=lambda: added.append(
+            workspace.memory.add("The Falcon budget is 10k", project=falcon.id)
+        )
+    )
+    thread.start()
+    thread.join()
+    [kept] = added
+    workspace.inbox.propose(
+        [
+            Proposal("The Falcon launch is on 12 March", project=falcon.id),
+            Proposal("The user likes figs"),
+            Proposal("The Falcon budget is 12k", change="replace", target=kept.id),
+        ]
+    )
+    sidebar.review.refresh()
+    lines = [sidebar.review.list.item(i).text() for i in range(sidebar.review.list.count())]
+    assert [line.split("\n")[1].split(" · ")[0] for line in lines] == [
+        "Falcon",
+        "Global",
+        "Falcon",
+    ]
