@@ -17,6 +17,7 @@ from pytestqt.qtbot import QtBot
 
 from assistant import failpoints
 from assistant.memory import ConversationStore, conversation_file
+from assistant.ui.conversations.list_edit import ListEdit
 from assistant.ui.conversations.model import PinnedRole, ProjectRole
 from assistant.ui.window.main_window import MainWindow
 from tests.desktop import configure, shown_window
@@ -162,8 +163,14 @@ def test_the_lists_edits_show_at_once_and_read_or_write_nothing_on_the_gui_threa
     monkeypatch.setattr(pane, "ask_title", lambda _title: "Renamed")
     monkeypatch.setattr(pane, "ask_project", lambda _current: novel)
     monkeypatch.setattr(pane, "confirm_delete", lambda _titles: True)
-    answers: list[str] = []
-    window.worker.list_edited.connect(lambda _edit, error: answers.append(error))
+    answers: list[bool] = []  # whether each edit was written, as the list hears it
+    end_edit = pane.model.end_edit
+
+    def ended(edit: ListEdit, written: bool) -> None:
+        answers.append(written)
+        end_edit(edit, written)
+
+    monkeypatch.setattr(pane.model, "end_edit", ended)
 
     def row(cid: str) -> QModelIndex:
         return pane.model.index(pane.model.row_of(cid))
@@ -194,7 +201,8 @@ def test_the_lists_edits_show_at_once_and_read_or_write_nothing_on_the_gui_threa
     ]
     print(f"GUI thread (parses, fsyncs, listings) per edit: {done}; others: {listings.other}")
     assert done == [[0, 0, 0]] * 6
-    assert answers == [""] * 6 and listings.other > 0 and fsyncs.other > 0
+    assert answers == [True] * 6
+    assert listings.other > 0 and fsyncs.other > 0
     saved = store.load(first)
     assert (saved.title, saved.pinned, saved.archived, saved.project) == (
         "Renamed",
@@ -231,6 +239,8 @@ def test_a_new_chat_whose_file_cannot_be_made_leaves_the_list_and_keeps_its_mess
     store.append(before, "user", "hello")
     qtbot.waitUntil(lambda: pane.model.row_of(before) >= 0 and not pane.refreshing)
     pane.select(before)
+    notices: list[str] = []
+    window.statusBar().messageChanged.connect(notices.append)
     failing = failpoints.parse("fail:conversation.create.write")
     monkeypatch.setattr(failpoints, "_ARMED", failing)
     lost = window.new_conversation()
@@ -241,8 +251,8 @@ def test_a_new_chat_whose_file_cannot_be_made_leaves_the_list_and_keeps_its_mess
     assert failing is not None and failing.seen["conversation.create.write"] == 1
     assert not store.exists(lost)
     assert pane.current_id() == before == window.session.conversation_id
-    assert "The new chat could not be saved:" in window.statusBar().currentMessage()
-    assert "What you wrote in it is kept" in window.statusBar().currentMessage()
+    said = next(n for n in notices if "The new chat could not be saved:" in n)
+    assert "input/output error" in said and "What you wrote in it is kept" in said
     again = window.new_conversation()  # the disk takes it this time
     assert window.input.toPlainText() == "A message that must not be lost"
     qtbot.waitUntil(lambda: store.exists(again))
