@@ -206,11 +206,13 @@ def test_a_bad_file_shows_the_error_and_changes_nothing(
     import_file(parent, workspace, str(bad))
     qtbot.waitUntil(lambda: bool(hooks.errors))
     (message,) = hooks.errors
-    assert "bad.json cannot be imported" in message
-    assert "conversations[1].messages[0].role: must be one of user, assistant, tool, system" in (
-        message
+    assert message.startswith(
+        "bad.json can't be imported: the “role” of message 1 in conversation 2 (“Tea”) is wrong: "
+        "it must be one of user, assistant, tool, system, not 'narrator' "
+        "(at conversations[1].messages[0].role). The file may have been edited or damaged: "
+        "export it again from the app that made it, or correct that entry."
     )
-    assert "Nothing was changed." in message
+    assert message.endswith("\n\nNothing was changed.")
     assert parent.findChild(ImportPreviewDialog) is None
     assert snapshot(data_dir) == before
 
@@ -372,7 +374,10 @@ def test_unreadable_conversations_are_listed_in_the_preview(
     assert label is not None
     assert label.text() == "4 conversations could not be read and will be left out:"
     rows = [dialog.unreadable_list.item(i).text() for i in range(dialog.unreadable_list.count())]
-    assert rows[0] == "Lost mapping: has neither a mapping (ChatGPT) nor chat_messages (Claude)"
+    assert rows[0] == (
+        "Lost mapping: is neither a ChatGPT conversation (it has no “mapping”) nor a Claude one "
+        "(no “chat_messages”)"
+    )
     assert len(rows) == 4 and dialog.import_button.isEnabled()
     dialog.import_button.click()
     qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=10_000)

@@ -320,11 +320,9 @@ class _ImportFlow(QObject):
     def _on_parse_failed(self, message: str) -> None:
         self._close_progress()
         if not self._cancel.is_set():
-            show_error(
-                self._parent,
-                "Import failed",
-                f"{self._path.name} cannot be imported.\n\n{message}\n\nNothing was changed.",
-            )
+            if self._path.name not in message:  # the readers' errors name the file
+                message = f"{self._path.name} can't be imported: {message}"
+            show_error(self._parent, "Import failed", f"{message}\n\nNothing was changed.")
         self._end()
 
     def _on_parsed(self, preview: ImportPreview) -> None:
