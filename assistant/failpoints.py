@@ -43,6 +43,8 @@ FILES: tuple[tuple[str, str], ...] = (
     ("conversations/vectors-*", "message-vectors"),
     ("conversations/.writes", "write-marker"),
     ("conversations/*.jsonl", "conversation"),
+    ("knowledge/passages.jsonl", "knowledge-passages"),
+    ("knowledge/vectors-*", "knowledge-vectors"),
     ("*/mcp.json", "mcp"),
     ("projects/*", "projects"),
     ("*.corrupt-*", "copy-aside"),

@@ -127,6 +127,14 @@ class ConversationStore:
         )
         self._scan = Scanner(self.directory, self._listing, self._index, self.warnings)
 
+    @classmethod
+    def open(
+        cls, root: Path, embedder: Embedder | None = None, config: SearchConfig | None = None
+    ) -> ConversationStore:
+        """The conversations of the data dir `root`, as `ConversationStore(root, ...)` opens
+        them (the design names both)."""
+        return cls(root, embedder, config)
+
     def create(
         self, title: str = DEFAULT_TITLE, temporary: bool = False, project: str | None = None
     ) -> ConversationInfo:

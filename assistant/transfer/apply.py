@@ -32,6 +32,7 @@ from assistant.transfer.plan import (
 from assistant.transfer.projects import map_projects
 from assistant.transfer.reader import read_conversations
 from assistant.transfer.stream import Cancel, ImportCancelledError
+from assistant.transfer.wording import field_problem
 
 if TYPE_CHECKING:
     from assistant.knowledge import AttachmentStore
@@ -231,7 +232,10 @@ def _import_conversation(
             cid, title, outcome = uuid.uuid4().hex, titles.copy_of(conversation.title), "copied"
             continue
         except ValueError as exc:  # validated already; only a changed store rule gets here
-            raise InvalidImportError(f"conversation {conversation.id!r}: {exc}") from exc
+            raise InvalidImportError(
+                f"the conversation “{conversation.title}” could not be written: "
+                f"{field_problem(str(exc))}"
+            ) from exc
         titles.taken(title)
         if attachments is not None and conversation.files:
             _restore(store, attachments, cid, conversation)

@@ -127,7 +127,7 @@ class ChatSession(QObject):
         # Direct: the worker's thread is blocked in the turn that waits for this answer.
         chat.confirmation_answered.connect(worker.confirm, Qt.ConnectionType.DirectConnection)
         chat.confirmation_answered.connect(self._on_answered)
-        chat.retry_requested.connect(self.retry)
+        chat.retry_requested.connect(self.regenerate)
         chat.regenerate_requested.connect(self.regenerate)
         chat.branch_requested.connect(self.choose_branch)
         chat.rendered.connect(self._on_rendered)
@@ -269,15 +269,6 @@ class ChatSession(QObject):
         new = [str(p) for p in attachments]
         self._edit.emit(conversation.id, message_id, text, new, list(kept))
         return True
-
-    def retry(self) -> None:
-        """Answer the last message of the branch shown again."""
-        conversation = self.conversation
-        if self._busy or conversation is None:
-            return
-        last_user = next((m for m in reversed(conversation.branch()) if m.role == "user"), None)
-        if last_user is not None:
-            self.regenerate(last_user.id)
 
     def regenerate(self, user_message_id: str) -> None:
         """Write a new reply to a user message; the earlier reply stays as a branch."""
