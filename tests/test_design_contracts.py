@@ -17,6 +17,7 @@ from mcp_types import Implementation, TextContent
 from assistant.credentials import Credentials
 from assistant.drafts import write_drafts
 from assistant.instructions import Instructions
+from assistant.mcp_client.status import McpTool
 from assistant.memory import ConversationStore, Proposal
 from assistant.memory.ranking import SearchConfig, fuse_rankings
 from assistant.paths import drafts_file, settings_file
@@ -266,3 +267,14 @@ def test_reciprocal_rank_fusion_with_k_60_stays_available() -> None:
     for key, value in expected.items():
         assert relevance[key] == pytest.approx(value * 61 / 2)
     assert SearchConfig().fusion == "convex"
+
+
+@pytest.mark.parametrize(
+    ("read_only", "destructive", "asks"),
+    [(False, False, True), (False, True, True), (True, True, True), (True, False, False)],
+)
+def test_an_mcp_tool_asks_unless_read_only_and_not_destructive(
+    read_only: bool, destructive: bool, asks: bool
+) -> None:
+    tool = McpTool("shop", "refund_order", "", {}, read_only=read_only, destructive=destructive)
+    assert tool.may_change_things is asks
