@@ -319,6 +319,8 @@ class MainWindow(QMainWindow):
         self.session.asked.connect(self.conversations.model.asked)
         self.chat.copied.connect(lambda what: self.statusBar().showMessage(what, 3000))
         self.chat.copied.connect(lambda _what: self.input.setFocus())  # typing goes on there
+        self.chat.acted.connect(self.input.setFocus)  # Retry, Accept...: not on a link redrawn
+        self.sidebar.review.done.connect(self.input.setFocus)
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
         self.files = FileActions(
             self, self.workspace, self.chat, self.session, self.status.add_notice
@@ -439,6 +441,7 @@ class MainWindow(QMainWindow):
         dialog.show_page(page)
         if dialog.exec():
             self.reading.set_size(parse_size(self.workspace.settings.ui_state.get(STATE_KEY)))
+            self.set_theme(self.workspace.settings.ui_state.get("theme", "system"))
             self._update_status()
             self._show_welcome_if_needed()
             self.chat_pane.model_bar.refresh_models()
@@ -527,10 +530,7 @@ class MainWindow(QMainWindow):
             self.side_panes.fit(event.size().width())
 
     def _restore_layout(self, state: dict[str, str]) -> None:
-        if "theme" in state:
-            self.set_theme(state["theme"])
-        else:
-            self.menu.theme_actions["system"].setChecked(True)
+        self.set_theme(state.get("theme", "system"))
         if "geometry" in state:
             self.restoreGeometry(QByteArray.fromBase64(state["geometry"].encode()))
             self.keep_on_screen()
