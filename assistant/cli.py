@@ -214,7 +214,10 @@ def import_command(
 
     meter = _ProgressLine(sys.stderr) if sys.stderr.isatty() else None
     try:
-        plan = load_import(source, meter.bytes if meter else None)  # a bad file changes nothing
+        try:
+            plan = load_import(source, meter.bytes if meter else None)
+        except InvalidImportError as exc:  # a bad file changes nothing
+            raise InvalidImportError(f"{exc} Nothing was changed.") from None
         if meter:
             meter.done()
         with _locked(root):

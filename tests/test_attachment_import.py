@@ -14,6 +14,7 @@ import pytest
 from assistant.cli import main
 from assistant.errors import InvalidImportError, StorageError
 from assistant.memory import AttachedFile
+from assistant.sizes import MB
 from assistant.transfer import apply_import, export_data, load_import, write_export
 from assistant.workspace import Workspace
 from tests.files import make_pdf
@@ -116,15 +117,16 @@ def _set(doc: dict[str, Any], **changes: Any) -> None:
 
 
 BAD: list[tuple[str, Any, str]] = [
-    ("not base64", {"data": "not*base64!"}, "attachments[2].data: is not valid base64"),
-    ("cut padding", {"data": "QUJD" + "RA"}, "attachments[2].data: is not valid base64"),
-    ("not a string", {"data": 12}, "attachments[2].data: must be the file's bytes in base64"),
-    ("size", {"size": 3}, "attachments[2].data: holds 47 bytes, but its size says 3"),
-    ("over the limit", {"size": 21 * 2**20}, "attachments[2].size: 22020096 bytes is over"),
-    ("too much data", {"data": "QUFB" * (7 * 2**20)}, "attachments[2].data: holds more than"),
-    ("a path in the name", {"name": "../../evil.md"}, "attachments[2].name: must be a plain"),
-    ("a path in the id", {"id": ".."}, "attachments[2].id: must be a plain file name"),
-    ("a backslash", {"name": "..\\evil.md"}, "attachments[2].name: must be a plain file name"),
+    ("not base64", {"data": "not*base64!"}, "data: it is not valid base64"),
+    ("cut padding", {"data": "QUJD" + "RA"}, "data: it is not valid base64"),
+    ("not a string", {"data": 12}, "data: it must be the file's bytes in base64"),
+    ("size", {"size": 3}, "data: it holds 47 bytes, but its size says 3"),
+    ("over the limit", {"size": 21 * 2**20}, "size: 22020096 bytes is over"),
+    ("a byte over", {"size": 21 * MB + 1}, "size: 21000001 bytes is over the limit of 21 MB"),
+    ("too much data", {"data": "QUFB" * (7 * 2**20)}, "data: it holds more than"),
+    ("a path in the name", {"name": "../../evil.md"}, "name: it must be a plain"),
+    ("a path in the id", {"id": ".."}, "id: it must be a plain file name"),
+    ("a backslash", {"name": "..\\evil.md"}, "name: it must be a plain file name"),
 ]
 
 
@@ -142,7 +144,13 @@ def test_malformed_file_data_is_named_and_changes_nothing(
     before = snapshot(target)
     with pytest.raises(InvalidImportError) as raised:
         load_import(bad)
-    assert f"conversations[0].messages[0].{message}" in str(raised.value)
+    field, problem = message.split(": ", 1)
+    said = str(raised.value)
+    assert said.startswith(
+        f"bad.json can't be imported: the “{field}” of attached file 3 in message 1 in "
+        f"conversation 1 (“With files”) is wrong: {problem}"
+    )
+    assert f"(at conversations[0].messages[0].attachments[2].{field})" in said
     assert main(["--data-dir", str(target), "import", str(bad)]) == 1
     assert snapshot(target) == before
 
@@ -154,7 +162,10 @@ def test_the_same_file_with_other_bytes_in_an_edited_message_is_refused(tmp_path
     edited["attachments"][2]["data"] = base64.b64encode(b"x" * 47).decode()
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc))
-    with pytest.raises(InvalidImportError, match=r"messages\[2\]\.attachments\[2\]\.data: differs"):
+    with pytest.raises(
+        InvalidImportError,
+        match=r"it differs from the same file's in .*messages\[2\]\.attachments\[2\]\.data",
+    ):
         load_import(bad)
 
 

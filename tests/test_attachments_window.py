@@ -206,7 +206,7 @@ def test_bad_files_are_refused_with_a_clear_line_and_nothing_is_lost(
     problem = window.composer.attachments.problem
     assert problem.isVisible()
     for line in (
-        "huge.pdf is 26.2 MB: attachments can be at most 20 MB.",
+        "huge.pdf is 26.3 MB: attachments can be at most 20 MB.",
         "locked.pdf: password-protected: cannot be read.",
         "scan.pdf: no text layer (a scanned or image-only PDF?): Assistant cannot read it.",
         "data.txt: binary content, not text",
@@ -390,3 +390,61 @@ def test_a_file_no_app_can_open_is_said_with_its_path_to_show_or_copy(
     (box,) = preview.findChildren(NoViewerBox)
     assert box.isVisible() and box.message.text().startswith("No app to open notes.txt ")
     preview.deleteLater()
+
+
+def test_editing_a_message_shows_its_files_as_chips_and_sends_only_those_left(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    alpha = tmp_path / "alpha.txt"
+    alpha.write_text("Alpha says the gate code is 1234.")
+    beta = tmp_path / "beta.md"
+    beta.write_text("Beta says the boat is blue.")
+    drop(window, alpha, beta)
+    fake_openai.enqueue(Reply.text("First answer."))
+    send_and_wait(qtbot, window, "What do they say?")
+    cid = window.session.conversation_id
+    assert cid is not None
+    store = window.workspace.conversations
+
+    def edit_and_send(text: str, reply: str, remove: str | None = None) -> str:
+        """Edit the branch's user message, remove the chip named `remove`; what was sent."""
+        message = store.load(cid).branch()[0]
+        window.chat.edit_requested.emit(message.id, message.content)
+        assert [c.split(" · ")[0] for c in chips(window)] == ["▤ alpha.txt", "▤ beta.md"]
+        assert window.composer.attachments.files() == []  # their copies: nothing new
+        if remove is not None:
+            chip = next(
+                c
+                for c in window.composer.attachments.findChildren(AttachmentChip)
+                if c.attachment.name == remove
+            )
+            qtbot.mouseClick(chip, Qt.MouseButton.LeftButton)
+            qtbot.waitUntil(lambda: len(chips(window)) == 1)
+        fake_openai.enqueue(Reply.text(reply))
+        window.input.setPlainText(text)
+        qtbot.keyClick(window.input, Qt.Key.Key_Return)
+        qtbot.waitUntil(lambda: reply in window.chat.toPlainText(), timeout=15000)
+        qtbot.waitUntil(window.send_button.isEnabled, timeout=10000)
+        qtbot.waitUntil(lambda: chips(window) == [])
+        assert window.composer.attachments.isHidden()
+        return message_text(last_user_message(fake_openai))
+
+    sent = edit_and_send("What do they say, again?", "Both are still there.")
+    assert sent.startswith("What do they say, again?\n\n(Attached: alpha.txt, beta.md)")
+    assert "gate code is 1234" in sent and "boat is blue" in sent
+
+    # the first message again (not the edited one, whose chips these are too): remove alpha
+    first = store.load(cid).messages[0]
+    window.chat.edit_requested.emit(first.id, first.content)
+    window.composer.end_edit()  # Cancel edit: the chips go with it
+    qtbot.waitUntil(lambda: chips(window) == [])
+    assert window.composer.attachments.isHidden()
+    sent = edit_and_send("What does beta say?", "Beta says blue.", remove="alpha.txt")
+    assert sent.startswith("What does beta say?\n\n(Attached: beta.md)")
+    assert "boat is blue" in sent and "1234" not in sent and "alpha" not in sent
+    newest = store.load(cid).branch()[0]
+    assert newest.content == "What does beta say?"
+    assert [a.name for a in newest.attachments] == ["beta.md"]
+    shown = window.chat.toPlainText()
+    assert "What does beta say?\nAttached:  ▤ beta.md · " in shown
+    assert "alpha.txt" not in shown

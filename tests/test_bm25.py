@@ -80,6 +80,18 @@ def test_scores_equal_rank_bm25_on_free_text(texts: list[str], query: str) -> No
 
 
 @settings(max_examples=100, deadline=None)
+@given(st.lists(DOCS, min_size=1, max_size=20), st.lists(WORDS, min_size=1, max_size=5))
+def test_a_document_scored_apart_scores_as_indexed(docs: list[list[str]], query: list[str]) -> None:
+    """`score_documents` gives an indexed document's words the score the index gives it."""
+    index = BM25Index(1.5, 0.4)
+    index.add_many(range(len(docs)), docs)
+    keys, scores = index.scores(query)
+    got = dict(zip(keys.tolist(), scores.tolist(), strict=True))
+    apart = index.score_documents(query, docs).tolist()
+    assert apart == pytest.approx([got.get(key, 0.0) for key in range(len(docs))], abs=1e-9)
+
+
+@settings(max_examples=100, deadline=None)
 @given(
     st.lists(DOCS, max_size=30),
     st.lists(st.integers(0, 30), max_size=10),

@@ -248,10 +248,22 @@ def test_bad_conversations_are_skipped_and_named(target: StoreSet) -> None:
     assert [c.title for c in plan.conversations] == ["Boiling eggs", "Robin"]
     reasons = {u.name: u.reason for u in plan.unreadable}
     assert reasons == {
-        "Lost mapping": "has neither a mapping (ChatGPT) nor chat_messages (Claude)",
-        "Null author": "mapping.h-u1.message.author: must be an object, not null",
-        "Cycle": "mapping.i-2.parent: the parent links form a cycle",
-        "Dangling": "mapping.j-1.parent: 'ghost' is not a node of the mapping",
+        "Lost mapping": (
+            "is neither a ChatGPT conversation (it has no “mapping”) nor a Claude one "
+            "(no “chat_messages”)"
+        ),
+        "Null author": (
+            "the “message.author” of message “h-u1” is wrong: it must be a group of named "
+            "fields, not null (at mapping.h-u1.message.author)"
+        ),
+        "Cycle": (
+            "the “parent” of message “i-2” is wrong: the parent links form a cycle "
+            "(at mapping.i-2.parent)"
+        ),
+        "Dangling": (
+            "the “parent” of message “j-1” is wrong: 'ghost' is not a message of this "
+            "conversation (at mapping.j-1.parent)"
+        ),
     }
     note = plan.unreadable_note()
     assert note is not None and note.startswith("4 conversations could not be read")
@@ -263,11 +275,27 @@ def test_bad_conversations_are_skipped_and_named(target: StoreSet) -> None:
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
-        ("chatgpt-empty.json", "No conversations found in chatgpt-empty.json."),
-        ("chatgpt-truncated.json", "not valid JSON: it ends too early"),
-        ("chatgpt-not-utf8.json", "not UTF-8 text"),
-        ("zip-bomb.zip", "looks like a zip bomb and is not imported"),
-        ("zip-traversal.zip", "No conversations found in zip-traversal.zip"),
+        (
+            "chatgpt-empty.json",
+            "chatgpt-empty.json holds no conversations to import. Its list of conversations is "
+            "empty: choose another export, or export again.",
+        ),
+        (
+            "chatgpt-truncated.json",
+            "chatgpt-truncated.json is not valid JSON: it ends too early (the file may be cut "
+            "short)",
+        ),
+        ("chatgpt-not-utf8.json", "chatgpt-not-utf8.json is not valid JSON: it is not UTF-8 text"),
+        (
+            "zip-bomb.zip",
+            "zip-bomb.zip is not imported: its conversations.json would grow 1,028 times when "
+            "unpacked, far more than any export does, so it looks like a zip bomb.",
+        ),
+        (
+            "zip-traversal.zip",
+            "zip-traversal.zip holds no conversations to import: a ChatGPT or Claude export zip "
+            "has a conversations.json",
+        ),
     ],
 )
 def test_a_bad_file_changes_nothing(

@@ -99,3 +99,53 @@ def test_the_preview_offers_each_pinned_memory_unticked(
         assert pinned_texts(workspace.memory) == ["The user is allergic to penicillin"]
     finally:
         workspace.close()
+
+
+def _preview(
+    qtbot: QtBot, parent: QWidget, workspace: Workspace, path: Path
+) -> ImportPreviewDialog:
+    import_file(parent, workspace, str(path))
+    qtbot.waitUntil(lambda: parent.findChild(ImportPreviewDialog) is not None, timeout=10000)
+    dialog = parent.findChild(ImportPreviewDialog)
+    assert isinstance(dialog, ImportPreviewDialog)
+    return dialog
+
+
+@pytest.mark.gui
+@pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+def test_the_preview_asks_only_about_pinned_memories_that_will_be_imported(
+    qtbot: QtBot, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Importing the same export again: its memories are all here, so nothing is asked about
+    pinning them (nor about copying conversations, which are all new on the first import)."""
+    infos: list[str] = []
+    monkeypatch.setattr(transfer_dialogs, "show_info", lambda p, t, text: infos.append(text))
+    offline_settings(data_dir)
+    workspace = Workspace.open(data_dir)
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    path = tmp_path / "pinned.json"
+    path.write_text(json.dumps(doc_with_pinned()), encoding="utf-8")
+    try:
+        first = _preview(qtbot, parent, workspace, path)
+        assert len(first.pinned.boxes) == 2
+        assert first.skip_radio.isHidden() and first.copy_radio.isHidden()  # nothing is here
+        first.import_button.click()
+        qtbot.waitUntil(lambda: bool(infos), timeout=10000)
+        qtbot.waitUntil(lambda: parent.findChild(ImportPreviewDialog) is None, timeout=10000)
+
+        again = _preview(qtbot, parent, workspace, path)
+        assert again.pinned.boxes == [] and again.pinned.isHidden()
+        assert not again.skip_radio.isHidden() and not again.copy_radio.isHidden()
+        again.reject()
+
+        doc = doc_with_pinned()  # one pinned memory new, one here already
+        doc["memories"][1]["id"] = "mem-new"
+        doc["memories"][1]["text"] = "The user is allergic to peanuts"
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        qtbot.waitUntil(lambda: parent.findChild(ImportPreviewDialog) is None, timeout=10000)
+        third = _preview(qtbot, parent, workspace, path)
+        assert [c.toolTip() for c, _ in third.pinned.boxes] == ["The user is allergic to peanuts"]
+        third.reject()
+    finally:
+        workspace.close()

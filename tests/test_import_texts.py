@@ -75,15 +75,18 @@ def test_a_bad_character_in_any_text_is_named_and_changes_nothing(
         message = str(caught.value)
         if path[-1] in ("content", "text", "title", "summary", "arguments", "name", "version"):
             # Free text (elsewhere a check of ids or times may be the one that refuses)
-            expected = f"{dotted(path)}: holds a {CHARACTER[bad]} (U+{ord(bad):04X})"
-            assert message.startswith(expected), (path, message)
+            expected = f"is wrong: it holds a {CHARACTER[bad]} (U+{ord(bad):04X})"
+            assert message.startswith("conversations.json can't be imported: "), message
+            assert expected in message and dotted(path) in message, (path, message)
         assert snapshot(data_dir) == before
 
 
 def test_a_bad_character_in_a_key_is_named(populated: StoreSet) -> None:
     doc = _valid_doc()
     doc["app"]["na\ud83dme"] = "x"
-    with pytest.raises(InvalidImportError, match=r"^app: holds a lone surrogate \(U\+D83D\)"):
+    with pytest.raises(
+        InvalidImportError, match=r"the “app” field is wrong: it holds a lone surrogate \(U\+D83D\)"
+    ):
         parse_import(json.dumps(doc))
 
 
@@ -105,7 +108,11 @@ def test_the_cli_refuses_a_surrogate_in_one_sentence(
     before = snapshot(data_dir)
     assert main(["import", str(bad), "--on-conflict", "copy"]) == 1
     err = capsys.readouterr().err
-    assert "memories[0].text: holds a lone surrogate (U+DC80)" in err
+    assert (
+        "the “text” of memory 1 (“Like\ufffds tea”) is wrong: it holds a lone surrogate (U+DC80)"
+        in err
+    )
+    assert "(at memories[0].text)" in err
     assert "Traceback" not in err and "codec" not in err
     assert snapshot(data_dir) == before
 

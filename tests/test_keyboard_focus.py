@@ -99,7 +99,10 @@ def test_after_retry_by_click_or_by_key_typing_goes_to_the_message_box(
     fake_openai.enqueue(Reply.error(401), Reply.text("Here now."), Reply.error(401))
     send(qtbot, window, "Are you there?")
     wait_idle(qtbot, window)
-    point = link_point(window.chat, "action:retry")
+    cid = window.session.conversation_id
+    assert cid is not None
+    asked = window.workspace.conversations.load(cid).messages[-1]
+    point = link_point(window.chat, f"retry:{asked.id}")
     qtbot.mouseClick(window.chat.viewport(), Qt.MouseButton.LeftButton, pos=point)
     qtbot.waitUntil(lambda: "Here now." in window.chat.toPlainText(), timeout=10000)
     wait_idle(qtbot, window)
@@ -111,7 +114,8 @@ def test_after_retry_by_click_or_by_key_typing_goes_to_the_message_box(
     qtbot.keyClick(window.input, Qt.Key.Key_Backtab)
     while not window.chat.hasFocus():  # past the send button
         qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Backtab)
-    assert selected_href(window.chat) == "action:retry"
+    again = window.workspace.conversations.load(cid).messages[-1]
+    assert selected_href(window.chat) == f"retry:{again.id}"
     qtbot.keyClick(window.chat, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: "Back again." in window.chat.toPlainText(), timeout=10000)
     wait_idle(qtbot, window)
@@ -133,7 +137,9 @@ def test_after_accepting_a_suggestion_typing_goes_to_the_message_box(
     send(qtbot, window, "Remember these")
     wait_idle(qtbot, window)
     qtbot.waitUntil(lambda: "💡 Suggested" in window.chat.toPlainText(), timeout=10000)
-    (pending,) = window.workspace.conversations.load(window.session.conversation_id).pending  # type: ignore[arg-type]
+    cid = window.session.conversation_id
+    assert cid is not None
+    (pending,) = window.workspace.conversations.load(cid).pending
     point = link_point(window.chat, f"pending-memory:accepted:{pending.id}")
     qtbot.mouseClick(window.chat.viewport(), Qt.MouseButton.LeftButton, pos=point)
     qtbot.waitUntil(lambda: "↺ Remembered “Fact number" in window.chat.toPlainText(), timeout=10000)

@@ -4,6 +4,7 @@ shows them like built-in ones and asks before one that may change things."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -72,7 +73,9 @@ def test_a_tool_that_may_change_things_asks_in_the_chat(
     )
     send(qtbot, window, "Refund A-17")
     qtbot.waitUntil(lambda: any(h.startswith("confirm:") for h in anchors(window.chat)))
-    assert "⚠ shop · refund_order may change things" in window.chat.toPlainText()
+    asking = window.chat.toPlainText()
+    assert "⚠ shop · refund_order may change things" in asking
+    assert re.search(r"Allow once\W+Always allow this tool\W+Deny", asking), asking
     click(window.chat, "confirm:always:")
     idle(qtbot, window)
     assert "▸ shop · Refunded order 'A-17'" in window.chat.toPlainText()

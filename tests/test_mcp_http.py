@@ -71,7 +71,7 @@ def test_a_client_with_the_token_remembers(data_dir: Path, served: str) -> None:
     memory = SemanticMemory.open(memory_dir(data_dir))
     [item] = memory.all()
     memory.close()
-    assert (item.origin, item.client) == ("mcp", "Jan")
+    assert (item.origin, item.client) == ("mcp", "jan")  # clientInfo.name, not its title
 
 
 @pytest.mark.parametrize("header", [None, "Bearer wrong", "Basic abc"])

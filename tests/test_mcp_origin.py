@@ -75,6 +75,9 @@ def test_the_client_in_words() -> None:
     assert by_text("mcp", None) == "an MCP client"
     unnamed = item._replace(client=None)
     assert origin_short(unnamed) == "Remembered by an MCP client"
+    claude = item._replace(client="claude-ai")  # how Claude Desktop names itself
+    assert origin_short(claude) == "Remembered by Claude Desktop"
+    assert by_text("mcp", "claude-ai") == "Claude Desktop"
 
 
 def test_the_client_survives_export_and_import(tmp_path: Path) -> None:

@@ -151,9 +151,9 @@ def test_remember_then_search_names_the_client(data_dir: Path, mode: str) -> Non
     assert (item.text, item.origin, item.client) == (
         "The user's cat is Miso.",
         "mcp",
-        "Claude Desktop",
+        "claude-ai",  # clientInfo.name, as the client sent it (shown as Claude Desktop)
     )
-    assert (created.type, created.by, created.client) == ("created", "mcp", "Claude Desktop")
+    assert (created.type, created.by, created.client) == ("created", "mcp", "claude-ai")
     assert f"[{item.id}]" in remembered
     assert f"[{item.id}]" in found and "Miso" in found
     assert "why: Matches 'cat'" in found and "(current; learned" in found
@@ -234,7 +234,7 @@ def test_a_contradiction_supersedes_with_history(
     memory.load_history()
     events = memory.history(old)
     memory.close()
-    assert new is not None and (new.origin, new.client) == ("mcp", "Claude Desktop")
+    assert new is not None and (new.origin, new.client) == ("mcp", "claude-ai")
     assert replaced.state == "archived" and replaced.valid_to is not None
     assert said == (
         f"Remembered as [{new.id}]. It replaces [{old}], which no longer holds (took up piano); "
@@ -244,7 +244,7 @@ def test_a_contradiction_supersedes_with_history(
     assert (superseded.type, superseded.by, superseded.client) == (
         "superseded",
         "mcp",
-        "Claude Desktop",
+        "claude-ai",
     )
 
 

@@ -103,7 +103,7 @@ def test_a_remember_goes_through_the_app_and_shows_in_the_sidebar_at_once(
     [row] = [r for r in sidebar_rows(win) if r.startswith(wanted)]
     assert row.endswith("Remembered by Claude Desktop")
     [item] = win.workspace.memory.all()
-    assert (item.origin, item.client) == ("mcp", "Claude Desktop")
+    assert (item.origin, item.client) == ("mcp", "claude-ai")
     server.close()  # the app quits: its socket, then its lock
     win.close()
     lock.release()

@@ -240,3 +240,27 @@ def test_contexts_of_many_conversations_build_the_index(data_dir: Path) -> None:
     assert found[wanted[3]] == "Question number 3?\nAnswer number 3."
     assert len(found) == len(wanted)
     fresh.close()
+
+
+def test_a_memory_lifts_its_message_and_not_the_messages_around_it(data_dir: Path) -> None:
+    # Two chats alike word for word; in one the reply has a memory that matches the query.
+    store = ConversationStore(data_dir)
+    ids = {}
+    for name in ("kept", "plain"):
+        cid = store.create(name).id
+        first = store.append(cid, "user", "We walked around Porto all day.").id
+        reply = store.append(cid, "assistant", "The old town of Porto is lovely.").id
+        ids[name] = (cid, first, reply)
+    other = store.create("Cooking").id
+    for text in ("Pasta tonight?", "With basil.", "And garlic bread.", "Fine.", "Wine?", "No."):
+        store.append(other, "user", text)  # so that "Porto" is a rare word
+    cid, _, reply = ids["kept"]
+    store.set_message_keys({(cid, reply): ["The user saw the lighthouse in Porto."]})
+    scores = {h.message_id: h.score for h in store.search("Porto lighthouse")}
+    _, kept_first, kept_reply = ids["kept"]
+    _, plain_first, plain_reply = ids["plain"]
+    assert scores[kept_reply] > scores[plain_reply]  # found also by its memory
+    assert scores[plain_first] > 0.2  # a match of its own
+    # The message before it takes from it what the reply says, not what its memory says.
+    assert scores[kept_first] == pytest.approx(scores[plain_first])
+    store.close()

@@ -81,8 +81,8 @@ def test_the_default_policy_is_not_written(source: Workspace) -> None:
 
 def test_an_export_without_a_policy_imports_unchanged(source: Workspace, tmp_path: Path) -> None:
     doc = _export(source)
-    doc["version"] = 1  # an older export: no projects, no instructions, no policy
-    del doc["projects"]
+    assert doc["version"] == 1  # no projects, no instructions, no policy: a version 1 file
+    assert "projects" not in doc
     plan = parse_import(json.dumps(doc))
     assert plan.memory_policy is None
     target = Workspace.open(tmp_path / "target", embed=False)
@@ -98,13 +98,23 @@ def test_an_export_without_a_policy_imports_unchanged(source: Workspace, tmp_pat
 @pytest.mark.parametrize(
     ("policy", "error"),
     [
-        ("ask", "memory_policy: must be an object, not a string"),
-        ({"never": []}, "memory_policy.mode: missing"),
-        ({"mode": "sometimes"}, "memory_policy.mode: must be one of automatic, ask, on_request"),
-        ({"mode": "ask", "never": "health"}, "memory_policy.never: must be a list"),
-        ({"mode": "ask", "never": ["health", "religion"]}, r"memory_policy.never\[1\]: must be"),
-        ({"mode": "ask", "own": ["pets", 3]}, r"memory_policy.own\[1\]: must be a string"),
-        ({"mode": "ask", "own": ["x" * 81]}, "memory_policy.own: A topic can be at most 80"),
+        ("ask", "the “memory_policy” field is wrong: it must be a group of named fields, not text"),
+        ({"never": []}, "the “memory_policy.mode” field is missing"),
+        (
+            {"mode": "sometimes"},
+            "the “memory_policy.mode” field is wrong: it must be one of automatic, ask, on_request",
+        ),
+        ({"mode": "ask", "never": "health"}, "the “memory_policy.never” field is wrong: it must"),
+        (
+            {"mode": "ask", "never": ["health", "religion"]},
+            r"item 2 of “memory_policy.never” is wrong: it must be one of health, money, names, "
+            r"not 'religion' \(at memory_policy.never\[1\]\)",
+        ),
+        (
+            {"mode": "ask", "own": ["pets", 3]},
+            r"item 2 of “memory_policy.own” is wrong: it must be text",
+        ),
+        ({"mode": "ask", "own": ["x" * 81]}, "“memory_policy.own” field is wrong: A topic can be"),
     ],
 )
 def test_a_bad_policy_is_named_and_nothing_changes(

@@ -132,7 +132,7 @@ def test_export_has_the_contract_shape(source: tuple[StoreSet, dict[str, str]]) 
     stores, ids = source
     data = exported(stores)
     assert list(data) == ["format", "version", "exported_at", "app", "conversations", "memories"]
-    assert data["format"] == FORMAT and data["version"] == 2
+    assert data["format"] == FORMAT and data["version"] == 1  # nothing of version 2 in it
     assert data["app"] == {"name": "Assistant", "version": data["app"]["version"]}
     datetime.fromisoformat(data["exported_at"])
     # Temporary conversations stay out of "all"; forgotten memories never leave.
@@ -321,6 +321,28 @@ def test_second_import_with_copy_copies_conversations_and_never_memories(
     )
 
 
+def test_each_copy_of_a_conversation_gets_its_own_title(
+    source: tuple[StoreSet, dict[str, str]], target: StoreSet
+) -> None:
+    stores, ids = source
+    plan = parse_import(json.dumps(export_data(stores, [ids["trip"]])))
+    for _ in range(4):
+        apply_import(plan, target, "copy")
+    titles = [c.title for c in target.conversations.all()]
+    assert sorted(titles) == [
+        "Trip planning",
+        "Trip planning (imported 2)",
+        "Trip planning (imported 3)",
+        "Trip planning (imported)",
+    ]
+    # Titles stay free for the next copy even when the user renamed one into the pattern.
+    renamed = next(c.id for c in target.conversations.all() if c.title.endswith("(imported 3)"))
+    target.conversations.rename(renamed, "Trip planning (imported 5)")
+    apply_import(plan, target, "copy")
+    titles = [c.title for c in target.conversations.all()]
+    assert "Trip planning (imported 3)" in titles and len(set(titles)) == len(titles) == 5
+
+
 def test_import_with_policy_skip_adds_only_what_is_missing(
     source: tuple[StoreSet, dict[str, str]], target: StoreSet
 ) -> None:
@@ -438,63 +460,209 @@ def _delete(path: list[Any]) -> Callable[[dict[str, Any]], Any]:
 
 
 MSG = ["conversations", 1, "messages"]
+C2 = "of message {} in conversation 2 (“One”)"
 MALFORMED: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
-    ("wrong marker", _set(["format"], "other.export"), "format: must be 'assistant.export'"),
-    ("no marker", _delete(["format"]), "format: missing"),
-    ("too new", _set(["version"], 3), "version: this file is format version 3"),
-    ("version text", _set(["version"], "1"), "version: must be a whole number"),
-    ("no conversations", _delete(["conversations"]), "conversations: missing"),
-    ("conversations object", _set(["conversations"], {}), "conversations: must be a list"),
-    ("missing title", _delete(["conversations", 1, "title"]), "conversations[1].title: missing"),
-    ("empty title", _set(["conversations", 0, "title"], " "), "conversations[0].title: must not"),
-    ("bad id", _set(["conversations", 0, "id"], "../x"), "conversations[0].id: '../x' is not"),
-    ("duplicate id", _set(["conversations", 1, "id"], "c1"), "conversations[1].id: 'c1' is also"),
-    ("bad time", _set(["conversations", 0, "created_at"], "May"), "conversations[0].created_at"),
-    ("summary type", _set(["conversations", 0, "summary"], None), "conversations[0].summary"),
+    (
+        "wrong marker",
+        _set(["format"], "other.export"),
+        'not an Assistant export: its "format" is "other.export", where Assistant\'s exports '
+        'have "assistant.export". Choose a file made by File > Export in Assistant',
+    ),
+    (
+        "no marker",
+        _delete(["format"]),
+        "is not an export from Assistant, ChatGPT or Claude: it holds a JSON object without the "
+        '"format": "assistant.export" line',
+    ),
+    (
+        "too new",
+        _set(["version"], 3),
+        "was exported by a newer version of Assistant (its format is version 3; this version "
+        "reads up to 2). Update Assistant, then import it again.",
+    ),
+    ("version text", _set(["version"], "1"), "the “version” field is wrong: it must be a whole"),
+    ("no conversations", _delete(["conversations"]), "the “conversations” field is missing"),
+    (
+        "conversations object",
+        _set(["conversations"], {}),
+        "the “conversations” field is wrong: it must be a list",
+    ),
+    (
+        "missing title",
+        _delete(["conversations", 1, "title"]),
+        "the “title” of conversation 2 is missing (at conversations[1].title)",
+    ),
+    (
+        "empty title",
+        _set(["conversations", 0, "title"], " "),
+        "the “title” of conversation 1 is wrong: it must not be empty (at conversations[0].title)",
+    ),
+    (
+        "bad id",
+        _set(["conversations", 0, "id"], "../x"),
+        "the “id” of conversation 1 (“One”) is wrong: '../x' is not a valid id",
+    ),
+    (
+        "duplicate id",
+        _set(["conversations", 1, "id"], "c1"),
+        "is wrong: 'c1' is also the id of conversation 1 (at conversations[1].id)",
+    ),
+    (
+        "bad time",
+        _set(["conversations", 0, "created_at"], "May"),
+        "'May' is not a date and time such as 2025-03-01T09:30:00Z "
+        "(at conversations[0].created_at)",
+    ),
+    (
+        "summary type",
+        _set(["conversations", 0, "summary"], None),
+        "the “summary” of conversation 1 (“One”) is wrong: it must be text, not null",
+    ),
     (
         "unknown role",
         _set([*MSG, 2, "role"], "bot"),
-        "conversations[1].messages[2].role: must be one of user, assistant, tool, system",
+        f"the “role” {C2.format(3)} is wrong: it must be one of user, assistant, tool, system, "
+        "not 'bot' (at conversations[1].messages[2].role)",
     ),
-    ("no content", _set([*MSG, 0, "content"], 3), "conversations[1].messages[0].content: must"),
+    (
+        "no content",
+        _set([*MSG, 0, "content"], 3),
+        f"the “content” {C2.format(1)} is wrong: it must be text or null, not a number",
+    ),
     (
         "deep type",
         _set([*MSG, 1, "tool_calls", 0, "function", "arguments"], {"q": 1}),
-        "conversations[1].messages[1].tool_calls[0].function.arguments: must be a string",
+        "the “function.arguments” of tool call 1 in message 2 in conversation 2 (“One”) is wrong: "
+        "it must be text, not a group of named fields "
+        "(at conversations[1].messages[1].tool_calls[0].function.arguments)",
     ),
-    ("memory id type", _set([*MSG, 2, "memory_ids"], [1]), "messages[2].memory_ids[0]: must be"),
-    ("message type", _set([*MSG, 1], 7), "conversations[1].messages[1]: must be an object"),
-    ("calls object", _set([*MSG, 1, "tool_calls"], {}), "messages[1].tool_calls: must be a list"),
-    ("call type", _set([*MSG, 1, "tool_calls", 0, "type"], "x"), "tool_calls[0].type: must be"),
-    ("blank message id", _set([*MSG, 0, "id"], " "), "messages[0].id: must not be empty"),
-    ("no parent field", _delete([*MSG, 0, "parent_id"]), "messages[0].parent_id: missing"),
-    ("message missing id", _delete([*MSG, 0, "id"]), "conversations[1].messages[0].id: missing"),
-    ("dup message", _set([*MSG, 1, "id"], "m1"), "conversations[1].messages[1].id"),
-    ("orphan parent", _set([*MSG, 1, "parent_id"], "zz"), "conversations[1].messages[1].parent_id"),
-    ("tool w/o call", _delete([*MSG, 2, "tool_call_id"]), "messages[2].tool_call_id"),
-    ("user tool calls", _set([*MSG, 0, "tool_calls"], [CALL]), "messages[0].tool_calls"),
-    ("memory kind", _set(["memories", 0, "kind"], "rumour"), "memories[0].kind"),
-    ("memory importance", _set(["memories", 0, "importance"], 7), "memories[0].importance"),
-    ("memory pinned", _set(["memories", 0, "pinned"], "yes"), "memories[0].pinned"),
-    ("memory forgotten", _set(["memories", 0, "state"], "forgotten"), "memories[0].state"),
-    ("memory time", _set(["memories", 0, "created_at"], 5), "memories[0].created_at"),
-    ("memories object", _set(["memories"], {"a": 1}), "memories: must be a list"),
+    (
+        "memory id type",
+        _set([*MSG, 2, "memory_ids"], [1]),
+        "memory id 1 in message 3 in conversation 2 (“One”) is wrong: it must be text",
+    ),
+    (
+        "message type",
+        _set([*MSG, 1], 7),
+        "message 2 in conversation 2 (“One”) is wrong: it must be a group of named fields, not a "
+        "number (at conversations[1].messages[1])",
+    ),
+    (
+        "calls object",
+        _set([*MSG, 1, "tool_calls"], {}),
+        f"the “tool_calls” {C2.format(2)} is wrong: it must be a list",
+    ),
+    (
+        "call type",
+        _set([*MSG, 1, "tool_calls", 0, "type"], "x"),
+        "the “type” of tool call 1 in message 2",
+    ),
+    (
+        "blank message id",
+        _set([*MSG, 0, "id"], " "),
+        f"the “id” {C2.format(1)} is wrong: it must not be empty",
+    ),
+    (
+        "no parent field",
+        _delete([*MSG, 0, "parent_id"]),
+        f"the “parent_id” {C2.format(1)} is missing",
+    ),
+    ("message missing id", _delete([*MSG, 0, "id"]), f"the “id” {C2.format(1)} is missing"),
+    (
+        "dup message",
+        _set([*MSG, 1, "id"], "m1"),
+        f"the “id” {C2.format(2)} is wrong: 'm1' is used by an earlier message too",
+    ),
+    (
+        "orphan parent",
+        _set([*MSG, 1, "parent_id"], "zz"),
+        f"the “parent_id” {C2.format(2)} is wrong: 'zz' is not an earlier message",
+    ),
+    (
+        "tool w/o call",
+        _delete([*MSG, 2, "tool_call_id"]),
+        f"the “tool_call_id” {C2.format(3)} is wrong: a tool message needs the call it answers",
+    ),
+    (
+        "user tool calls",
+        _set([*MSG, 0, "tool_calls"], [CALL]),
+        f"the “tool_calls” {C2.format(1)} is wrong: only assistant messages can have tool calls",
+    ),
+    (
+        "memory kind",
+        _set(["memories", 0, "kind"], "rumour"),
+        "the “kind” of memory 1 (“Likes tea”) is wrong: 'rumour' is not a kind Assistant knows",
+    ),
+    (
+        "memory importance",
+        _set(["memories", 0, "importance"], 7),
+        "the “importance” of memory 1 (“Likes tea”) is wrong: it must be between 0 and 1, not 7",
+    ),
+    ("memory pinned", _set(["memories", 0, "pinned"], "yes"), "it must be true or false, not text"),
+    (
+        "memory forgotten",
+        _set(["memories", 0, "state"], "forgotten"),
+        "the “state” of memory 1 (“Likes tea”) is wrong: it must be one of active, archived",
+    ),
+    ("memory time", _set(["memories", 0, "created_at"], 5), "(at memories[0].created_at)"),
+    (
+        "memories object",
+        _set(["memories"], {"a": 1}),
+        "the “memories” field is wrong: it must be a list",
+    ),
 ]
+# What every error of an Assistant export's field ends with: what to do, then nothing changed.
+REDO = "export it again from the app that made it, or correct that entry."
 
 RAW_MALFORMED: list[tuple[str, bytes, str]] = [
-    ("not json", b'{"format": "assistant.export", ', "not valid JSON"),
-    ("empty file", b"", "not valid JSON"),
-    ("not utf-8", b"\xff\xfe\x00{", "not UTF-8"),
-    ("NaN", b'{"format": "assistant.export", "version": NaN}', "not valid JSON"),
-    ("number", b"42", "not an Assistant, ChatGPT or Claude export: the file holds a number"),
-    ("string", b'"hello"', "not an Assistant, ChatGPT or Claude export: the file holds a string"),
-    ("chatgpt no mapping", b'[{"title": "x"}]', "export: x has neither a mapping (ChatGPT)"),
-    ("chatgpt not objects", b"[1, 2]", "export: conversation 1 is a number, not a conversation"),
-    ("empty list", b"[]", "No conversations found"),
-    ("only empty", b'[{"mapping": {}}]', "No conversations found in conversations.json. 1 conv"),
-    ("truncated", b'[{"mapping": {}}, {"mapp', "it ends too early (the file may be cut short)"),
+    (
+        "not json",
+        b'{"format": "assistant.export", ',
+        "conversations.json is not valid JSON: expecting property name enclosed in double quotes "
+        "at line 1, column 32. If it is an export, it may be damaged or only partly downloaded",
+    ),
+    ("empty file", b"", "conversations.json is empty. Choose a file made by File > Export"),
+    ("not utf-8", b"\xff\xfe\x00{", "conversations.json is not UTF-8 text"),
+    ("NaN", b'{"format": "assistant.export", "version": NaN}', "is not valid JSON: NaN is not a"),
+    (
+        "number",
+        b"42",
+        "conversations.json is not an export from Assistant, ChatGPT or Claude: it holds only a "
+        "number, not conversations. Choose a file",
+    ),
+    ("string", b'"hello"', "it holds only a string, not conversations"),
+    (
+        "chatgpt no mapping",
+        b'[{"title": "x"}]',
+        "conversations.json is not an export from Assistant, ChatGPT or Claude: its first entry, "
+        "“x”, is neither a ChatGPT conversation (it has no “mapping”) nor a Claude one",
+    ),
+    (
+        "chatgpt not objects",
+        b"[1, 2]",
+        "its first entry, “conversation 1”, is a number, not a conversation",
+    ),
+    (
+        "empty list",
+        b"[]",
+        "conversations.json holds no conversations to import. Its list of conversations is empty",
+    ),
+    (
+        "only empty",
+        b'[{"mapping": {}}]',
+        "conversations.json holds no conversations to import. 1 conversation without text",
+    ),
+    (
+        "truncated",
+        b'[{"mapping": {}}, {"mapp',
+        "conversations.json is not valid JSON: it ends too early (the file may be cut short)",
+    ),
     ("garbage after", b'[{"mapping": {}}] x', "there is more text after the end of the JSON"),
-    ("deep", b"[" * 600 + b"]" * 600, "nested more than 512 levels deep"),
+    (
+        "deep",
+        b"[" * 600 + b"]" * 600,
+        "conversations.json is not an export: its JSON is nested more than 512 levels deep",
+    ),
 ]
 
 
@@ -521,18 +689,27 @@ def test_malformed_export_names_the_field_and_changes_nothing(
     name: str,
     change: Callable[[dict[str, Any]], Any],
     expected: str,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     before = snapshot(data_dir)
     raw = json.dumps(change(_valid_doc()))
     with pytest.raises(InvalidImportError) as exc:
         parse_import(raw)
-    assert expected in str(exc.value)
+    message = str(exc.value)
+    assert expected in message
+    assert message.startswith("conversations.json ")  # a sentence about the file
+    if "wrong" in message or "missing" in message:
+        assert message.endswith(REDO)  # and what to do
     assert snapshot(data_dir) == before
     bad = data_dir.parent / "bad.json"
     bad.write_text(raw, encoding="utf-8")
     populated.memory.close()
     before = snapshot(data_dir)
+    capsys.readouterr()
     assert main(["import", str(bad), "--on-conflict", "copy"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("assistant: bad.json ") and expected in err
+    assert err.endswith(" Nothing was changed.\n")
     assert snapshot(data_dir) == before
 
 
@@ -558,9 +735,13 @@ def test_cli_error_is_printed_and_exits_1(
     bad.write_text(json.dumps(doc), encoding="utf-8")
     assert main(["import", str(bad)]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("assistant: conversations[1].messages[2].role: must be one of")
+    assert err.startswith(
+        "assistant: bad.json can't be imported: the “role” of message 3 in conversation 2"
+    )
     assert main(["import", str(tmp_path / "missing.json")]) == 1
-    assert "assistant: Could not read" in capsys.readouterr().err
+    assert "assistant: missing.json could not be read (No such file or directory; it is at " in (
+        capsys.readouterr().err
+    )
 
 
 # -- ChatGPT -------------------------------------------------------------------------------------
@@ -742,14 +923,33 @@ def test_chatgpt_imports_only_the_current_branch_in_order(target: StoreSet) -> N
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        (_set([0, "mapping", "a2", "parent"], "ghost"), "mapping.a2.parent: 'ghost' is not"),
+        (
+            _set([0, "mapping", "a2", "parent"], "ghost"),
+            "the “parent” of message “a2” is wrong: 'ghost' is not a message of this conversation "
+            "(at mapping.a2.parent)",
+        ),
         (_set([0, "mapping", "u1b", "parent"], "a1b"), "the parent links form a cycle"),
-        (_set([0, "current_node"], "ghost"), "current_node: 'ghost' is not a node"),
-        (_set([0, "create_time"], "yesterday"), "create_time: must be a number"),
+        (
+            _set([0, "current_node"], "ghost"),
+            "the “current_node” field is wrong: 'ghost' is not a message of this conversation",
+        ),
+        (
+            _set([0, "create_time"], "yesterday"),
+            "the “create_time” field is wrong: it must be a number of seconds or null, not text",
+        ),
         (_set([0, "mapping", "a2", "message", "create_time"], 1e300), "not a usable time"),
-        (_set([0, "mapping", "a2", "message", "author"], None), "a2.message.author: must be"),
-        (_set([0, "mapping", "a2"], "node"), "mapping.a2: must be an object, not a string"),
-        (_delete([0, "mapping"]), "has neither a mapping (ChatGPT) nor chat_messages"),
+        (
+            _set([0, "mapping", "a2", "message", "author"], None),
+            "the “message.author” of message “a2” is wrong: it must be a group of named fields",
+        ),
+        (
+            _set([0, "mapping", "a2"], "node"),
+            "message “a2” is wrong: it must be a group of named fields, not text",
+        ),
+        (
+            _delete([0, "mapping"]),
+            "is neither a ChatGPT conversation (it has no “mapping”) nor a Claude one",
+        ),
     ],
 )
 def test_a_bad_chatgpt_conversation_is_skipped_and_named(
@@ -772,7 +972,9 @@ def test_a_bad_mapping_value_is_named(target: StoreSet) -> None:
     sample[2]["mapping"] = []
     plan = parse_import(json.dumps(sample))
     (bad,) = plan.unreadable
-    assert bad.reason == "mapping: must be an object, not a list"
+    assert (
+        bad.reason == "the “mapping” field is wrong: it must be a group of named fields, not a list"
+    )
 
 
 # -- command line ----------------------------------------------------------------------------------
@@ -841,6 +1043,8 @@ def test_cli_in_a_subprocess(data_dir: Path, tmp_path: Path) -> None:
     bad.write_text('{"format": "assistant.export", "version": 9, "conversations": []}')
     result = child.assistant("import", str(bad), root=other)
     assert result.returncode == 1
-    assert result.stderr.startswith("assistant: version: this file is format version 9")
+    assert result.stderr.startswith(
+        "assistant: bad.json was exported by a newer version of Assistant (its format is version 9"
+    )
     assert result.stdout == ""
     assert snapshot(other) == before

@@ -206,11 +206,13 @@ def test_a_bad_file_shows_the_error_and_changes_nothing(
     import_file(parent, workspace, str(bad))
     qtbot.waitUntil(lambda: bool(hooks.errors))
     (message,) = hooks.errors
-    assert "bad.json cannot be imported" in message
-    assert "conversations[1].messages[0].role: must be one of user, assistant, tool, system" in (
-        message
+    assert message.startswith(
+        "bad.json can't be imported: the “role” of message 1 in conversation 2 (“Tea”) is wrong: "
+        "it must be one of user, assistant, tool, system, not 'narrator' "
+        "(at conversations[1].messages[0].role). The file may have been edited or damaged: "
+        "export it again from the app that made it, or correct that entry."
     )
-    assert "Nothing was changed." in message
+    assert message.endswith("\n\nNothing was changed.")
     assert parent.findChild(ImportPreviewDialog) is None
     assert snapshot(data_dir) == before
 
@@ -372,7 +374,10 @@ def test_unreadable_conversations_are_listed_in_the_preview(
     assert label is not None
     assert label.text() == "4 conversations could not be read and will be left out:"
     rows = [dialog.unreadable_list.item(i).text() for i in range(dialog.unreadable_list.count())]
-    assert rows[0] == "Lost mapping: has neither a mapping (ChatGPT) nor chat_messages (Claude)"
+    assert rows[0] == (
+        "Lost mapping: is neither a ChatGPT conversation (it has no “mapping”) nor a Claude one "
+        "(no “chat_messages”)"
+    )
     assert len(rows) == 4 and dialog.import_button.isEnabled()
     dialog.import_button.click()
     qtbot.waitUntil(lambda: bool(hooks.infos or hooks.errors), timeout=10_000)
@@ -414,7 +419,7 @@ def test_reading_shows_progress_and_can_be_cancelled(
     started = threading.Event()
 
     def slow_read(path: Path, progress: Any, cancel: Any) -> Any:
-        progress(1 << 20, 4 << 20)  # the first MB of four
+        progress(1_000_000, 4_000_000)  # the first MB of four
         started.set()
         while not cancel():
             time.sleep(0.01)
@@ -426,7 +431,7 @@ def test_reading_shows_progress_and_can_be_cancelled(
     import_file(parent, workspace, str(EXPORTS / "chatgpt-realistic.json"))
     progress = parent.findChild(QProgressDialog, "importReadProgressDialog")
     assert progress is not None
-    qtbot.waitUntil(lambda: progress.value() == 1024 and progress.maximum() == 4096)
+    qtbot.waitUntil(lambda: progress.value() == 1000 and progress.maximum() == 4000)  # kB
     assert started.is_set()
     qtbot.waitUntil(progress.isVisible)
     (cancel_button,) = progress.findChildren(QPushButton)
@@ -559,7 +564,7 @@ def test_reading_says_how_much_of_the_file_is_read(
     qtbot: QtBot, parent: QWidget, workspace: Workspace, hooks: Hooks, monkeypatch: Any
 ) -> None:
     def slow_read(path: Path, progress: Any, cancel: Any) -> Any:
-        progress(3 << 20, 122 << 20)
+        progress(3_000_000, 122_000_000)
         while not cancel():
             time.sleep(0.01)
         raise ImportCancelledError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
@@ -190,9 +190,11 @@ class Agent:
         cancel: CancelToken,
         *,
         attachments: Sequence[AttachedFile] = (),
+        kept: Collection[str] = (),
     ) -> None:
         """Answer `user_text` as a new version of a user message; the old one stays a branch.
-        The new version carries the old one's attachments and `attachments`."""
+        The new version carries the old one's attachments named in `kept` (by id), then
+        `attachments`."""
 
         def start() -> Message:
             conversation = self.conversations.load(conversation_id)
@@ -200,7 +202,7 @@ class Agent:
             if edited is None or edited.role != "user":
                 raise AssistantError("That message is no longer in the conversation.")
             self.conversations.set_leaf(conversation_id, edited.parent_id)
-            carried = (*edited.attachments, *attachments)
+            carried = (*(a for a in edited.attachments if a.id in kept), *attachments)
             return self.conversations.append(
                 conversation_id, "user", user_text, attachments=carried
             )

@@ -19,11 +19,9 @@ from pydantic import Field
 from assistant import APP_NAME, __version__
 from assistant.errors import AssistantError
 from assistant.mcp_server.backend import Backend
-from assistant.mcp_server.operations import MAX_K, MAX_RECENT
+from assistant.mcp_server.operations import MAX_CLIENT_CHARS, MAX_K, MAX_RECENT
 from assistant.memory import MAX_TEXT_CHARS
 
-# What a client calls itself (`clientInfo.name`) when it gives no `title`, as the user knows it.
-KNOWN_CLIENTS = {"claude-ai": "Claude Desktop"}
 UNNAMED_CLIENT = "an MCP client"
 
 INSTRUCTIONS = f"""\
@@ -46,12 +44,10 @@ Kind = Literal["fact", "preference", "plan", "decision", "task", "event"]
 
 
 def client_name(info: Implementation | None) -> str:
-    """How to name the client in the app: its title, else its known or own name."""
-    if info is None:
-        return UNNAMED_CLIENT
-    title = (info.title or "").strip()
-    name = info.name.strip()
-    return (title or KNOWN_CLIENTS.get(name, name) or UNNAMED_CLIENT)[:100]
+    """The client as it names itself (`clientInfo.name`), which the memories it writes keep;
+    the app shows a friendlier name for the clients it knows (`ui/memory/wording.py`)."""
+    name = info.name.strip() if info is not None else ""
+    return name[:MAX_CLIENT_CHARS] or UNNAMED_CLIENT
 
 
 def build_server(backend: Backend) -> MCPServer:

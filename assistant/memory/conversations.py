@@ -33,7 +33,8 @@ from assistant.memory.conversation_file import (
 from assistant.memory.conversation_listing import ConversationInfo, Listing, ListingEntry
 from assistant.memory.conversation_scan import ConversationNotFoundError, Scanner
 from assistant.memory.embedding import Embedder
-from assistant.memory.message_index import ConversationHit, MessageIndex, contexts_in
+from assistant.memory.message_context import contexts_in
+from assistant.memory.message_index import ConversationHit, MessageIndex
 from assistant.memory.messages import (
     AttachedFile,
     Message,
@@ -125,6 +126,14 @@ class ConversationStore:
             title_of=lambda cid: self._listing.entries[cid].title,
         )
         self._scan = Scanner(self.directory, self._listing, self._index, self.warnings)
+
+    @classmethod
+    def open(
+        cls, root: Path, embedder: Embedder | None = None, config: SearchConfig | None = None
+    ) -> ConversationStore:
+        """The conversations of the data dir `root`, as `ConversationStore(root, ...)` opens
+        them (the design names both)."""
+        return cls(root, embedder, config)
 
     def create(
         self, title: str = DEFAULT_TITLE, temporary: bool = False, project: str | None = None
@@ -452,7 +461,7 @@ class ConversationStore:
 
     def message_contexts(self, messages: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
         """For each of these messages (conversation id, message id) that search finds, its
-        text after that of the message before it (see `message_index.context_of`): from the
+        text after that of the message before it (see `message_context.context_of`): from the
         search index once it is built or for many conversations (it is read from its cache),
         else from the files of their conversations (a few need not build the index)."""
         wanted: dict[str, set[str]] = {}

@@ -150,3 +150,16 @@ def _insert(events: list[MemoryEvent], event: MemoryEvent) -> None:
         events.append(event)
     else:
         bisect.insort_right(events, event, key=lambda e: e.at)
+
+
+def what_changed(old: MemoryItem, new: MemoryItem) -> str | None:
+    """An edit's changes other than the text, in words, for its event's reason ("kind fact ->
+    plan, importance 0.5 -> 0.8")."""
+    parts = []
+    if old.kind != new.kind:
+        parts.append(f"kind {old.kind} -> {new.kind}")
+    if old.importance != new.importance:
+        parts.append(f"importance {old.importance:.2g} -> {new.importance:.2g}")
+    if old.tags != new.tags:
+        parts.append(f"tags {', '.join(old.tags) or 'none'} -> {', '.join(new.tags) or 'none'}")
+    return ", ".join(parts) or None

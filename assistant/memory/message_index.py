@@ -17,7 +17,6 @@ neighbours lend it part of their relevance (`neighbours`): an answer sits next t
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,12 +30,14 @@ from assistant.memory.bm25 import BM25Index
 from assistant.memory.embedding import Embedder, embedding_batches, query_vector
 from assistant.memory.entities import mentions, names
 from assistant.memory.message_arrays import SearchArrays
+from assistant.memory.message_context import SEARCHED_ROLES, context_of
 from assistant.memory.message_index_cache import IndexState
 from assistant.memory.message_keys import MessageKeys
 from assistant.memory.message_vectors import MessageKey, MessageVectors
 from assistant.memory.messages import Message
-from assistant.memory.neighbours import neighbour_relevance
-from assistant.memory.ranking import SearchConfig, fuse_rankings
+from assistant.memory.neighbours import keyless_relevance, neighbour_relevance
+from assistant.memory.ranking import Fusion, SearchConfig, fuse_rankings
+from assistant.memory.snippets import make_snippet
 from assistant.memory.text import is_informative, query_terms, terms, tokenize
 from assistant.memory.when import time_span
 from assistant.timestamps import parse as parse_time
@@ -44,8 +45,6 @@ from assistant.timestamps import stamp
 
 log = logging.getLogger(__name__)
 
-SNIPPET_CHARS = 160
-SEARCHED_ROLES = ("user", "assistant")
 SAVE_EVERY = 2048  # embedded messages between cache saves while embedding
 
 
@@ -271,7 +270,8 @@ class MessageIndex:
             fused = fuse_rankings(lexical, dense, cfg)
             order, relevance = fused.order, fused.relevance
             if cfg.neighbour_weight:
-                around = neighbour_relevance(order, relevance, self._prev)
+                passed = self._own_relevance(fused, tokens, required, qvec)
+                around = neighbour_relevance(order, passed, self._prev)
                 relevance = relevance + cfg.neighbour_weight * around
             if span is not None:
                 start, end = (stamp(moment) for moment in span)
@@ -295,6 +295,26 @@ class MessageIndex:
                 score, written = float(relevance[i]), self._times[order[i]]
                 hits.append(ConversationHit(cid, mid, title, snippet, score, written))
             return hits
+
+    def _own_relevance(
+        self,
+        fused: Fusion[int],
+        tokens: Sequence[str],
+        required: Sequence[str],
+        qvec: npt.NDArray[np.float32] | None,
+    ) -> npt.NDArray[np.float64]:
+        """The candidates' relevance by their own words and meaning, without their keys'."""
+        texts = self._keys.texts
+        keyed = [key for key in fused.order if self._docs[key][:2] in texts]
+        if not keyed or not self.config.message_keys:
+            return fused.relevance
+        deciding = set(self._bm25.deciding(required))
+        documents = [self._terms(key, keys=False) for key in keyed]
+        scores = self._bm25.score_documents(tokens, documents).tolist()
+        qualify = [bool(deciding.intersection(d)) for d in documents]
+        words = {k: s if q else None for k, s, q in zip(keyed, scores, qualify, strict=True)}
+        meaning = dict(zip(keyed, self._own_similarity(keyed, qvec), strict=True))
+        return keyless_relevance(fused, words, meaning, self.config)
 
     # -- vectors -------------------------------------------------------------------------------
 
@@ -458,19 +478,45 @@ class MessageIndex:
         at = arrays.position_of_row[rows] if len(arrays.position_of_row) else rows[:0]
         searched = at >= 0  # rows of deleted or temporary conversations are not
         at, score = at[searched], sims[searched].astype(np.float64)
-        if cfg.context_weight:
-            before = arrays.prev[at]
-            before_rows = np.where(before >= 0, arrays.rows[np.maximum(before, 0)], -1)
-            has = before_rows >= 0
-            extra = np.zeros(len(at))
-            extra[has] = vectors.similarity(before_rows[has], qvec)
-            score = score + cfg.context_weight * extra
+        score = score + self._context_similarity(vectors, arrays, at, qvec)
         if cfg.message_keys and len(self._keys):
             at, score = self._with_keys(qvec, wanted, at, score)
         keep = score >= np.float64(cfg.min_similarity)
         at, score = at[keep], score[keep]
         order = np.lexsort((arrays.keys[at], -score))[:depth]
         return [(int(arrays.keys[at[i]]), float(score[i])) for i in order]
+
+    def _context_similarity(
+        self,
+        vectors: MessageVectors,
+        arrays: SearchArrays,
+        at: npt.NDArray[np.int64],
+        qvec: npt.NDArray[np.float32],
+    ) -> npt.NDArray[np.float64]:
+        """What the messages at `at` add to their cosine: `context_weight` times the previous
+        message's."""
+        extra = np.zeros(len(at))
+        if self.config.context_weight:
+            before = arrays.prev[at]
+            before_rows = np.where(before >= 0, arrays.rows[np.maximum(before, 0)], -1)
+            has = before_rows >= 0
+            extra[has] = self.config.context_weight * vectors.similarity(before_rows[has], qvec)
+        return extra
+
+    def _own_similarity(
+        self, keys: Sequence[int], qvec: npt.NDArray[np.float32] | None
+    ) -> list[float]:
+        """The meaning scores of these messages by their own vectors (0 without one)."""
+        vectors = self._current_vectors()
+        if qvec is None or vectors is None or vectors.dim != len(qvec):
+            return [0.0] * len(keys)
+        arrays = self._search_arrays(vectors)
+        at = np.array([arrays.position[key] for key in keys], dtype=np.int64)
+        rows = arrays.rows[at]
+        own = np.zeros(len(at))
+        own[rows >= 0] = vectors.similarity(rows[rows >= 0], qvec)
+        own += self._context_similarity(vectors, arrays, at, qvec)
+        return [float(score) for score in own]
 
     def _with_keys(
         self,
@@ -521,14 +567,14 @@ class MessageIndex:
         if self._arrays is not None:  # keys grow, so the new one goes last
             self._arrays = self._arrays.appended(key, row, self._prev.get(key, -1))
 
-    def _terms(self, key: int, own: list[str] | None = None) -> list[str]:
+    def _terms(self, key: int, own: list[str] | None = None, *, keys: bool = True) -> list[str]:
         """The keyword document of an indexed message: its words, those of the message before
-        it (`keyword_context`) and those of its keys (`message_keys`)."""
+        it (`keyword_context`) and (with `keys`) those of its keys (`message_keys`)."""
         cid, mid, text = self._docs[key]
         out = terms(text) if own is None else own
         if self.config.keyword_context and key in self._prev:
             out = out + terms(self._docs[self._prev[key]][2])
-        if self.config.message_keys:
+        if keys and self.config.message_keys:
             for key_text in self._keys.texts.get((cid, mid), ()):
                 out = out + terms(key_text)
         return out
@@ -547,36 +593,3 @@ class MessageIndex:
             if self._pending is not None:
                 self._pending.discard(key)
             self._arrays = None
-
-
-def context_of(before: str | None, text: str) -> str:
-    """A message's context: what a memory learned from it is also found by (see
-    `memory_index`): its text after that of the searched message before it, if any."""
-    return text if before is None else f"{before}\n{text}"
-
-
-def contexts_in(messages: Sequence[Message], wanted: set[str]) -> dict[str, str]:
-    """The contexts of the messages of `wanted` (ids) among a conversation's messages (in the
-    order they were written), as its index would give them."""
-    out: dict[str, str] = {}
-    before: str | None = None
-    for message in messages:
-        if message.role not in SEARCHED_ROLES or not terms(message.content):
-            continue
-        if message.id in wanted:
-            out[message.id] = context_of(before, message.content)
-        before = message.content
-    return out
-
-
-def make_snippet(text: str, words: Sequence[str], chars: int = SNIPPET_CHARS) -> str:
-    """About `chars` of `text` on one line, around the first of `words` in it."""
-    flat = " ".join(text.split())
-    if len(flat) <= chars:
-        return flat
-    alternatives = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
-    match = re.search(rf"(?<![^\W_])(?:{alternatives})(?![^\W_])", flat.lower())
-    pos = match.start() if match else 0
-    start = max(0, min(pos - chars // 3, len(flat) - chars))
-    end = start + chars
-    return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")

@@ -8,7 +8,9 @@ it answers). Search adds `SearchConfig.neighbour_weight` times a candidate's nei
 to its own, as passage retrieval smooths a passage's score with the passages around it, so the
 matched message and its neighbour both rise. Only the keyword and meaning relevance passes to a
 neighbour (not the boosts for a named period or a summary, which neighbours share anyway), and
-only between candidates: a message outside both rankings has no relevance to pass.
+only between candidates: a message outside both rankings has no relevance to pass. And only
+what the message itself says: a message found also by its keys (the memories extracted from it)
+passes on the relevance of its own words and meaning (`keyless_relevance`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
+
+from assistant.memory.ranking import Fusion, SearchConfig, fuse_rankings
 
 
 def neighbour_relevance(
@@ -33,3 +37,29 @@ def neighbour_relevance(
             out[i] = max(out[i], relevance[j])
             out[j] = max(out[j], relevance[i])
     return out
+
+
+def keyless_relevance(
+    fused: Fusion[int],
+    words: Mapping[int, float | None],
+    meaning: Mapping[int, float],
+    config: SearchConfig,
+) -> npt.NDArray[np.float64]:
+    """The relevance of `fused`'s candidates without what their keys add (see `message_keys`),
+    fused again as the search fuses: `words` and `meaning` have, for the candidates that have
+    keys, the keyword score of their document without the keys (None: it would not qualify)
+    and their own meaning score. A key says what its message meant, not what its neighbours
+    did: passed on, the fact extracted from an answer made its question and the next message
+    rise too."""
+    lexical = [(key, words.get(key, score)) for key, score in fused.keyword.items()]
+    dense = [
+        (key, meaning.get(key, score))
+        for key, score in fused.similarity.items()
+        if meaning.get(key, score) >= config.min_similarity
+    ]
+    kept = [(key, score) for key, score in lexical if score is not None]
+    again = fuse_rankings(
+        sorted(kept, key=lambda pair: -pair[1]), sorted(dense, key=lambda pair: -pair[1]), config
+    )
+    relevance = dict(zip(again.order, again.relevance.tolist(), strict=True))
+    return np.array([relevance.get(key, 0.0) for key in fused.order], dtype=np.float64)

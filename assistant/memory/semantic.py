@@ -18,10 +18,10 @@ from assistant.errors import AssistantError
 from assistant.memory.decay import ARCHIVE_BELOW, decayed, unused_for
 from assistant.memory.embedding_upkeep import Embedded
 from assistant.memory.fading import archive_limit, decay_clock
-from assistant.memory.history import creation
+from assistant.memory.history import creation, what_changed
 from assistant.memory.insertion import Inserted, reassigned, relinked, sort_imports
+from assistant.memory.item_checks import check_fields, clean_text, too_long
 from assistant.memory.items import (
-    KINDS,
     MAX_TEXT_CHARS,
     EventType,
     MemoryEvent,
@@ -97,8 +97,8 @@ class SemanticMemory(MemoryStore):
         (LEARNED), and so is one resembling it unless `confirmed` (the user said yes to this
         text on the Review tab); the user adding it lifts its tombstone.
         """
-        text = _clean_text(text)
-        _check(kind, importance)
+        text = clean_text(text)
+        check_fields(kind, importance)
         self._refuse_forgotten(text, origin, confirmed)
         embedded = self._vectors.given(text, vector)
         item = MemoryItem.new(
@@ -177,7 +177,7 @@ class SemanticMemory(MemoryStore):
         """
         for item in items:
             if len(item.text) > MAX_TEXT_CHARS:
-                raise ValueError(f"memory {item.id}: {_too_long(item.text)}")
+                raise ValueError(f"memory {item.id}: {too_long(item.text)}")
         history: dict[str, list[MemoryEvent]] = {}
         for event in events:
             history.setdefault(event.memory_id, []).append(event)
@@ -266,7 +266,7 @@ class SemanticMemory(MemoryStore):
                 confirmed=confirmed,
             )
             return added, None
-        if (old.text, old.kind) == (_clean_text(text), kind) or not may_change(old):
+        if (old.text, old.kind) == (clean_text(text), kind) or not may_change(old):
             return old, old
         item = self.merge_into(
             old.id,
@@ -295,7 +295,7 @@ class SemanticMemory(MemoryStore):
         """Change an item's text, kind, importance or tags (an "edited" event says what)."""
         changes: dict[str, Any] = {}
         if text is not None:
-            changes["text"] = _clean_text(text)
+            changes["text"] = clean_text(text)
         if kind is not None:
             changes["kind"] = kind
         if importance is not None:
@@ -320,7 +320,7 @@ class SemanticMemory(MemoryStore):
         """Refine a memory with a new statement of the same fact (a "merged" event keeps the
         text before); `related_id` names a memory merged in, if it was one (an import);
         `client`, the MCP client that did it; `confirmed`: as for `add`."""
-        changes: dict[str, Any] = {"text": _clean_text(text)}
+        changes: dict[str, Any] = {"text": clean_text(text)}
         self._refuse_forgotten(changes["text"], by, confirmed)
         if kind is not None:
             changes["kind"] = kind
@@ -344,7 +344,7 @@ class SemanticMemory(MemoryStore):
         """Apply changes of content with an "edited" or "merged" event and new vectors."""
         with self._lock:
             old = self._index.item(item_id)
-        _check(changes.get("kind", old.kind), changes.get("importance", old.importance))
+        check_fields(changes.get("kind", old.kind), changes.get("importance", old.importance))
         text = changes.get("text", old.text)
         embedded = self._vectors.embed([text]) if text != old.text else None
         with self._lock:
@@ -359,7 +359,7 @@ class SemanticMemory(MemoryStore):
                 text_before=old.text if text != old.text else None,
                 text_after=text if text != old.text else None,
                 related_id=related_id,
-                reason=_what_changed(old, item),
+                reason=what_changed(old, item),
                 client=client,
             )
             [slot] = self._commit([item], [event])
@@ -389,8 +389,8 @@ class SemanticMemory(MemoryStore):
         old one); the old one is archived, stops holding at `valid_from` (default now), links
         to its successor, and keeps its history with a "superseded" event saying why.
         `confirmed`: as for `add`."""
-        text = _clean_text(text)
-        _check(kind, importance)
+        text = clean_text(text)
+        check_fields(kind, importance)
         self._refuse_forgotten(text, by, confirmed)
         embedded = self._vectors.embed([text])
         with self._lock:
@@ -562,38 +562,3 @@ class SemanticMemory(MemoryStore):
         if changed:
             self._emit("updated", [i.id for i in changed])
         return events
-
-
-def _what_changed(old: MemoryItem, new: MemoryItem) -> str | None:
-    """Changes other than the text, in words ("kind fact -> plan, importance 0.5 -> 0.8")."""
-    parts = []
-    if old.kind != new.kind:
-        parts.append(f"kind {old.kind} -> {new.kind}")
-    if old.importance != new.importance:
-        parts.append(f"importance {old.importance:.2g} -> {new.importance:.2g}")
-    if old.tags != new.tags:
-        parts.append(f"tags {', '.join(old.tags) or 'none'} -> {', '.join(new.tags) or 'none'}")
-    return ", ".join(parts) or None
-
-
-def _clean_text(text: str) -> str:
-    text = text.strip()
-    if not text:
-        raise ValueError("A memory needs some text.")
-    if len(text) > MAX_TEXT_CHARS:
-        raise ValueError(f"A memory {_too_long(text)}")
-    return text
-
-
-def _too_long(text: str) -> str:
-    return (
-        f"can be at most {MAX_TEXT_CHARS:,} characters; this one has {len(text):,}. Keep the "
-        "essential fact, or split it into several memories."
-    )
-
-
-def _check(kind: str, importance: float) -> None:
-    if kind not in KINDS:
-        raise ValueError(f"Unknown memory kind {kind!r}; expected one of {', '.join(KINDS)}.")
-    if not 0.0 <= importance <= 1.0:
-        raise ValueError(f"Importance must be between 0 and 1, not {importance}.")

@@ -32,6 +32,7 @@ from assistant.transfer.plan import (
 from assistant.transfer.projects import map_projects
 from assistant.transfer.reader import read_conversations
 from assistant.transfer.stream import Cancel, ImportCancelledError
+from assistant.transfer.wording import field_problem
 
 if TYPE_CHECKING:
     from assistant.knowledge import AttachmentStore
@@ -65,7 +66,8 @@ def apply_import(
     there unasked) but those whose ids the user ticked in `keep_pinned`.
 
     A conversation whose id exists is skipped (`"skip"`) or added with a new id (`"copy"`; its
-    title gets " (imported)"). With `attachments` (the store of the files attached to messages),
+    title gets " (imported)", or " (imported 2)", " (imported 3)", … where a conversation here
+    has that title already). With `attachments` (the store of the files attached to messages),
     the files an export includes are written back under the conversation's id (a copy gets its
     own); a conversation whose files cannot be written is taken out again (StorageError). A
     memory is never copied: see `SemanticMemory.insert` (one here
@@ -101,6 +103,7 @@ def apply_import(
         if progress is not None:
             progress(done, total)
     store = stores.conversations
+    titles = _Titles(store)
     wanted_ids = None
     if policy == "skip":  # what is here already is not read again
         present = set(plan.conflicts(store))
@@ -113,7 +116,9 @@ def apply_import(
         if cancel is not None and cancel():
             raise ImportCancelledError
         placed = replace(conversation, project=mapping.of(conversation.project))
-        outcome = _import_conversation(store, _remapped(placed, memories.ids), policy, attachments)
+        outcome = _import_conversation(
+            store, _remapped(placed, memories.ids), policy, attachments, titles
+        )
         _count(counts, outcome, conversation, files=attachments is not None)
         done += 1
         if progress is not None:
@@ -202,6 +207,7 @@ def _import_conversation(
     conversation: ImportedConversation,
     policy: ConflictPolicy,
     attachments: AttachmentStore | None,
+    titles: _Titles,
 ) -> Literal["imported", "copied", "skipped"]:
     cid, title = conversation.id, conversation.title
     outcome: Literal["imported", "copied"] = "imported"
@@ -223,13 +229,41 @@ def _import_conversation(
         except ConversationExistsError:
             if policy == "skip":
                 return "skipped"
-            cid, title, outcome = uuid.uuid4().hex, conversation.title + COPY_SUFFIX, "copied"
+            cid, title, outcome = uuid.uuid4().hex, titles.copy_of(conversation.title), "copied"
             continue
         except ValueError as exc:  # validated already; only a changed store rule gets here
-            raise InvalidImportError(f"conversation {conversation.id!r}: {exc}") from exc
+            raise InvalidImportError(
+                f"the conversation “{conversation.title}” could not be written: "
+                f"{field_problem(str(exc))}"
+            ) from exc
+        titles.taken(title)
         if attachments is not None and conversation.files:
             _restore(store, attachments, cid, conversation)
         return outcome
+
+
+class _Titles:
+    """The conversation titles here, read once when the first copy needs a title."""
+
+    def __init__(self, store: ConversationStore) -> None:
+        self._store = store
+        self._titles: set[str] | None = None
+
+    def taken(self, title: str) -> None:
+        """A conversation with this title was just imported."""
+        if self._titles is not None:
+            self._titles.add(title)
+
+    def copy_of(self, title: str) -> str:
+        """A title for a copy of a conversation titled `title` that no conversation here has:
+        "Trip (imported)", then "Trip (imported 2)", "Trip (imported 3)", …"""
+        if self._titles is None:
+            self._titles = {c.title for c in self._store.all()}
+        candidate, n = title + COPY_SUFFIX, 1
+        while candidate in self._titles:
+            n += 1
+            candidate = f"{title} (imported {n})"
+        return candidate
 
 
 def _restore(

@@ -47,7 +47,7 @@ def read_chatgpt(raw: dict[str, Any], order: int, tally: Tally) -> ImportedConve
             tally.empty += 1
             return None
     elif current not in mapping:
-        raise fail("current_node", f"{current!r} is not a node of the mapping")
+        raise fail("current_node", f"{current!r} is not a message of this conversation")
     visible: list[Turn] = []
     for node_id in _branch(mapping, current):
         node_path = f"mapping.{node_id}"
@@ -85,7 +85,9 @@ def _branch(mapping: dict[str, Any], leaf: str) -> Iterator[str]:
         if parent is not None and not isinstance(parent, str):
             raise fail(f"mapping.{node_id}.parent", f"must be a string or null, not {kind(parent)}")
         if parent is not None and parent not in mapping:
-            raise fail(f"mapping.{node_id}.parent", f"{parent!r} is not a node of the mapping")
+            raise fail(
+                f"mapping.{node_id}.parent", f"{parent!r} is not a message of this conversation"
+            )
         node_id = parent
     return reversed(chain)
 

@@ -26,8 +26,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 FORMAT = "assistant.export"
-# 2: projects, a conversation's project, a memory's scope, instructions, the memory policy
+# 2: projects, a conversation's project, a memory's scope, instructions, the memory policy.
+# A file is written as version 2 only when it holds one of them (as the memory log does), so
+# that an export without them is the version 1 file that older versions and readers expect.
 FORMAT_VERSION = 2
+_SINCE_VERSION_2 = frozenset({"projects", "instructions", "memory_policy"})
 EXPORTED_STATES = ("active", "archived")
 
 
@@ -48,7 +51,8 @@ def export_data(
     memories are in; the global custom `instructions`, if given and not empty; and the global
     `memory_policy`, if given and not the default (keep what it finds, no never-topics). With
     `attachments` (the store of the files attached to messages), each attachment goes in the
-    file too, as base64 `data`.
+    file too, as base64 `data`. The file is format version 1 unless it holds projects,
+    instructions or a policy (version 2).
     Raises ConversationNotFoundError (a StorageError) for an unknown id.
     """
     store = stores.conversations
@@ -80,7 +84,7 @@ def export_data(
         conversations.append(entry)
     data: dict[str, Any] = {
         "format": FORMAT,
-        "version": FORMAT_VERSION,
+        "version": 1,
         "exported_at": stamp(datetime.now(UTC)),
         "app": {"name": APP_NAME, "version": __version__},
         "conversations": conversations,
@@ -94,11 +98,14 @@ def export_data(
     if stores.projects is not None:
         every = conversation_ids is None
         projects = [p for p in stores.projects.all() if every or p.id in used]
-        data["projects"] = [p.to_json() for p in projects]
+        if projects:
+            data["projects"] = [p.to_json() for p in projects]
     if instructions is not None and not instructions.empty:
         data["instructions"] = {"about": instructions.about, "answer": instructions.answer}
     if memory_policy is not None and memory_policy != AUTOMATIC:
         data["memory_policy"] = memory_policy.to_json()
+    if used or not _SINCE_VERSION_2.isdisjoint(data):
+        data["version"] = FORMAT_VERSION
     return data
 
 

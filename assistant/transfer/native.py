@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from assistant import APP_NAME
-from assistant.errors import InvalidImportError
 from assistant.instructions import Instructions
 from assistant.json_fields import (
     FieldError,
@@ -39,6 +38,9 @@ from assistant.projects import Project
 from assistant.transfer.export import EXPORTED_STATES, FORMAT, FORMAT_VERSION
 from assistant.transfer.files import read_files
 from assistant.transfer.plan import ImportedConversation
+from assistant.transfer.wording import CHOOSE, REDO, FileProblemError, clip, field_problem
+
+LABEL_CHARS = 40  # of a conversation's title or a memory's text, naming it in an error
 
 
 @dataclass(frozen=True)
@@ -60,27 +62,42 @@ def read_assistant(doc: dict[str, Any]) -> NativeDocument:
         read = _assistant_document(doc)
         check_texts(doc)  # every text, before anything is written
     except FieldError as exc:
-        raise InvalidImportError(str(exc)) from None
+        problem = field_problem(str(exc), lambda name, i: _label(doc, name, i))
+        raise FileProblemError(f"can't be imported: {problem}. {REDO}") from None
     return read
+
+
+def _label(doc: dict[str, Any], name: str, index: int) -> str | None:
+    """The title of a conversation, the name of a project or the start of a memory's text."""
+    items = doc.get(name)
+    if not isinstance(items, list) or index >= len(items) or not isinstance(items[index], dict):
+        return None
+    key = {"conversations": "title", "projects": "name", "memories": "text"}.get(name)
+    value = items[index].get(key) if key else None
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return clip(value, LABEL_CHARS)
 
 
 def _assistant_document(doc: dict[str, Any]) -> NativeDocument:
     if "format" not in doc:
-        raise fail(
-            "format",
-            f"missing: this is not an Assistant export (expected {FORMAT!r}) "
-            "or a ChatGPT or Claude export",
+        raise FileProblemError(
+            f"is not an export from {APP_NAME}, ChatGPT or Claude: it holds a JSON object "
+            f'without the "format": "{FORMAT}" line that {APP_NAME}\'s exports have. {CHOOSE}'
         )
     if doc["format"] != FORMAT:
-        raise fail("format", f"must be {FORMAT!r}, not {doc['format']!r}")
+        found = clip(str(doc["format"]), LABEL_CHARS)
+        raise FileProblemError(
+            f'is not an {APP_NAME} export: its "format" is "{found}", where {APP_NAME}\'s '
+            f'exports have "{FORMAT}". {CHOOSE}'
+        )
     version = doc.get("version")
     if isinstance(version, bool) or not isinstance(version, int):
         raise fail("version", f"must be a whole number, not {kind(version)}")
     if version > FORMAT_VERSION:
-        raise fail(
-            "version",
-            f"this file is format version {version}, made by a newer {APP_NAME}; this version "
-            f"reads version {FORMAT_VERSION}. Update {APP_NAME} to import it",
+        raise FileProblemError(
+            f"was exported by a newer version of {APP_NAME} (its format is version {version}; "
+            f"this version reads up to {FORMAT_VERSION}). Update {APP_NAME}, then import it again."
         )
     if version < 1:
         raise fail("version", f"{version} is not a format version")
@@ -100,7 +117,7 @@ def _assistant_document(doc: dict[str, Any]) -> NativeDocument:
         if conversation.id in first_index:
             other = first_index[conversation.id]
             raise fail(
-                f"{path}.id", f"{conversation.id!r} is also the id of conversations[{other}]"
+                f"{path}.id", f"{conversation.id!r} is also the id of conversation {other + 1}"
             )
         first_index[conversation.id] = i
         if conversation.project is not None and conversation.project not in known:
@@ -136,7 +153,7 @@ def _projects(doc: dict[str, Any]) -> list[Project]:
             raise inside(path, exc) from None
         for j, other in enumerate(projects):
             if other.id == project.id:
-                raise fail(f"{path}.id", f"{project.id!r} is also the id of projects[{j}]")
+                raise fail(f"{path}.id", f"{project.id!r} is also the id of project {j + 1}")
         projects.append(project)
     return projects
 

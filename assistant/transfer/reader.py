@@ -36,9 +36,11 @@ from assistant.transfer.plan import (
 from assistant.transfer.sources import ImportSource, Member, find_source
 from assistant.transfer.stream import Cancel, Reader, list_items, read_document
 from assistant.transfer.tally import Tally
+from assistant.transfer.wording import CHOOSE, FileProblemError, field_problem
 
-NOT_AN_EXPORT = "This is not an Assistant, ChatGPT or Claude export"
+NOT_AN_EXPORT = "is not an export from Assistant, ChatGPT or Claude"  # said of a file
 _PEEK_BYTES = 1 << 20
+EMPTY = "Its list of conversations is empty: choose another export, or export again."
 
 
 def load_import(
@@ -74,7 +76,10 @@ def scan(
         not_remembered += entry.do_not_remember
     if state.items and not state.recognized:
         first = unreadable[0]
-        raise InvalidImportError(f"{NOT_AN_EXPORT}: {first.name} {first.reason}.")
+        raise InvalidImportError(
+            f"{_shown_name(source)} {NOT_AN_EXPORT}: its first entry, “{first.name}”, "
+            f"{first.reason}. {CHOOSE}"
+        )
     notes = list(state.tally.notes())
     if not_remembered:
         notes.append(
@@ -97,8 +102,8 @@ def scan(
         state.memory_policy,
     )
     if not plan.total:
-        found = plan.unreadable_note() or " ".join(plan.notes)
-        raise InvalidImportError(f"No conversations found in {source.path.name}. {found}".strip())
+        found = plan.unreadable_note() or " ".join(plan.notes) or EMPTY
+        raise InvalidImportError(f"{_shown_name(source)} holds no conversations to import. {found}")
     return plan
 
 
@@ -158,9 +163,8 @@ def _reporter(progress: Progress, before: int, total: int) -> Callable[[int], No
 def _member_entries(
     source: ImportSource, member: Member, reader: Reader, state: _State
 ) -> Iterator[ImportedConversation | Unreadable]:
-    first = reader.first_byte()
-    where = f" ({member.name})" if len(source.members) > 1 else ""
     try:
+        first = reader.first_byte()
         if first == b"{":
             doc = read_document(reader)
             native = read_assistant(doc)
@@ -178,13 +182,11 @@ def _member_entries(
                 if entry is not None:
                     yield entry
         elif not first:
-            raise InvalidImportError("The file is not valid JSON: it is empty.")
+            raise FileProblemError(f"is empty. {CHOOSE}")
         else:
-            raise InvalidImportError(_not_a_list(reader))
-    except InvalidImportError as exc:
-        if where:
-            raise InvalidImportError(f"{exc}{where}") from None
-        raise
+            raise FileProblemError(_not_a_list(reader))
+    except FileProblemError as exc:
+        raise exc.named(_shown_name(source, member)) from None
 
 
 def _item(raw: Any, state: _State) -> ImportedConversation | Unreadable | None:
@@ -200,22 +202,26 @@ def _item(raw: Any, state: _State) -> ImportedConversation | Unreadable | None:
     elif is_chatgpt(raw):
         fmt, reader = "chatgpt", read_chatgpt
     else:
-        return Unreadable(name, "has neither a mapping (ChatGPT) nor chat_messages (Claude)")
+        return Unreadable(
+            name,
+            "is neither a ChatGPT conversation (it has no “mapping”) nor a Claude one (no "
+            "“chat_messages”)",
+        )
     state.recognized += 1
     state.format = state.format or fmt
     try:
         check_texts(raw)
         conversation = reader(raw, order, state.tally)
     except FieldError as exc:
-        return Unreadable(name, str(exc))
+        return Unreadable(name, field_problem(str(exc)))
     except (RecursionError, ValueError, TypeError) as exc:
-        return Unreadable(name, f"unexpected content ({exc})")
+        return Unreadable(name, f"it holds something this version cannot read ({exc})")
     if conversation is None:
         return None
     try:
         check_messages(conversation.messages)  # what the store will check when it is written
     except ValueError as exc:
-        return Unreadable(name, str(exc))
+        return Unreadable(name, field_problem(str(exc)))
     return _once(conversation, state, name)
 
 
@@ -238,23 +244,30 @@ def _name(raw: Any, order: int) -> str:
     return f"conversation {order + 1}"
 
 
+def _shown_name(source: ImportSource, member: Member | None = None) -> str:
+    """The file as the user knows it: "export.json", "conversations-001.json in export.zip"."""
+    if source.kind in ("zip", "folder") and member is not None:
+        return f"{member.name} in {source.path.name}"
+    return source.path.name
+
+
 def _not_a_list(reader: Reader) -> str:
-    """Why a file that is not an object or a list is not an export."""
+    """Why a file that is not an object or a list is not an export (said after its name)."""
     head = reader.read(_PEEK_BYTES)
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError as exc:
         if exc.start < len(head) - 3:  # not just a character cut by the peek
             return (
-                f"The file is not UTF-8 text (bad byte at offset {exc.start}); expected an "
-                "Assistant, ChatGPT or Claude export (.zip, folder or .json)."
+                f"is not UTF-8 text (a bad byte at offset {exc.start:,}), so it is not an "
+                f"export. {CHOOSE}"
             )
         text = head[: exc.start].decode("utf-8")
     try:
         value = json.loads(text)
     except ValueError:
-        return "The file is not valid JSON: it does not start with an object or a list."
-    return f"{NOT_AN_EXPORT}: the file holds {kind(value)}, not an object or a list."
+        return f"is not JSON, so it is not an export. {CHOOSE}"
+    return f"{NOT_AN_EXPORT}: it holds only {kind(value)}, not conversations. {CHOOSE}"
 
 
 def _were(n: int) -> str:

@@ -67,9 +67,11 @@ class ImportSource:
                 with (folder / member.name).open("rb") as stream:
                     yield stream
         except zipfile.BadZipFile as exc:
-            raise InvalidImportError(f"{self.path.name} is damaged: {exc}.") from None
+            raise InvalidImportError(
+                f"{self.path.name} is a damaged zip file ({exc}). Download the export again."
+            ) from None
         except OSError as exc:
-            raise InvalidImportError(f"Could not read {self.path}: {exc.strerror or exc}") from None
+            raise InvalidImportError(_unreadable(self.path, exc)) from None
 
     @classmethod
     def of_data(cls, data: bytes, name: str = "conversations.json") -> ImportSource:
@@ -88,7 +90,15 @@ def find_source(path: Path) -> ImportSource:
             return _folder(path.parent, path)
         return ImportSource(path, (Member(path.name, path.stat().st_size),), "file")
     except OSError as exc:
-        raise InvalidImportError(f"Could not read {path}: {exc.strerror or exc}") from None
+        raise InvalidImportError(_unreadable(path, exc)) from None
+
+
+def _unreadable(path: Path, exc: OSError) -> str:
+    """Why a file or folder could not be read, and what to do."""
+    return (
+        f"{path.name} could not be read ({exc.strerror or exc}; it is at {path}). Check that "
+        "it is still there and that you may open it, then import it again."
+    )
 
 
 def _has_conversations(folder: Path) -> bool:
@@ -106,8 +116,9 @@ def _folder(folder: Path, picked: Path) -> ImportSource:
             )
             return ImportSource(folder, members, "folder")
     raise InvalidImportError(
-        f"No conversations found in {picked}: an export folder holds conversations.json "
-        "or conversations-000.json, conversations-001.json, …"
+        f"{picked.name} holds no conversations to import: an unpacked ChatGPT or Claude export "
+        "has a conversations.json (or conversations-000.json, conversations-001.json, …). "
+        "Choose the folder the export was unpacked into, or the export's zip itself."
     )
 
 
@@ -116,7 +127,9 @@ def _zip(path: Path) -> ImportSource:
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
-        raise InvalidImportError(f"{path.name} is not a readable zip file: {exc}.") from None
+        raise InvalidImportError(
+            f"{path.name} is a damaged zip file ({exc}). Download the export again."
+        ) from None
     found: list[zipfile.ZipInfo] = []
     for info in infos:
         name = PurePosixPath(info.filename)
@@ -129,8 +142,9 @@ def _zip(path: Path) -> ImportSource:
         found.append(info)
     if not found:
         raise InvalidImportError(
-            f"No conversations found in {path.name}: a ChatGPT or Claude export zip holds "
-            "conversations.json or conversations-000.json, conversations-001.json, …"
+            f"{path.name} holds no conversations to import: a ChatGPT or Claude export zip has "
+            "a conversations.json (or conversations-000.json, conversations-001.json, …). "
+            "Choose the zip that ChatGPT or Claude sent you, or an export made by Assistant."
         )
     top = min(len(PurePosixPath(i.filename).parts) for i in found)
     chosen = [i for i in found if len(PurePosixPath(i.filename).parts) == top]
@@ -143,17 +157,22 @@ def _zip(path: Path) -> ImportSource:
 def _check_member(path: Path, info: zipfile.ZipInfo) -> None:
     """Refuse what could only be a decompression bomb, by its declared sizes."""
     if info.flag_bits & 0x1:
-        raise InvalidImportError(f"{path.name}: {info.filename} is encrypted.")
+        raise InvalidImportError(
+            f"{path.name} is password-protected ({info.filename} is encrypted), so it cannot be "
+            "read. Unpack it with your archive tool, then import the folder it was unpacked into."
+        )
     if info.file_size > MAX_MEMBER_BYTES:
         raise InvalidImportError(
-            f"{path.name}: {info.filename} says it holds {info.file_size:,} bytes, more than "
-            f"an export's conversations ever do ({MAX_MEMBER_BYTES >> 30} GB); it is not imported."
+            f"{path.name} is not imported: its {info.filename} says it holds "
+            f"{info.file_size:,} bytes, more than an export's conversations ever do "
+            f"({MAX_MEMBER_BYTES >> 30} GB). Check that this is the export you meant."
         )
     ratio = info.file_size / max(info.compress_size, 1)
     if info.file_size > RATIO_FROM_BYTES and ratio > MAX_RATIO:
         raise InvalidImportError(
-            f"{path.name}: {info.filename} would inflate {ratio:,.0f} times, far more than "
-            "any JSON does; it looks like a zip bomb and is not imported."
+            f"{path.name} is not imported: its {info.filename} would grow {ratio:,.0f} times "
+            "when unpacked, far more than any export does, so it looks like a zip bomb. Check "
+            "where the file came from."
         )
 
 

@@ -17,6 +17,7 @@ import ijson
 
 from assistant.errors import InvalidImportError
 from assistant.transfer.surrogates import SurrogateGuard, restore
+from assistant.transfer.wording import CHOOSE, DAMAGED, FileProblemError
 
 Progress = Callable[[int, int], None]
 Cancel = Callable[[], bool]
@@ -135,9 +136,9 @@ class Reader:
         for byte in brackets:
             self._depth += 1 if byte in _OPENERS else -1
             if self._depth > MAX_DEPTH:
-                raise InvalidImportError(
-                    f"The file is not valid JSON for an export: it is nested more than "
-                    f"{MAX_DEPTH} levels deep."
+                raise FileProblemError(
+                    f"is not an export: its JSON is nested more than {MAX_DEPTH} levels deep, "
+                    f"far deeper than any export. {CHOOSE}"
                 )
 
 
@@ -151,10 +152,10 @@ def list_items(reader: Reader) -> Iterator[Any]:
         for item in ijson.items(reader, "item", use_float=True, buf_size=CHUNK_BYTES):
             yield restore(item) if guard.found else item
     except ijson.JSONError as exc:
-        raise InvalidImportError(json_error(exc, reader.done)) from None
+        raise FileProblemError(json_error(exc, reader.done)) from None
     except UnicodeDecodeError:
-        raise InvalidImportError(
-            f"The file is not valid JSON: it is not UTF-8 text (near byte {reader.done:,})."
+        raise FileProblemError(
+            f"is not valid JSON: it is not UTF-8 text (near byte {reader.done:,}). {DAMAGED}"
         ) from None
 
 
@@ -164,30 +165,33 @@ def read_document(reader: Reader) -> Any:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidImportError(
-            f"The file is not UTF-8 text (bad byte at offset {exc.start}); "
-            "expected an Assistant, ChatGPT or Claude export."
+        raise FileProblemError(
+            f"is not UTF-8 text (a bad byte at offset {exc.start:,}), so it is not an export. "
+            f"{CHOOSE}"
         ) from None
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise InvalidImportError(
-            f"The file is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})."
+        raise FileProblemError(
+            f"is not valid JSON: {exc.msg.lower()} at line {exc.lineno}, column {exc.colno}. "
+            f"{DAMAGED}"
         ) from None
     except ValueError as exc:
-        raise InvalidImportError(f"The file is not valid JSON: {exc}.") from None
+        raise FileProblemError(f"is not valid JSON: {exc}. {DAMAGED}") from None
     except RecursionError:
-        raise InvalidImportError("The file is not valid JSON: it is nested too deeply.") from None
+        raise FileProblemError(
+            f"is not an export: its JSON is nested far deeper than any export. {CHOOSE}"
+        ) from None
 
 
 def json_error(exc: Exception, at: int) -> str:
-    """A parser's error as one plain sentence."""
+    """A parser's error as the predicate of a sentence about the file."""
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else "unreadable"
     if first.startswith(("b'", 'b"')):  # the C backend's bytes message
         first = first[2:].split("\\n")[0]
     reason = _YAJL_PREFIX.sub("", first)
     reason = _PLAIN_REASONS.get(reason, reason.rstrip("."))
-    return f"The file is not valid JSON: {reason} (near byte {at:,})."
+    return f"is not valid JSON: {reason} (near byte {at:,}). {DAMAGED}"
 
 
 def _reject_constant(name: str) -> Any:

@@ -51,7 +51,7 @@ from assistant.memory import text as text_module
 from assistant.memory.embedding import Embedder
 from assistant.memory.items import MemoryItem, Source
 from assistant.memory.memory_keys import tie_memories_to_messages
-from assistant.memory.ranking import SearchConfig
+from assistant.memory.ranking import Fusion, SearchConfig
 from assistant.memory.semantic import SemanticMemory
 from tests.bench import recall_speed
 from tests.bench.locomo import DEFAULT_DATA, Dialog, load
@@ -345,6 +345,21 @@ def dates_of_round_three() -> Iterator[None]:
             setattr(when, name, pattern)
 
 
+@contextmanager
+def neighbours_pass_keys() -> Iterator[None]:
+    """A message passes its neighbours the relevance its keys give it too (before round 5)."""
+    own = message_index.MessageIndex._own_relevance
+
+    def with_keys(index: message_index.MessageIndex, fused: Fusion[int], *_: object) -> object:
+        return fused.relevance
+
+    message_index.MessageIndex._own_relevance = with_keys  # type: ignore[assignment,method-assign]
+    try:
+        yield
+    finally:
+        message_index.MessageIndex._own_relevance = own  # type: ignore[method-assign]
+
+
 # -- the report ----------------------------------------------------------------------------------
 
 
@@ -428,6 +443,12 @@ def variants() -> list[Variant]:
                 layers=conversations,
             )
             for weight in (0.15, 0.35)
+        ),
+        Variant(
+            "neighbours pass on the relevance their keys give them too",
+            base,
+            neighbours_pass_keys,
+            layers=("ConversationStore + memories as keys",),
         ),
         Variant(
             "memories not used as keys of their messages",

@@ -1,6 +1,7 @@
 """The files about to be sent with a message: a chip each above the input (name, size, pages),
 removed with a click or with Delete, Backspace or Space; a line under them says why a file
-was not attached.
+was not attached. While a sent message is edited, its files have chips too (`show_sent`):
+the new version carries those left, and only those.
 
 Each file is checked as it is added (`knowledge.attachments.probe`: kind, size limit, text
 or not, a PDF's password and pages), and an image is refused while the conversation's model is
@@ -29,14 +30,18 @@ class AttachmentChip(QPushButton):
 
     remove = Signal()
 
-    def __init__(self, attachment: Attachment, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, attachment: Attachment, parent: QWidget | None = None, *, sent: bool = False
+    ) -> None:
         super().__init__(parent)
         self.attachment = attachment
+        self.sent = sent  # the copy of a file the message being edited carries
         self.setObjectName("attachmentChip")
         text = f"▤ {attachment.label()}  ✕"
         self.setText(self.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle,
                                                    CHIP_MAX_WIDTH))  # fmt: skip
-        self.setToolTip(f"{attachment.path}\nClick (or press Delete) to remove it")
+        where = f"{attachment.name}, sent with the message" if sent else str(attachment.path)
+        self.setToolTip(f"{where}\nClick (or press Delete) to remove it")
         self.setAccessibleName(f"Attached file {attachment.label()}")
         self.setAccessibleDescription("Press Delete or Space to remove the file from the message")
         self.setFocusPolicy(Qt.FocusPolicy.TabFocus)
@@ -77,8 +82,21 @@ class AttachmentBar(QWidget):
         self.hide()
 
     def files(self) -> list[Path]:
-        """The files to send, in the order they were added."""
-        return [chip.attachment.path for chip in self._chips]
+        """The new files to send, in the order they were added."""
+        return [chip.attachment.path for chip in self._chips if not chip.sent]
+
+    def kept(self) -> list[str]:
+        """The ids of the message's files that its new version carries (see `show_sent`)."""
+        return [chip.attachment.id for chip in self._chips if chip.sent]
+
+    def show_sent(self, attachments: Iterable[Attachment]) -> None:
+        """Show the files of the message being edited (their copies), ahead of any new ones,
+        in place of those of a message edited before; none: editing ended."""
+        for chip in [c for c in self._chips if c.sent]:
+            self._remove(chip, focus=False)
+        for index, attachment in enumerate(attachments):
+            self._add_chip(attachment, sent=True, at=index)
+        self.say("")
 
     def add(self, paths: Iterable[Path]) -> list[str]:
         """Check and add files (one already there is not added again); what was refused, in
@@ -87,7 +105,7 @@ class AttachmentBar(QWidget):
 
         problems = []
         for path in paths:
-            if path in self.files():
+            if path in (chip.attachment.path for chip in self._chips):
                 continue
             if len(self._chips) >= MAX_FILES:
                 problems.append(f"{path.name}: a message can carry at most {MAX_FILES} files.")
@@ -137,11 +155,14 @@ class AttachmentBar(QWidget):
             self._remove(chip, focus=False)
         self.say("")
 
-    def _add_chip(self, attachment: Attachment) -> None:
-        chip = AttachmentChip(attachment, self)
+    def _add_chip(
+        self, attachment: Attachment, *, sent: bool = False, at: int | None = None
+    ) -> None:
+        chip = AttachmentChip(attachment, self, sent=sent)
         chip.remove.connect(lambda: self._remove(chip))
-        self._row.insertWidget(len(self._chips), chip)
-        self._chips.append(chip)
+        index = len(self._chips) if at is None else at
+        self._row.insertWidget(index, chip)
+        self._chips.insert(index, chip)
 
     def _remove(self, chip: AttachmentChip, *, focus: bool = True) -> None:
         index = self._chips.index(chip)

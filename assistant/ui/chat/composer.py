@@ -5,7 +5,9 @@ It needs only Qt widgets, so the window frame can show it before the workspace i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QMimeData, QTemporaryDir, Signal
 from PySide6.QtGui import QImage, QKeyEvent
@@ -19,6 +21,9 @@ from PySide6.QtWidgets import (
 )
 
 from assistant.ui import file_places
+
+if TYPE_CHECKING:
+    from assistant.knowledge import Attachment
 
 INPUT_MAX_HEIGHT = 96
 PLACEHOLDER = "Message Assistant — Enter to send, Shift+Enter for a new line"
@@ -147,10 +152,14 @@ class Composer(QWidget):
         self._pasted: QTemporaryDir | None = None  # pasted images, as files, until quitting
         return button
 
-    def begin_edit(self, message_id: str, text: str) -> None:
-        """Put a sent message back in the box to be changed and sent again."""
+    def begin_edit(
+        self, message_id: str, text: str, attachments: Sequence[Attachment] = ()
+    ) -> None:
+        """Put a sent message back in the box to be changed and sent again, its files as
+        chips (the new version carries those left)."""
         self.editing = message_id
         self.input.setPlainText(text)
+        self.attachments.show_sent(attachments)
         self.edit_line.show()
         self.input.setFocus()
         cursor = self.input.textCursor()
@@ -162,6 +171,7 @@ class Composer(QWidget):
         if self.editing is not None:
             self.editing = None
             self.input.clear()
+            self.attachments.show_sent(())
         self.edit_line.hide()
 
     def pick_files(self) -> None:

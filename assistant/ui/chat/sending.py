@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject
 
-from assistant.knowledge import AttachmentError
+from assistant.knowledge import Attachment, AttachmentError
+from assistant.memory import AttachedFile
 from assistant.ui.chat.pane import ChatPane
 from assistant.ui.chat.session import ChatSession
 from assistant.ui.chat.view import ChatView
@@ -17,7 +18,8 @@ class Sending(QObject):
     """Wires the composer of `pane` to `session`.
 
     `can_send()` says whether a model is set up (and shows the way to set one up if not);
-    `new_conversation()` opens one to send in when none is shown.
+    `new_conversation()` opens one to send in when none is shown; `sent_file(conversation id,
+    attached)` is the copy of a file a message carries, for its chip while it is edited.
     """
 
     def __init__(
@@ -28,6 +30,7 @@ class Sending(QObject):
         *,
         can_send: Callable[[], bool],
         new_conversation: Callable[[], object],
+        sent_file: Callable[[str, AttachedFile], Attachment],
     ) -> None:
         super().__init__(pane)
         self._pane = pane
@@ -36,6 +39,7 @@ class Sending(QObject):
         self._chat = chat
         self._can_send = can_send
         self._new_conversation = new_conversation
+        self._sent_file = sent_file
         composer.send_button.clicked.connect(self.send)
         composer.input.send.connect(self.send)
         composer.stop_button.clicked.connect(session.stop)
@@ -50,8 +54,8 @@ class Sending(QObject):
         known not to take too) is named, and nothing is sent or cleared."""
         composer, session = self._composer, self._session
         text = composer.input.toPlainText().strip()
-        files = composer.attachments.files()
-        if not (text or files) or session.busy or not self._can_send():
+        files, kept = composer.attachments.files(), composer.attachments.kept()
+        if not (text or files or kept) or session.busy or not self._can_send():
             return
         refused = composer.attachments.refused_images()
         if refused:
@@ -61,7 +65,7 @@ class Sending(QObject):
             self._new_conversation()
         edited = composer.editing
         try:
-            sent = edited is not None and session.edit(edited, text, files)
+            sent = edited is not None and session.edit(edited, text, files, kept)
             if not sent and not session.send(text, files):
                 return
         except AttachmentError as exc:
@@ -72,8 +76,13 @@ class Sending(QObject):
         composer.attachments.clear()
 
     def _begin_edit(self, message_id: str, text: str) -> None:
-        if not self._session.busy:
-            self._composer.begin_edit(message_id, text)
+        conversation = self._session.conversation
+        if self._session.busy or conversation is None:
+            return
+        message = next((m for m in conversation.messages if m.id == message_id), None)
+        attached = () if message is None else message.attachments
+        files = [self._sent_file(conversation.id, a) for a in attached]
+        self._composer.begin_edit(message_id, text, files)
 
     def _on_escape(self) -> None:
         if self._session.busy:

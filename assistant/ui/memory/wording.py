@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from assistant.memory import MemoryItem, SearchHit
+from assistant.memory import MemoryItem
 from assistant.memory.items import MemoryEvent, Origin
 from assistant.memory.tombstones import REJECTED_PROPOSAL
 from assistant.ui.times import day_text
@@ -29,18 +29,9 @@ _BY: dict[str, str] = {
     "reflection": "a reflection",
     "mcp": "an MCP client",
 }
-
-
-def details_text(hit: SearchHit) -> str:
-    """The numbers behind a hit's rank, for "Details"."""
-    lines = [f"Score {hit.score:.3f}"]
-    if hit.keyword_rank is not None:
-        lines.append(f"Keyword rank {hit.keyword_rank} (BM25 {hit.keyword_score:.2f})")
-    if hit.vector_rank is not None:
-        lines.append(f"Meaning rank {hit.vector_rank} (similarity {hit.similarity:.2f})")
-    lines.append(f"Importance +{hit.importance_boost:.3f} (importance {hit.item.importance:.2f})")
-    lines.append(f"Recency +{hit.recency_boost:.3f}")
-    return "\n".join(lines)
+# MCP clients as they name themselves (`clientInfo.name`, what their memories keep), by the
+# name their users know them by.
+KNOWN_CLIENTS: dict[str, str] = {"claude-ai": "Claude Desktop"}
 
 
 def imported_from(item: MemoryItem) -> str | None:
@@ -63,7 +54,7 @@ def origin_short(item: MemoryItem) -> str:
         source = imported_from(item)
         return f"Imported from {source}" if source else "Imported"
     if item.origin == "mcp":
-        return f"Remembered by {item.client or 'an MCP client'}"
+        return f"Remembered by {client_text(item.client)}"
     return f"Insight from {count(len(item.rests_on), 'memory', 'memories')}"
 
 
@@ -94,14 +85,19 @@ def no_source_reason(item: MemoryItem, conversation_exists: bool) -> str:
     if item.origin == "reflection":
         return "No single source: drawn from other memories"
     if item.origin == "mcp":
-        return f"No source: {item.client or 'an MCP client'} sent it (through MCP)"
+        return f"No source: {client_text(item.client)} sent it (through MCP)"
     return "No source: the message was not recorded"
+
+
+def client_text(client: str | None) -> str:
+    """An MCP client as the user knows it: "Claude Desktop" for `claude-ai`."""
+    return KNOWN_CLIENTS.get(client, client) if client else _BY["mcp"]
 
 
 def by_text(by: Origin | None, client: str | None = None) -> str:
     """Who did something, after "by": "you", "the curator", "Claude Desktop" (`client`)."""
     if by == "mcp" and client:
-        return client
+        return client_text(client)
     return _BY.get(by or "", "")
 
 

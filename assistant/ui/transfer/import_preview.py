@@ -68,9 +68,11 @@ class ImportPreviewDialog(QDialog):
         self._add_unreadable(layout)
         self._add_suggestions(layout)
         self._add_policy_choice(layout)
-        self.pinned = PinnedChoice(self.preview.plan.memories, self)
-        if self.pinned.boxes:
-            layout.addWidget(self.pinned)
+        here = set(preview.memory_conflicts)  # never imported: nothing to ask about them
+        arriving = [m for m in preview.plan.memories if m.id not in here]
+        self.pinned = PinnedChoice(arriving, self)
+        layout.addWidget(self.pinned)
+        self.pinned.setVisible(bool(self.pinned.boxes))
         self.project_choice: ProjectChoice | None = None
         if preview.project_conflicts:
             self.project_choice = ProjectChoice(preview.project_conflicts, self)
@@ -204,7 +206,7 @@ class ImportPreviewDialog(QDialog):
         self.skip_radio.setChecked(True)
         has_conflicts = bool(preview.conflicts)  # memories are never copied: see below
         for radio in (self.skip_radio, self.copy_radio):
-            radio.setEnabled(has_conflicts)
+            radio.setVisible(has_conflicts)  # asked only when a conversation is here already
             layout.addWidget(radio)
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)

@@ -1,7 +1,8 @@
 """The import preview's choice of which memories pinned in the export stay pinned.
 
 A pinned memory is in every prompt, so an export must not put text there unasked: imported
-memories arrive unpinned unless the user ticks them here (none is ticked at first).
+memories arrive unpinned unless the user ticks them here (none is ticked at first). Only the
+memories that will be imported are offered (the preview leaves out those already here).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ TEXT_CHARS = 90  # a memory's box shows its start
 
 
 class PinnedChoice(QGroupBox):
-    """A box per memory pinned in the export (empty, with no boxes, if none is)."""
+    """A box per memory pinned in `memories`, those of the export that will be imported (no
+    boxes if none is pinned)."""
 
     def __init__(self, memories: Sequence[MemoryItem], parent: QWidget | None = None) -> None:
         super().__init__("Pinned in the export: keep them pinned (in every prompt)?", parent)

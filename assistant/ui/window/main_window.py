@@ -14,7 +14,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QRect, QThread, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QRect, QThread, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QMoveEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QLabel,
@@ -24,15 +24,17 @@ from PySide6.QtWidgets import (
 )
 
 from assistant import APP_NAME
-from assistant.errors import AssistantError
 from assistant.paths import drafts_file, settings_file
 from assistant.settings import read_ui_state
 from assistant.ui import focus_ring, theme
 from assistant.ui.chat.pane import ChatPane
 from assistant.ui.debounce import Debounced
-from assistant.ui.shutdown import release_when_finished, stop_thread
+from assistant.ui.shutdown import release_when_finished
 from assistant.ui.transfer.drop import ImportDropFilter
+from assistant.ui.window.closing import detach
 from assistant.ui.window.help import show_about, show_shortcuts
+from assistant.ui.window.keyring_notice import keyring_notice
+from assistant.ui.window.layout import restore_layout
 from assistant.ui.window.loader import WorkspaceLoader
 from assistant.ui.window.menu import MainMenu
 from assistant.ui.window.placement import Placement
@@ -99,13 +101,13 @@ class MainWindow(QMainWindow):
         focus_ring.install()
         self.input.setFocus()
         if workspace is not None:
-            self._restore_layout(workspace.settings.ui_state)
+            restore_layout(self, workspace.settings.ui_state)
             workspace.drop_leftover_chats()  # as the loader does, off the GUI thread
             self.attach(workspace)
 
     def open_workspace(self, root: Path) -> None:
         """Lay the frame out as last time, then open `root` in the background and fill the panes."""
-        self._restore_layout(read_ui_state(settings_file(root)))  # the workspace reports problems
+        restore_layout(self, read_ui_state(settings_file(root)))  # the workspace reports problems
         self.statusBar().showMessage("Opening your conversations and memories…")
         self._loader = WorkspaceLoader(root)
         self._loader.opened.connect(self._on_opened)
@@ -186,6 +188,7 @@ class MainWindow(QMainWindow):
         self._open_first()
         if workspace.warnings:
             self.status.report_problems(workspace.warnings, workspace.root)
+        self.keyring_notice = keyring_notice(workspace, self.chat_pane)
         self.input.setFocus()
         self._become_ready()
 
@@ -316,6 +319,10 @@ class MainWindow(QMainWindow):
         self.conversations.selected.connect(self._show_conversation)
         self.conversations.new_chat.connect(self.session.hold_new)  # it holds, the worker saves
         self.session.saved_new.connect(self.conversations.on_saved)
+        self.session.new_chat_lost.connect(self._on_new_chat_lost)
+        # Rename, pin, archive, move and delete: shown at once, written by the worker.
+        self.conversations.edit_requested.connect(self.worker.edit_list)
+        self.worker.list_edited.connect(self.conversations.on_edited)
         self.session.asked.connect(self.conversations.model.asked)
         self.chat.copied.connect(lambda what: self.statusBar().showMessage(what, 3000))
         self.chat.copied.connect(lambda _what: self.input.setFocus())  # typing goes on there
@@ -334,6 +341,7 @@ class MainWindow(QMainWindow):
             self.chat,
             can_send=self._can_send,
             new_conversation=self.new_conversation,
+            sent_file=self.workspace.attachments.attachment,
         )
         session.connection.connect(self.status.set_connection)
         session.notice.connect(self.status.add_notice)
@@ -374,6 +382,18 @@ class MainWindow(QMainWindow):
 
     def _on_new_temporary(self) -> None:
         self.new_conversation(temporary=True)
+
+    def _on_new_chat_lost(self, conversation_id: str, error: str, sent: str) -> None:
+        """A new chat's file could not be made: its row goes, and what was written in it waits
+        in the next new chat."""
+        if sent:
+            self.drafts.keep_for_new_chat(sent)
+        self.conversations.drop_new(conversation_id)
+        kept = self.drafts.has_new_chat_draft()
+        self.status.add_notice(
+            f"The new chat could not be saved: {error}"
+            + (" What you wrote in it is kept for your next new chat." if kept else "")
+        )
 
     def _show_conversation(self, conversation_id: str | None) -> None:
         self.composer.end_edit()
@@ -529,22 +549,6 @@ class MainWindow(QMainWindow):
         if hasattr(self, "side_panes"):  # resized while the frame is being built
             self.side_panes.fit(event.size().width())
 
-    def _restore_layout(self, state: dict[str, str]) -> None:
-        self.set_theme(state.get("theme", "system"))
-        if "geometry" in state:
-            self.restoreGeometry(QByteArray.fromBase64(state["geometry"].encode()))
-            self.keep_on_screen()
-        if "splitter" in state:
-            self.splitter.restoreState(QByteArray.fromBase64(state["splitter"].encode()))
-        self.side_panes.restore(state)
-
-    def _save_layout(self) -> None:
-        state = self.workspace.settings.ui_state
-        state["geometry"] = bytes(self.saveGeometry().toBase64().data()).decode()
-        state["splitter"] = bytes(self.splitter.saveState().toBase64().data()).decode()
-        self.side_panes.save(state)
-        self.workspace.settings.save(settings_file(self.workspace.root))
-
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         """Stop a running reply (its text is saved) and background work, close the stores.
 
@@ -560,36 +564,7 @@ class MainWindow(QMainWindow):
     def _detach(self) -> None:
         """Stop what `attach` started (reply, upkeep, jobs), then close the workspace."""
         self._attached = False
-        stopped = True
-        if hasattr(self, "thread_"):
-            self.worker.stop()
-            stopped = stop_thread(self.thread_)
-        # A temporary or empty chat shown (or left during its reply) goes, once nothing writes.
-        leftovers = self.session.leftovers() if self._ready else []
-        if self._ready:
-            if stopped:
-                for cid in leftovers:
-                    self.workspace.delete_quietly(cid)
-            try:
-                self._save_layout()
-                self.drafts.save_now()
-            except (AssistantError, OSError) as exc:  # quitting still closes the stores
-                log.warning("Could not save the window layout or drafts: %s", exc)
-        if hasattr(self, "bridge"):
-            self.bridge.disconnect_stores()
-        if hasattr(self, "knowledge"):
-            self.knowledge.stop()
-        if stopped:
-            self.workspace.close()
-        else:
-            log.warning("Background work is still running; the data closes when it is done")
-            workspace = self.workspace
-
-            def close_after_work() -> None:
-                workspace.drop_leftover_chats(among=leftovers)
-                workspace.close()
-
-            release_when_finished(self.thread_, close_after_work, jobs=True, keep=self.worker)
+        detach(self, self._ready)
 
 
 def _placeholder(text: str, min_width: int, parent: QWidget) -> QLabel:
