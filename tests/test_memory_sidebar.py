@@ -741,3 +741,20 @@ def test_a_proposal_says_where_accepting_it_keeps_the_memory(
         "Global",
         "Falcon",
     ]
+
+
+def test_the_memory_dialog_keeps_a_text_over_the_limit_and_says_so(qtbot: QtBot) -> None:
+    """Save used to take 2,500 characters: the dialog closed, the store refused the text and it
+    was gone. Now the counter shows the length and Save (and Ctrl+Enter) waits for a shorter
+    text, which stays in the box."""
+    dialog = MemoryDialog()
+    qtbot.addWidget(dialog)
+    dialog.show()
+    save = dialog.buttons.button(QDialogButtonBox.StandardButton.Save)
+    dialog.text_edit.setPlainText("x" * 2500)
+    assert dialog.counter.text() == "2,500 / 2,000 — 500 over the limit"
+    assert not save.isEnabled() and "at most 2,000" in save.toolTip()
+    qtbot.keyClick(dialog.text_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert dialog.isVisible() and dialog.text_edit.toPlainText() == "x" * 2500
+    dialog.text_edit.setPlainText("x" * 2000)
+    assert save.isEnabled() and dialog.counter.text() == "2,000 / 2,000"

@@ -156,7 +156,7 @@ class ConversationPane(QWidget):
         self._pin_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self._pin_action.triggered.connect(self.toggle_pinned)
         self._archive_action = QAction("Archive", self)
-        self._archive_action.setShortcut(QKeySequence("Ctrl+Shift+A"))
+        self._archive_action.setShortcut(QKeySequence("Ctrl+Shift+E"))  # A attaches files
         self._archive_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self._archive_action.triggered.connect(self.toggle_archived)
         self.show_archived_action = QAction("Show Archived Conversations", self)

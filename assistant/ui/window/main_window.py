@@ -33,6 +33,7 @@ from assistant.ui.shutdown import release_when_finished
 from assistant.ui.transfer.drop import ImportDropFilter
 from assistant.ui.window.closing import detach
 from assistant.ui.window.help import show_about, show_shortcuts
+from assistant.ui.window.keyring_notice import keyring_notice
 from assistant.ui.window.layout import restore_layout
 from assistant.ui.window.loader import WorkspaceLoader
 from assistant.ui.window.menu import MainMenu
@@ -188,6 +189,7 @@ class MainWindow(QMainWindow):
         self._open_first()
         if workspace.warnings:
             self.status.report_problems(workspace.warnings, workspace.root)
+        self.keyring_notice = keyring_notice(workspace, self.chat_pane)
         self.input.setFocus()
         self._become_ready()
 
