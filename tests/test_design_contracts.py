@@ -14,13 +14,19 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp_types import Implementation, TextContent
 
+from assistant.credentials import Credentials
 from assistant.drafts import write_drafts
 from assistant.instructions import Instructions
+from assistant.mcp_client.config import McpConfig, config_path
+from assistant.mcp_client.status import McpTool
 from assistant.memory import ConversationStore, Proposal
-from assistant.paths import drafts_file
+from assistant.memory.ranking import SearchConfig, fuse_rankings
+from assistant.paths import drafts_file, settings_file
+from assistant.settings import Settings
 from assistant.transfer import export_data
 from assistant.workspace import Workspace
 from tests import child
+from tests.fake_openai import FakeOpenAI, Reply
 from tests.files import make_pdf
 from tests.test_conversation_search import ConceptEmbedder, fill
 
@@ -218,3 +224,82 @@ def test_every_data_file_is_json_with_a_version_and_files_are_read_where_they_ar
     copied = [n for n in found if (data_dir / n).read_bytes() == ferry or n.endswith(".pdf")]
     assert copied == []
     assert "locker code" not in "".join((data_dir / n).read_text("latin-1") for n in found)
+
+
+def test_openai_environment_variables_override_the_keyring_and_the_settings(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Settings name a dead server and the keyring holds another key: the chat and the server's
+    embeddings go to `OPENAI_BASE_URL` with `OPENAI_API_KEY`."""
+    Settings(
+        provider="custom",
+        base_url="http://127.0.0.1:9/v1",
+        chat_model="contract-model",
+        embedding_model="embed-model",
+    ).save(settings_file(data_dir))
+    Credentials().set_api_key("sk-from-the-keyring")
+    with FakeOpenAI(required_api_key="sk-from-the-environment") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
+        server.enqueue(Reply.text("Hello."))
+        workspace = Workspace.open(data_dir)
+        try:
+            reply = workspace.provider().chat([{"role": "user", "content": "Hi"}])
+            assert reply.content == "Hello."
+            assert workspace.embedder is not None
+            assert workspace.embedder.embed(["a text"]).shape[0] == 1
+        finally:
+            workspace.close()
+        paths = [r.path for r in server.requests]
+        keys = {r.headers["authorization"] for r in server.requests}
+    assert paths == ["/v1/chat/completions", "/v1/embeddings"]
+    assert keys == {"Bearer sk-from-the-environment"}
+
+
+def test_reciprocal_rank_fusion_with_k_60_stays_available() -> None:
+    """The design's fusion (RRF, k = 60) is `SearchConfig(fusion="rrf")`; the default is a
+    weighted sum of normalised scores, which ranked better (docs/benchmarks.md)."""
+    config = SearchConfig(fusion="rrf")
+    assert config.rrf_k == 60
+    fused = fuse_rankings([("a", 9.0), ("b", 5.0)], [("b", 0.9), ("c", 0.8)], config)
+    relevance = dict(zip(fused.order, fused.relevance.tolist(), strict=True))
+    # Each rank r adds 1/(60 + r), scaled so that first in both rankings is 1.
+    expected = {"a": 1 / 61, "b": 1 / 62 + 1 / 61, "c": 1 / 62}
+    for key, value in expected.items():
+        assert relevance[key] == pytest.approx(value * 61 / 2)
+    assert SearchConfig().fusion == "convex"
+
+
+@pytest.mark.parametrize(
+    ("read_only", "destructive", "asks"),
+    [(False, False, True), (False, True, True), (True, True, True), (True, False, False)],
+)
+def test_an_mcp_tool_asks_unless_read_only_and_not_destructive(
+    read_only: bool, destructive: bool, asks: bool
+) -> None:
+    tool = McpTool("shop", "refund_order", "", {}, read_only=read_only, destructive=destructive)
+    assert tool.may_change_things is asks
+
+
+def test_mcp_json_as_claude_desktop_lm_studio_and_jan_write_it(data_dir: Path) -> None:
+    """`mcpServers` with command, args and env (stdio), url and headers (Streamable HTTP),
+    `disabled`; Jan writes `"active": false` for a server kept but not started."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    servers = {
+        "files": {"command": "npx", "args": ["-y", "fs"], "env": {"ROOT": "/tmp"}},
+        "remote": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer t"}},
+        "off": {"command": "uvx", "args": ["x"], "disabled": True},
+        "jan-off": {"command": "uvx", "args": ["y"], "env": {}, "active": False},
+        "jan-on": {"command": "uvx", "args": ["z"], "env": {}, "active": True},
+    }
+    (data_dir / "mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    config = McpConfig.load(config_path(data_dir))
+    assert config.problems == {} and config.error is None
+    read = config.servers
+    assert (read["files"].transport, read["files"].env) == ("stdio", {"ROOT": "/tmp"})
+    assert (read["remote"].transport, read["remote"].headers["Authorization"]) == (
+        "http",
+        "Bearer t",
+    )
+    off = {name for name, server in read.items() if server.disabled}
+    assert off == {"off", "jan-off"}

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from assistant.knowledge import Chunk, FileIndex, Place
-from assistant.memory.message_vectors import MessageVectors
+from assistant.knowledge import index as index_module
+from assistant.knowledge.vector_log import VectorLog
 from assistant.memory.ranking import SearchConfig
 from tests.embedders import HashEmbedder
 
@@ -70,13 +71,18 @@ if __name__ == "__main__":  # writes the record: run on the code to compare with
     RECORD.write_text("[\n" + ",\n".join(lines) + "\n]\n")
 
 
-def test_rows_stay_mapped_to_chunks_through_changes(tmp_path: Path) -> None:
+def test_rows_stay_mapped_to_chunks_through_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Files come, change and go, sharing texts (the same text in two files has one vector, found
-    # as its newest chunk), between embeddings and saves (which drop unused vectors): the map
-    # of vector rows to chunks, kept in step, is the one made afresh.
+    # as its newest chunk), between embeddings and saves (which drop unused vectors once they
+    # are many: here, from 4): the map of vector rows to chunks, and of chunks to rows, kept in
+    # step, is the one made afresh.
+    monkeypatch.setattr(index_module, "COMPACT_VECTORS_FROM", 4)
     rng = random.Random(13)
     texts = [f"passage {n} about {rng.choice(RARE)}" for n in range(40)]
     index = FileIndex(tmp_path, HashEmbedder(dim=32), CONFIG)
+    compactions = 0
     for step in range(60):
         path = f"/docs/f{rng.randrange(8)}.md"
         if rng.random() < 0.2:
@@ -86,13 +92,17 @@ def test_rows_stay_mapped_to_chunks_through_changes(tmp_path: Path) -> None:
         if step % 3 == 0:
             index.embed_pending()
         if step % 7 == 0:
+            rows = len(index._vectors or ())
             index.save()
+            compactions += len(index._vectors or ()) < rows
         index.search(rng.choice(RARE))
-        kept = index._key_of_row
+        kept, kept_rows = index._key_of_row, index._row_of_key.copy()
         assert kept is not None and index._vectors is not None
         index._key_of_row = None
-        fresh = index._rows_to_keys(index._vectors)
+        fresh = index._mapped(index._vectors)
         assert kept[: len(fresh)].tolist() == fresh.tolist()
+        assert kept_rows.tolist() == index._row_of_key.tolist()
+    assert compactions > 0
 
 
 def test_a_search_after_a_change_maps_no_rows_again(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -103,12 +113,12 @@ def test_a_search_after_a_change_maps_no_rows_again(monkeypatch: pytest.MonkeyPa
     index.put("/docs/file-00.pdf", [Chunk(f"new kaban text {n}", Place(page=n)) for n in range(5)])
     index.embed_pending()
     looked_up: list[object] = []
-    real_row = MessageVectors.row
+    real_row = VectorLog.row
 
-    def row(self: MessageVectors, key: tuple[str, str]) -> int:
+    def row(self: VectorLog, key: bytes) -> int:
         looked_up.append(key)
         return real_row(self, key)
 
-    monkeypatch.setattr(MessageVectors, "row", row)
+    monkeypatch.setattr(VectorLog, "row", row)
     assert index.search("kaban new")[0].path == "/docs/file-00.pdf"
     assert looked_up == []  # not FILES * PER_FILE rows

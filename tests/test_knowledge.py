@@ -166,19 +166,22 @@ def test_removing_a_folder_drops_its_files(data_dir: Path, docs: Path) -> None:
     knowledge.set_sources(knowledge.sources.without_folder(str(docs)))
     knowledge.sync()
     assert knowledge.search("ferry") == []
-    assert list((data_dir / "knowledge" / "files").iterdir()) == []
+    knowledge.close()
+    again = Knowledge(data_dir, HashEmbedder())
+    again.load()
+    assert again.index.paths() == [] and again.states() == []
 
 
-def test_an_unreadable_record_is_dropped_and_the_file_read_again(
-    data_dir: Path, docs: Path
-) -> None:
+def test_an_unreadable_index_is_read_again_from_the_files(data_dir: Path, docs: Path) -> None:
     knowledge = open_knowledge(data_dir, docs)
     knowledge.sync()
-    for record in (data_dir / "knowledge" / "files").iterdir():
-        record.write_text("{not json")
+    knowledge.close()
+    (data_dir / "knowledge" / "passages.jsonl").write_text("{not json\n")
     again = Knowledge(data_dir, HashEmbedder())
     assert again.sync() == 3
     assert again.search("ferry Porto")
+    assert sorted(p.name for p in docs.rglob("*") if p.is_file()) == [
+        ".hidden.md", "config.txt", "main.py", "notes.md", "photo.png", "report.pdf"]  # fmt: skip
 
 
 class Events:

@@ -161,15 +161,41 @@ def test_failure_shows_retry_and_retry_answers(
     send(qtbot, window, "Are you there?")
     wait_idle(qtbot, window)
     assert "Retry" in window.chat.toPlainText()
-    assert "action:retry" in window.chat.toHtml()
-    fake_openai.enqueue(Reply.text("Yes, here now."))
-    window.chat.retry_requested.emit()
-    wait_idle(qtbot, window)
-    assert "Yes, here now." in window.chat.toPlainText()
     cid = window.conversations.current_id()
     assert cid is not None
+    [asked] = window.workspace.conversations.load(cid).messages
+    assert f"retry:{asked.id}" in window.chat.toHtml()
+    fake_openai.enqueue(Reply.text("Yes, here now."))
+    window.chat.anchorClicked.emit(QUrl(f"retry:{asked.id}"))
+    wait_idle(qtbot, window)
+    assert "Yes, here now." in window.chat.toPlainText()
     contents = [m.content for m in window.workspace.conversations.load(cid).messages]
     assert contents == ["Are you there?", "Yes, here now."]
+
+
+def test_retry_under_an_earlier_failure_answers_that_message(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    """Each failure's Retry asks its own message again (every Retry used to answer the last
+    message), and a failure above a later message keeps its mark when the chat is drawn again."""
+    fake_openai.enqueue(Reply.error(400))
+    send(qtbot, window, "First, refused")
+    wait_idle(qtbot, window)
+    fake_openai.enqueue(Reply.error(400))
+    send(qtbot, window, "Second, refused too")
+    wait_idle(qtbot, window)
+    cid = window.conversations.current_id()
+    assert cid is not None
+    first, second = window.workspace.conversations.load(cid).messages
+    window.chat.show_conversation(window.workspace.conversations.load(cid))  # drawn again
+    html = window.chat.toHtml()
+    assert f"retry:{first.id}" in html and f"retry:{second.id}" in html
+    fake_openai.enqueue(Reply.text("Answer to the first."))
+    window.chat.anchorClicked.emit(QUrl(f"retry:{first.id}"))
+    wait_idle(qtbot, window)
+    saved = window.workspace.conversations.load(cid)
+    answer = next(m for m in saved.messages if m.content == "Answer to the first.")
+    assert answer.parent_id == first.id
 
 
 def test_the_gui_thread_keeps_working_while_a_turn_streams(

@@ -152,3 +152,31 @@ def test_each_line_stays_under_the_turn_that_made_the_change(
     window.conversations.select(cid)
     qtbot.waitUntil(lambda: "Forgot" in window.chat.toPlainText())
     in_order()
+
+
+def test_a_line_shows_only_with_the_branch_of_its_turn(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    """Editing an earlier message starts a branch without the turn that changed memory: its
+    line stays with its own branch (it moved above the first message, then under the new
+    reply, offering an Undo there), and comes back with that branch."""
+    fake_openai.enqueue(Reply.text("About apples."))
+    window.input.setPlainText("My question about apples")
+    window.send_button.click()
+    qtbot.waitUntil(window.send_button.isEnabled, timeout=10000)
+    forgotten_by_the_agent(qtbot, window, fake_openai, "The user keeps bees")
+    qtbot.waitUntil(window.send_button.isEnabled, timeout=10000)
+    line = "↺ Forgot “The user keeps bees” · Undo"
+    assert line in window.chat.toPlainText()
+    conversation = window.session.conversation
+    assert conversation is not None
+    first = conversation.branch()[0]
+    fake_openai.enqueue(Reply.text("About pears."))
+    assert window.session.edit(first.id, "My question about pears")
+    qtbot.waitUntil(window.send_button.isEnabled, timeout=10000)
+    assert "About pears." in window.chat.toPlainText()
+    assert line not in window.chat.toPlainText()
+    window.session.choose_branch(first.id)  # back to the first version, with its turns
+    qtbot.waitUntil(lambda: "Forget that:" in window.chat.toPlainText(), timeout=10000)
+    text = window.chat.toPlainText()
+    assert line in text and text.index("Forget that:") < text.index(line)

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QDialogButtonBox, QLineEdit, QListView, QTextBrows
 from pytestqt.qtbot import QtBot
 
 from assistant.memory.fading import archive_limit
+from assistant.memory.inbox import Proposal
 from assistant.memory.items import MemoryItem, SearchHit, Source
 from assistant.timestamps import now_utc, relative_time
 from assistant.transfer import apply_import, export_data, parse_import
@@ -147,7 +148,10 @@ def test_model_passes_the_model_tester(
     assert texts(model) == [h.item.text for h in hits]
     assert model.index(0).data(HitRole) == hits[0]
     assert isinstance(model.index(0).data(ItemRole), MemoryItem)
-    assert "Why: Matches &#x27;tea&#x27;" in model.index(0).data(Qt.ItemDataRole.ToolTipRole)
+    # 'tea' is in three of the four memories: it is said to count for little, not to match
+    assert "Why: &#x27;tea&#x27; is in most memories (3 of 4), so it counts for little" in (
+        model.index(0).data(Qt.ItemDataRole.ToolTipRole)
+    )
 
     hit_id = hits[0].item.id
     workspace.memory.forget(hit_id)
@@ -251,7 +255,7 @@ def test_typing_a_search_shows_hits_and_clearing_restores(
     assert "Keyword rank" not in sidebar.memories.detail.toPlainText()  # the numbers: on demand
     assert sidebar.memories.controller.why.isEnabled()
     sidebar.memories.controller.why.trigger()
-    assert "Keyword rank 1" in sidebar.memories.detail.toPlainText()
+    assert "Keywords +" in sidebar.memories.detail.toPlainText()
 
     sidebar.memories.filters.search.clear()
     qtbot.waitUntil(lambda: not sidebar.memories.model.is_searching())
@@ -706,3 +710,51 @@ def test_ctrl_enter_saves_the_dialog_and_enter_is_a_new_line(qtbot: QtBot, key: 
     with qtbot.waitSignal(dialog.accepted):
         qtbot.keyClick(dialog.text_edit, key, ctrl)
     assert dialog.values().text == "Likes tea\nand cake"
+
+
+def test_a_proposal_says_where_accepting_it_keeps_the_memory(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
+) -> None:
+    """With projects, each proposal names its scope, as each memory does: a project's fact
+    its project, a personal one "Global", a change the scope of the memory it changes."""
+    falcon = workspace.projects.create("Falcon")
+    added: list[MemoryItem] = []  # as the agent adds it: off the GUI thread
+    thread = threading.Thread(
+        target=lambda: added.append(
+            workspace.memory.add("The Falcon budget is 10k", project=falcon.id)
+        )
+    )
+    thread.start()
+    thread.join()
+    [kept] = added
+    workspace.inbox.propose(
+        [
+            Proposal("The Falcon launch is on 12 March", project=falcon.id),
+            Proposal("The user likes figs"),
+            Proposal("The Falcon budget is 12k", change="replace", target=kept.id),
+        ]
+    )
+    sidebar.review.refresh()
+    lines = [sidebar.review.list.item(i).text() for i in range(sidebar.review.list.count())]
+    assert [line.split("\n")[1].split(" · ")[0] for line in lines] == [
+        "Falcon",
+        "Global",
+        "Falcon",
+    ]
+
+
+def test_the_memory_dialog_keeps_a_text_over_the_limit_and_says_so(qtbot: QtBot) -> None:
+    """Save used to take 2,500 characters: the dialog closed, the store refused the text and it
+    was gone. Now the counter shows the length and Save (and Ctrl+Enter) waits for a shorter
+    text, which stays in the box."""
+    dialog = MemoryDialog()
+    qtbot.addWidget(dialog)
+    dialog.show()
+    save = dialog.buttons.button(QDialogButtonBox.StandardButton.Save)
+    dialog.text_edit.setPlainText("x" * 2500)
+    assert dialog.counter.text() == "2,500 / 2,000 — 500 over the limit"
+    assert not save.isEnabled() and "at most 2,000" in save.toolTip()
+    qtbot.keyClick(dialog.text_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert dialog.isVisible() and dialog.text_edit.toPlainText() == "x" * 2500
+    dialog.text_edit.setPlainText("x" * 2000)
+    assert save.isEnabled() and dialog.counter.text() == "2,000 / 2,000"

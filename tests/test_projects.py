@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,12 @@ from assistant.agent.events import AgentEvent
 from assistant.agent.loop import Agent, AgentConfig
 from assistant.instructions import Instructions, project_label
 from assistant.memory import ConversationStore, MemoryScope
+from assistant.memory.inbox import Inbox
+from assistant.memory.review import Review
 from assistant.memory.semantic import SemanticMemory
+from assistant.memory.topics import TopicStore
 from assistant.memory.working import WorkingMemoryStore
+from assistant.memory_policy import MemoryPolicy
 from assistant.projects import Project, ProjectExistsError, ProjectStore
 from assistant.workspace import Workspace
 from tests.embedders import HashEmbedder
@@ -293,6 +298,38 @@ def test_the_remember_tool_keeps_project_facts_in_the_project(data_dir: Path) ->
     assert scopes == {
         "The novel's heroine is called Ada": novel.id,
         "The user writes in the mornings": None,
+    }
+
+
+def test_a_fact_proposed_in_a_project_is_kept_there_when_accepted(data_dir: Path) -> None:
+    """With "ask first", the proposal carries the scope the memory would have had, so the
+    user's yes puts a project's fact in the project (it went global) and a personal fact
+    outside it, and an isolated project keeps both."""
+    rig = Rig(data_dir)
+    rig.agent.config = replace(rig.agent.config, memory_policy=MemoryPolicy(mode="ask"))
+    inbox = rig.agent.inbox = Inbox(data_dir / "memory")
+    novel = rig.projects.create("Novel")
+    walled = rig.projects.create("Diary", isolated=True)
+    for project in (novel, walled):
+        cid = rig.conversations.create(project=project.id).id
+        rig.provider.enqueue(
+            calls(
+                ("remember", {"text": f"The {project.name} heroine is called Ada"}),
+                ("remember", {"text": f"The user writes {project.name} at dawn", "personal": True}),
+            ),
+            "Proposed.",
+        )
+        rig.agent.run(cid, "Ada; dawn.", lambda e: None, CancelToken())
+    rig.provider.assert_all_used()
+    assert rig.memory.all() == []
+    Review(inbox, rig.memory, TopicStore(data_dir / "memory")).accept(
+        [p.id for p in inbox.pending()]
+    )
+    assert {i.text: i.project for i in rig.memory.all()} == {
+        "The Novel heroine is called Ada": novel.id,
+        "The user writes Novel at dawn": None,
+        "The Diary heroine is called Ada": walled.id,
+        "The user writes Diary at dawn": walled.id,
     }
 
 

@@ -160,8 +160,16 @@ def remember(
         )
     source = Source(context.conversation_id, context.message_id)
     change: Change = "replace" if replaces is not None else "add"
+    project = context.scope.home(personal)
     proposed = Proposal(
-        text, kind, importance, source=source, by="tool", change=change, target=replaces
+        text,
+        kind,
+        importance,
+        source=source,
+        by="tool",
+        change=change,
+        target=replaces,
+        project=project,
     )
     screened = screen(memory, context.inbox, proposed)
     if screened != "clear":
@@ -197,7 +205,6 @@ def remember(
         context.allow_change("remember", old, "update", **fields)  # a ToolError if it may not
         return True
 
-    project = context.scope.home(personal)
     context.allow_add(text, kind, importance, project)
     try:
         item, before = memory.save(

@@ -2,8 +2,9 @@
 
 Files are read where they are, never copied. `sync` compares each file's size and modification
 time with its record (a stat, nothing read) and reads only what changed; `refresh` does the
-same for one path the watcher saw change. The records (`records`) say what the index was
-derived from, so the index is rebuilt from them at start without reading the files again.
+same for one path the watcher saw change. The records (`records`, in the passage log with the
+chunks) say what the index was derived from, so the index is rebuilt from them at start without
+reading the files again.
 """
 
 from __future__ import annotations
@@ -18,14 +19,16 @@ from pathlib import Path
 from assistant.errors import StorageError
 from assistant.knowledge.formats import kind_of
 from assistant.knowledge.index import FileHit, FileIndex
+from assistant.knowledge.passage_log import LOG_NAME, write_log
 from assistant.knowledge.reading import UnreadableFileError, os_status, read_file
-from assistant.knowledge.records import FileRecord, RecordStore
+from assistant.knowledge.records import FileRecord, legacy_records, remove_legacy
 from assistant.knowledge.sources import FolderUnavailableError, Sources, walk
 from assistant.memory.embedding import Embedder
 
 log = logging.getLogger(__name__)
 
 KNOWLEDGE_DIR = "knowledge"
+LEGACY_RECORDS = "files"  # the records' folder before the passage log
 Progress = Callable[[int, int, str], None]  # done, total, the file being read
 PROJECT_DEPTH = 4  # hits asked of the index per hit wanted, when projects' passages are left out
 
@@ -61,7 +64,6 @@ class Knowledge:
         self._sources_file = self.directory / "folders.json"
         self.sources, self.warnings = Sources.load(self._sources_file)
         self.index = FileIndex(self.directory, embedder)
-        self._store = RecordStore(self.directory / "files")
         self._lock = threading.RLock()
         self._load_lock = threading.Lock()
         self._records: dict[str, FileRecord] = {}
@@ -75,12 +77,23 @@ class Knowledge:
         with self._load_lock:  # one loader; the others wait for it, the lock stays free
             if self._loaded:
                 return
-            for record, chunks in self._store.read_all():
-                if chunks:
-                    self.index.put(record.path, chunks)
+            self._carry_over()
+            for record in self.index.load():
                 with self._lock:
                     self._records.setdefault(record.path, record)
             self._loaded = True
+
+    def _carry_over(self) -> None:
+        """Move the records of the older layout (a file each) into a new passage log."""
+        legacy = self.directory / LEGACY_RECORDS
+        if not legacy.is_dir():
+            return
+        if not (self.directory / LOG_NAME).exists():
+            try:
+                write_log(self.directory / LOG_NAME, legacy_records(legacy))
+            except StorageError as exc:  # the files are read again
+                log.warning("Could not carry the index records over: %s", exc)
+        remove_legacy(legacy)
 
     def set_sources(self, sources: Sources) -> None:
         """Save new folders and rules (StorageError if they cannot be saved); `sync` applies
@@ -217,21 +230,15 @@ class Knowledge:
         record = FileRecord(
             path, stat.st_size, stat.st_mtime_ns, status, tuple(notes), pages, len(chunks)
         )
+        self.index.put(path, chunks, record)
         with self._lock:
-            self.index.put(path, chunks)
             self._records[path] = record
-        try:
-            self._store.write(record, chunks)
-        except StorageError as exc:  # the index holds it for this run; read again next time
-            log.warning("%s", exc)
         return record
 
     def _forget(self, path: str) -> bool:
         with self._lock:
             had = self._records.pop(path, None) is not None
-            self.index.drop(path)
-        if had:
-            self._store.remove(path)
+        self.index.drop(path)
         return had
 
     # -- what the Knowledge page shows ---------------------------------------------------------
@@ -254,5 +261,5 @@ class Knowledge:
         return out
 
     def close(self) -> None:
-        """Save the vector cache."""
-        self.index.save()
+        """Save the vectors and close the index's files."""
+        self.index.close()

@@ -1,22 +1,22 @@
-"""What the index was derived from, on disk: one record per file, with its chunks.
+"""What the index was derived from: a record per file, with its passages, as JSON.
 
-`knowledge/files/<hash of the path>.json` holds a file's path, the size and modification time
-it had when read, its kind and status (why it gives no text, if it does not), its pages and
-its chunks. The records are derived files: written atomically, and one that cannot be read is
-deleted (its file is read again at the next scan), never trusted half.
+The passage log (`passage_log`) stores each file's record and passages in these shapes. Before
+it, `knowledge/files/<hash of the path>.json` held one file each: `legacy_records` reads those
+once, so that an index made by an older version is carried over without reading the files.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assistant.fileio import atomic_write_json, make_dir, read_json_object
+from assistant.errors import StorageError
+from assistant.fileio import read_json_object
 from assistant.knowledge.reading import Chunk, Place
 from assistant.timestamps import stamp
 
@@ -48,61 +48,40 @@ class FileRecord:
         return self.size == stat.st_size and self.mtime_ns == stat.st_mtime_ns
 
 
-class RecordStore:
-    """The records in a directory, by file path."""
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-
-    def _path(self, path: str) -> Path:
-        return self.directory / f"{hashlib.sha256(path.encode()).hexdigest()[:32]}.json"
-
-    def write(self, record: FileRecord, chunks: list[Chunk]) -> None:
-        """Save a file's record and chunks (atomically; StorageError on failure)."""
-        make_dir(self.directory)
-        raw: dict[str, Any] = {
-            "version": RECORD_VERSION,
-            "path": record.path,
-            "size": record.size,
-            "mtime_ns": record.mtime_ns,
-            "status": record.status,
-            "notes": list(record.notes),
-            "pages": record.pages,
-            "read_at": record.read_at,
-            "chunks": [_chunk_json(c) for c in chunks],
-        }
-        atomic_write_json(self._path(record.path), raw)
-
-    def remove(self, path: str) -> None:
-        """Delete a file's record, if any."""
-        try:
-            self._path(path).unlink()
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            log.warning("Could not remove the index record of %s: %s", path, exc)
-
-    def read_all(self) -> Iterator[tuple[FileRecord, list[Chunk]]]:
-        """Every readable record with its chunks; unreadable ones are deleted."""
-        try:
-            names = sorted(os.listdir(self.directory))
-        except FileNotFoundError:
-            return
-        for name in names:
-            if not name.endswith(".json"):
-                continue
-            file = self.directory / name
-            try:
-                raw = read_json_object(file, RECORD_VERSION, "an index record")
-                if raw is None:
-                    continue
-                yield _parse(raw)
-            except (ValueError, KeyError, TypeError) as exc:
-                log.warning("Dropping the unreadable index record %s: %s", name, exc)
-                file.unlink(missing_ok=True)
+def record_json(record: FileRecord) -> dict[str, Any]:
+    """A record as JSON (without its passages)."""
+    return {
+        "version": RECORD_VERSION,
+        "path": record.path,
+        "size": record.size,
+        "mtime_ns": record.mtime_ns,
+        "status": record.status,
+        "notes": list(record.notes),
+        "pages": record.pages,
+        "read_at": record.read_at,
+    }
 
 
-def _chunk_json(chunk: Chunk) -> dict[str, Any]:
+def parse_record(raw: dict[str, Any], chunks: int) -> FileRecord:
+    """The record in `raw` (`record_json`'s shape) of a file with `chunks` passages; KeyError,
+    TypeError or ValueError if it is not one."""
+    pages = raw.get("pages")
+    if pages is not None and not isinstance(pages, int):
+        raise TypeError("pages is not a number")
+    return FileRecord(
+        path=_text(raw["path"]),
+        size=int(raw["size"]),
+        mtime_ns=int(raw["mtime_ns"]),
+        status=_text(raw["status"]),
+        notes=tuple(str(n) for n in raw.get("notes", ())),
+        pages=pages,
+        chunks=chunks,
+        read_at=str(raw.get("read_at", "")),
+    )
+
+
+def chunk_json(chunk: Chunk) -> dict[str, Any]:
+    """A passage as JSON: its text and place."""
     place = chunk.place
     raw: dict[str, Any] = {"text": chunk.text}
     if place.page is not None:
@@ -114,22 +93,43 @@ def _chunk_json(chunk: Chunk) -> dict[str, Any]:
     return raw
 
 
-def _parse(raw: dict[str, Any]) -> tuple[FileRecord, list[Chunk]]:
-    chunks = []
-    for c in raw["chunks"]:
-        lines = c.get("lines") or [None, None]
-        place = Place(c.get("page"), lines[0], lines[1], tuple(c.get("heading", ())))
-        if not isinstance(c["text"], str):
-            raise TypeError("a chunk's text is not a string")
-        chunks.append(Chunk(c["text"], place))
-    record = FileRecord(
-        path=str(raw["path"]),
-        size=int(raw["size"]),
-        mtime_ns=int(raw["mtime_ns"]),
-        status=str(raw["status"]),
-        notes=tuple(str(n) for n in raw.get("notes", ())),
-        pages=raw.get("pages"),
-        chunks=len(chunks),
-        read_at=str(raw.get("read_at", "")),
-    )
-    return record, chunks
+def parse_chunk(raw: Any) -> Chunk:
+    """The passage in `raw` (`chunk_json`'s shape); KeyError, TypeError or ValueError if it is
+    not one."""
+    if not isinstance(raw, dict):
+        raise TypeError("a passage is not an object")
+    lines = raw.get("lines") or [None, None]
+    place = Place(raw.get("page"), lines[0], lines[1], tuple(raw.get("heading", ())))
+    return Chunk(_text(raw["text"]), place)
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError("not a string")
+    return value
+
+
+def legacy_records(directory: Path) -> Iterator[tuple[FileRecord, list[Chunk]]]:
+    """The readable records of the older layout, one JSON file per file, in `directory`."""
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return
+    for name in names:
+        if not name.endswith(".json"):
+            continue
+        try:
+            raw = read_json_object(directory / name, RECORD_VERSION, "an index record")
+            if raw is None:
+                continue
+            chunks = [parse_chunk(c) for c in raw["chunks"]]
+            yield parse_record(raw, len(chunks)), chunks
+        except (ValueError, KeyError, TypeError) as exc:
+            log.warning("Skipping the unreadable index record %s: %s", name, exc)
+        except StorageError as exc:  # unreadable, or of a newer version: read the file again
+            log.warning("Skipping the index record %s: %s", name, exc)
+
+
+def remove_legacy(directory: Path) -> None:
+    """Remove the older layout's records (carried over, or to be read again)."""
+    shutil.rmtree(directory, ignore_errors=True)

@@ -261,7 +261,10 @@ class Appender:
 
     def append(self, *records: dict[str, Any]) -> int:
         """Durably append one or more records (one fsync); returns the offset they start at."""
-        data = b"".join(encode(r) for r in records)
+        return self.append_bytes(b"".join(encode(r) for r in records))
+
+    def append_bytes(self, data: bytes) -> int:
+        """Durably append `data`, encoded records (one fsync); returns the offset it starts at."""
         with writing(self.path, "save to"):
             self._check_same_file()
             start = os.fstat(self._fd).st_size

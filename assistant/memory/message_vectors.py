@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import re
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,7 @@ MessageKey = tuple[str, str]  # conversation id, message id
 FloatMatrix = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 Int8Matrix = npt.NDArray[np.int8]
+Restore = Callable[[IntArray], FloatMatrix]  # rows (numbers) as float32
 
 
 def cache_path(directory: Path, model: str, prefix: str = "vectors") -> Path:
@@ -46,14 +48,53 @@ def cache_path(directory: Path, model: str, prefix: str = "vectors") -> Path:
     return directory / f"{prefix}-{safe}.npz"
 
 
+class Candidates:
+    """The rows likely nearest a query, among many: above `EXACT_UP_TO` rows, picked by a
+    `PROJECTED_DIM`-d PCA projection of every row (a sixth of the memory traffic of 384-d rows)
+    and rescored exactly, as the semantic memory's dense search does. The projection is fitted
+    in memory (a fraction of a second) when the rows first pass that size and again at each
+    `REFIT_GROWTH`-fold growth. The rows themselves are the owner's: `restore(rows)` gives
+    them as float32."""
+
+    def __init__(self) -> None:
+        self.projection: Projection | None = None
+        self._projected: FloatMatrix = np.zeros((0, 0), dtype=np.float32)
+        self._fitted_at = 0  # rows when the projection was fitted
+
+    def update(self, restore: Restore, n: int, first: int) -> None:
+        """Rows `first` to `n` (of `n`) are new: fit the projection if it is due, else project
+        them."""
+        if n > EXACT_UP_TO and (self.projection is None or n >= REFIT_GROWTH * self._fitted_at):
+            picked, rng = draw(np.arange(n), SAMPLE, 0)
+            self.projection = Projection.from_sample(restore(picked), PROJECTED_DIM, rng)
+            self._projected = np.zeros((n, self.projection.d), dtype=np.float32)
+            self._fitted_at, first = n, 0
+        elif self.projection is None:
+            return
+        self._projected = ensure_capacity(self._projected, n)
+        for start in range(first, n, CHUNK):  # a few MB of float32 rows at a time
+            part = np.arange(start, min(n, start + CHUNK))
+            self._projected[part] = self.projection.project(restore(part))
+
+    def nearest(
+        self, restore: Restore, n: int, query: FloatMatrix, candidates: int
+    ) -> tuple[IntArray, FloatMatrix]:
+        """Of `n` rows, those likely among the `candidates` most similar to the unit `query`,
+        and their exact cosines (every row, up to `EXACT_UP_TO` rows or without a projection)."""
+        with one_thread():
+            if self.projection is None or candidates >= n:
+                rows = np.arange(n, dtype=np.int64)
+                sims: FloatMatrix = restore(rows) @ query
+                return rows, sims
+            estimate = self._projected[:n] @ self.projection.project_query(query)
+            rows = np.sort(np.argpartition(estimate, n - candidates)[n - candidates :])
+            exact: FloatMatrix = restore(rows) @ query
+        return rows.astype(np.int64), exact
+
+
 class MessageVectors:
     """Unit vectors of one model, by message; not thread-safe (the store holds its lock).
-
-    Above `EXACT_UP_TO` rows, `nearest` scans a `PROJECTED_DIM`-d PCA projection of the rows
-    (a sixth of the memory traffic of 384-d rows) and rescores the best candidates exactly, as
-    the semantic memory's dense search does; the projection is fitted in memory (a fraction of
-    a second) when the rows first pass that size and again at each `REFIT_GROWTH`-fold growth.
-    """
+    `nearest` picks its candidates as `Candidates` says."""
 
     def __init__(self, model: str, dim: int, prefix: str = "vectors") -> None:
         self.model = model
@@ -62,9 +103,7 @@ class MessageVectors:
         self._packed: Int8Matrix = np.zeros((0, packed_width(dim)), dtype=np.int8)
         self._row: dict[MessageKey, int] = {}
         self._saved = 0  # rows in the cache file
-        self._projection: Projection | None = None
-        self._projected: FloatMatrix = np.zeros((0, 0), dtype=np.float32)
-        self._fitted_at = 0  # rows when the projection was fitted
+        self._candidates = Candidates()
 
     def __len__(self) -> int:
         return len(self._row)
@@ -72,11 +111,15 @@ class MessageVectors:
     @property
     def projection(self) -> Projection | None:
         """The projection used to pick candidates, once fitted (as `VectorMatrix.projection`)."""
-        return self._projection
+        return self._candidates.projection
 
     def rows(self, index: npt.ArrayLike) -> FloatMatrix:
         """The unit vectors of these rows (row numbers), as float32."""
         return unpack(self._packed[np.asarray(index, dtype=np.int64)])
+
+    def stored_keys(self) -> list[MessageKey]:
+        """The keys of the rows, in order."""
+        return list(self._row)
 
     def row(self, key: MessageKey) -> int:
         """The row of a message's vector, or -1."""
@@ -96,36 +139,12 @@ class MessageVectors:
             row = self._row.setdefault(key, start)
             self._packed[row] = packed[i]
             start += row == start
-        self._update_projection(first, start)
-
-    def _update_projection(self, first: int, end: int) -> None:
-        """Fit the projection if it is due, else project rows `first` to `end`."""
-        n = len(self._row)
-        if n > EXACT_UP_TO and (self._projection is None or n >= REFIT_GROWTH * self._fitted_at):
-            picked, rng = draw(np.arange(n), SAMPLE, 0)
-            self._projection = Projection.from_sample(self.rows(picked), PROJECTED_DIM, rng)
-            self._projected = np.zeros((n, self._projection.d), dtype=np.float32)
-            self._fitted_at, first, end = n, 0, n
-        elif self._projection is None:
-            return
-        self._projected = ensure_capacity(self._projected, end)
-        for start in range(first, end, CHUNK):  # a few MB of float32 rows at a time
-            part = np.arange(start, min(end, start + CHUNK))
-            self._projected[part] = self._projection.project(self.rows(part))
+        self._candidates.update(self.rows, start, first)
 
     def nearest(self, query: FloatMatrix, candidates: int) -> tuple[IntArray, FloatMatrix]:
         """Rows likely to be among the `candidates` most similar to the unit `query`, and their
         exact cosines (every row, up to `EXACT_UP_TO` rows or without a projection)."""
-        n = len(self._row)
-        with one_thread():
-            if self._projection is None or candidates >= n:
-                rows = np.arange(n, dtype=np.int64)
-                sims: FloatMatrix = unpack(self._packed[:n]) @ query
-                return rows, sims
-            estimate = self._projected[:n] @ self._projection.project_query(query)
-            rows = np.sort(np.argpartition(estimate, n - candidates)[n - candidates :])
-            exact: FloatMatrix = self.rows(rows) @ query
-        return rows.astype(np.int64), exact
+        return self._candidates.nearest(self.rows, len(self._row), query, candidates)
 
     def similarity(self, rows: IntArray, query: FloatMatrix) -> FloatMatrix:
         """The exact cosines of some rows with a unit `query`."""
@@ -139,7 +158,7 @@ class MessageVectors:
         out = MessageVectors(self.model, self.dim, self.prefix)
         out._packed = self._packed[[self._row[key] for key in have]]
         out._row = {key: i for i, key in enumerate(have)}
-        out._update_projection(0, len(have))
+        out._candidates.update(out.rows, len(have), 0)
         return out
 
     @property
@@ -190,5 +209,5 @@ class MessageVectors:
         out._packed = vectors
         out._row = {key: i for i, key in enumerate(zip(conversations, messages, strict=True))}
         out._saved = len(out._row)
-        out._update_projection(0, len(out._row))
+        out._candidates.update(out.rows, len(out._row), 0)
         return out

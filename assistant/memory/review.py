@@ -107,6 +107,7 @@ class Review:
                 tags=tags,
                 origin=p.by,
                 project=p.project,
+                scopes={p.project},  # never merged into another scope's memory
                 confirmed=True,
             )
             if before is item:

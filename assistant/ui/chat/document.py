@@ -152,11 +152,11 @@ class ChatDocument:
         """Under a reply: its end marker (`error` if given), the memories it saw, its actions."""
         first, last = group[0], group[-1]
         if error is not None:
-            self.marker(cursor, f"{ERROR_MARK} {error}", retry=True)
+            self.marker(cursor, f"{ERROR_MARK} {error}", retry=first.parent_id)
         elif last.stop_reason == "stopped":
             self.marker(cursor, "■ Stopped.")
         elif last.stop_reason == "failed":
-            self.marker(cursor, f"{ERROR_MARK} The reply broke off.", retry=True)
+            self.marker(cursor, f"{ERROR_MARK} The reply broke off.", retry=first.parent_id)
         elif last.cut_off:
             self.marker(
                 cursor, "✂ Cut off: the reply reached its length limit (Settings > Reply length)."
@@ -164,7 +164,7 @@ class ChatDocument:
         elif last.stop_reason is not None:  # a reason this view does not know by name
             self.marker(cursor, f"{ERROR_MARK} The reply ended early ({last.stop_reason}).")
         elif last.role == "tool":
-            self.marker(cursor, f"{ERROR_MARK} The reply did not finish.", retry=True)
+            self.marker(cursor, f"{ERROR_MARK} The reply did not finish.", retry=first.parent_id)
         if last.role == "assistant" and not last.tool_calls and last.memory_ids:
             self._chips(cursor, last.memory_ids)
         self._file_chips(cursor, group)
@@ -438,17 +438,18 @@ class ChatDocument:
                 cursor.insertText("  ·  ", small)
             cursor.insertText(label, self.link(small, href))
 
-    def marker(self, cursor: QTextCursor, text: str, *, retry: bool = False) -> None:
-        """How a reply ended (an error starts with ⚠ and offers Retry)."""
+    def marker(self, cursor: QTextCursor, text: str, *, retry: str | None = None) -> None:
+        """How a reply ended (an error starts with ⚠); `retry`: the user message whose reply
+        a Retry link asks again."""
         fmt = QTextBlockFormat()
         fmt.setTopMargin(4)
         self.new_block(cursor, fmt)
         style = self.small(danger=text.startswith(ERROR_MARK))
         style.setFontItalic(not text.startswith(ERROR_MARK))
         cursor.insertText(text, style)
-        if retry:
+        if retry is not None:
             cursor.insertText("  ", style)
-            cursor.insertText("Retry", self.link(self.small(), "action:retry"))
+            cursor.insertText("Retry", self.link(self.small(), f"retry:{retry}"))
 
     def _chips(self, cursor: QTextCursor, memory_ids: tuple[str, ...]) -> None:
         fmt = QTextBlockFormat()

@@ -72,6 +72,17 @@ class Drafts(QObject):
         """The draft of a conversation ("" if none)."""
         return self._texts.get(conversation_id, "")
 
+    def keep_for_new_chat(self, text: str) -> None:
+        """Keep `text` (a message a new chat lost) in the draft of the next new chat, before
+        what is there."""
+        if self._key == NEW_CHAT:  # a new chat's box is shown: the text goes back into it
+            box = self._composer.input
+            box.setPlainText(_joined(text, box.toPlainText()))  # kept as typed text is
+            return
+        self._texts[NEW_CHAT] = _joined(text, self._texts.get(NEW_CHAT, ""))
+        self._dirty = True
+        self._save_later.trigger()
+
     def show(self, conversation: Conversation | None) -> None:
         """The conversation shown changed (or was written): put its draft in the box if it is
         another conversation than before."""
@@ -147,3 +158,8 @@ class Drafts(QObject):
             if sequence > self._written:
                 write_drafts(path, snapshot)
                 self._written = sequence
+
+
+def _joined(*texts: str) -> str:
+    """The texts that are not blank, a blank line apart."""
+    return "\n\n".join(t for t in texts if t.strip())

@@ -163,6 +163,7 @@ class ReplyInProgress:
             doc.reply_head(cursor, versions, groups[-1][0])
             doc.reply_tail(doc.content_end(), groups[-1], error)
         else:
-            doc.marker(cursor, f"{ERROR_MARK} {error or 'No reply yet.'}", retry=True)
+            why = f"{ERROR_MARK} {error or 'No reply yet.'}"
+            doc.marker(cursor, why, retry=groups[-1][0].id if groups else None)
         cursor.endEditBlock()
         return True

@@ -49,7 +49,7 @@ class ChatView(QTextBrowser):
     citation_clicked = Signal(object)  # a Citation: a place in a file a reply read
     attachment_clicked = Signal(object)  # an AttachedFile of the conversation shown
     remember_requested = Signal(object, object)  # a Citation or AttachedFile, the message id
-    retry_requested = Signal()
+    retry_requested = Signal(str)  # the user message to answer again
     regenerate_requested = Signal(str)  # the id of the user message to answer again
     edit_requested = Signal(str, str)  # message id, its text
     branch_requested = Signal(str)  # a sibling message to show instead
@@ -126,11 +126,14 @@ class ChatView(QTextBrowser):
         tail = max(TAIL_GROUPS, self._shown_groups) if again else TAIL_GROUPS
         self._earlier = groups[: max(0, len(groups) - tail)]
         self._shown_groups = len(groups) - len(self._earlier)
-        for group in groups[len(self._earlier) :]:
+        shown = groups[len(self._earlier) :]
+        for index, group in enumerate(shown):
+            after = shown[index + 1] if index + 1 < len(shown) else None
             self._doc.turn(cursor, versions, group)
-        if groups and groups[-1][0].role == "user" and not replying:
-            why = self._failures.get(groups[-1][0].id, "No reply yet.")
-            self._doc.marker(cursor, f"{ERROR_MARK} {why}", retry=True)
+            unanswered = group[0].role == "user" and (after is None or after[0].role == "user")
+            if unanswered and not (after is None and replying):
+                why = self._failures.get(group[0].id, "No reply yet.")
+                self._doc.marker(cursor, f"{ERROR_MARK} {why}", retry=group[0].id)
         cursor.endEditBlock()
         self._scroll_to_end()
         self.rendered.emit(conversation.id)
@@ -341,7 +344,10 @@ class ChatView(QTextBrowser):
     def add_turn_line(self, turn_id: str | None, text: str, *links: tuple[str, str]) -> None:
         """Like `add_line`, but under the turn that user message `turn_id` began, with the
         other lines of that turn. The last turn's lines (and those of a turn not shown) sit
-        under the conversation, below a reply being written, until the next turn begins."""
+        under the conversation, below a reply being written, until the next turn begins. A
+        turn on another branch than the one shown has its lines shown with that branch."""
+        if turn_id is not None and self._off_branch(turn_id):
+            return
         at = None if turn_id is None else self._doc.turn_end(turn_id)
         if at is None or at >= self._doc.content_end().position():
             self.add_line(text, *links)
@@ -354,6 +360,13 @@ class ChatView(QTextBrowser):
             self._asking = {call: start + size for call, start in self._asking.items()}
         if at_bottom:
             self._scroll_to_end()
+
+    def _off_branch(self, message_id: str) -> bool:
+        """Whether `message_id` is a message of the conversation shown, not on its branch."""
+        conversation = self._conversation
+        if conversation is None or all(m.id != message_id for m in conversation.messages):
+            return False
+        return all(m.id != message_id for m in conversation.branch())
 
     # -- copying ---------------------------------------------------------------------------------
 
@@ -482,8 +495,8 @@ class ChatView(QTextBrowser):
             self.tools_on_requested.emit(value)
         elif self._reply.active:
             return  # the rest changes the conversation, which waits for the reply
-        elif kind == "action" and value == "retry":
-            self.retry_requested.emit()
+        elif kind == "retry":
+            self.retry_requested.emit(self._doc.aliases.get(value, value))
         elif kind == "regenerate":
             self.regenerate_requested.emit(value)
         elif kind == "edit":

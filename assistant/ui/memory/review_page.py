@@ -23,10 +23,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from assistant.memory import Proposal, Reviewed
+from assistant.memory import MemoryItem, Proposal, Reviewed
 from assistant.memory.resembling import RESEMBLES
 from assistant.timestamps import relative_time
 from assistant.ui.jobs import run_job
+from assistant.ui.memory.model import GLOBAL_LABEL
 from assistant.ui.notice_bar import NoticeBar
 from assistant.ui.theme import set_muted
 from assistant.ui.wording import count, shorten
@@ -46,10 +47,13 @@ _BY = {
 }
 
 
-def caption(proposal: Proposal, old_text: str | None) -> str:
-    """The grey line under a proposal: why it waits if it resembles a forgotten fact, its kind,
+def caption(proposal: Proposal, old_text: str | None, scope: str | None = None) -> str:
+    """The grey line under a proposal: why it waits if it resembles a forgotten fact, where it
+    would be kept (`scope`: "Global" or a project's name; None without projects), its kind,
     who proposed it, when, what it changes."""
     parts = [proposal.kind, _BY.get(proposal.by, proposal.by), relative_time(proposal.proposed_at)]
+    if scope is not None:
+        parts.insert(0, scope)
     if proposal.resembles_forgotten:
         parts.insert(0, RESEMBLES)
     if old_text is not None and proposal.change == "replace":
@@ -149,7 +153,8 @@ class ReviewPage(QWidget):
         self.list.clear()
         for proposal in pending:
             old = self._workspace.memory.get(proposal.target) if proposal.target else None
-            item = QListWidgetItem(f"{proposal.text}\n{caption(proposal, old and old.text)}")
+            where = self._scope_of(proposal, old)
+            item = QListWidgetItem(f"{proposal.text}\n{caption(proposal, old and old.text, where)}")
             item.setData(ProposalRole, proposal)
             item.setToolTip(proposal.text)
             self.list.addItem(item)
@@ -164,6 +169,18 @@ class ReviewPage(QWidget):
         for button in (self.accept_all_button, self.reject_all_button):
             button.setEnabled(bool(pending) and not self._busy)
         self.count_changed.emit(len(pending))
+
+    def _scope_of(self, proposal: Proposal, old: MemoryItem | None) -> str | None:
+        """Where accepting `proposal` keeps the memory: "Global" or its project's name (a
+        change to a memory keeps that memory's scope); None while there are no projects."""
+        projects = self._workspace.projects
+        if not projects.all():
+            return None
+        scope = old.project if old is not None and proposal.change != "add" else proposal.project
+        if scope is None:
+            return GLOBAL_LABEL
+        project = projects.get(scope)
+        return project.name if project is not None else "A deleted project"
 
     def selected(self) -> list[Proposal]:
         """The proposals selected, in the order they wait."""

@@ -33,6 +33,7 @@ from assistant.ui.shutdown import release_when_finished
 from assistant.ui.transfer.drop import ImportDropFilter
 from assistant.ui.window.closing import detach
 from assistant.ui.window.help import show_about, show_shortcuts
+from assistant.ui.window.keyring_notice import keyring_notice
 from assistant.ui.window.layout import restore_layout
 from assistant.ui.window.loader import WorkspaceLoader
 from assistant.ui.window.menu import MainMenu
@@ -187,6 +188,7 @@ class MainWindow(QMainWindow):
         self._open_first()
         if workspace.warnings:
             self.status.report_problems(workspace.warnings, workspace.root)
+        self.keyring_notice = keyring_notice(workspace, self.chat_pane)
         self.input.setFocus()
         self._become_ready()
 
@@ -317,6 +319,10 @@ class MainWindow(QMainWindow):
         self.conversations.selected.connect(self._show_conversation)
         self.conversations.new_chat.connect(self.session.hold_new)  # it holds, the worker saves
         self.session.saved_new.connect(self.conversations.on_saved)
+        self.session.new_chat_lost.connect(self._on_new_chat_lost)
+        # Rename, pin, archive, move and delete: shown at once, written by the worker.
+        self.conversations.edit_requested.connect(self.worker.edit_list)
+        self.worker.list_edited.connect(self.conversations.on_edited)
         self.session.asked.connect(self.conversations.model.asked)
         self.chat.copied.connect(lambda what: self.statusBar().showMessage(what, 3000))
         self.chat.copied.connect(lambda _what: self.input.setFocus())  # typing goes on there
@@ -374,6 +380,18 @@ class MainWindow(QMainWindow):
 
     def _on_new_temporary(self) -> None:
         self.new_conversation(temporary=True)
+
+    def _on_new_chat_lost(self, conversation_id: str, error: str, sent: str) -> None:
+        """A new chat's file could not be made: its row goes, and what was written in it waits
+        in the next new chat."""
+        if sent:
+            self.drafts.keep_for_new_chat(sent)
+        self.conversations.drop_new(conversation_id)
+        kept = self.drafts.has_new_chat_draft()
+        self.status.add_notice(
+            f"The new chat could not be saved: {error}"
+            + (" What you wrote in it is kept for your next new chat." if kept else "")
+        )
 
     def _show_conversation(self, conversation_id: str | None) -> None:
         self.composer.end_edit()
