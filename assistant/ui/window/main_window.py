@@ -44,6 +44,7 @@ from assistant.ui.window.transfer_actions import connect_transfers
 from assistant.ui.window.welcome import welcome_panel
 
 if TYPE_CHECKING:
+    from assistant.memory import Conversation
     from assistant.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -383,17 +384,12 @@ class MainWindow(QMainWindow):
     def _on_new_temporary(self) -> None:
         self.new_conversation(temporary=True)
 
-    def _on_new_chat_lost(self, conversation_id: str, error: str, sent: str) -> None:
-        """A new chat's file could not be made: its row goes, and what was written in it waits
-        in the next new chat."""
-        if sent:
-            self.drafts.keep_for_new_chat(sent)
-        self.conversations.drop_new(conversation_id)
-        kept = self.drafts.has_new_chat_draft()
-        self.status.add_notice(
-            f"The new chat could not be saved: {error}"
-            + (" What you wrote in it is kept for your next new chat." if kept else "")
-        )
+    def _on_new_chat_lost(self, conversation: Conversation, error: str, sent: str) -> None:
+        """A new chat's file could not be made: its row goes, what was written in it is kept."""
+        where = self.drafts.keep_lost(conversation, sent)
+        self.conversations.drop_new(conversation.id)
+        kept = f" What you wrote in it is {where}." if where else ""
+        self.status.add_notice(f"The new chat could not be saved: {error}{kept}")
 
     def _show_conversation(self, conversation_id: str | None) -> None:
         self.composer.end_edit()
