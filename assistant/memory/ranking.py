@@ -41,6 +41,8 @@ class SearchConfig:
     # A query that names a period ("in May 2023", "last week") adds this to the relevance of
     # the messages written in it, and of the memories that hold from it (or were learned in it).
     date_weight: float = 0.25
+    # ... and the best messages written in it join the candidates (see `periods`).
+    period_candidates: bool = True
     # Conversation search finds a message also by the texts it is indexed under: the memories
     # extracted from it (`message_keys`).
     message_keys: bool = True

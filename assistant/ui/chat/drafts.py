@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QGuiApplication
 
 from assistant.drafts import NEW_CHAT, read_drafts, write_drafts
 from assistant.errors import AssistantError
@@ -73,16 +74,24 @@ class Drafts(QObject):
         """The draft of a conversation ("" if none)."""
         return self._texts.get(conversation_id, "")
 
-    def keep_for_new_chat(self, text: str) -> None:
-        """Keep `text` (a message a new chat lost) in the draft of the next new chat, before
-        what is there."""
+    def keep_lost(self, conversation: Conversation, sent: str) -> str:
+        """Keep what was written in a new chat whose file could not be made (`sent`: a message
+        sent in it): in the draft of the next new chat, before what is there; a temporary
+        chat's, which is never saved, on the clipboard. Where it is, in words ("": nothing)."""
+        if conversation.temporary:
+            typed = self._composer.input.toPlainText() if self._shown == conversation.id else ""
+            text = _joined(sent, typed)
+            if text:
+                QGuiApplication.clipboard().setText(text)
+            return "on the clipboard (a temporary chat keeps no draft)" if text else ""
         if self._key == NEW_CHAT:  # a new chat's box is shown: the text goes back into it
             box = self._composer.input
-            box.setPlainText(_joined(text, box.toPlainText()))  # kept as typed text is
-            return
-        self._texts[NEW_CHAT] = _joined(text, self._texts.get(NEW_CHAT, ""))
-        self._dirty = True
-        self._save_later.trigger()
+            box.setPlainText(_joined(sent, box.toPlainText()))  # kept as typed text is
+        elif sent:
+            self._texts[NEW_CHAT] = _joined(sent, self._texts.get(NEW_CHAT, ""))
+            self._dirty = True
+            self._save_later.trigger()
+        return "kept for your next new chat" if self.has_new_chat_draft() else ""
 
     def show(self, conversation: Conversation | None) -> None:
         """The conversation shown changed (or was written): put its draft in the box if it is
