@@ -52,8 +52,9 @@ class Credentials:
         try:
             key: str | None = keyring.get_password(KEYRING_SERVICE, KEYRING_USERNAME)
         except keyring.errors.KeyringError as exc:
-            if not self._warned:  # asked often (status updates): say it once
-                log.warning("Could not read the API key from the keyring: %s", type(exc).__name__)
+            if not self._warned:  # asked often (status updates); the window says it (see
+                # `keyring_missing`), so the log only notes it
+                log.info("Could not read the API key from the keyring: %s", type(exc).__name__)
                 self._warned = True
             return None
         return key or None
@@ -125,6 +126,13 @@ class Credentials:
     def keyring_available(self) -> bool:
         """Whether a keyring backend that can store secrets is configured."""
         return type(keyring.get_keyring()).__module__ != "keyring.backends.fail"
+
+    def keyring_missing(self) -> bool:
+        """Whether a key could not be saved for the next run: no keyring backend works (and
+        the key does not come from the environment, which needs none)."""
+        if os.environ.get(API_KEY_ENV):
+            return False
+        return self._warned or not self.keyring_available()
 
 
 def backend_name() -> str:

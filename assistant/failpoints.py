@@ -12,11 +12,15 @@ at import, turns them on in a child process of the crash harness (`tests/reliabi
 
 - `trace:FILE`: append the name of each failpoint reached to FILE, one a line;
 - `crash:NAME@N`: at the N-th time NAME is reached, the process kills itself with SIGKILL (at a
-  `tear` failpoint, after writing the first half of the bytes): a crash at that very step.
+  `tear` failpoint, after writing the first half of the bytes): a crash at that very step;
+- `fail:NAME@N`: at the N-th time NAME is reached, that step fails with an OSError (EIO, nothing
+  written) and the process goes on: a disk that refuses a write. Tests arm it in their own
+  process with `parse` (`monkeypatch.setattr(failpoints, "_ARMED", failpoints.parse(...))`).
 """
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import signal
@@ -58,8 +62,9 @@ class _Armed:
     """What `ASSISTANT_FAILPOINTS` asked for."""
 
     trace: Path | None = None
-    crash: str | None = None
+    crash: str | None = None  # the failpoint where the process crashes (or fails: `fail`)
     at: int = 1
+    fail: bool = False
     seen: Counter[str] = field(default_factory=Counter)
 
     def due(self, name: str) -> bool:
@@ -73,29 +78,39 @@ class _Armed:
         return self.seen[name] == self.at
 
 
-def _parse(spec: str) -> _Armed | None:
+def parse(spec: str) -> _Armed | None:
+    """What a value of `ASSISTANT_FAILPOINTS` asks for (None: nothing)."""
     if spec.startswith("trace:"):
         return _Armed(trace=Path(spec.removeprefix("trace:")))
-    if spec.startswith("crash:"):
-        name, _, at = spec.removeprefix("crash:").partition("@")
-        return _Armed(crash=name, at=int(at or "1"))
+    for mode in ("crash:", "fail:"):
+        if spec.startswith(mode):
+            name, _, at = spec.removeprefix(mode).partition("@")
+            return _Armed(crash=name, at=int(at or "1"), fail=mode == "fail:")
     return None
 
 
-_ARMED = _parse(os.environ.get(ENV, ""))
+_ARMED = parse(os.environ.get(ENV, ""))
 
 
 def reach(op: str, path: Path) -> None:
-    """The failpoint of step `op` on `path` (a crash there when armed so)."""
+    """The failpoint of step `op` on `path` (a crash or a failure there when armed so)."""
     if _ARMED is not None and _ARMED.due(f"{kind_of(path)}.{op}"):
-        _crash()
+        _fail_or_crash(_ARMED, f"{kind_of(path)}.{op}")
 
 
 def tear(op: str, path: Path, fd: int, data: bytes) -> None:
-    """A failpoint where writing `data` to `fd` may be cut short: armed, it writes half."""
+    """A failpoint where writing `data` to `fd` may be cut short: armed to crash, it writes
+    half first."""
     if _ARMED is not None and _ARMED.due(f"{kind_of(path)}.{op}"):
-        os.write(fd, data[: max(1, len(data) // 2)])
-        _crash()
+        if not _ARMED.fail:
+            os.write(fd, data[: max(1, len(data) // 2)])
+        _fail_or_crash(_ARMED, f"{kind_of(path)}.{op}")
+
+
+def _fail_or_crash(armed: _Armed, name: str) -> None:
+    if armed.fail:
+        raise OSError(errno.EIO, f"Input/output error (failpoint {name})")
+    _crash()
 
 
 def _crash() -> None:

@@ -16,12 +16,13 @@ from assistant.json_fields import fail, join, kind
 ToolUse = Literal["on", "off", "auto"]
 TOOL_USES: tuple[str, ...] = get_args(ToolUse)
 
+MIN_CONTEXT = 256  # the smallest context window a model may be said to have, in tokens
 # The bounds of each value, as the OpenAI API takes them.
 _RANGES: dict[str, tuple[float, float]] = {
     "temperature": (0.0, 2.0),
     "top_p": (0.0, 1.0),
     "max_tokens": (1, 1_000_000),
-    "context_tokens": (256, 10_000_000),
+    "context_tokens": (MIN_CONTEXT, 10_000_000),
 }
 _INTEGERS = frozenset({"max_tokens", "context_tokens"})
 
@@ -95,8 +96,24 @@ class ModelOptions:
         return cls(**values, tools=tools, tools_learned_off=learned)
 
 
-def options_by_model(raw: object) -> dict[str, ModelOptions]:
-    """The settings' `model_options` (model name -> options); ValueError if malformed."""
-    if not isinstance(raw, Mapping):
-        raise ValueError(f"must be an object, not {kind(raw)}")
-    return {str(model): ModelOptions.from_json(value, model) for model, value in raw.items()}
+def usable_options(raw: Mapping[str, Any]) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """The settings' `model_options` (model name -> options as JSON) without the values that
+    cannot be used, and what was wrong with each left out: one bad value never costs the
+    model's other values or the other models' options."""
+    kept: dict[str, dict[str, Any]] = {}
+    problems: list[str] = []
+    for model, values in raw.items():
+        if not isinstance(values, Mapping):
+            problems.append(f"{model}: must be an object, not {kind(values)}")
+            continue
+        entry: dict[str, Any] = {}
+        for name, value in values.items():
+            try:
+                ModelOptions.from_json({name: value}, str(model))
+            except ValueError as exc:
+                problems.append(str(exc))
+            else:
+                entry[str(name)] = value
+        if entry:
+            kept[str(model)] = entry
+    return kept, problems

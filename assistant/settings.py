@@ -13,7 +13,7 @@ from typing import Any, Literal, get_args
 from assistant.fileio import atomic_write_json, read_json_object, set_aside
 from assistant.instructions import Instructions
 from assistant.memory_policy import NEVER_TOPICS, POLICY_MODES, MemoryPolicy, PolicyMode
-from assistant.model_options import ModelOptions, options_by_model
+from assistant.model_options import ModelOptions, usable_options
 
 log = logging.getLogger(__name__)
 
@@ -164,7 +164,10 @@ class Settings:
             if f.name not in raw or f.name not in names:
                 continue
             value = raw[f.name]
-            if _valid(f.name, value):
+            if f.name == "model_options" and isinstance(value, dict):
+                values[f.name], problems = usable_options(value)
+                warnings += [f"Model option {p}; that value is not used." for p in problems]
+            elif _valid(f.name, value):
                 values[f.name] = value
             else:
                 warnings.append(
@@ -226,12 +229,6 @@ def _valid(name: str, value: Any) -> bool:
         return value in POLICY_MODES
     if name == "never_remember" and isinstance(value, list):
         return all(key in NEVER_TOPICS for key in value)
-    if name == "model_options":
-        try:
-            options_by_model(value)
-        except ValueError:
-            return False
-        return True
     types = _TYPES[name]
     if isinstance(value, bool) and bool not in types:
         return False

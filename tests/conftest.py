@@ -21,6 +21,8 @@ from assistant.memory.projection import Projection
 from assistant.workspace import Workspace
 from tests.fake_openai import FakeOpenAI
 
+pytest_plugins = ["tests.modal_guard"]
+
 # Before pytest-qt creates the QApplication.
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 

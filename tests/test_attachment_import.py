@@ -14,6 +14,7 @@ import pytest
 from assistant.cli import main
 from assistant.errors import InvalidImportError, StorageError
 from assistant.memory import AttachedFile
+from assistant.sizes import MB
 from assistant.transfer import apply_import, export_data, load_import, write_export
 from assistant.workspace import Workspace
 from tests.files import make_pdf
@@ -121,6 +122,7 @@ BAD: list[tuple[str, Any, str]] = [
     ("not a string", {"data": 12}, "data: it must be the file's bytes in base64"),
     ("size", {"size": 3}, "data: it holds 47 bytes, but its size says 3"),
     ("over the limit", {"size": 21 * 2**20}, "size: 22020096 bytes is over"),
+    ("a byte over", {"size": 21 * MB + 1}, "size: 21000001 bytes is over the limit of 21 MB"),
     ("too much data", {"data": "QUFB" * (7 * 2**20)}, "data: it holds more than"),
     ("a path in the name", {"name": "../../evil.md"}, "name: it must be a plain"),
     ("a path in the id", {"id": ".."}, "id: it must be a plain file name"),

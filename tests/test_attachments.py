@@ -13,6 +13,7 @@ import pytest
 
 from assistant.knowledge import AttachmentError, AttachmentStore, prepare
 from assistant.knowledge.reading import BINARY
+from assistant.sizes import MB, size_in_words
 from assistant.workspace import Workspace
 from tests.files import make_pdf
 
@@ -33,7 +34,7 @@ def test_a_copy_belongs_to_the_conversation_and_survives_the_original(
     attached = store.add("c1", original)
     original.rename(tmp_path / "moved.pdf")
     assert attached.path.read_bytes() == (tmp_path / "moved.pdf").read_bytes()
-    assert attached.label() == f"report.pdf · {attached.size / 1000:.0f} kB · 3 pages"
+    assert attached.label() == f"report.pdf · {-(-attached.size // 1000)} kB · 3 pages"
     assert store.of("c1") == [attached]
     assert store.of("c2") == []
 
@@ -55,7 +56,9 @@ def test_an_attachment_goes_with_its_conversation(data_dir: Path, tmp_path: Path
 @pytest.mark.parametrize(
     ("name", "size", "message"),
     [
-        ("huge.pdf", 25 * 2**20, "huge.pdf is 26.2 MB: attachments can be at most 20 MB."),
+        ("huge.pdf", 25 * MB, "huge.pdf is 25.0 MB: attachments can be at most 20 MB."),
+        ("edge.png", 20 * MB + 1, "edge.png is 20.1 MB: attachments can be at most 20 MB."),
+        ("shown.png", 20_900_000, "shown.png is 20.9 MB: attachments can be at most 20 MB."),
         ("tool.exe", 10, "tool.exe: Assistant cannot read this kind of file"),
     ],
 )
@@ -69,6 +72,24 @@ def test_refused_before_anything_is_copied(
         store.add("c1", path)
     assert str(raised.value).startswith(message)
     assert store.of("c1") == []
+
+
+def test_the_limit_read_is_the_limit_applied(store: AttachmentStore, tmp_path: Path) -> None:
+    """20 MB is 20,000,000 bytes; a size is shown rounded up, so a file shown at "20.0 MB" is
+    taken and one a byte larger, shown at "20.1 MB", is refused (MiB let 20.9 MB through)."""
+    edge = tmp_path / "edge.png"
+    with edge.open("wb") as f:
+        f.truncate(20 * MB)
+    attached = store.add("c1", edge)
+    assert attached.label() == "edge.png · 20.0 MB"
+    assert [size_in_words(n) for n in (999, 1000, 1001, 999_999, MB, MB + 1)] == [
+        "999 bytes",
+        "1 kB",
+        "2 kB",
+        "1.0 MB",
+        "1.0 MB",
+        "1.1 MB",
+    ]
 
 
 def test_text_that_fits_goes_whole(store: AttachmentStore, tmp_path: Path) -> None:

@@ -206,7 +206,7 @@ def test_bad_files_are_refused_with_a_clear_line_and_nothing_is_lost(
     problem = window.composer.attachments.problem
     assert problem.isVisible()
     for line in (
-        "huge.pdf is 26.2 MB: attachments can be at most 20 MB.",
+        "huge.pdf is 26.3 MB: attachments can be at most 20 MB.",
         "locked.pdf: password-protected: cannot be read.",
         "scan.pdf: no text layer (a scanned or image-only PDF?): Assistant cannot read it.",
         "data.txt: binary content, not text",

@@ -13,7 +13,7 @@ from assistant.memory import ConversationStore
 from assistant.ui import shutdown
 from assistant.ui.conversations.hit_delegate import HIT_TEXT_ROLE, hit_html
 from assistant.ui.conversations.search import ChatSearchDialog
-from assistant.ui.window import main_window
+from assistant.ui.window import closing
 from assistant.ui.window.main_window import MainWindow
 from assistant.workspace import Workspace
 from tests.desktop import new_saved_chat, shown_window
@@ -110,7 +110,7 @@ def test_a_temporary_chat_goes_when_work_that_outlived_quitting_ends(
         thread.quit()
         return False
 
-    monkeypatch.setattr(main_window, "stop_thread", still_working)
+    monkeypatch.setattr(closing, "stop_thread", still_working)
     win.close()
     shutdown.join_all()
     assert not ConversationStore(data_dir).exists(temporary)

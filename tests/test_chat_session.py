@@ -12,10 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QUrl
+from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
-from assistant.memory import conversation_file
+from assistant import failpoints
+from assistant.memory import ConversationStore, conversation_file
+from assistant.paths import drafts_file
+from assistant.ui.conversations.list_edit import ListEdit
+from assistant.ui.conversations.model import PinnedRole, ProjectRole
 from assistant.ui.window.main_window import MainWindow
 from tests.desktop import configure, shown_window
 from tests.fake_openai import FakeOpenAI, Reply, ToolCall
@@ -65,6 +70,14 @@ def fsyncs(monkeypatch: pytest.MonkeyPatch) -> ThreadCounts:
     """Counts every fsync of the process (appends, snapshots, their directories)."""
     counts = ThreadCounts()
     monkeypatch.setattr(os, "fsync", counts.wrap(os.fsync))
+    return counts
+
+
+@pytest.fixture
+def listings(monkeypatch: pytest.MonkeyPatch) -> ThreadCounts:
+    """Counts the readings of the conversation listing (which may save its cache, fsynced)."""
+    counts = ThreadCounts()
+    monkeypatch.setattr(ConversationStore, "all", counts.wrap(ConversationStore.all))
     return counts
 
 
@@ -130,6 +143,141 @@ def test_a_turn_reads_no_conversation_file_and_writes_nothing_on_the_gui_thread(
     saved = window.workspace.conversations.load(cid)
     assert saved.branch() == window.session.conversation.branch()  # type: ignore[union-attr]
     assert saved.title == "My favourite colour is teal; and what…"
+
+
+def test_the_lists_edits_show_at_once_and_read_or_write_nothing_on_the_gui_thread(
+    qtbot: QtBot,
+    monkeypatch: pytest.MonkeyPatch,
+    window: MainWindow,
+    parses: ThreadCounts,
+    fsyncs: ThreadCounts,
+    listings: ThreadCounts,
+) -> None:
+    """Rename, pin, unpin, move to a project, delete and archive: the row changes at once, the
+    worker writes, the listing is read again off the GUI thread."""
+    store, pane = window.workspace.conversations, window.conversations
+    first, second = (store.create(title).id for title in ("First", "Second"))
+    for cid in (first, second):
+        store.append(cid, "user", "hello")
+    novel = window.workspace.projects.create("Novel").id
+    qtbot.waitUntil(lambda: pane.model.row_of(second) >= 0 and not pane.refreshing)
+    pane.select(first)  # read once, as any conversation opened
+    monkeypatch.setattr(pane, "ask_title", lambda _title: "Renamed")
+    monkeypatch.setattr(pane, "ask_project", lambda _current: novel)
+    monkeypatch.setattr(pane, "confirm_delete", lambda _titles: True)
+    answers: list[bool] = []  # whether each edit was written, as the list hears it
+    end_edit = pane.model.end_edit
+
+    def ended(edit: ListEdit, written: bool) -> None:
+        answers.append(written)
+        end_edit(edit, written)
+
+    monkeypatch.setattr(pane.model, "end_edit", ended)
+
+    def row(cid: str) -> QModelIndex:
+        return pane.model.index(pane.model.row_of(cid))
+
+    def on_gui_thread(action: Callable[[], None], shown: Callable[[], bool]) -> list[int]:
+        """The parses, fsyncs and listings of the GUI thread for `action`, once written and
+        listed again; `shown()` holds as soon as it is asked."""
+        reset(parses, fsyncs, listings)
+        asked = len(answers)
+        action()
+        assert shown()
+        qtbot.waitUntil(lambda: len(answers) > asked and not pane.refreshing)
+        assert shown()
+        return [parses.gui, fsyncs.gui, listings.gui]
+
+    def delete_second() -> None:
+        index = pane.view.model().index(pane.model.row_of(second), 0)
+        pane.view.selectionModel().select(index, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        pane.delete_current()  # the selected one, not the current one
+
+    done = [
+        on_gui_thread(pane.rename_current, lambda: row(first).data() == "Renamed"),
+        on_gui_thread(pane.toggle_pinned, lambda: row(first).data(PinnedRole) is True),
+        on_gui_thread(pane.toggle_pinned, lambda: row(first).data(PinnedRole) is False),
+        on_gui_thread(pane.move_current, lambda: row(first).data(ProjectRole) == novel),
+        on_gui_thread(delete_second, lambda: pane.model.row_of(second) < 0),
+        on_gui_thread(pane.toggle_archived, lambda: pane.model.row_of(first) < 0),
+    ]
+    print(f"GUI thread (parses, fsyncs, listings) per edit: {done}; others: {listings.other}")
+    assert done == [[0, 0, 0]] * 6
+    assert answers == [True] * 6
+    assert listings.other > 0 and fsyncs.other > 0
+    saved = store.load(first)
+    assert (saved.title, saved.pinned, saved.archived, saved.project) == (
+        "Renamed",
+        False,
+        True,
+        novel,
+    )
+    assert not store.exists(second)
+    assert window.session.conversation_id == first  # shown all along
+
+
+def test_a_list_edit_the_disk_refuses_is_undone_in_the_list_and_said(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, window: MainWindow
+) -> None:
+    store, pane = window.workspace.conversations, window.conversations
+    cid = store.create("Kept").id
+    store.append(cid, "user", "hello")
+    qtbot.waitUntil(lambda: pane.model.row_of(cid) >= 0 and not pane.refreshing)
+    pane.select(cid)
+    monkeypatch.setattr(pane, "confirm_delete", lambda _titles: True)
+    monkeypatch.setattr(failpoints, "_ARMED", failpoints.parse("fail:conversation.delete"))
+    pane.delete_current()
+    assert pane.model.row_of(cid) < 0  # at once
+    qtbot.waitUntil(lambda: pane.model.row_of(cid) >= 0)  # back when the worker could not
+    assert "Could not delete the conversation:" in pane.search_note.text()
+    assert "Input/output error" in pane.search_note.text() and store.exists(cid)
+
+
+def test_a_new_chat_whose_file_cannot_be_made_leaves_the_list_and_keeps_its_message(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, window: MainWindow
+) -> None:
+    store, pane = window.workspace.conversations, window.conversations
+    before = store.create("Before").id
+    store.append(before, "user", "hello")
+    qtbot.waitUntil(lambda: pane.model.row_of(before) >= 0 and not pane.refreshing)
+    pane.select(before)
+    notices: list[str] = []
+    window.statusBar().messageChanged.connect(notices.append)
+    failing = failpoints.parse("fail:conversation.create.write")
+    monkeypatch.setattr(failpoints, "_ARMED", failing)
+    lost = window.new_conversation()
+    # Sent at once: the GUI thread hears that the file could not be made only after this.
+    send(qtbot, window, "A message that must not be lost")
+    qtbot.waitUntil(lambda: pane.model.row_of(lost) < 0)
+    wait_idle(qtbot, window)  # the turn asked in it could not start without its file
+    assert failing is not None and failing.seen["conversation.create.write"] == 1
+    assert not store.exists(lost)
+    assert pane.current_id() == before == window.session.conversation_id
+    said = next(n for n in notices if "The new chat could not be saved:" in n)
+    assert "input/output error" in said and "What you wrote in it is kept" in said
+    again = window.new_conversation()  # the disk takes it this time
+    assert window.input.toPlainText() == "A message that must not be lost"
+    qtbot.waitUntil(lambda: store.exists(again))
+
+
+def test_a_temporary_chat_that_cannot_be_made_leaves_its_message_on_the_clipboard_only(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, window: MainWindow
+) -> None:
+    """A temporary chat's text is never saved, a draft neither: it waits on the clipboard."""
+    notices: list[str] = []
+    window.statusBar().messageChanged.connect(notices.append)
+    monkeypatch.setattr(failpoints, "_ARMED", failpoints.parse("fail:conversation.create.write"))
+    lost = window.new_conversation(temporary=True)
+    send(qtbot, window, "A secret that must not be lost")
+    qtbot.waitUntil(lambda: window.conversations.model.row_of(lost) < 0)
+    wait_idle(qtbot, window)
+    assert QGuiApplication.clipboard().text() == "A secret that must not be lost"
+    assert any("What you wrote in it is on the clipboard" in n for n in notices)
+    window.drafts.save_now()
+    saved = drafts_file(window.workspace.root)
+    assert not saved.exists() or "secret" not in saved.read_text(encoding="utf-8")
+    window.new_conversation()
+    assert window.input.toPlainText() == ""
 
 
 def test_expanding_a_tool_line_reads_nothing_and_draws_only_that_line(

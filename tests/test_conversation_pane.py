@@ -16,6 +16,7 @@ from assistant.timestamps import stamp
 from assistant.ui.conversations.group_delegate import GroupRole, heading
 from assistant.ui.conversations.pane import ConversationPane, IdRole
 from assistant.ui.times import list_group
+from assistant.ui.worker import write_edit
 
 pytestmark = pytest.mark.gui
 
@@ -29,6 +30,7 @@ def store(data_dir: Path) -> ConversationStore:
 def pane(qtbot: QtBot, store: ConversationStore) -> ConversationPane:
     widget = ConversationPane(store)
     widget.new_chat.connect(store.save_new)  # as the window's worker does, here at once
+    widget.edit_requested.connect(lambda edit: widget.on_edited(edit, write_edit(store, edit)))
     qtbot.addWidget(widget)
     return widget
 

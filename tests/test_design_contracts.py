@@ -17,6 +17,8 @@ from mcp_types import Implementation, TextContent
 from assistant.credentials import Credentials
 from assistant.drafts import write_drafts
 from assistant.instructions import Instructions
+from assistant.mcp_client.config import McpConfig, config_path
+from assistant.mcp_client.status import McpTool
 from assistant.memory import ConversationStore, Proposal
 from assistant.memory.ranking import SearchConfig, fuse_rankings
 from assistant.paths import drafts_file, settings_file
@@ -266,3 +268,38 @@ def test_reciprocal_rank_fusion_with_k_60_stays_available() -> None:
     for key, value in expected.items():
         assert relevance[key] == pytest.approx(value * 61 / 2)
     assert SearchConfig().fusion == "convex"
+
+
+@pytest.mark.parametrize(
+    ("read_only", "destructive", "asks"),
+    [(False, False, True), (False, True, True), (True, True, True), (True, False, False)],
+)
+def test_an_mcp_tool_asks_unless_read_only_and_not_destructive(
+    read_only: bool, destructive: bool, asks: bool
+) -> None:
+    tool = McpTool("shop", "refund_order", "", {}, read_only=read_only, destructive=destructive)
+    assert tool.may_change_things is asks
+
+
+def test_mcp_json_as_claude_desktop_lm_studio_and_jan_write_it(data_dir: Path) -> None:
+    """`mcpServers` with command, args and env (stdio), url and headers (Streamable HTTP),
+    `disabled`; Jan writes `"active": false` for a server kept but not started."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    servers = {
+        "files": {"command": "npx", "args": ["-y", "fs"], "env": {"ROOT": "/tmp"}},
+        "remote": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer t"}},
+        "off": {"command": "uvx", "args": ["x"], "disabled": True},
+        "jan-off": {"command": "uvx", "args": ["y"], "env": {}, "active": False},
+        "jan-on": {"command": "uvx", "args": ["z"], "env": {}, "active": True},
+    }
+    (data_dir / "mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    config = McpConfig.load(config_path(data_dir))
+    assert config.problems == {} and config.error is None
+    read = config.servers
+    assert (read["files"].transport, read["files"].env) == ("stdio", {"ROOT": "/tmp"})
+    assert (read["remote"].transport, read["remote"].headers["Authorization"]) == (
+        "http",
+        "Bearer t",
+    )
+    off = {name for name, server in read.items() if server.disabled}
+    assert off == {"off", "jan-off"}

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from assistant import failpoints
+from assistant import failpoints, fileio
+from assistant.errors import StorageError
 from tests.reliability.crashes import check, crash_and_check, workload
 
 # A few crash points of each kind of step: a torn append, a snapshot before its rename, a cache,
@@ -83,3 +84,19 @@ def test_the_workload_passes_a_failpoint_of_every_step_of_every_store(tmp_path: 
 @pytest.mark.parametrize(("name", "at"), SAMPLE)
 def test_a_crash_there_loses_nothing_acknowledged(tmp_path: Path, name: str, at: int) -> None:
     assert crash_and_check(tmp_path, name, at) == []
+
+
+def test_a_fail_failpoint_refuses_that_step_once_and_the_process_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "data" / "settings.json"
+    path.parent.mkdir()
+    path.write_bytes(b"before")
+    monkeypatch.setattr(failpoints, "_ARMED", failpoints.parse("fail:settings.snapshot.rename@2"))
+    fileio.atomic_write_bytes(path, b"first")  # the first passage goes through
+    with pytest.raises(StorageError, match="input/output error"):
+        fileio.atomic_write_bytes(path, b"second")
+    assert path.read_bytes() == b"first"
+    assert [p.name for p in path.parent.iterdir()] == ["settings.json"]  # no temp file left
+    fileio.atomic_write_bytes(path, b"third")
+    assert path.read_bytes() == b"third"

@@ -21,9 +21,11 @@ from assistant.knowledge.reading import (
     UnreadableFileError,
     read_file,
 )
+from assistant.knowledge.sources import Sources
+from assistant.sizes import MB
 from tests.files import make_pdf
 
-LIMIT = 50 * 2**20
+LIMIT = 50 * MB
 
 
 def chunks(path: Path, max_bytes: int = LIMIT) -> list[Chunk]:
@@ -116,6 +118,16 @@ def test_a_2_gb_file_is_refused_by_its_size_without_reading(tmp_path: Path) -> N
         f.truncate(2 * 2**30)
     with pytest.raises(UnreadableFileError, match="larger than the 50 MB limit"):
         read_file(path, "text", max_bytes=LIMIT)
+
+
+def test_a_folder_limit_of_1_mb_is_1000000_bytes(tmp_path: Path) -> None:
+    limit = Sources(max_file_mb=1).max_bytes
+    path = tmp_path / "edge.txt"
+    path.write_bytes(b"a" * MB)
+    assert len(list(read_file(path, "text", max_bytes=limit).chunks)) > 0
+    path.write_bytes(b"a" * (MB + 1))
+    with pytest.raises(UnreadableFileError, match="larger than the 1 MB limit"):
+        read_file(path, "text", max_bytes=limit)
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")

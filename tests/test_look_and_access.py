@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QLocale, Qt
-from PySide6.QtGui import QColor, QKeySequence, QPalette
+from PySide6.QtGui import QAction, QColor, QKeySequence, QPalette
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractItemView,
@@ -360,3 +360,25 @@ def _tab_focusable(window: QWidget) -> list[QWidget]:
         and not _is_part_of_another(w)
         and w.objectName() != "focusRing"
     ]
+
+
+def test_no_window_wide_shortcut_is_also_another_actions(window: MainWindow) -> None:
+    """Two actions on one key do nothing at all in Qt ("Ambiguous shortcut overload"): the
+    conversation list's Archive and the window's Attach were both Ctrl+Shift+A. A key bound
+    window-wide belongs to one action; keys local to a widget may repeat across widgets."""
+    wide = (Qt.ShortcutContext.WindowShortcut, Qt.ShortcutContext.ApplicationShortcut)
+    owners: dict[str, list[tuple[str, bool]]] = {}
+    for action in window.findChildren(QAction):
+        for key in action.shortcuts():
+            owners.setdefault(key.toString(), []).append(
+                (action.text(), action.shortcutContext() in wide)
+            )
+    clashes = {
+        key: names
+        for key, names in owners.items()
+        if len(names) > 1 and any(is_wide for _, is_wide in names)
+    }
+    assert clashes == {}
+    listed = dict(window.menu.shortcut_rows())
+    pin = "Pin / archive the selected conversations (in the list)"
+    assert listed[pin] == "Ctrl+Shift+P / Ctrl+Shift+E"

@@ -61,6 +61,7 @@ def test_both_kinds_of_server_are_read(tmp_path: Path) -> None:
         ({"command": "x", "args": "a b"}, "'args' must be a list of strings"),
         ({"command": "x", "env": {"A": 1}}, "'env' must be an object of strings"),
         ({"command": "x", "disabled": "yes"}, "'disabled' must be true or false"),
+        ({"command": "x", "active": 1}, "'active' must be true or false"),
         ({"url": "http://h/mcp", "type": "sse"}, "transport type 'sse' is not supported"),
         ("npx server", "its entry must be a JSON object"),
     ],

@@ -148,7 +148,10 @@ def test_model_passes_the_model_tester(
     assert texts(model) == [h.item.text for h in hits]
     assert model.index(0).data(HitRole) == hits[0]
     assert isinstance(model.index(0).data(ItemRole), MemoryItem)
-    assert "Why: Matches &#x27;tea&#x27;" in model.index(0).data(Qt.ItemDataRole.ToolTipRole)
+    # 'tea' is in three of the four memories: it is said to count for little, not to match
+    assert "Why: &#x27;tea&#x27; is in most memories (3 of 4), so it counts for little" in (
+        model.index(0).data(Qt.ItemDataRole.ToolTipRole)
+    )
 
     hit_id = hits[0].item.id
     workspace.memory.forget(hit_id)
@@ -252,7 +255,7 @@ def test_typing_a_search_shows_hits_and_clearing_restores(
     assert "Keyword rank" not in sidebar.memories.detail.toPlainText()  # the numbers: on demand
     assert sidebar.memories.controller.why.isEnabled()
     sidebar.memories.controller.why.trigger()
-    assert "Keyword rank 1" in sidebar.memories.detail.toPlainText()
+    assert "Keywords +" in sidebar.memories.detail.toPlainText()
 
     sidebar.memories.filters.search.clear()
     qtbot.waitUntil(lambda: not sidebar.memories.model.is_searching())
@@ -738,3 +741,20 @@ def test_a_proposal_says_where_accepting_it_keeps_the_memory(
         "Global",
         "Falcon",
     ]
+
+
+def test_the_memory_dialog_keeps_a_text_over_the_limit_and_says_so(qtbot: QtBot) -> None:
+    """Save used to take 2,500 characters: the dialog closed, the store refused the text and it
+    was gone. Now the counter shows the length and Save (and Ctrl+Enter) waits for a shorter
+    text, which stays in the box."""
+    dialog = MemoryDialog()
+    qtbot.addWidget(dialog)
+    dialog.show()
+    save = dialog.buttons.button(QDialogButtonBox.StandardButton.Save)
+    dialog.text_edit.setPlainText("x" * 2500)
+    assert dialog.counter.text() == "2,500 / 2,000 — 500 over the limit"
+    assert not save.isEnabled() and "at most 2,000" in save.toolTip()
+    qtbot.keyClick(dialog.text_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert dialog.isVisible() and dialog.text_edit.toPlainText() == "x" * 2500
+    dialog.text_edit.setPlainText("x" * 2000)
+    assert save.isEnabled() and dialog.counter.text() == "2,000 / 2,000"

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QComboBox
+from PySide6.QtWidgets import QComboBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from assistant.agent.cancel import CancelToken
@@ -19,10 +19,12 @@ from assistant.json_fields import FieldError
 from assistant.memory import ConversationStore
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.working import WorkingMemoryStore
-from assistant.model_options import ModelOptions
+from assistant.model_options import MIN_CONTEXT, ModelOptions
 from assistant.paths import settings_file
 from assistant.settings import Settings
 from assistant.ui.settings.dialog import SettingsDialog
+from assistant.ui.settings.form import SettingsForm
+from assistant.ui.settings.model_options_form import ModelOptionsFields
 from assistant.ui.settings.models_page import ModelsPage
 from assistant.workspace import Workspace
 from tests.desktop import configure
@@ -152,7 +154,45 @@ def test_options_in_files_are_checked_and_layered() -> None:
     with pytest.raises(FieldError, match="tools"):
         ModelOptions.from_json({"tools": "sometimes"})
     settings, warnings = Settings.from_json({"model_options": {"m": {"top_p": "high"}}})
-    assert settings.model_options == {} and "model_options" in warnings[0]
+    assert settings.model_options == {} and "m.top_p" in warnings[0]
+
+
+def test_a_bad_model_option_costs_only_itself(data_dir: Path) -> None:
+    """One value out of range was the whole `model_options` dropped, and erased at the next
+    save: every model's options went. Now only that value is left out, with a warning."""
+    raw = {
+        "chat-model": {"temperature": 0.3, "context_tokens": 100},
+        "vision-model": {"temperature": 1.5},
+        "odd-model": "fast",
+    }
+    path = settings_file(data_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"version": 1, "model_options": raw}))
+    settings, warnings = Settings.load(path)
+    assert settings.options_for("chat-model") == ModelOptions(temperature=0.3)
+    assert settings.options_for("vision-model") == ModelOptions(temperature=1.5)
+    assert len(warnings) == 2
+    assert "chat-model.context_tokens: must be between 256" in warnings[0]
+    settings.save(path)
+    again, _ = Settings.load(path)
+    assert again.model_options == {
+        "chat-model": {"temperature": 0.3},
+        "vision-model": {"temperature": 1.5},
+    }
+
+
+def test_a_context_length_typed_under_the_least_becomes_the_least(qtbot: QtBot) -> None:
+    """The box took 1-255, which no model options file accepts (the value was dropped)."""
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    fields = ModelOptionsFields(SettingsForm(parent), parent, "the server's own")
+    fields.context.setValue(100)
+    assert fields.options().context_tokens == MIN_CONTEXT
+    fields.context.editingFinished.emit()
+    assert fields.context.value() == MIN_CONTEXT
+    fields.context.setValue(0)
+    fields.context.editingFinished.emit()
+    assert fields.options().context_tokens is None and fields.context.text() == "Default"
 
 
 def test_a_model_that_refuses_a_temperature_is_asked_without_it(

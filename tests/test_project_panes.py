@@ -20,6 +20,7 @@ from assistant.ui.conversations.project_dialog import ProjectDialog, ProjectValu
 from assistant.ui.conversations.projects import ALL, NO_PROJECT
 from assistant.ui.memory.model import GLOBAL, ScopeRole
 from assistant.ui.memory.sidebar import MemorySidebar
+from assistant.ui.worker import write_edit
 from assistant.workspace import Workspace
 from tests.fake_openai import FakeOpenAI
 
@@ -37,6 +38,9 @@ def workspace(data_dir: Path) -> Iterator[Workspace]:
 def pane(qtbot: QtBot, workspace: Workspace) -> ConversationPane:
     widget = ConversationPane(workspace.conversations, None, workspace.projects)
     widget.new_chat.connect(workspace.conversations.save_new)  # as the window's worker does
+    widget.edit_requested.connect(
+        lambda edit: widget.on_edited(edit, write_edit(workspace.conversations, edit))
+    )
     qtbot.addWidget(widget)
     return widget
 

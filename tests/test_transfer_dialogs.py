@@ -419,7 +419,7 @@ def test_reading_shows_progress_and_can_be_cancelled(
     started = threading.Event()
 
     def slow_read(path: Path, progress: Any, cancel: Any) -> Any:
-        progress(1 << 20, 4 << 20)  # the first MB of four
+        progress(1_000_000, 4_000_000)  # the first MB of four
         started.set()
         while not cancel():
             time.sleep(0.01)
@@ -431,7 +431,7 @@ def test_reading_shows_progress_and_can_be_cancelled(
     import_file(parent, workspace, str(EXPORTS / "chatgpt-realistic.json"))
     progress = parent.findChild(QProgressDialog, "importReadProgressDialog")
     assert progress is not None
-    qtbot.waitUntil(lambda: progress.value() == 1024 and progress.maximum() == 4096)
+    qtbot.waitUntil(lambda: progress.value() == 1000 and progress.maximum() == 4000)  # kB
     assert started.is_set()
     qtbot.waitUntil(progress.isVisible)
     (cancel_button,) = progress.findChildren(QPushButton)
@@ -564,7 +564,7 @@ def test_reading_says_how_much_of_the_file_is_read(
     qtbot: QtBot, parent: QWidget, workspace: Workspace, hooks: Hooks, monkeypatch: Any
 ) -> None:
     def slow_read(path: Path, progress: Any, cancel: Any) -> Any:
-        progress(3 << 20, 122 << 20)
+        progress(3_000_000, 122_000_000)
         while not cancel():
             time.sleep(0.01)
         raise ImportCancelledError

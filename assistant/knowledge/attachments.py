@@ -26,6 +26,7 @@ from assistant.knowledge.formats import IMAGE_TYPES, FileKind, kind_of
 from assistant.knowledge.index import FileIndex
 from assistant.knowledge.reading import NO_TEXT_LAYER, Chunk, UnreadableFileError, read_file
 from assistant.memory.messages import AttachedFile, estimate_tokens
+from assistant.sizes import MB, size_in_words
 
 log = logging.getLogger(__name__)
 
@@ -77,15 +78,6 @@ def label(name: str, size: int, pages: int | None) -> str:
     return " · ".join(parts)
 
 
-def size_in_words(size: int) -> str:
-    """A file size for people: "812 bytes", "14 kB", "1.2 MB"."""
-    if size < 1000:
-        return f"{size} bytes"
-    if size < 1_000_000:
-        return f"{size / 1000:.0f} kB"
-    return f"{size / 1_000_000:.1f} MB"
-
-
 def image_refused(name: str, model: str, *, attached: bool) -> str:
     """Why an image is not sent: `model` was found not to take images (`attached`: its chip
     is there already; else it was not attached)."""
@@ -108,7 +100,7 @@ def check(source: Path, max_mb: int = MAX_ATTACHMENT_MB) -> tuple[FileKind, int]
         size = source.stat().st_size
     except OSError as exc:
         raise AttachmentError(f"{source.name} cannot be read: {reason(exc)}.") from exc
-    if size > max_mb * 2**20:
+    if size > max_mb * MB:
         raise AttachmentError(
             f"{source.name} is {size_in_words(size)}: attachments can be at most {max_mb} MB."
         )
@@ -123,7 +115,7 @@ def probe(source: Path, max_mb: int = MAX_ATTACHMENT_MB) -> Attachment:
     pages = None
     if kind != "image":
         try:
-            reading = read_file(source, kind, max_bytes=max_mb * 2**20)
+            reading = read_file(source, kind, max_bytes=max_mb * MB)
             pages = reading.pages
             try:
                 first = next(reading.chunks)
@@ -280,7 +272,7 @@ def _text_of(attachment: Attachment, message: str, tokens: int) -> tuple[str, st
     """The attachment's text for the prompt (whole, or its passages closest to `message`) and
     a note if it was cut."""
     try:
-        reading = read_file(attachment.path, attachment.kind, max_bytes=MAX_ATTACHMENT_MB * 2**20)
+        reading = read_file(attachment.path, attachment.kind, max_bytes=MAX_ATTACHMENT_MB * MB)
         chunks = list(reading.chunks)
     except UnreadableFileError as exc:
         raise AttachmentError(f"{attachment.name}: {exc}") from exc

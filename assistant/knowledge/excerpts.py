@@ -8,8 +8,9 @@ from pathlib import Path
 from assistant.knowledge.formats import kind_of
 from assistant.knowledge.index import FileIndex
 from assistant.knowledge.reading import Place, UnreadableFileError, read_file
+from assistant.sizes import MB
 
-MAX_BYTES = 50 * 2**20  # as the knowledge folders' default size limit
+MAX_BYTES = 50 * MB  # as the knowledge folders' default size limit
 OPENING_CHARS = 600  # of a file, when a whole file is remembered
 
 

@@ -20,6 +20,7 @@ from typing import BinaryIO
 from assistant.errors import AssistantError
 from assistant.fileio import reason
 from assistant.knowledge.formats import FileKind
+from assistant.sizes import MB
 
 TARGET_CHARS = 700  # a chunk ends at the first blank line after this many characters...
 MAX_CHARS = 1500  # ...and before a line that would take it past this
@@ -88,7 +89,7 @@ def read_file(path: Path, kind: FileKind, *, max_bytes: int) -> Reading:
     """
     size = file_size(path)
     if size > max_bytes:
-        raise UnreadableFileError(f"larger than the {max_bytes // 2**20:,} MB limit: not read")
+        raise UnreadableFileError(f"larger than the {max_bytes // MB:,} MB limit: not read")
     if kind == "image":
         raise UnreadableFileError("an image: it has no text to index")
     if kind == "pdf":

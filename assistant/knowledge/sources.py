@@ -19,6 +19,7 @@ from typing import Any
 from assistant.fileio import atomic_write_json, read_json_object, set_aside
 from assistant.knowledge.formats import is_indexed_kind, kind_of
 from assistant.knowledge.reading import os_status
+from assistant.sizes import MB
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ class Sources:
     @property
     def max_bytes(self) -> int:
         """The size limit in bytes."""
-        return self.max_file_mb * 2**20
+        return self.max_file_mb * MB
 
     def with_folder(self, folder: str) -> Sources:
         """These sources with one more folder (the same if it is there already)."""

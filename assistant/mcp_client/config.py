@@ -2,7 +2,8 @@
 
 The format is the one Claude Desktop, LM Studio and Jan use: `{"mcpServers": {NAME: {...}}}`
 with `command`, `args`, `env` (and `cwd`) for a local server started over stdio, or `url` and
-`headers` for a remote one over Streamable HTTP, and `disabled` to keep one without starting it.
+`headers` for a remote one over Streamable HTTP, and `disabled` to keep one without starting it
+(Jan writes `"active": false` for that, which is read the same way).
 
 Reading never fails as a whole for one bad server: each one that cannot be used gets a message
 naming it, and the others work. Writing is atomic and never loses what was read: entries that
@@ -26,7 +27,9 @@ from assistant.fileio import atomic_write_json, refuse_link, storage_error
 CONFIG_NAME = "mcp.json"
 # An env value kept in the keyring instead of the file (added through Settings).
 SECRET_PLACEHOLDER = "<kept in the keyring>"
-_FIELDS = frozenset({"command", "args", "env", "cwd", "url", "headers", "disabled", "type"})
+_FIELDS = frozenset(
+    {"command", "args", "env", "cwd", "url", "headers", "disabled", "active", "type"}
+)
 _TYPES = {"stdio": "stdio", "http": "http", "streamable-http": "http", "streamableHttp": "http"}
 
 Transport = Literal["stdio", "http"]
@@ -112,9 +115,11 @@ def parse_server(name: str, entry: object) -> ServerConfig:
     args = entry.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise ValueError(f"{where}: 'args' must be a list of strings.")
-    disabled = entry.get("disabled", False)
+    disabled, active = entry.get("disabled", False), entry.get("active", True)
     if not isinstance(disabled, bool):
         raise ValueError(f"{where}: 'disabled' must be true or false.")
+    if not isinstance(active, bool):
+        raise ValueError(f"{where}: 'active' must be true or false.")
     cwd = entry.get("cwd", "")
     if not isinstance(cwd, str):
         raise ValueError(f"{where}: 'cwd' must be a string.")
@@ -126,7 +131,7 @@ def parse_server(name: str, entry: object) -> ServerConfig:
         cwd=cwd,
         url=url or "",
         headers=_strings(where, "headers", entry.get("headers", {})),
-        disabled=disabled,
+        disabled=disabled or not active,
     )
 
 

@@ -10,11 +10,12 @@ from dataclasses import dataclass
 import mcp_types
 
 from assistant.agent.tool_images import IMAGE_MIME_TYPES, ToolImage
+from assistant.sizes import MB
 
 # About 4,000 tokens: a result larger than this would crowd out the conversation.
 RESULT_BUDGET_CHARS = 16_000
 MAX_IMAGES = 4  # images of one result shown to the model; the others are described
-MAX_IMAGE_BYTES = 8 * 2**20  # OpenAI takes 20 MB; a larger one is described
+MAX_IMAGE_BYTES = 8 * MB  # OpenAI takes 20 MB; a larger one is described
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def _unshowable(image: mcp_types.ImageContent, shown: int) -> str:
     if shown >= MAX_IMAGES:
         return f"only the first {MAX_IMAGES} images of a result are"
     if len(image.data) * 3 // 4 > MAX_IMAGE_BYTES:
-        return f"larger than {MAX_IMAGE_BYTES // 2**20} MB"
+        return f"larger than {MAX_IMAGE_BYTES // MB} MB"
     try:
         base64.b64decode(image.data, validate=True)
     except (binascii.Error, ValueError):

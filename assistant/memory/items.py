@@ -328,6 +328,12 @@ class SearchHit:
     importance_boost: float = 0.0
     recency_boost: float = 0.0
     matched: tuple[str, ...] = ()  # the query's words found in the item, as typed
+    keyword_part: float = 0.0  # of the score, what the keyword ranking gave
+    meaning_part: float = 0.0  # of the score, what the meaning ranking gave
+    # Of the matched words, those in more than half of the memories searched, with how many
+    # have them: BM25 gives such a word next to no weight (it does not set a memory apart).
+    common: tuple[tuple[str, int], ...] = ()
+    searched: int = 0  # the memories searched (0: not known)
 
 
 # "history": the histories were read from the log (views that waited for them can show them)

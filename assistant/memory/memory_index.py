@@ -30,7 +30,7 @@ from assistant.memory.bm25 import BM25Index, Snapshot
 from assistant.memory.index_cache import Columns
 from assistant.memory.items import MemoryItem, SearchHit
 from assistant.memory.ranking import Ranking, SearchConfig, fuse
-from assistant.memory.text import terms
+from assistant.memory.text import stem, terms
 from assistant.memory.vectors import VectorMatrix, vector_key
 
 log = logging.getLogger(__name__)
@@ -287,6 +287,24 @@ class MemoryIndex:
         return max((max(i.updated_at, i.last_accessed) for i in self.items), default=None)
 
     # -- search --------------------------------------------------------------------------------
+
+    def common_words(self, words: Iterable[str]) -> tuple[tuple[str, int], ...]:
+        """Of `words` (as typed), those in the keyword documents of more than half of the active
+        memories, with how many have each: BM25 weighs such a word next to nothing. None when
+        there is a single memory: there is nothing to set it apart from."""
+        total = len(self._bm25)
+        if total < 2:
+            return ()
+        found = []
+        for word in words:
+            have = self._bm25.frequency(stem(word.lower()))
+            if 2 * have > total:
+                found.append((word, have))
+        return tuple(found)
+
+    def keyword_count(self) -> int:
+        """How many memories keyword search looks through (the active ones)."""
+        return len(self._bm25)
 
     def with_prefix(self, prefix: str) -> list[str]:
         """The indexed words that begin with `prefix` (for search as you type)."""

@@ -37,6 +37,7 @@ from assistant.memory.bm25 import Snapshot
 from assistant.memory.history import History, events_of
 from assistant.memory.items import MAX_TEXT_CHARS, MemoryEvent, MemoryItem, Source
 from assistant.memory.tombstones import Fingerprint, Meaning, Resemblance, Tombstone
+from assistant.sizes import MB
 from assistant.timestamps import stamp
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ LOG_NAME = "semantic.jsonl"
 _MIN_COMPACT_DEAD = 500
 # A record holds one memory (MAX_TEXT_CHARS, escaped) and its links, or an edit's two texts, or
 # the ids used by one reply: far below this. A longer line is not even parsed.
-MAX_RECORD_BYTES = 1 << 20
+MAX_RECORD_BYTES = MB
 
 
 class TooLongError(ValueError):

@@ -281,11 +281,16 @@ class MemoryStore:
                 allowed=self._index.scope_mask(scopes),
                 span=span,
             )
-        return [
-            dataclasses.replace(hit, matched=matched_words(query, hit.item.text, prefix=prefix))
-            if hit.keyword_rank is not None
-            else hit
+        matched = [
+            matched_words(query, hit.item.text, prefix=prefix) if hit.keyword_rank else ()
             for hit in hits
+        ]
+        with self._lock:
+            searched = self._index.keyword_count()
+            common = [self._index.common_words(words) for words in matched]
+        return [
+            dataclasses.replace(hit, matched=words, common=shared, searched=searched)
+            for hit, words, shared in zip(hits, matched, common, strict=True)
         ]
 
     def set_contexts(self, changes: Mapping[str, str | None]) -> None:

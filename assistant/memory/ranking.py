@@ -41,6 +41,8 @@ class SearchConfig:
     # A query that names a period ("in May 2023", "last week") adds this to the relevance of
     # the messages written in it, and of the memories that hold from it (or were learned in it).
     date_weight: float = 0.25
+    # ... and the best messages written in it join the candidates (see `periods`).
+    period_candidates: bool = True
     # Conversation search finds a message also by the texts it is indexed under: the memories
     # extracted from it (`message_keys`).
     message_keys: bool = True
@@ -90,6 +92,7 @@ def fuse(
     fused = fuse_rankings(lexical, dense, config)
     order, keyword_rank, vector_rank = fused.order, fused.keyword_rank, fused.vector_rank
     keyword_score, similarity, relevance = fused.keyword, fused.similarity, fused.relevance
+    keyword_part = fused.keyword_part
     slots = np.array(order, dtype=np.int64)
     boost_importance = config.importance_weight * importance[slots]
     idle_days = np.maximum(0.0, now - last_used[slots]) / 86400
@@ -110,6 +113,8 @@ def fuse(
                 similarity=similarity.get(slot),
                 importance_boost=float(boost_importance[i]),
                 recency_boost=float(boost_recency[i]),
+                keyword_part=float(keyword_part[i]),
+                meaning_part=float(relevance[i] - keyword_part[i]),
             )
         )
     return hits
@@ -118,7 +123,8 @@ def fuse(
 @dataclass(frozen=True)
 class Fusion(Generic[_K]):
     """A keyword and a meaning ranking merged: each key once (keyword hits first), its rank in
-    each (1 is first, 0 absent), its scores, and its relevance in 0..1."""
+    each (1 is first, 0 absent), its scores, and its relevance in 0..1 (of which
+    `keyword_part` came from the keyword ranking, the rest from the meaning one)."""
 
     order: list[_K]
     keyword_rank: npt.NDArray[np.int64]
@@ -126,6 +132,7 @@ class Fusion(Generic[_K]):
     keyword: dict[_K, float]
     similarity: dict[_K, float]
     relevance: npt.NDArray[np.float64]
+    keyword_part: npt.NDArray[np.float64]
 
 
 def fuse_rankings(
@@ -139,14 +146,22 @@ def fuse_rankings(
     keyword_rank[[row[key] for key, _ in lexical]] = np.arange(1, len(lexical) + 1)
     vector_rank[[row[key] for key, _ in dense]] = np.arange(1, len(dense) + 1)
     keyword, similarity = dict(lexical), dict(dense)
-    relevance = _relevance(
+    keyword_part, meaning_part = _relevance(
         np.array([keyword.get(key, 0.0) for key in order], dtype=np.float64),
         np.array([similarity.get(key, 0.0) for key in order], dtype=np.float64),
         keyword_rank,
         vector_rank,
         config,
     )
-    return Fusion(order, keyword_rank, vector_rank, keyword, similarity, relevance)
+    return Fusion(
+        order,
+        keyword_rank,
+        vector_rank,
+        keyword,
+        similarity,
+        keyword_part + meaning_part,
+        keyword_part,
+    )
 
 
 def _relevance(
@@ -155,24 +170,26 @@ def _relevance(
     keyword_rank: npt.NDArray[np.int64],
     vector_rank: npt.NDArray[np.int64],
     config: SearchConfig,
-) -> npt.NDArray[np.float64]:
-    """Per candidate, its relevance in 0..1: 1 for the first of every ranking that has any.
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Per candidate, its relevance in 0..1 (1 for the first of every ranking that has any) as
+    two parts: from the keyword ranking and from the meaning one.
 
     `keyword` and `similarity` are the scores (0 where absent), the ranks 0 where absent.
     """
     has_keyword, has_dense = bool(keyword_rank.any()), bool(vector_rank.any())
     if config.fusion == "rrf":
-        rrf = np.where(keyword_rank > 0, 1 / (config.rrf_k + keyword_rank), 0.0) + np.where(
-            vector_rank > 0, 1 / (config.rrf_k + vector_rank), 0.0
-        )
-        return np.asarray(rrf * (config.rrf_k + 1) / (int(has_keyword) + int(has_dense)))
+        scale = (config.rrf_k + 1) / (int(has_keyword) + int(has_dense))
+        by_words = np.where(keyword_rank > 0, 1 / (config.rrf_k + keyword_rank), 0.0)
+        by_meaning = np.where(vector_rank > 0, 1 / (config.rrf_k + vector_rank), 0.0)
+        return by_words * scale, by_meaning * scale
     weight = config.dense_weight if has_keyword and has_dense else float(has_dense)
-    out = np.zeros(len(keyword), dtype=np.float64)
+    by_words = np.zeros(len(keyword), dtype=np.float64)
+    by_meaning = np.zeros(len(keyword), dtype=np.float64)
     if has_keyword:
-        out += (1 - weight) * _normalised(keyword, keyword_rank > 0)
+        by_words = (1 - weight) * _normalised(keyword, keyword_rank > 0)
     if has_dense:
-        out += weight * _normalised(similarity, vector_rank > 0)
-    return out
+        by_meaning = weight * _normalised(similarity, vector_rank > 0)
+    return by_words, by_meaning
 
 
 def _normalised(

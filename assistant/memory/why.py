@@ -29,20 +29,40 @@ def closeness(similarity: float) -> str:
     return "loosely related in meaning"
 
 
+def spread_text(common: tuple[tuple[str, int], ...], searched: int) -> str:
+    """Why matched words do not set a memory apart: "'Porto' is in every memory", "'tea' and
+    'milk' are in most memories (5 of 6)"."""
+    one = len(common) == 1
+    words = quoted_list([word for word, _ in common])
+    verb = "is" if one else "are"
+    fewest = min(have for _, have in common)
+    if searched and fewest >= searched:
+        where = "every memory" if searched > 1 else "the only memory"
+        return f"{words} {verb} in {where}, so {'it does' if one else 'they do'} not set it apart"
+    counts = "it counts" if one else "they count"
+    return f"{words} {verb} in most memories ({fewest} of {searched}), so {counts} for little"
+
+
 def why_text(hit: SearchHit, now: datetime | None = None) -> str:
     """Why a search found a memory, in words:
-    "Matches 'sister' and 'Porto'; close in meaning (0.71); important; used yesterday"."""
+    "Matches 'sister' and 'Porto'; close in meaning (0.71); important; used yesterday".
+
+    A matched word that most memories have is said to count for little (BM25 gives it next to
+    no weight). Pinning is not a reason: search does not favour pinned memories.
+    """
     now = now or now_utc()
     item = hit.item
     parts: list[str] = []
-    if hit.matched:
-        parts.append(f"matches {quoted_list(hit.matched)}")
-    elif hit.keyword_rank is not None:
+    common = {word for word, _ in hit.common}
+    telling = [word for word in hit.matched if word not in common]
+    if telling:
+        parts.append(f"matches {quoted_list(telling)}")
+    elif hit.keyword_rank is not None and not hit.matched:
         parts.append("shares words with the search")
+    if hit.common:
+        parts.append(spread_text(hit.common, hit.searched))
     if hit.similarity is not None:
         parts.append(f"{closeness(hit.similarity)} ({hit.similarity:.2f})")
-    if item.pinned:
-        parts.append("pinned")
     if item.importance >= IMPORTANT:
         parts.append("important")
     if item.access_count and now - item.last_accessed <= RECENT:
@@ -51,3 +71,42 @@ def why_text(hit: SearchHit, now: datetime | None = None) -> str:
         parts.append(f"added {relative_time(item.created_at, now)}")
     text = "; ".join(parts) or "ranked by importance and recency"
     return text[0].upper() + text[1:]
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, 11th, 21st."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def details_text(hit: SearchHit) -> str:
+    """The score of a hit as the sum of its parts, one line each, for "Details"."""
+    lines = [f"Score {hit.score:.3f}, the sum of:"]
+    if hit.keyword_rank is not None:
+        line = f"Keywords +{hit.keyword_part:.3f}: {ordinal(hit.keyword_rank)} by keywords"
+        if hit.common and len(hit.common) == len(hit.matched):
+            line += f" ({spread_text(hit.common, hit.searched)})"
+        elif hit.keyword_score is not None:
+            line += f" (keyword score {max(hit.keyword_score, 0.0):.2f})"
+        lines.append(line)
+    else:
+        lines.append("Keywords +0.000: none of the search's words")
+    if hit.vector_rank is not None and hit.similarity is not None:
+        lines.append(
+            f"Meaning +{hit.meaning_part:.3f}: {ordinal(hit.vector_rank)} by meaning "
+            f"(similarity {hit.similarity:.2f})"
+        )
+    lines.append(f"Importance +{hit.importance_boost:.3f} (importance {hit.item.importance:.2f})")
+    item, now = hit.item, now_utc()
+    when = (
+        f"used {relative_time(item.last_accessed, now)}"
+        if item.access_count
+        else (f"added {relative_time(item.created_at, now)}, not used since")
+    )
+    lines.append(f"Recency +{hit.recency_boost:.3f} ({when})")
+    rest = (
+        hit.score - hit.keyword_part - hit.meaning_part - hit.importance_boost - hit.recency_boost
+    )
+    if rest > 0.0005:
+        lines.append(f"Date named in the search +{rest:.3f}")
+    return "\n".join(lines)

@@ -12,6 +12,11 @@ from typing import Any
 
 from assistant.json_fields import fail, kind
 from assistant.memory import AttachedFile, Message
+from assistant.sizes import MB
+
+# The largest file an export may carry: the 20 MB attachment limit, and the 20 MiB (20.97 MB)
+# that versions counting in MiB attached, so that their exports still import.
+MAX_FILE_MB = 21
 
 
 @dataclass(frozen=True)
@@ -33,9 +38,7 @@ def read_files(
     `messages` as parsed from them), each once; FieldError names the bad field: `data` that is
     not base64, is over the attachment size limit, or does not hold `size` bytes, or that
     differs between two messages carrying the same file (an edited message carries its files)."""
-    from assistant.knowledge.attachments import MAX_ATTACHMENT_MB  # the index loads slowly
-
-    limit = MAX_ATTACHMENT_MB * 2**20
+    limit = MAX_FILE_MB * MB
     found: dict[tuple[str, str], tuple[ImportedFile, str]] = {}
     for j, (raw, message) in enumerate(zip(raw_messages, messages, strict=True)):
         entries = raw.get("attachments") or []
@@ -57,10 +60,10 @@ def _checked_data(data: object, ref: AttachedFile, limit: int, where: str) -> st
     if ref.size > limit:
         raise fail(
             f"{where}.size",
-            f"{ref.size} bytes is over the attachment limit of {limit // 2**20} MB",
+            f"{ref.size} bytes is over the limit of {MAX_FILE_MB} MB for a file in an export",
         )
     if len(data) > 4 * (limit // 3 + 1):  # larger than any file within the limit
-        raise fail(f"{where}.data", f"holds more than the attachment limit of {limit // 2**20} MB")
+        raise fail(f"{where}.data", f"holds more than the limit of {MAX_FILE_MB} MB for a file")
     try:
         size = len(base64.b64decode(data, validate=True))
     except (binascii.Error, ValueError):

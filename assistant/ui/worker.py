@@ -33,6 +33,7 @@ from assistant.memory import (
 )
 from assistant.model_options import ModelOptions
 from assistant.priority import lower_this_thread
+from assistant.ui.conversations.list_edit import ListEdit
 from assistant.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ __all__ = [
     "pinned_overflow",
     "reflect",
     "saved_names",
+    "write_edit",
 ]
 
 log = logging.getLogger(__name__)
@@ -81,6 +83,8 @@ class AgentWorker(QObject):
     busy_changed = Signal(bool)
     upkeep_changed = Signal(int)  # how many replies' memory upkeep is queued or running
     progress = Signal(str, int, int)  # what, done, total (total 0: finished)
+    not_saved = Signal(str, str)  # a new chat (`create`) whose file could not be made, and why
+    list_edited = Signal(object, str)  # a ListEdit (`edit_list`), and "" or why it failed
     _upkeep_queued = Signal()  # to the GUI thread, which starts the upkeep once it has drawn
 
     def __init__(self, workspace: Workspace) -> None:
@@ -148,8 +152,18 @@ class AgentWorker(QObject):
 
     @Slot(object)
     def create(self, conversation: Conversation) -> None:
-        """Save a new, empty conversation (`new_conversation`), which the window shows already."""
-        self._write("save", conversation.id, lambda c: c.save_new(conversation))
+        """Save a new, empty conversation (`new_conversation`), which the window shows already;
+        `not_saved` says if it could not be."""
+        try:
+            self._workspace.conversations.save_new(conversation)
+        except AssistantError as exc:
+            log.warning("Could not save new conversation %s: %s", conversation.id, exc)
+            self.not_saved.emit(conversation.id, str(exc))
+
+    @Slot(object)
+    def edit_list(self, edit: ListEdit) -> None:
+        """Write what the conversation list asks (it shows it already); `list_edited` answers."""
+        self.list_edited.emit(edit, write_edit(self._workspace.conversations, edit))
 
     @Slot(str, str)
     def rename(self, conversation_id: str, title: str) -> None:
@@ -380,6 +394,27 @@ class AgentWorker(QObject):
             log.warning("%s failed: %s", label, exc)
         finally:
             self.progress.emit(label, 0, 0)
+
+
+def write_edit(store: ConversationStore, edit: ListEdit) -> str:
+    """Write an edit of the conversation list, one conversation after another (one gone
+    meanwhile has nothing to change); "" once written, else why it could not be."""
+    try:
+        for cid in edit.ids:
+            try:
+                if edit.deletes:
+                    store.delete(cid)
+                elif edit.title is not None:
+                    store.rename(cid, edit.title)
+                elif edit.moves:
+                    store.set_project(cid, edit.project)
+                else:
+                    store.set_flags(cid, pinned=edit.pinned, archived=edit.archived)
+            except ConversationNotFoundError:
+                log.info("Could not %s conversation %s: it is gone", edit.what, cid)
+    except (AssistantError, ValueError) as exc:  # the disk refuses, or a temporary chat
+        return str(exc)
+    return ""
 
 
 def reflect(workspace: Workspace) -> Reflection:

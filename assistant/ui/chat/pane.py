@@ -66,6 +66,10 @@ class ChatPane(QWidget):
         banner.hide()
         return banner
 
+    def add_notice(self, notice: QWidget) -> None:
+        """Show `notice` (a notice bar) under the pane's buttons, over the chat."""
+        self._layout.insertWidget(self._layout.indexOf(self.temporary_banner), notice)
+
     def fill(self, chat: QWidget, welcome: QWidget, above_chat: QWidget) -> None:
         """Put the chat and the welcome in place of the blank frame, `above_chat` over them."""
         self._layout.insertWidget(self._layout.indexOf(self.stack), above_chat)

@@ -64,6 +64,8 @@ class ChatSession(QObject):
     notice = Signal(str)  # for the status bar
     listing_changed = Signal()  # a conversation was written: the list shows it anew
     saved_new = Signal(str)  # the file of a new chat (`hold_new`) was made: it is listed
+    # A new chat (Conversation) whose file could not be made, why, and the message sent in it.
+    new_chat_lost = Signal(object, str, str)
     asked = Signal(str)  # a turn was asked in this conversation (it is not empty now)
 
     # The worker's slots, queued: they run on its thread in the order sent.
@@ -95,7 +97,8 @@ class ChatSession(QObject):
         self._busy = False
         self._reply: list[AgentEvent] = []  # what the reply being written has shown so far
         self._leave_later: set[str] = set()  # to delete once its reply has ended
-        self._saving: set[str] = set()  # new chats whose file the worker is making
+        self._saving: dict[str, Conversation] = {}  # new chats whose file the worker makes
+        self._sent_unsaved: dict[str, str] = {}  # of those, the message sent in it
         self._pending_text: list[str] = []
         self._flush_text = Debounced(TEXT_FLUSH_MS, self._show_pending_text, self, throttled=True)
         self._handlers: dict[type[Any], Callable[[Any], None]] = {
@@ -120,6 +123,7 @@ class ChatSession(QObject):
         self._delete.connect(worker.delete)
         worker.agent_event.connect(self._on_agent_event)
         worker.busy_changed.connect(self._on_busy)
+        worker.not_saved.connect(self._on_not_saved)
         # Direct: the worker's thread is blocked in the turn that waits for this answer.
         chat.confirmation_answered.connect(worker.confirm, Qt.ConnectionType.DirectConnection)
         chat.confirmation_answered.connect(self._on_answered)
@@ -173,7 +177,7 @@ class ChatSession(QObject):
         save it: nothing is written on the GUI thread, and what is asked of the worker next
         (its first message, leaving it) comes after."""
         self._held[conversation.id] = conversation
-        self._saving.add(conversation.id)
+        self._saving[conversation.id] = conversation
         self._create.emit(conversation)
 
     def _hold(self, conversation_id: str | None) -> Conversation | None:
@@ -236,6 +240,8 @@ class ChatSession(QObject):
         cid = conversation.id
         if conversation.title == DEFAULT_TITLE and not conversation.messages:
             self._rename.emit(cid, title_from(text or " ".join(p.name for p in attachments)))
+        if cid in self._saving:  # kept if its file cannot be made
+            self._sent_unsaved[cid] = text
         self._start_reply(cid, None, text, files)
         self._submit.emit(cid, text, [str(p) for p in attachments])
         return True
@@ -341,7 +347,8 @@ class ChatSession(QObject):
         """A conversation file was written (on any thread; heard here on the GUI thread)."""
         self.listing_changed.emit()
         if write.conversation_id in self._saving:  # a new chat made as held: listed now
-            self._saving.discard(write.conversation_id)
+            del self._saving[write.conversation_id]
+            self._sent_unsaved.pop(write.conversation_id, None)
             self.saved_new.emit(write.conversation_id)
             return
         held = self._held.get(write.conversation_id)
@@ -358,6 +365,17 @@ class ChatSession(QObject):
             self._hold(write.conversation_id)
         if write.conversation_id == self._shown:
             self.conversation_changed.emit(self._held.get(write.conversation_id))
+
+    def _on_not_saved(self, conversation_id: str, error: str) -> None:
+        """The file of a new chat could not be made: it is let go (its turn, if one was asked,
+        fails for want of it); the window hears what was sent in it."""
+        conversation = self._saving.pop(conversation_id, None)
+        if conversation is None:
+            return
+        self._held.pop(conversation_id, None)
+        self._leave_later.discard(conversation_id)
+        text = self._sent_unsaved.pop(conversation_id, "")
+        self.new_chat_lost.emit(conversation, error, text)
 
     def _on_agent_event(self, event: AgentEvent) -> None:
         if isinstance(event, events.Notice):

@@ -16,13 +16,14 @@ from pathlib import Path
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QImage, QTextCursor, QTextDocument, QTextImageFormat
 
+from assistant.sizes import MB
 from assistant.ui.worker import ToolImage, saved_names
 
 log = logging.getLogger(__name__)
 
 ImageLookup = Callable[[str], Path | None]  # a kept image's file name -> its file, if there
 THUMBNAIL_PX = 160  # the longer side of a thumbnail, in pixels
-MAX_FILE_BYTES = 8 * 2**20  # a larger file is not read on the GUI thread
+MAX_FILE_BYTES = 8 * MB  # a larger file is not read on the GUI thread
 
 
 def thumbnails(

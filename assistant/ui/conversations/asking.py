@@ -1,10 +1,13 @@
-"""The conversation list's small questions: a new title, a project to move to."""
+"""The conversation list's small questions: a new title, a project to move to, whether to
+delete."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtWidgets import QInputDialog, QLayout, QWidget
+from PySide6.QtWidgets import QInputDialog, QLayout, QMessageBox, QWidget
+
+from assistant.ui.wording import count
 
 DIALOG_WIDTH = 420  # their title and field show whole
 
@@ -46,3 +49,23 @@ def _widen(dialog: QInputDialog, width: int) -> None:
     if layout is not None:
         layout.setSizeConstraint(QLayout.SizeConstraint.SetDefaultConstraint)
     dialog.resize(width, dialog.sizeHint().height())
+
+
+def confirm_delete(parent: QWidget, titles: list[str]) -> bool:
+    """Whether the user confirms deleting the conversations of these titles."""
+    what = f"“{titles[0]}”" if len(titles) == 1 else count(len(titles), "conversation")
+    box = QMessageBox(
+        QMessageBox.Icon.Warning,
+        "Delete conversation" if len(titles) == 1 else "Delete conversations",
+        f"Delete {what}?",
+        QMessageBox.StandardButton.Cancel,
+        parent,
+    )
+    box.setInformativeText(
+        ("Its messages are" if len(titles) == 1 else "Their messages are")
+        + " removed for good; memories learned from them stay."
+    )
+    delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
+    box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+    box.exec()
+    return box.clickedButton() is delete

@@ -11,6 +11,7 @@ from PySide6.QtGui import QFont, QGuiApplication, QIcon, QPalette
 from assistant.memory import Conversation, ConversationInfo, ConversationStore
 from assistant.projects import ProjectStore
 from assistant.ui.conversations.group_delegate import GroupRole
+from assistant.ui.conversations.list_edit import ListEdit
 from assistant.ui.conversations.projects import ALL, NO_PROJECT_LABEL, project_label
 from assistant.ui.icons import draw_clock, drawn_icon
 from assistant.ui.times import list_group, listing_time
@@ -32,7 +33,6 @@ class ConversationListModel(QAbstractListModel):
 
     def __init__(self, store: ConversationStore, projects: ProjectStore | None = None) -> None:
         super().__init__()
-        self._store = store
         self._projects = projects
         self.show_archived = False
         self.project_filter = ALL
@@ -43,6 +43,9 @@ class ConversationListModel(QAbstractListModel):
         self._unsaved: dict[str, ConversationInfo] = {}
         self._saved: set[str] = set()  # of those, made: the next listing read has them
         self._asked: set[str] = set()  # of those, asked a turn in: not empty any more
+        # Edits asked of the worker, shown as done until a listing read since it wrote them.
+        self._edits: list[ListEdit] = []
+        self._written: list[ListEdit] = []  # of those, written: the next listing read has them
         self._icons: dict[str, QIcon] = {}  # the temporary chat's icon, by text colour
 
     def _temporary_icon(self) -> QIcon:
@@ -78,10 +81,6 @@ class ConversationListModel(QAbstractListModel):
         ]
         return rows
 
-    def refresh(self) -> None:
-        """Re-read the listing (cheap: the store caches it) and update the rows."""
-        self.set_rows(self._store.all())
-
     def add_new(self, conversation: Conversation) -> None:
         """List a new, empty chat at once, while its file is being made (see `saved`)."""
         c = conversation
@@ -89,6 +88,29 @@ class ConversationListModel(QAbstractListModel):
             c.id, c.title, c.created_at, c.updated_at, 0, c.temporary, project=c.project
         )
         self._unsaved[c.id] = info
+        self._show(self._listing)
+
+    def drop_new(self, conversation_id: str) -> None:
+        """The file of a new chat could not be made: its row (`add_new`) goes."""
+        if self._unsaved.pop(conversation_id, None) is not None:
+            self._saved.discard(conversation_id)
+            self._asked.discard(conversation_id)
+            self._show(self._listing)
+
+    def begin_edit(self, edit: ListEdit) -> None:
+        """Show the rows as `edit` leaves them, until it is written (`end_edit`)."""
+        self._edits.append(edit)
+        self._show(self._listing)
+
+    def end_edit(self, edit: ListEdit, written: bool) -> None:
+        """The worker wrote `edit` (a listing read from now on has it, and replaces it), or
+        could not: the rows it changed are as listed again."""
+        if edit not in self._edits:
+            return
+        if written:
+            self._written.append(edit)
+            return
+        self._edits.remove(edit)
         self._show(self._listing)
 
     def saved(self, conversation_id: str) -> None:
@@ -115,10 +137,15 @@ class ConversationListModel(QAbstractListModel):
         self._unsaved = {cid: i for cid, i in self._unsaved.items() if cid not in listed}
         self._saved.clear()
         self._asked &= set(self._unsaved)
+        self._edits = [e for e in self._edits if e not in self._written]
+        self._written.clear()
         self._show(listing)
 
     def _show(self, listing: list[ConversationInfo]) -> None:
-        rows = self._listed([*self._unsaved.values(), *listing])
+        infos = [*self._unsaved.values(), *listing]
+        for edit in self._edits:
+            infos = [row for info in infos if (row := edit.row(info)) is not None]
+        rows = self._listed(infos)
         if [r.id for r in rows] == [r.id for r in self._rows]:
             self._rows = rows
             if rows:

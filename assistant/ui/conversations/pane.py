@@ -4,13 +4,13 @@ move to a project, delete (several at once)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import (
     QItemSelectionModel,
     QModelIndex,
     QSignalBlocker,
-    QSortFilterProxyModel,
     Qt,
     Signal,
 )
@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListView,
     QMenu,
-    QMessageBox,
     QPushButton,
     QToolButton,
     QVBoxLayout,
@@ -36,14 +35,14 @@ from assistant.memory import (
     new_conversation,
 )
 from assistant.projects import ProjectStore
-from assistant.ui.conversations.asking import ask_choice, ask_title
+from assistant.ui.conversations.asking import ask_choice, ask_title, confirm_delete
 from assistant.ui.conversations.group_delegate import GroupDelegate
+from assistant.ui.conversations.list_edit import ListEdit
 from assistant.ui.conversations.model import (
     ArchivedRole,
     ConversationListModel,
     EmptyRole,
     IdRole,
-    Index,
     PinnedRole,
     ProjectRole,
     TemporaryRole,
@@ -54,36 +53,15 @@ from assistant.ui.conversations.projects import (
     ProjectPicker,
     move_menu,
 )
+from assistant.ui.conversations.title_filter import TitleOrContentFilter
 from assistant.ui.debounce import Debounced
-from assistant.ui.jobs import LatestJob, Progress, run_job
+from assistant.ui.jobs import LatestJob, Progress
 from assistant.ui.theme import set_muted
-from assistant.ui.wording import count, shorten
+from assistant.ui.wording import shorten
 
 FILTER_DELAY_MS = 150
 CONTENT_HITS = 200
 SLOW_SEARCH_MS = 400  # a message search still running after this says so under the filter
-
-
-class _TitleOrContentFilter(QSortFilterProxyModel):
-    """Keeps rows whose title has the text, or whose messages matched a search for it."""
-
-    def __init__(self, parent: QWidget) -> None:
-        super().__init__(parent)
-        self.text = ""
-        self.content_hits: dict[str, str] = {}  # conversation id -> its best matching message
-
-    def set_filter(self, text: str, content_hits: dict[str, str]) -> None:
-        """Filter by `text`, also keeping the conversations in `content_hits`."""
-        self.text = text.strip().casefold()
-        self.content_hits = content_hits
-        self.invalidate()
-
-    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:  # noqa: N802
-        if not self.text:
-            return True
-        index = self.sourceModel().index(source_row, 0, source_parent)
-        title = str(index.data(Qt.ItemDataRole.AccessibleTextRole) or "")
-        return self.text in title.casefold() or index.data(IdRole) in self.content_hits
 
 
 class ConversationPane(QWidget):
@@ -97,6 +75,8 @@ class ConversationPane(QWidget):
     selected = Signal(object)  # conversation id, or None
     # A new, empty Conversation, not saved: to hold and have saved (before it is selected).
     new_chat = Signal(object)
+    # A ListEdit, shown in the list already, for the worker to write (it answers `on_edited`).
+    edit_requested = Signal(object)
 
     def __init__(
         self,
@@ -108,7 +88,7 @@ class ConversationPane(QWidget):
         self._store = store
         self._projects = projects
         self.model = ConversationListModel(store, projects)
-        self._proxy = _TitleOrContentFilter(self)
+        self._proxy = TitleOrContentFilter(self)
         self._proxy.setSourceModel(self.model)
 
         self.new_button = QPushButton("New chat", self)
@@ -137,6 +117,7 @@ class ConversationPane(QWidget):
         )
         self._slow_search = Debounced(SLOW_SEARCH_MS, self._on_slow_search, self)
         self._hidden_current: str | None = None  # the open conversation, hidden by the filter
+        self._made_from: dict[str, str | None] = {}  # new chat -> the one selected before it
         # The listing is read again off the GUI thread: it may stat every file and save itself.
         self._listing: LatestJob[list[ConversationInfo]] = LatestJob(
             self._show_rows, self._on_listing_failed, self
@@ -175,7 +156,7 @@ class ConversationPane(QWidget):
         self._pin_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self._pin_action.triggered.connect(self.toggle_pinned)
         self._archive_action = QAction("Archive", self)
-        self._archive_action.setShortcut(QKeySequence("Ctrl+Shift+A"))
+        self._archive_action.setShortcut(QKeySequence("Ctrl+Shift+E"))  # A attaches files
         self._archive_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self._archive_action.triggered.connect(self.toggle_archived)
         self.show_archived_action = QAction("Show Archived Conversations", self)
@@ -275,9 +256,13 @@ class ConversationPane(QWidget):
         self._show_note(f"Could not list the conversations: {message}")
 
     def _show_rows(self, rows: list[ConversationInfo]) -> None:
+        self._keeping_current(lambda: self.model.set_rows(rows))
+
+    def _keeping_current(self, change: Callable[[], None]) -> None:
+        """Change the rows, keeping the selected conversation selected if it is still listed."""
         current = self.current_id()
         with QSignalBlocker(self.view.selectionModel()):
-            self.model.set_rows(rows)
+            change()
             if current is not None:
                 row = self.model.row_of(current)
                 if row >= 0:
@@ -301,6 +286,7 @@ class ConversationPane(QWidget):
         ):
             return cid
         conversation = new_conversation(temporary=temporary, project=project)
+        self._made_from[conversation.id] = self.current_id()
         self.new_chat.emit(conversation)
         self.model.add_new(conversation)
         self.select(conversation.id)
@@ -315,8 +301,21 @@ class ConversationPane(QWidget):
 
     def on_saved(self, conversation_id: str) -> None:
         """A new chat's file is made: list the conversations again (their listing has it)."""
+        self._made_from.pop(conversation_id, None)
         self.model.saved(conversation_id)
         self.refresh_later()
+
+    def drop_new(self, conversation_id: str) -> None:
+        """A new chat's file could not be made: its row goes; if it was selected, the
+        conversation selected before it was made is again (else the first)."""
+        before = self._made_from.pop(conversation_id, None)
+        if self.current_id() != conversation_id:
+            self._keeping_current(lambda: self.model.drop_new(conversation_id))
+            return
+        with QSignalBlocker(self.view.selectionModel()):
+            self.model.drop_new(conversation_id)
+        listed = before is not None and self.model.row_of(before) >= 0
+        self.select(before if listed else self.first_id())
 
     def select_next(self, step: int) -> None:
         """Select the conversation `step` rows below (negative: above) the current one."""
@@ -400,12 +399,7 @@ class ConversationPane(QWidget):
         title = self.ask_title(str(self.view.currentIndex().data()))
         if title is None or not title.strip():
             return
-        store = self._store
-        run_job(
-            lambda _progress: store.rename(cid, title),
-            on_done=lambda _none: self.refresh(),
-            on_error=self._on_flags_failed,
-        )
+        self._edit(ListEdit((cid,), title=title))
 
     def ask_title(self, title: str) -> str | None:
         """Ask for a conversation's new title, in a dialog wide enough to read it (tests
@@ -422,24 +416,26 @@ class ConversationPane(QWidget):
     def toggle_pinned(self) -> None:
         """Pin the selected conversations (unpin them if the current one is pinned)."""
         pinned = not bool(self.view.currentIndex().data(PinnedRole))
-        self._set_flags(self.selected_ids(), pinned=pinned)
+        self._edit(ListEdit(tuple(self.selected_ids()), pinned=pinned))
 
     def toggle_archived(self) -> None:
         """Archive the selected conversations (unarchive them if the current one is)."""
         archived = not bool(self.view.currentIndex().data(ArchivedRole))
-        self._set_flags(self.selected_ids(), archived=archived)
+        self._edit(ListEdit(tuple(self.selected_ids()), archived=archived))
 
-    def _set_flags(self, ids: list[str], **flags: bool) -> None:
-        """Write the flags in the background, then list the conversations again."""
-        if not ids:
-            return
-        store = self._store
+    def _edit(self, edit: ListEdit) -> None:
+        """Show the edit in the list at once, and have the worker write it."""
+        if edit.ids:
+            self._keeping_current(lambda: self.model.begin_edit(edit))
+            self.edit_requested.emit(edit)
 
-        def write(_progress: Progress) -> None:
-            for cid in ids:
-                store.set_flags(cid, **flags)
-
-        run_job(write, on_done=lambda _none: self.refresh(), on_error=self._on_flags_failed)
+    def on_edited(self, edit: ListEdit, error: str) -> None:
+        """The worker wrote an edit (`error` ""), or could not: the rows it changed are as
+        listed again, and the note under the filter says why. The list is read again."""
+        self._keeping_current(lambda: self.model.end_edit(edit, written=not error))
+        if error:
+            self._show_note(f"Could not {edit.what} the conversation: {error}")
+        self.refresh_later()
 
     def show_project(self, choice: str) -> None:
         """List the conversations of a project (ALL: all, grouped; NO_PROJECT: those in none),
@@ -480,20 +476,11 @@ class ConversationPane(QWidget):
         return None if picked is None else ids[picked]
 
     def move_to(self, ids: list[str], project: str | None) -> None:
-        """Move conversations into a project (None: into none), in the background."""
-        store = self._store
-
-        def write(_progress: Progress) -> None:
-            for cid in ids:
-                store.set_project(cid, project)
-
-        run_job(write, on_done=lambda _none: self.refresh(), on_error=self._on_flags_failed)
+        """Move conversations into a project (None: into none), through the worker."""
+        self._edit(ListEdit(tuple(ids), moves=True, project=project))
 
     def _is_temporary(self, conversation_id: str) -> bool:
         return bool(self.model.index(self.model.row_of(conversation_id)).data(TemporaryRole))
-
-    def _on_flags_failed(self, message: str) -> None:
-        self._show_note(f"Could not change the conversation: {message}")
 
     def set_show_archived(self, shown: bool) -> None:
         """List archived conversations too, or not."""
@@ -503,26 +490,19 @@ class ConversationPane(QWidget):
         self.refresh()
 
     def delete_current(self) -> None:
-        """Delete the selected conversations after one confirmation."""
+        """Delete the selected conversations after one confirmation; if the current one is
+        among them, the one that takes its row is selected."""
         ids = self.selected_ids()
         if not ids:
             return
         titles = [str(self.model.index(self.model.row_of(cid)).data()) for cid in ids]
         if not self.confirm_delete(titles):
             return
-        row = self.view.currentIndex().row()
-        store = self._store
-
-        def delete(_progress: Progress) -> None:
-            for cid in ids:
-                store.delete(cid)
-
-        run_job(delete, on_done=lambda _none: self._deleted(row), on_error=self._show_note)
-
-    def _deleted(self, row: int) -> None:
-        """The conversations are deleted: select the one now in `row` (or above)."""
-        self.model.refresh()
-        next_row = min(row, self._proxy.rowCount() - 1)
+        row, current = self.view.currentIndex().row(), self.current_id()
+        self._edit(ListEdit(tuple(ids), deletes=True))  # the rows go at once
+        if current not in ids:  # it stays selected
+            return
+        next_row = min(row, self._proxy.rowCount() - 1)  # the one now in its row (or above)
         if next_row >= 0:
             self._make_current(self._proxy.index(next_row, 0))
         else:
@@ -530,22 +510,7 @@ class ConversationPane(QWidget):
 
     def confirm_delete(self, titles: list[str]) -> bool:
         """Ask before deleting (tests replace this)."""
-        what = f"“{titles[0]}”" if len(titles) == 1 else count(len(titles), "conversation")
-        box = QMessageBox(
-            QMessageBox.Icon.Warning,
-            "Delete conversation" if len(titles) == 1 else "Delete conversations",
-            f"Delete {what}?",
-            QMessageBox.StandardButton.Cancel,
-            self,
-        )
-        box.setInformativeText(
-            ("Its messages are" if len(titles) == 1 else "Their messages are")
-            + " removed for good; memories learned from them stay."
-        )
-        delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.exec()
-        return box.clickedButton() is delete
+        return confirm_delete(self, titles)
 
     def _menu(self, position: Any) -> None:
         if not self.view.indexAt(position).isValid():

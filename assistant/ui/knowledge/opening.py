@@ -20,8 +20,9 @@ from PySide6.QtWidgets import (
 )
 
 from assistant.knowledge import Citation, kind_of
+from assistant.sizes import MB
 
-PREVIEW_BYTES = 2 * 2**20  # larger text files open in the system's viewer
+PREVIEW_BYTES = 2 * MB  # larger text files open in the system's viewer
 REMEMBER_CHARS = 2000  # of a file with no lines highlighted nor selected
 
 

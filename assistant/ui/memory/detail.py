@@ -13,12 +13,11 @@ from PySide6.QtWidgets import QWidget
 
 from assistant.memory import MemoryItem, SearchHit, SemanticMemory, Source
 from assistant.memory.items import MemoryEvent
-from assistant.memory.why import why_text
+from assistant.memory.why import details_text, why_text
 from assistant.ui.memory.html import css, paragraphs, section
 from assistant.ui.memory.model import caption
 from assistant.ui.memory.wording import (
     ORIGIN_ICONS,
-    details_text,
     event_text,
     no_source_reason,
     origin_text,

@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from assistant.memory import KINDS, MemoryItem, MemoryKind
+from assistant.memory.items import MAX_TEXT_CHARS
+from assistant.ui.char_counter import show_count
 from assistant.ui.keys import is_ctrl_enter
 from assistant.ui.theme import set_muted
 
@@ -81,6 +83,10 @@ class MemoryDialog(QDialog):
         importance.addWidget(self.importance_slider, 1)
         importance.addWidget(self.importance_spin)
 
+        self.counter = QLabel(self)
+        self.counter.setObjectName("memoryTextCounter")
+        self.counter.setAlignment(Qt.AlignmentFlag.AlignRight)
+
         hint = QLabel("Important memories are recalled first and fade more slowly.", self)
         hint.setWordWrap(True)
         set_muted(hint)
@@ -101,11 +107,10 @@ class MemoryDialog(QDialog):
         # Enter is a new line in the text; Ctrl+Enter saves (the text box takes Ctrl+Enter
         # before any shortcut could, so it is caught on its way there).
         self.text_edit.installEventFilter(self)
-        save_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
-        save_button.setToolTip("Save (Ctrl+Enter)")
 
         layout = QVBoxLayout(self)
         layout.addWidget(self.text_edit, 1)
+        layout.addWidget(self.counter)
         layout.addLayout(form)
         layout.addWidget(self.buttons)
 
@@ -149,8 +154,17 @@ class MemoryDialog(QDialog):
         return super().eventFilter(watched, event)
 
     def _update_buttons(self) -> None:
+        """Save only some text within the limit; the counter says how long it is (a longer
+        text was taken, the dialog closed, the store refused it and the text was lost)."""
+        length = len(self.text_edit.toPlainText().strip())
+        show_count(self.counter, length, MAX_TEXT_CHARS)
         save = self.buttons.button(QDialogButtonBox.StandardButton.Save)
-        save.setEnabled(bool(self.text_edit.toPlainText().strip()))
+        save.setEnabled(0 < length <= MAX_TEXT_CHARS)
+        save.setToolTip(
+            f"A memory is one fact: at most {MAX_TEXT_CHARS:,} characters. Shorten it to save."
+            if length > MAX_TEXT_CHARS
+            else "Save (Ctrl+Enter)"
+        )
 
     @classmethod
     def ask(

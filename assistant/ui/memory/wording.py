@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from assistant.memory import MemoryItem, SearchHit
+from assistant.memory import MemoryItem
 from assistant.memory.items import MemoryEvent, Origin
 from assistant.memory.tombstones import REJECTED_PROPOSAL
 from assistant.ui.times import day_text
@@ -32,18 +32,6 @@ _BY: dict[str, str] = {
 # MCP clients as they name themselves (`clientInfo.name`, what their memories keep), by the
 # name their users know them by.
 KNOWN_CLIENTS: dict[str, str] = {"claude-ai": "Claude Desktop"}
-
-
-def details_text(hit: SearchHit) -> str:
-    """The numbers behind a hit's rank, for "Details"."""
-    lines = [f"Score {hit.score:.3f}"]
-    if hit.keyword_rank is not None:
-        lines.append(f"Keyword rank {hit.keyword_rank} (BM25 {hit.keyword_score:.2f})")
-    if hit.vector_rank is not None:
-        lines.append(f"Meaning rank {hit.vector_rank} (similarity {hit.similarity:.2f})")
-    lines.append(f"Importance +{hit.importance_boost:.3f} (importance {hit.item.importance:.2f})")
-    lines.append(f"Recency +{hit.recency_boost:.3f}")
-    return "\n".join(lines)
 
 
 def imported_from(item: MemoryItem) -> str | None:

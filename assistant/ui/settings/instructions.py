@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject
-from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -19,6 +18,7 @@ from PySide6.QtWidgets import (
 from assistant.errors import AssistantError
 from assistant.instructions import ABOUT_LABEL, ANSWER_LABEL, INSTRUCTIONS_LIMIT, Instructions
 from assistant.ui import theme
+from assistant.ui.char_counter import show_count
 from assistant.ui.keys import is_ctrl_enter
 
 if TYPE_CHECKING:
@@ -30,13 +30,6 @@ INTRO = (
 )
 ABOUT_HINT = "Your work, where you live, what you are interested in…"
 ANSWER_HINT = "Formal or casual, short or detailed, units, language…"
-
-
-def counter_text(length: int, limit: int = INSTRUCTIONS_LIMIT) -> str:
-    """The characters used out of the limit, and by how many a text is over it."""
-    text = f"{length:,} / {limit:,}"
-    over = length - limit
-    return f"{text} — {over:,} over the limit" if over > 0 else text
 
 
 class InstructionField:
@@ -75,11 +68,7 @@ class InstructionField:
 
     def count(self) -> None:
         """Show the length; over the limit in the error colour (the text is kept, not cut)."""
-        self.counter.setText(counter_text(len(self.text()), self.limit))
-        palette = self.counter.palette()
-        colour = theme.danger(palette) if self.over() else theme.muted(palette)
-        palette.setColor(QPalette.ColorRole.WindowText, colour)
-        self.counter.setPalette(palette)
+        show_count(self.counter, len(self.text()), self.limit)
         self.edit.setAccessibleDescription(f"{self.counter.text()} characters")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QSpinBox, QWidget
 
-from assistant.model_options import ModelOptions, ToolUse
+from assistant.model_options import MIN_CONTEXT, ModelOptions, ToolUse
 from assistant.ui.settings.form import SettingsForm
 
 DEFAULT = "Default"
@@ -37,7 +37,7 @@ class ModelOptionsFields:
         )
         self.max_tokens = _count(parent, "maxTokensSpin", 1_000_000)
         form.add_row("Reply &length:", self.max_tokens, "At most this many tokens per reply.")
-        self.context = _count(parent, "contextTokensSpin", 10_000_000)
+        self.context = _count(parent, "contextTokensSpin", 10_000_000, bottom=MIN_CONTEXT)
         form.add_row(
             "&Context length:",
             self.context,
@@ -78,8 +78,8 @@ class ModelOptionsFields:
         return ModelOptions(
             temperature=_value(self.temperature),
             top_p=_value(self.top_p),
-            max_tokens=self.max_tokens.value() or None,
-            context_tokens=self.context.value() or None,
+            max_tokens=_tokens(self.max_tokens, 1),
+            context_tokens=_tokens(self.context, MIN_CONTEXT),
             tools=tools,
             tools_learned_off=self._learned_off and not self.tools_back_on.isChecked(),
         )
@@ -96,15 +96,22 @@ def _decimal(parent: QWidget, name: str, top: float) -> QDoubleSpinBox:
     return spin
 
 
-def _count(parent: QWidget, name: str, top: int) -> QSpinBox:
-    """A spin box of tokens, whose 0 reads "Default" (unset)."""
+def _count(parent: QWidget, name: str, top: int, bottom: int = 1) -> QSpinBox:
+    """A spin box of tokens from `bottom` to `top`, whose 0 reads "Default" (unset); a number
+    typed under `bottom` becomes `bottom` when the box is left."""
     spin = QSpinBox(parent)
     spin.setObjectName(name)
     spin.setRange(0, top)
     spin.setSingleStep(256)
     spin.setSpecialValueText(DEFAULT)
     spin.setSuffix(" tokens")
+    spin.editingFinished.connect(lambda: spin.setValue(_tokens(spin, bottom) or 0))
     return spin
+
+
+def _tokens(spin: QSpinBox, bottom: int) -> int | None:
+    """The count shown (None: Default), at least `bottom`."""
+    return max(spin.value(), bottom) if spin.value() else None
 
 
 def _set(spin: QDoubleSpinBox, value: float | None) -> None:

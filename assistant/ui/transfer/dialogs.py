@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from assistant.errors import AssistantError
 from assistant.instructions import Instructions
 from assistant.memory_policy import MemoryPolicy
+from assistant.sizes import KB
 from assistant.transfer import (
     ImportPlan,
     ImportResult,
@@ -304,7 +305,7 @@ class _ImportFlow(QObject):
         self._show_progress(f"Reading {path.name}…", "importReadProgressDialog")
 
         def read(report: Progress) -> ImportPreview:
-            return prepare_import(path, workspace, _in_kib(report), cancel.is_set)
+            return prepare_import(path, workspace, _in_kb(report), cancel.is_set)
 
         run_job(
             read,
@@ -441,6 +442,6 @@ class _ImportFlow(QObject):
         self._end()
 
 
-def _in_kib(report: Progress) -> Progress:
-    """Byte counts for a Qt signal of 32-bit ints: in KiB, so that exports of GBs fit."""
-    return lambda done, total: report(done >> 10, total >> 10)
+def _in_kb(report: Progress) -> Progress:
+    """Byte counts for a Qt signal of 32-bit ints: in kB, so that exports of GBs fit."""
+    return lambda done, total: report(done // KB, total // KB)

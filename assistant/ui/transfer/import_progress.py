@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QProgressDialog, QWidget
 
+from assistant.sizes import KB
 from assistant.ui.wording import number
 
 PROGRESS_DELAY_MS = 200  # an import shorter than this shows no progress at all
-MB = 1024  # KiB, the unit of the reading progress
 _NEVER_MS = 2**31 - 1
 
 
@@ -81,7 +81,7 @@ class ImportProgress:
         self.update(0, phases.memories + phases.conversations + phases.suggestions)
 
     def update(self, done: int, total: int) -> None:
-        """`done` of `total` (reading: KiB of the files)."""
+        """`done` of `total` (reading: kB of the files)."""
         dialog = self.dialog
         if dialog is None:
             return
@@ -103,9 +103,9 @@ class ImportProgress:
 def _reading(done: int, total: int) -> str:
     if total <= 0:
         return "Starting…"
-    if total < MB:
-        return f"{number(done)} of {number(total)} KB"
-    return f"{done / MB:,.1f} of {total / MB:,.1f} MB"
+    if total < KB:  # in kB
+        return f"{number(done)} of {number(total)} kB"
+    return f"{done / KB:,.1f} of {total / KB:,.1f} MB"
 
 
 def show_result(parent: QWidget, title: str, summary: str, details: str = "") -> QMessageBox:

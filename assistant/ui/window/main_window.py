@@ -33,6 +33,7 @@ from assistant.ui.shutdown import release_when_finished
 from assistant.ui.transfer.drop import ImportDropFilter
 from assistant.ui.window.closing import detach
 from assistant.ui.window.help import show_about, show_shortcuts
+from assistant.ui.window.keyring_notice import keyring_notice
 from assistant.ui.window.layout import restore_layout
 from assistant.ui.window.loader import WorkspaceLoader
 from assistant.ui.window.menu import MainMenu
@@ -43,6 +44,7 @@ from assistant.ui.window.transfer_actions import connect_transfers
 from assistant.ui.window.welcome import welcome_panel
 
 if TYPE_CHECKING:
+    from assistant.memory import Conversation
     from assistant.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -187,6 +189,7 @@ class MainWindow(QMainWindow):
         self._open_first()
         if workspace.warnings:
             self.status.report_problems(workspace.warnings, workspace.root)
+        self.keyring_notice = keyring_notice(workspace, self.chat_pane)
         self.input.setFocus()
         self._become_ready()
 
@@ -317,9 +320,15 @@ class MainWindow(QMainWindow):
         self.conversations.selected.connect(self._show_conversation)
         self.conversations.new_chat.connect(self.session.hold_new)  # it holds, the worker saves
         self.session.saved_new.connect(self.conversations.on_saved)
+        self.session.new_chat_lost.connect(self._on_new_chat_lost)
+        # Rename, pin, archive, move and delete: shown at once, written by the worker.
+        self.conversations.edit_requested.connect(self.worker.edit_list)
+        self.worker.list_edited.connect(self.conversations.on_edited)
         self.session.asked.connect(self.conversations.model.asked)
         self.chat.copied.connect(lambda what: self.statusBar().showMessage(what, 3000))
         self.chat.copied.connect(lambda _what: self.input.setFocus())  # typing goes on there
+        self.chat.acted.connect(self.input.setFocus)  # Retry, Accept...: not on a link redrawn
+        self.sidebar.review.done.connect(self.input.setFocus)
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
         self.files = FileActions(
             self, self.workspace, self.chat, self.session, self.status.add_notice
@@ -374,6 +383,13 @@ class MainWindow(QMainWindow):
 
     def _on_new_temporary(self) -> None:
         self.new_conversation(temporary=True)
+
+    def _on_new_chat_lost(self, conversation: Conversation, error: str, sent: str) -> None:
+        """A new chat's file could not be made: its row goes, what was written in it is kept."""
+        where = self.drafts.keep_lost(conversation, sent)
+        self.conversations.drop_new(conversation.id)
+        kept = f" What you wrote in it is {where}." if where else ""
+        self.status.add_notice(f"The new chat could not be saved: {error}{kept}")
 
     def _show_conversation(self, conversation_id: str | None) -> None:
         self.composer.end_edit()
@@ -441,6 +457,7 @@ class MainWindow(QMainWindow):
         dialog.show_page(page)
         if dialog.exec():
             self.reading.set_size(parse_size(self.workspace.settings.ui_state.get(STATE_KEY)))
+            self.set_theme(self.workspace.settings.ui_state.get("theme", "system"))
             self._update_status()
             self._show_welcome_if_needed()
             self.chat_pane.model_bar.refresh_models()

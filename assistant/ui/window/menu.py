@@ -216,6 +216,10 @@ class MainMenu:
             ("New line in the message", "Shift+Enter"),
             ("Stop the reply (in the message box)", "Esc"),
             ("Rename / delete the selected conversation", "F2 / Del"),
+            (
+                "Pin / archive the selected conversations (in the list)",
+                "Ctrl+Shift+P / Ctrl+Shift+E",
+            ),
             ("New project / its instructions and settings", "Ctrl+Alt+N / Ctrl+Alt+I"),
             ("Move the selected conversations to a project", "Ctrl+Alt+M"),
             ("Forget / undo forgetting the selected memory (in the memory list)", f"Del / {undo}"),
