@@ -1,5 +1,5 @@
 """The unsent message of each conversation: back in the message box when the user comes back
-to the conversation, also after a restart.
+to the conversation, also after a restart (its text; the files attached to it, in this run).
 
 The box's text is kept per conversation as it is typed and saved a moment after typing stops,
 off the GUI thread, one write at a time (`assistant/drafts.py` writes the file); at quit it is
@@ -49,6 +49,7 @@ class Drafts(QObject):
         except AssistantError as exc:  # kept as it is; this run's drafts are not saved over it
             self._texts, warning, self._path = {}, str(exc), None
         self._warning = warning
+        self._files: dict[str, list[Path]] = {}  # files attached and not sent, this run
         self._key: str | None = _NOTHING_SHOWN
         self._shown: str | None = None  # the id of the conversation shown
         self._lock = threading.Lock()  # one write at a time, the newest last
@@ -107,15 +108,20 @@ class Drafts(QObject):
             self._key = key
             self._on_typed()
             return
-        first, self._key = self._key == _NOTHING_SHOWN, key
+        first, left, self._key = self._key == _NOTHING_SHOWN, self._key, key
         if first and self._composer.input.toPlainText().strip():
             self._on_typed()  # typed while the data was opening: it stays, as this one's draft
             return
+        if left != _NOTHING_SHOWN:  # the files attached stay with their conversation
+            files = self._composer.attachments.take_new()
+            if files and left is not None:  # (a temporary chat's go with it)
+                self._files[left] = files
         self._restoring = True
         try:
             self._composer.input.setPlainText("" if key is None else self._texts.get(key, ""))
         finally:
             self._restoring = False
+        self._composer.attachments.add(self._files.pop(key, []) if key is not None else [])
         cursor = self._composer.input.textCursor()
         cursor.movePosition(cursor.MoveOperation.End)
         self._composer.input.setTextCursor(cursor)
