@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import pypdfium2
 import pytest
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QTextDocument
 from pytestqt.qtbot import QtBot
 
 from assistant.memory import ConversationStore
 from assistant.transfer import conversation_markdown
+from assistant.ui.chat.markdown import set_markdown
 from assistant.ui.transfer import conversation_export
 from assistant.ui.transfer.conversation_export import FORMATS, document_bytes, file_name
 from assistant.ui.window.main_window import MainWindow
@@ -37,7 +39,7 @@ def test_markdown_holds_the_branch_on_screen_with_tools_in_one_line(data_dir: Pa
     store = ConversationStore(data_dir)
     text = conversation_markdown(store.load(trip(store)))
     assert text.startswith("# Trip: Lisbon/Porto?\n\n*")
-    assert "**You**\n\nWhen does the *train* leave?" in text
+    assert "**You**\n\nWhen does the \\*train\\* leave?" in text  # the user's words are plain
     assert '> ▸ `recall` {"q": 1}' in text
     assert "> → train at nine more" in text
     assert text.endswith("**Assistant**\n\nAt **nine**.\n\n1. one\n2. two\n")
@@ -56,6 +58,41 @@ def test_each_format_is_written_whole(qapp: object, suffix: str) -> None:
         assert data.startswith(b"%PDF-") and data.rstrip().endswith(b"%%EOF")
         assert b"/Type /Page" in data
     assert suffix in FORMATS.values()
+
+
+# A user message as typed: the chat shows it character for character, so do the exports.
+TYPED = (
+    "# not a heading\n"
+    "*not italic* and __not bold__, <b>no tag</b> & &amp;\n"
+    "    four spaces in,   three between\n"
+    "1. not a list\n"
+    "- nor this\n"
+    "> nor a quote\n"
+    "\n"
+    "see http://example.com or a@b.com, `no code` [no](link) a_b_c \\ | x |"
+)
+
+
+def test_exports_show_the_users_words_as_the_chat_does(qapp: object, data_dir: Path) -> None:
+    store = ConversationStore(data_dir)
+    cid = store.create("*Stars* & <tags>").id
+    store.append(cid, "user", TYPED)
+    store.append(cid, "assistant", "A *real* reply:\n\n- one")
+    markdown = conversation_markdown(store.load(cid))
+    html = QTextDocument()
+    html.setHtml(document_bytes(markdown, ".html", "Typed").decode())
+    shown = html.toPlainText()
+    assert shown.startswith("*Stars* & <tags>\n")
+    assert f"You\n{TYPED}\nAssistant\nA real reply:\n" in shown  # the reply is Markdown
+    md = QTextDocument()  # the Markdown file read by a Markdown reader
+    set_markdown(md, markdown)
+    assert f"You\n{TYPED}\nAssistant" in md.toPlainText()
+    pdf = pypdfium2.PdfDocument(document_bytes(markdown, ".pdf", "Typed"))
+    text = "".join(pdf[i].get_textpage().get_text_range() for i in range(len(pdf)))
+    # A PDF's text has no spaces, only gaps that a reader takes for one: words compared.
+    lines = [line.split() for line in text.splitlines()]
+    for line in filter(None, TYPED.splitlines()):
+        assert line.split() in lines, line
 
 
 def test_a_file_name_is_made_from_the_title() -> None:

@@ -7,8 +7,10 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
@@ -79,3 +81,38 @@ def test_the_chat_pane_reads_as_the_contract_says(
     wait_idle(qtbot, window)
     assert "Here now." in window.chat.toPlainText()
     assert "⚠" not in window.chat.toPlainText()
+
+
+def test_the_window_is_driven_by_its_contract_names_alone(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    def find(name: str) -> Any:
+        widget = window.findChild(QWidget, name)
+        assert widget is not None, name
+        return widget
+
+    fake_openai.enqueue(
+        Reply.tool_calls(
+            ToolCall("remember", json.dumps({"text": "The user's bike is a red Gazelle"})),
+            ToolCall("update_working_memory", json.dumps({"task": "Plan a bike trip"})),
+        ),
+        Reply.text("Noted, a red Gazelle."),
+    )
+    find("chatInput").setPlainText("My bike is a red Gazelle")
+    qtbot.mouseClick(find("sendButton"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "Noted, a red Gazelle." in find("chatView").toPlainText())
+    qtbot.waitUntil(lambda: find("sendButton").isEnabled() and not find("stopButton").isEnabled())
+    qtbot.waitUntil(lambda: "Plan a bike trip" in find("workingMemoryView").toPlainText())
+    memories = find("memoryList").model()
+    qtbot.waitUntil(lambda: memories.rowCount() == 1)
+    find("memorySearch").setText("Gazelle")
+    qtbot.waitUntil(lambda: memories.rowCount() == 1)
+    [item] = window.workspace.memory.all()
+    assert item.text == "The user's bike is a red Gazelle"
+    find("memorySearch").setText("violin")
+    qtbot.waitUntil(lambda: memories.rowCount() == 0)
+    first = window.conversations.current_id()
+    assert find("conversationList").model().rowCount() >= 1
+    qtbot.mouseClick(find("newConversationButton"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "Noted" not in find("chatView").toPlainText())
+    assert window.conversations.current_id() not in (None, first)

@@ -159,7 +159,7 @@ def test_import_from_claude_desktop(
 def test_the_page_is_a_page_of_the_settings_dialog(
     qtbot: QtBot, data_dir: Path, messages: list[str]
 ) -> None:
-    from PySide6.QtWidgets import QTabWidget
+    from PySide6.QtWidgets import QStackedWidget
 
     from assistant.ui.settings.dialog import SettingsDialog
 
@@ -169,9 +169,9 @@ def test_the_page_is_a_page_of_the_settings_dialog(
     try:
         dialog = SettingsDialog(workspace)
         qtbot.addWidget(dialog)
-        tabs = dialog.findChild(QTabWidget, "settingsPages")
+        tabs = dialog.findChild(QStackedWidget, "settingsPages")
         assert tabs is not None
-        titles = [tabs.tabText(i) for i in range(tabs.count())]
+        titles = [page.title for page in dialog.pages]
         assert titles[-1] == "MCP servers"
         page = tabs.widget(titles.index("MCP servers"))
         assert isinstance(page, McpPage) and page in dialog.pages

@@ -1,20 +1,28 @@
 """A conversation as a Markdown document to read or share: the branch on screen, its tool
-calls as one line each, no ids."""
+calls as one line each, no ids. The user's words (and the title, and the tool lines) read as
+the chat shows them, as plain text: their `*`, `#` and `<` are escaped, their lines and spaces
+kept; the replies are Markdown."""
 
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 
 from assistant.memory import Conversation, Message
 
 SPEAKERS = {"user": "You", "assistant": "Assistant", "system": "Note"}
 ARGUMENT_CHARS = 80
+# What Markdown (GitHub's, as Qt reads it) would take for markup anywhere in a line: escaped;
+# links it would make of addresses (`http://`, `www.`, `a@b`) are broken by an escape too.
+_INLINE = re.compile(r"[\\`*_\[\]<>&~|@]|://|(?<![\w.])www\.")
+# ... and at the start of a line: a heading, quote, list item, rule or heading underline.
+_LINE_START = re.compile(r"[#>+=-]|\d+(?=[.)])")
 
 
 def conversation_markdown(conversation: Conversation) -> str:
     """The conversation's chosen branch as Markdown, headed by its title and date."""
-    parts = [f"# {_one_line(conversation.title) or 'Conversation'}"]
+    parts = [f"# {plain(_one_line(conversation.title)) or 'Conversation'}"]
     if day := _day(conversation.created_at):
         parts.append(f"*{day}*")
     for message in conversation.branch():
@@ -22,7 +30,9 @@ def conversation_markdown(conversation: Conversation) -> str:
             parts.append(_tool_result(message))
             continue
         if message.content.strip():
-            parts.append(f"**{SPEAKERS[message.role]}**\n\n{message.content.strip()}")
+            words = message.content.strip("\n")
+            words = plain(words) if message.role == "user" else words.strip()
+            parts.append(f"**{SPEAKERS[message.role]}**\n\n{words}")
         parts.extend(_tool_call(call) for call in message.tool_calls)
         if message.stop_reason == "stopped":
             parts.append("*(stopped)*")
@@ -42,13 +52,37 @@ def _tool_call(call: dict[str, object]) -> str:
     except ValueError:
         arguments = raw
     shown = arguments if len(arguments) <= ARGUMENT_CHARS else arguments[:ARGUMENT_CHARS] + "…"
-    return f"> ▸ `{name}` {shown}".rstrip()
+    return f"> ▸ `{name}` {plain(shown)}".rstrip()
 
 
 def _tool_result(message: Message) -> str:
     first = _one_line(message.content)
     shown = first if len(first) <= ARGUMENT_CHARS else first[:ARGUMENT_CHARS] + "…"
-    return f"> {'→' if message.ok else '⚠'} {shown}"
+    return f"> {'→' if message.ok else '⚠'} {plain(shown)}"
+
+
+def plain(text: str) -> str:
+    """Markdown that reads as `text` itself: its markup characters escaped, each line break a
+    hard break, leading spaces and runs of spaces kept (as no-break spaces)."""
+    return "\\\n".join(_plain_line(line) for line in text.split("\n"))
+
+
+def _plain_line(line: str) -> str:
+    body = line.lstrip(" \t")
+    lead = line[: len(line) - len(body)].replace("\t", "    ")
+    body = _INLINE.sub(_escaped, body)
+    if start := _LINE_START.match(body):
+        at = start.end() if start.group()[0].isdigit() else 0  # "1\." is no list item
+        body = f"{body[:at]}\\{body[at:]}"
+    body = re.sub(r"(?<= ) ", "&nbsp;", body)  # Markdown would fold a run of spaces into one
+    return "&nbsp;" * len(lead) + body
+
+
+def _escaped(found: re.Match[str]) -> str:
+    mark = found.group()
+    if mark == "://":
+        return "\\://"
+    return "www\\." if mark.startswith("www") else f"\\{mark}"
 
 
 def _one_line(text: str) -> str:

@@ -33,6 +33,7 @@ from assistant.mcp_client.config import (
 from assistant.mcp_client.manager import mcp_secret_name
 from assistant.mcp_client.status import McpTool, ServerStatus
 from assistant.paths import settings_file
+from assistant.ui.outlines import outline_checks
 from assistant.ui.settings.form import note
 from assistant.ui.settings.mcp_server_dialog import ServerDialog
 from assistant.ui.settings.page import SettingsPage
@@ -67,6 +68,7 @@ class McpPage(SettingsPage):
         self.tree.setObjectName("mcpServers")
         self.tree.setHeaderLabels(["Server / tool", "Status"])
         self.tree.setColumnWidth(0, 240)
+        outline_checks(self.tree)  # a server's check box
         self.detail = QPlainTextEdit(self)
         self.detail.setObjectName("mcpDetail")
         self.detail.setReadOnly(True)
