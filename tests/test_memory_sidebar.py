@@ -617,12 +617,12 @@ def test_context_menu_lists_the_actions(
         ("Edit…", True),
         ("Forget", True),
         ("No source: you added it yourself", False),
-        ("Why this result", False),
-        ("Add memory…", True),
-        ("Reflect now", True),
+        ("Why This Result", False),
+        ("Add Memory…", True),
+        ("Reflect Now", True),
     ]
     assert sidebar.memories.selected_item() is not None
-    assert entries(QPoint(5, 5000)) == [("Add memory…", True), ("Reflect now", True)]
+    assert entries(QPoint(5, 5000)) == [("Add Memory…", True), ("Reflect Now", True)]
 
 
 def test_too_many_pinned_memories_are_warned_about(
