@@ -87,8 +87,11 @@ def test_a_document_scored_apart_scores_as_indexed(docs: list[list[str]], query:
     index.add_many(range(len(docs)), docs)
     keys, scores = index.scores(query)
     got = dict(zip(keys.tolist(), scores.tolist(), strict=True))
-    apart = index.score_documents(query, docs).tolist()
+    apart = index.score_documents(query, docs)
     assert apart == pytest.approx([got.get(key, 0.0) for key in range(len(docs))], abs=1e-9)
+    qualified = index.score_documents(query, docs, require=query)
+    found = {key for key, _ in index.top(query, len(docs), require=query)}
+    assert [score is not None for score in qualified] == [key in found for key in range(len(docs))]
 
 
 @settings(max_examples=100, deadline=None)

@@ -13,10 +13,12 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QUrl
+from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
 from assistant import failpoints
 from assistant.memory import ConversationStore, conversation_file
+from assistant.paths import drafts_file
 from assistant.ui.conversations.list_edit import ListEdit
 from assistant.ui.conversations.model import PinnedRole, ProjectRole
 from assistant.ui.window.main_window import MainWindow
@@ -256,6 +258,26 @@ def test_a_new_chat_whose_file_cannot_be_made_leaves_the_list_and_keeps_its_mess
     again = window.new_conversation()  # the disk takes it this time
     assert window.input.toPlainText() == "A message that must not be lost"
     qtbot.waitUntil(lambda: store.exists(again))
+
+
+def test_a_temporary_chat_that_cannot_be_made_leaves_its_message_on_the_clipboard_only(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, window: MainWindow
+) -> None:
+    """A temporary chat's text is never saved, a draft neither: it waits on the clipboard."""
+    notices: list[str] = []
+    window.statusBar().messageChanged.connect(notices.append)
+    monkeypatch.setattr(failpoints, "_ARMED", failpoints.parse("fail:conversation.create.write"))
+    lost = window.new_conversation(temporary=True)
+    send(qtbot, window, "A secret that must not be lost")
+    qtbot.waitUntil(lambda: window.conversations.model.row_of(lost) < 0)
+    wait_idle(qtbot, window)
+    assert QGuiApplication.clipboard().text() == "A secret that must not be lost"
+    assert any("What you wrote in it is on the clipboard" in n for n in notices)
+    window.drafts.save_now()
+    saved = drafts_file(window.workspace.root)
+    assert not saved.exists() or "secret" not in saved.read_text(encoding="utf-8")
+    window.new_conversation()
+    assert window.input.toPlainText() == ""
 
 
 def test_expanding_a_tool_line_reads_nothing_and_draws_only_that_line(

@@ -14,6 +14,7 @@ from assistant.errors import ProviderError
 from assistant.memory import ConversationStore, Message, message_vectors
 from assistant.memory.message_vectors import MessageVectors, cache_path
 from assistant.memory.neighbours import neighbour_relevance
+from assistant.memory.periods import Timeline
 from assistant.memory.ranking import SearchConfig
 from assistant.memory.when import time_span
 from tests.clusters import DIM, centres, clustered
@@ -338,3 +339,42 @@ def test_weeks_of_a_month_and_seasons_are_resolved() -> None:
     assert span("during the spring") == ("2023-03-01", "2023-06-01")
     assert span("the fall of Rome") is None  # a season only after "in", "last" and the like
     assert span("summer reading list") is None
+
+
+def test_the_best_messages_of_a_named_period_join_the_candidates(data_dir: Path) -> None:
+    # Each ranking is fused to depth 2: March concerts fill it, the May one is not in by words.
+    config = SearchConfig(depth=2, neighbour_weight=0.0, summary_weight=0.0)
+    store = ConversationStore(data_dir, config=config)
+    written = {}
+    for n, month in enumerate(("03", "03", "03", "05")):
+        at = f"2023-{month}-1{n}T10:00:00Z"
+        said = "What a concert, the best concert!" if month == "03" else "The concert was fine."
+        message = Message(f"m{n}", None, "user", said, at)
+        store.import_conversation(f"c{n}", f"c{n}", at, [message])
+        written[message.id] = month
+    filler = [
+        Message(f"f{n}", None, "user", text, "2023-01-01T10:00:00Z")
+        for n, text in enumerate(("Pasta tonight?", "With basil.", "Fine.", "Wine?", "No."))
+    ]
+    store.import_conversation("food", "food", filler[0].created_at, filler)  # "concert" is rare
+    now = datetime(2023, 9, 1, tzinfo=UTC)
+    found = store.search("the concert in May 2023", k=1, now=now)
+    assert [written[h.message_id] for h in found] == ["05"]
+    plain = ConversationStore(data_dir, config=SearchConfig(depth=2, period_candidates=False))
+    assert [
+        written[h.message_id] for h in plain.search("the concert in May 2023", k=1, now=now)
+    ] == ["03"]
+    plain.close()
+    store.close()
+
+
+def test_a_timeline_finds_the_keys_of_a_period_after_changes() -> None:
+    times = Timeline({1: "2023-05-02", 2: "2023-03-01", 3: "2023-05-20"})
+    assert times.written_in("2023-05-01", "2023-06-01") == [1, 3]
+    times[4] = "2023-05-10"
+    del times[1]
+    assert times.written_in("2023-05-01", "2023-06-01") == [4, 3]
+    times[5] = "2023-05-30"  # newer than all: appended without sorting again
+    times[2] = "2023-05-01"  # an earlier time for a key: sorted again
+    assert times.written_in("2023-05-01", "2023-06-01") == [2, 4, 3, 5]
+    assert times.written_in("2024-01-01", "2025-01-01") == []

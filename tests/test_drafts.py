@@ -130,3 +130,52 @@ def test_the_file_keeps_texts_only_and_a_newer_one_is_left_alone(tmp_path: Path)
     with pytest.raises(Exception, match="newer version"):
         read_drafts(path)
     assert path.exists()
+
+
+def test_files_attached_and_not_sent_stay_with_their_conversation(
+    qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI
+) -> None:
+    """A chip followed the user to every chat (one shared row), so Enter sent the file into
+    the wrong conversation, a project's too; it stays with the one it was attached in."""
+    win, tea, coffee = typed_in_both(qtbot, data_dir, fake_openai, "see file", "")
+    notes = data_dir / "notes.txt"
+    notes.write_text("Tea notes")
+    win.conversations.select(tea)
+    win.composer.attachments.add([notes])
+    win.conversations.select(coffee)
+    assert win.composer.attachments.files() == []
+    win.menu.new.trigger()
+    assert win.composer.attachments.files() == []
+    win.conversations.select(tea)
+    assert win.composer.attachments.files() == [notes]
+    assert win.input.toPlainText() == "see file"
+    win.close()
+
+
+def test_editing_a_message_puts_the_unsent_one_aside_and_back(
+    qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI
+) -> None:
+    """Edit replaced the box's unsent text and files, and Cancel edit emptied the box: the
+    draft was lost, also from the drafts file. It comes back on Cancel and after sending."""
+    win, tea, _coffee = typed_in_both(qtbot, data_dir, fake_openai, "", "")
+    win.conversations.select(tea)
+    notes = data_dir / "notes.txt"
+    notes.write_text("Tea notes")
+    type_in(qtbot, win, "my important unsent draft")
+    win.composer.attachments.add([notes])
+    conversation = win.session.conversation
+    assert conversation is not None
+    asked = conversation.branch()[0]
+    win.chat.edit_requested.emit(asked.id, asked.content)
+    assert win.composer.editing == asked.id and win.composer.attachments.files() == []
+    win.composer.cancel_edit_button.click()
+    assert win.input.toPlainText() == "my important unsent draft"
+    assert win.composer.attachments.files() == [notes]
+    win.chat.edit_requested.emit(asked.id, asked.content)
+    win.input.setPlainText("About green tea")
+    win.send_button.click()
+    qtbot.waitUntil(win.send_button.isEnabled, timeout=10000)
+    assert win.input.toPlainText() == "my important unsent draft"
+    assert win.composer.attachments.files() == [notes]
+    win.close()
+    assert read_drafts(drafts_file(data_dir))[0][tea] == "my important unsent draft"

@@ -28,6 +28,10 @@ SAMPLE = [
     ("inbox.snapshot.write", 1),
     ("inbox.snapshot.rename", 2),
     ("inbox.snapshot.fsync", 3),
+    ("knowledge-passages.append.write", 3),  # a file's changed entry torn in half
+    ("knowledge-passages.snapshot.rename", 1),  # the log compacted or not
+    ("knowledge-vectors.append.write", 2),
+    ("knowledge-vectors.snapshot.rename", 1),
 ]
 
 
@@ -45,6 +49,8 @@ SAMPLE = [
         ("data/mcp.json", "mcp"),
         ("data/memory/inbox.json", "inbox"),
         ("data/projects/0a1b.json", "projects"),
+        ("data/knowledge/passages.jsonl", "knowledge-passages"),
+        ("data/knowledge/vectors-hash.bin", "knowledge-vectors"),
         ("data/elsewhere.txt", "other"),
     ],
 )
@@ -71,6 +77,8 @@ def test_the_workload_passes_a_failpoint_of_every_step_of_every_store(tmp_path: 
     assert {"memory-vectors.snapshot.rename", "message-vectors.snapshot.rename"} <= names
     assert {f"projects.snapshot.{step}" for step in ("write", "fsync", "rename")} <= names
     assert "projects.delete" in names
+    for kind in ("knowledge-passages", "knowledge-vectors"):
+        assert {f"{kind}.append.write", f"{kind}.append.fsync", f"{kind}.snapshot.rename"} <= names
 
 
 @pytest.mark.parametrize(("name", "at"), SAMPLE)

@@ -1,8 +1,10 @@
 """Focus in the main window: where Tab lands in the chat, where typing goes after a click on a
-Copy link, and the focus ring that shows where the keyboard is, in both themes."""
+Copy, Retry or Accept link or on the Review tab's Accept, and the focus ring that shows where
+the keyboard is, in both themes."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +19,8 @@ from assistant.ui import focus_ring, theme
 from assistant.ui.chat.view import ChatView
 from assistant.ui.window.main_window import MainWindow
 from tests.desktop import configure, shown_window
-from tests.fake_openai import FakeOpenAI
+from tests.fake_openai import FakeOpenAI, Reply, ToolCall
+from tests.test_main_window import send, wait_idle
 
 pytestmark = pytest.mark.gui
 
@@ -86,6 +89,61 @@ def test_after_a_click_on_copy_typing_goes_to_the_message_box(
     qtbot.waitUntil(window.input.hasFocus)
     qtbot.keyClicks(QApplication.focusWidget(), "and milk")
     assert window.input.toPlainText() == "and milk"
+
+
+def test_after_retry_by_click_or_by_key_typing_goes_to_the_message_box(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    """Retry redraws the conversation; the focus stayed in the chat, on a link (Tab order's
+    next), so typing went nowhere."""
+    fake_openai.enqueue(Reply.error(401), Reply.text("Here now."), Reply.error(401))
+    send(qtbot, window, "Are you there?")
+    wait_idle(qtbot, window)
+    cid = window.session.conversation_id
+    assert cid is not None
+    asked = window.workspace.conversations.load(cid).messages[-1]
+    point = link_point(window.chat, f"retry:{asked.id}")
+    qtbot.mouseClick(window.chat.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    qtbot.waitUntil(lambda: "Here now." in window.chat.toPlainText(), timeout=10000)
+    wait_idle(qtbot, window)
+    assert window.input.hasFocus()
+
+    send(qtbot, window, "And again?")
+    wait_idle(qtbot, window)
+    fake_openai.enqueue(Reply.text("Back again."))
+    qtbot.keyClick(window.input, Qt.Key.Key_Backtab)
+    while not window.chat.hasFocus():  # past the send button
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Backtab)
+    again = window.workspace.conversations.load(cid).messages[-1]
+    assert selected_href(window.chat) == f"retry:{again.id}"
+    qtbot.keyClick(window.chat, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "Back again." in window.chat.toPlainText(), timeout=10000)
+    wait_idle(qtbot, window)
+    assert window.input.hasFocus()
+    qtbot.keyClicks(QApplication.focusWidget(), "thanks")
+    assert window.input.toPlainText() == "thanks"
+
+
+def test_after_accepting_a_suggestion_typing_goes_to_the_message_box(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    from assistant.agent.change_budget import MAX_ADDS_PER_REPLY
+
+    calls = [
+        ToolCall("remember", json.dumps({"text": f"Fact number {i} zq{i}"}))
+        for i in range(MAX_ADDS_PER_REPLY + 1)
+    ]
+    fake_openai.enqueue(Reply.tool_calls(*calls), Reply.text("Saved what I could."))
+    send(qtbot, window, "Remember these")
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: "💡 Suggested" in window.chat.toPlainText(), timeout=10000)
+    cid = window.session.conversation_id
+    assert cid is not None
+    (pending,) = window.workspace.conversations.load(cid).pending
+    point = link_point(window.chat, f"pending-memory:accepted:{pending.id}")
+    qtbot.mouseClick(window.chat.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    qtbot.waitUntil(lambda: "↺ Remembered “Fact number" in window.chat.toPlainText(), timeout=10000)
+    assert window.input.hasFocus()
 
 
 def test_tab_into_the_chat_starts_at_the_last_message(qtbot: QtBot, window: MainWindow) -> None:

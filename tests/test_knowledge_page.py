@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QFileDialog, QTabWidget, QTreeWidgetItem
+from PySide6.QtWidgets import QFileDialog, QStackedWidget, QTreeWidgetItem
 from pytestqt.qtbot import QtBot
 
 from assistant.knowledge import Knowledge, KnowledgeEvent
@@ -134,7 +134,7 @@ def test_the_edit_menu_opens_the_knowledge_page_of_the_settings(
     monkeypatch.setattr(SettingsDialog, "exec", lambda self: opened.append(self) or 0)
     win.menu.knowledge.trigger()
     (dialog,) = opened
-    current = dialog.findChild(QTabWidget, "settingsPages").currentWidget()
+    current = dialog.findChild(QStackedWidget, "settingsPages").currentWidget()
     assert isinstance(current, KnowledgeSettingsPage)
     assert [p.title for p in dialog.pages][-1] == "Knowledge"
     current.page.add_folder(str(folder))  # applies at once: the window's index follows it
@@ -142,7 +142,7 @@ def test_the_edit_menu_opens_the_knowledge_page_of_the_settings(
     qtbot.waitUntil(lambda: "1 file indexed" in current.page.files.topLevelItem(0).text(1),
                     timeout=20000)  # fmt: skip
     win.menu.settings.trigger()  # Settings opens at its first page, with the Knowledge page
-    assert opened[1].findChild(QTabWidget, "settingsPages").currentIndex() == 0
+    assert opened[1].findChild(QStackedWidget, "settingsPages").currentIndex() == 0
     for dialog in opened:
         dialog.deleteLater()
     win.close()

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QPlainTextEdit, QRadioButton
 from pytestqt.qtbot import QtBot
 
@@ -256,3 +257,37 @@ def test_the_review_tab_keeps_its_layout_after_the_last_is_accepted(
     after = page.accept_button.mapTo(page, page.accept_button.rect().topLeft()).y()
     assert after >= buttons_at - page.notice.height() - 12  # at the bottom, over the notice
     win.close()
+
+
+def test_after_accept_the_focus_stays_on_the_list_then_goes_to_the_message_box(
+    qtbot: QtBot, data_dir: Path, fake_openai: FakeOpenAI
+) -> None:
+    """The focused Accept button is disabled while the proposals are kept, and Qt moved the
+    focus on to the next widget: into the chat, on a link. It stays on the list, on the next
+    proposal, as a mail app's after a message is filed; after the last, on the message box."""
+    configure(data_dir, fake_openai, embeddings=False, auto_memories=True, memory_policy="ask")
+    win = shown_window(qtbot, data_dir)
+    win.activateWindow()
+    page = win.sidebar.review
+    fake_openai.enqueue(
+        Reply.text("Noted."), extraction("The user lives in Lisbon", "The user likes figs")
+    )
+    say(qtbot, win, "I live in Lisbon and love figs.", "Noted.")
+    qtbot.waitUntil(lambda: review_tab(win) == "Review (2)", timeout=10000)
+    win.sidebar.tabs.setCurrentIndex(REVIEW_TAB)
+    page.list.item(0).setSelected(True)
+    page.accept_button.setFocus()
+    qtbot.waitUntil(page.accept_button.hasFocus)
+    qtbot.keyClick(page.accept_button, Qt.Key.Key_Space)
+    qtbot.waitUntil(lambda: review_tab(win) == "Review (1)", timeout=10000)
+    qtbot.waitUntil(page.accept_all_button.isEnabled)
+    assert page.list.hasFocus()
+    assert [p.text for p in page.selected()] == ["The user likes figs"]
+    page.accept_button.setFocus()
+    qtbot.keyClick(page.accept_button, Qt.Key.Key_Space)
+    qtbot.waitUntil(lambda: review_tab(win) == "Review", timeout=10000)
+    qtbot.waitUntil(win.input.hasFocus)
+    assert sorted(m.text for m in win.workspace.memory.all()) == [
+        "The user likes figs",
+        "The user lives in Lisbon",
+    ]

@@ -16,9 +16,10 @@ from PySide6.QtWidgets import (
     QComboBox,
     QLabel,
     QLineEdit,
+    QListWidget,
     QPushButton,
     QSpinBox,
-    QTabWidget,
+    QStackedWidget,
     QWidget,
 )
 from pytestqt.qtbot import QtBot
@@ -281,7 +282,7 @@ def test_test_connection_succeeds(
         result_label(dialog).text() == f"Connected to {fake_openai.base_url}: 3 models available."
     )
     assert button.isEnabled()
-    assert button.text() == "&Test connection"
+    assert button.text() == "&Test Connection"
     assert len(fake_openai.requests_to("/models")) == 1
     assert workspace.credentials.api_key() is None  # testing stores nothing
 
@@ -402,8 +403,9 @@ def test_pages_and_a_problem_on_another_page_keeps_the_dialog_open(
     qtbot: QtBot, workspace: Workspace, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dialog = open_dialog(qtbot, workspace)
-    tabs = child(dialog, QTabWidget, "settingsPages")
-    titles = [tabs.tabText(i) for i in range(tabs.count())]
+    tabs = child(dialog, QStackedWidget, "settingsPages")
+    listed = child(dialog, QListWidget, "settingsPageList")
+    titles = [listed.item(i).text() for i in range(listed.count())]
     assert titles == [
         "Model",
         "Model options",

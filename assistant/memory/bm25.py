@@ -355,23 +355,27 @@ class BM25Index:
         return rare or list(require)
 
     def score_documents(
-        self, tokens: Sequence[str], documents: Sequence[Sequence[str]]
-    ) -> npt.NDArray[np.float64]:
+        self,
+        tokens: Sequence[str],
+        documents: Sequence[Sequence[str]],
+        *,
+        require: Sequence[str] | None = None,
+    ) -> list[float | None]:
         """The BM25 score of each of these term lists as a document of this index would have
-        it (its IDFs and mean length): what an indexed document scores with other words."""
-        out = np.zeros(len(documents), dtype=np.float64)
-        if not self._total_len:  # no indexed word: every IDF is 0
-            return out
-        avgdl = self._total_len / len(self._doc_of)
-        k1, b = self.k1, self.b
+        it (its IDFs and mean length): what an indexed document scores with other words.
+        None for one that would not qualify (see `top`) with `require`."""
+        deciding = set(self.deciding(require)) if require is not None else None
         idf = {term: self.idf(term) for term in set(tokens)}
-        for n, document in enumerate(documents):
+        avgdl = self._total_len / len(self._doc_of) if self._total_len else 1.0
+        k1, b = self.k1, self.b
+        out: list[float | None] = []
+        for document in documents:
             counts = Counter(document)
             norm = k1 * (1 - b + b * len(document) / avgdl)
-            for term in tokens:  # repeated tokens count as in `_accumulate`
-                tf = counts.get(term, 0)
-                if tf:
-                    out[n] += idf[term] * (tf * (k1 + 1) / (tf + norm))
+            # Repeated tokens count as in `_accumulate`; with no indexed word every IDF is 0.
+            score = sum(idf[t] * counts[t] * (k1 + 1) / (counts[t] + norm) for t in tokens)
+            qualifies = deciding is None or any(term in counts for term in deciding)
+            out.append(score if qualifies else None)
         return out
 
     def _containing(self, tokens: Sequence[str]) -> npt.NDArray[np.bool_]:

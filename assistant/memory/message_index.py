@@ -36,6 +36,7 @@ from assistant.memory.message_keys import MessageKeys
 from assistant.memory.message_vectors import MessageKey, MessageVectors
 from assistant.memory.messages import Message
 from assistant.memory.neighbours import keyless_relevance, neighbour_relevance
+from assistant.memory.periods import Timeline, best, flags, joined
 from assistant.memory.ranking import Fusion, SearchConfig, fuse_rankings
 from assistant.memory.snippets import make_snippet
 from assistant.memory.text import is_informative, query_terms, terms, tokenize
@@ -97,7 +98,7 @@ class MessageIndex:
         self._summaries: dict[str, str] = {}  # conversation -> its summary, if any
         self._summary_bm25: tuple[BM25Index, list[str]] | None = None  # and the conversations
         self._prev: dict[int, int] = {}  # key -> key of the message before it, if searched
-        self._times: dict[int, str] = {}  # key -> created_at
+        self._times = Timeline()  # key -> created_at
         self._next_key = 0
         self._arrays: SearchArrays | None = None
         self._pending: set[int] | None = None  # keys without a vector; None: not known yet
@@ -165,7 +166,7 @@ class MessageIndex:
         self._docs = dict(zip(keys, docs, strict=True))
         pairs = zip(state.conversations, state.messages, strict=True)
         self._key_of = dict(zip(pairs, keys, strict=True))
-        self._times = dict(zip(keys, state.times, strict=True))
+        self._times = Timeline(zip(keys, state.times, strict=True))
         self._prev = {k: p for k, p in zip(keys, state.prev.tolist(), strict=True) if p >= 0}
         self._doc_keys = {cid: list(ks) for cid, ks in state.order.items()}
         self._summaries = {c: t for c, t in state.summaries.items() if c in self._doc_keys}
@@ -265,6 +266,14 @@ class MessageIndex:
             self._sync()
             lexical = self._bm25.top(tokens, depth, require=required)
             dense = self._dense_top(qvec, depth) if qvec is not None else []
+            start, end = (stamp(moment) for moment in span) if span else ("", "")
+            if span is not None and cfg.period_candidates:  # see `periods`
+                inside = self._times.written_in(start, end)
+                extra = self._bm25.top(tokens, depth, require=required, allowed=flags(inside))
+                lexical = joined(lexical, extra)
+                if qvec is not None:
+                    similar = self._own_similarity(inside, qvec)
+                    dense = joined(dense, best(inside, similar, depth, cfg.min_similarity))
             if not lexical and not dense:
                 return []
             fused = fuse_rankings(lexical, dense, cfg)
@@ -274,7 +283,6 @@ class MessageIndex:
                 around = neighbour_relevance(order, passed, self._prev)
                 relevance = relevance + cfg.neighbour_weight * around
             if span is not None:
-                start, end = (stamp(moment) for moment in span)
                 inside = [start <= self._times[key] < end for key in order]
                 relevance += cfg.date_weight * np.array(inside)
             if cfg.summary_weight and self._summaries:
@@ -308,13 +316,10 @@ class MessageIndex:
         keyed = [key for key in fused.order if self._docs[key][:2] in texts]
         if not keyed or not self.config.message_keys:
             return fused.relevance
-        deciding = set(self._bm25.deciding(required))
         documents = [self._terms(key, keys=False) for key in keyed]
-        scores = self._bm25.score_documents(tokens, documents).tolist()
-        qualify = [bool(deciding.intersection(d)) for d in documents]
-        words = {k: s if q else None for k, s, q in zip(keyed, scores, qualify, strict=True)}
-        meaning = dict(zip(keyed, self._own_similarity(keyed, qvec), strict=True))
-        return keyless_relevance(fused, words, meaning, self.config)
+        words = self._bm25.score_documents(tokens, documents, require=required)
+        meaning = self._own_similarity(keyed, qvec)
+        return keyless_relevance(fused, keyed, words, meaning, self.config)
 
     # -- vectors -------------------------------------------------------------------------------
 
@@ -493,8 +498,7 @@ class MessageIndex:
         at: npt.NDArray[np.int64],
         qvec: npt.NDArray[np.float32],
     ) -> npt.NDArray[np.float64]:
-        """What the messages at `at` add to their cosine: `context_weight` times the previous
-        message's."""
+        """What `context_weight` adds to the cosines of the messages at `at` (the previous's)."""
         extra = np.zeros(len(at))
         if self.config.context_weight:
             before = arrays.prev[at]

@@ -41,16 +41,18 @@ def neighbour_relevance(
 
 def keyless_relevance(
     fused: Fusion[int],
-    words: Mapping[int, float | None],
-    meaning: Mapping[int, float],
+    keyed: Sequence[int],
+    keyword: Sequence[float | None],
+    similarity: Sequence[float],
     config: SearchConfig,
 ) -> npt.NDArray[np.float64]:
     """The relevance of `fused`'s candidates without what their keys add (see `message_keys`),
-    fused again as the search fuses: `words` and `meaning` have, for the candidates that have
-    keys, the keyword score of their document without the keys (None: it would not qualify)
-    and their own meaning score. A key says what its message meant, not what its neighbours
-    did: passed on, the fact extracted from an answer made its question and the next message
-    rise too."""
+    fused again as the search fuses: for each candidate of `keyed` (those that have keys), its
+    keyword score without the keys (None: it would not qualify) and its own meaning score. A
+    key says what its message meant, not what its neighbours did: passed on, the fact extracted
+    from an answer made its question and the next message rise too."""
+    words = dict(zip(keyed, keyword, strict=True))
+    meaning = dict(zip(keyed, similarity, strict=True))
     lexical = [(key, words.get(key, score)) for key, score in fused.keyword.items()]
     dense = [
         (key, meaning.get(key, score))

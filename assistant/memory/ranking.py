@@ -41,6 +41,8 @@ class SearchConfig:
     # A query that names a period ("in May 2023", "last week") adds this to the relevance of
     # the messages written in it, and of the memories that hold from it (or were learned in it).
     date_weight: float = 0.25
+    # ... and the best messages written in it join the candidates (see `periods`).
+    period_candidates: bool = True
     # Conversation search finds a message also by the texts it is indexed under: the memories
     # extracted from it (`message_keys`).
     message_keys: bool = True
@@ -176,7 +178,7 @@ def _relevance(
     """
     has_keyword, has_dense = bool(keyword_rank.any()), bool(vector_rank.any())
     if config.fusion == "rrf":
-        scale = (config.rrf_k + 1) / (int(has_keyword) + int(has_dense))
+        scale = (config.rrf_k + 1) / max(1, int(has_keyword) + int(has_dense))  # none: empty
         by_words = np.where(keyword_rank > 0, 1 / (config.rrf_k + keyword_rank), 0.0)
         by_meaning = np.where(vector_rank > 0, 1 / (config.rrf_k + vector_rank), 0.0)
         return by_words * scale, by_meaning * scale

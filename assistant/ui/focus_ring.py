@@ -86,7 +86,8 @@ class Ring(QFocusFrame):
             return
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setPen(QPen(ring_colour(target.palette()), RING_WIDTH))
+        # Its own palette, the window's: a check box's window colour is a stand-in (theme.py).
+        painter.setPen(QPen(ring_colour(self.palette()), RING_WIDTH))
         half = RING_WIDTH / 2
         painter.drawRoundedRect(self.rect().toRectF().adjusted(half, half, -half, -half), 3, 3)
 

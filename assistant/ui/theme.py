@@ -1,5 +1,6 @@
 """The look in one place: light and dark palettes, and colours derived from the palette that
-stay readable (WCAG AA, 4.5:1 for text) on it."""
+stay readable (WCAG AA, 4.5:1 for text) on it (and, in `outlines.py`, controls whose outline
+stands out at 3:1)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,7 @@ from functools import lru_cache
 
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import (
-    QApplication,
-    QWidget,
-)
+from PySide6.QtWidgets import QApplication, QWidget
 
 THEMES = {"system": "System", "light": "Light", "dark": "Dark"}
 AA_TEXT = 4.5
@@ -168,7 +166,12 @@ def palette_for(name: str) -> QPalette:
 
 
 def apply(name: str) -> None:
-    """Give the running app the palette of theme `name` (unknown names mean "system")."""
+    """Give the running app the palette of theme `name` (unknown names mean "system"), with
+    check boxes, radio buttons and scroll bars that stand out in it (`outlines.py`)."""
+    from assistant.ui import outlines  # it derives its colours from these
+
     if not _started_with:
         _started_with.append(QGuiApplication.palette())
-    QApplication.setPalette(palette_for(name if name in THEMES else "system"))
+    palette = palette_for(name if name in THEMES else "system")
+    QApplication.setPalette(palette)
+    outlines.install(palette)

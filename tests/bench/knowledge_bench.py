@@ -16,7 +16,11 @@ so that its peak RSS is its own:
   rescanned (a stat a file; the number of files read is checked to be 0), vectors loaded.
 - search: 100,000 synthetic chunks with 384-d vectors supplied directly (no model is timed),
   queried with questions of common and rarer words; the built-in model's query embedding is
-  timed apart. Also run with one core kept busy by a loop (a laptop doing something else).
+  timed apart. Then 20 files of 100 chunks are changed, each written (its passages and vectors)
+  and searched at once: the bytes written per change (`wchar` of /proc/self/io) and the first
+  search after it. Also run with one core kept busy by a loop (a laptop doing something else).
+- reopen: the 100,000 chunks just written, opened as at start-up in a fresh process: the index
+  loaded from its files, searched, and its memory (RSS, and of it the private part: RssAnon).
 """
 
 from __future__ import annotations
@@ -124,6 +128,24 @@ def current_mb() -> float:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     return 0.0
+
+
+def anon_mb() -> float:
+    """This process's private (anonymous) resident memory now: RSS less mapped files."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def written_bytes() -> int:
+    """Bytes this process has passed to write() so far."""
+    with open("/proc/self/io") as io:
+        for line in io:
+            if line.startswith("wchar:"):
+                return int(line.split()[1])
+    return 0
 
 
 def run_index(folder: Path, data: Path) -> dict[str, Any]:
@@ -290,14 +312,15 @@ def _timed(search: Any, asked: Sequence[str], *, warm: bool = True) -> list[floa
     return times
 
 
-def run_search(chunks: int, *, busy: bool) -> dict[str, float]:
+def run_search(chunks: int, *, busy: bool, keep: Path | None = None) -> dict[str, float]:
     """Search times over `chunks` chunks (p50, p95), in the index and as the app searches
-    (with a project's folder beside the global one), and the built-in model's query embedding."""
+    (with a project's folder beside the global one), and the built-in model's query embedding;
+    the index is left in `keep` (else deleted)."""
     from assistant.knowledge import Chunk, Knowledge, Place
     from assistant.memory import LocalEmbedder
 
     rng = random.Random(SEED)
-    data = Path(tempfile.mkdtemp(prefix="knowledge-search-"))
+    data = keep or Path(tempfile.mkdtemp(prefix="knowledge-search-"))
     loop = busy_core() if busy else None
     try:
         knowledge = Knowledge(data, _Vectors())
@@ -316,13 +339,20 @@ def run_search(chunks: int, *, busy: bool) -> dict[str, float]:
         times = _timed(lambda q: index.search(q, 5), asked)
         app_times = _timed(lambda q: knowledge.search(q, 5), asked)
         after_change = []  # the first search after a file changed (read and embedded again)
+        written = []  # bytes written for each change: its passages and vectors
         for f, query in enumerate(asked[:20]):
             texts = [" ".join(_sentence(rng, 20) for _ in range(5)) for _ in range(per_file)]
+            before = written_bytes()
             index.put(f"/bench/shared/file-{2 * f + 1}.pdf",
                       [Chunk(text, Place(page=p + 1)) for p, text in enumerate(texts)])  # fmt: skip
             index.embed_pending()
+            index.save()  # as the knowledge service does after each change
+            written.append(written_bytes() - before)
             after_change += _timed(lambda q: index.search(q, 5), [query], warm=False)
         index_mb = peak_mb()
+        gc.collect()
+        now_mb, now_anon_mb = current_mb(), anon_mb()
+        knowledge.close()
         embeds: list[float] = []
         if not busy:
             embedder = LocalEmbedder()
@@ -332,15 +362,49 @@ def run_search(chunks: int, *, busy: bool) -> dict[str, float]:
         if loop is not None:
             loop.kill()
             loop.wait()
-        shutil.rmtree(data, ignore_errors=True)
+        if keep is None:
+            shutil.rmtree(data, ignore_errors=True)
     return {
         "p50_ms": statistics.median(times) * 1000,
         "p95_ms": _p95(times) * 1000,
         "app_p50_ms": statistics.median(app_times) * 1000,
         "app_p95_ms": _p95(app_times) * 1000,
         "changed_p50_ms": statistics.median(after_change) * 1000,
+        "written_kb": statistics.median(written) / 1024,
+        "written_max_kb": max(written) / 1024,
         "embed_p50_ms": statistics.median(embeds) * 1000 if embeds else 0.0,
         "peak_mb": index_mb,
+        "rss_mb": now_mb,
+        "anon_mb": now_anon_mb,
+    }
+
+
+def run_reopen(data: Path) -> dict[str, float]:
+    """In a fresh process: the index `run_search` left in `data` opened as at start-up,
+    searched, and the memory it then takes."""
+    from assistant.knowledge import Knowledge
+
+    base_mb = current_mb()
+    knowledge = Knowledge(data, _Vectors())
+    start = time.perf_counter()
+    knowledge.load()
+    loaded = time.perf_counter()
+    pending = knowledge.index.pending_embeddings()  # loads the vectors
+    ready = time.perf_counter()
+    asked = queries(random.Random(SEED + 1), QUERIES)
+    times = _timed(lambda q: knowledge.index.search(q, 5), asked)
+    gc.collect()
+    return {
+        "chunks": len(knowledge.index),
+        "pending": pending,
+        "load_s": loaded - start,
+        "vectors_s": ready - loaded,
+        "p50_ms": statistics.median(times) * 1000,
+        "p95_ms": _p95(times) * 1000,
+        "base_mb": base_mb,
+        "rss_mb": current_mb(),
+        "anon_mb": anon_mb(),
+        "peak_mb": peak_mb(),
     }
 
 
@@ -373,7 +437,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=FILES, help="files in the folder")
     parser.add_argument("--chunks", type=int, default=SEARCH_CHUNKS, help="chunks searched")
     parser.add_argument("--only", choices=["index", "search"], help="one part of the bench")
-    parser.add_argument("--phase", choices=["index", "rescan", "search", "search-busy"])
+    parser.add_argument(
+        "--phase", choices=["index", "rescan", "search", "search-keep", "search-busy", "reopen"]
+    )
     parser.add_argument("--data")
     args = parser.parse_args(argv)
     if args.phase is not None:
@@ -381,7 +447,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "index": lambda: run_index(folder_for(args.files), Path(args.data)),
             "rescan": lambda: run_rescan(folder_for(args.files), Path(args.data)),
             "search": lambda: run_search(args.chunks, busy=False),
+            "search-keep": lambda: run_search(args.chunks, busy=False, keep=Path(args.data)),
             "search-busy": lambda: run_search(args.chunks, busy=True),
+            "reopen": lambda: run_reopen(Path(args.data)),
         }
         print(json.dumps(phases[args.phase]()))
         return 0
@@ -450,7 +518,12 @@ def _index_rows(files: int) -> list[tuple[str, str, str]]:
 
 def _search_rows(chunks: int) -> list[tuple[str, str, str]]:
     before = _load()
-    quiet = _child("--phase", "search", "--chunks", str(chunks))
+    data = Path(tempfile.mkdtemp(prefix="knowledge-search-"))
+    try:
+        quiet = _child("--phase", "search-keep", "--chunks", str(chunks), "--data", str(data))
+        reopen = _child("--phase", "reopen", "--data", str(data))
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
     busy = _child("--phase", "search-busy", "--chunks", str(chunks))
     print(f"\nSearch: {chunks:,} chunks; {before} -> {_load()}\n")
     goal = f"<= {GOALS['search_p50_ms']}"
@@ -476,8 +549,33 @@ def _search_rows(chunks: int) -> list[tuple[str, str, str]]:
             goal,
         ),
         (
+            "... bytes written per changed file (100 chunks), median / max kB",
+            f"{quiet['written_kb']:,.0f} / {quiet['written_max_kb']:,.0f}",
+            "",
+        ),
+        (
             f"peak RSS with {chunks:,} chunks indexed (no model loaded), MB",
             f"{quiet['peak_mb']:,.0f}",
+            "",
+        ),
+        (
+            "... RSS after the changes, of it private (RssAnon), MB",
+            f"{quiet['rss_mb']:,.0f}, {quiet['anon_mb']:,.0f}",
+            "",
+        ),
+        (
+            "reopened as at start-up: loaded, vectors loaded, s",
+            f"{reopen['load_s']:,.1f}, {reopen['vectors_s']:,.2f}",
+            "",
+        ),
+        (
+            "... search p50 / p95 ms",
+            f"{reopen['p50_ms']:,.2f} / {reopen['p95_ms']:,.2f}",
+            goal,
+        ),
+        (
+            "... RSS after 200 searches, of it private (RssAnon); peak, MB",
+            f"{reopen['rss_mb']:,.0f}, {reopen['anon_mb']:,.0f}; {reopen['peak_mb']:,.0f}",
             "",
         ),
         ("query embedding by the built-in model, p50 ms", f"{quiet['embed_p50_ms']:,.1f}", ""),

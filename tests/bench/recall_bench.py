@@ -445,6 +445,11 @@ def variants() -> list[Variant]:
             for weight in (0.15, 0.35)
         ),
         Variant(
+            "a named period's best messages do not join the candidates",
+            replace(base, period_candidates=False),
+            layers=conversations,
+        ),
+        Variant(
             "neighbours pass on the relevance their keys give them too",
             base,
             neighbours_pass_keys,

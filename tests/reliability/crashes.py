@@ -10,7 +10,10 @@ what must hold whatever the moment of the crash (`check`):
 - a forgotten memory is not active, and once a close (which compacts) was acknowledged after
   its forget, no file of the data dir holds its words; nor, once acknowledged, a rejected
   proposal's;
-- every vector on disk belongs to the current text of its memory or message;
+- every vector on disk belongs to the current text of its memory or message, or of its
+  knowledge passage;
+- the knowledge index holds, for each file, a version the file had, never older than one
+  acknowledged, and no file acknowledged as removed; scanned, it is what the files give;
 - the derived files agree with the logs: reopening after deleting every cache gives the same;
 - nothing is reported on reopening (a crash is not damage), and nothing is left in a
   `.corrupt-*` copy or deleted that had content.
@@ -30,6 +33,10 @@ from typing import Any
 from assistant.datalock import DataDirLock
 from assistant.failpoints import ENV
 from assistant.fileio import remove_stale_temp_files
+from assistant.knowledge import Knowledge
+from assistant.knowledge.index import digest
+from assistant.knowledge.library import KNOWLEDGE_DIR
+from assistant.knowledge.vector_log import VectorLog
 from assistant.memory import ConversationStore, Inbox
 from assistant.memory.message_vectors import MessageVectors
 from assistant.memory.semantic import SemanticMemory
@@ -38,12 +45,18 @@ from assistant.paths import conversations_dir, memory_dir, settings_file
 from assistant.projects import ProjectStore
 from assistant.settings import Settings
 from tests.embedders import HashEmbedder, hashed_vector
-from tests.reliability.workload import PROJECT_STATES, PROPOSED
+from tests.reliability.workload import PROJECT_STATES, PROPOSED, knowledge_text
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 120  # a guard against a hang, not a speed limit
 SAME_VECTOR = 0.98  # cosine: the stored vector is the text's (8-bit rows are not exact)
-DERIVED = ("memory/semantic-index.npz", "memory/vectors-*", "conversations/index.json")
+DERIVED = (
+    "memory/semantic-index.npz",
+    "memory/vectors-*",
+    "conversations/index.json",
+    "knowledge/passages.jsonl",
+    "knowledge/vectors-*",
+)
 DERIVED_MESSAGES = "conversations/vectors-*"
 
 
@@ -135,6 +148,7 @@ class State:
     projects: dict[str, tuple[str, bool]]  # id: name, isolated
     inbox: tuple[str, ...]  # the ids of the proposals waiting for review
     buried: tuple[str, ...]  # the proposed texts that are forgotten facts (rejected)
+    knowledge: dict[str, tuple[str, ...]]  # path: its passages, once the folder was scanned
 
 
 def check(root: Path, run: Run) -> list[str]:
@@ -142,6 +156,7 @@ def check(root: Path, run: Run) -> list[str]:
     problems: list[str] = []
     with DataDirLock(root):  # the killed workload's lock is stale: taken over
         remove_stale_temp_files(root)
+        problems += _knowledge_problems(root, run)
         state = _open(root, problems, with_vectors=True)
         problems += _missing(state, run)
         problems += _leftovers(root, run)
@@ -185,10 +200,69 @@ def _open(root: Path, problems: list[str], *, with_vectors: bool) -> State:
             {p.id: (p.name, p.isolated) for p in projects.all()},
             tuple(p.id for p in Inbox(memory_dir(root)).pending()),
             tuple(t for t in PROPOSED if memory.resemblance(t) is not None),
+            _scanned(root),
         )
     finally:
         memory.close()
         conversations.close()
+
+
+def _scanned(root: Path) -> dict[str, tuple[str, ...]]:
+    """The knowledge index once its folder was scanned: each file's passages."""
+    knowledge = Knowledge(root, HashEmbedder())
+    try:
+        knowledge.sync()
+        return {
+            p: tuple(c.text for c in knowledge.index.chunks_of(p)) for p in knowledge.index.paths()
+        }
+    finally:
+        knowledge.close()
+
+
+def _knowledge_problems(root: Path, run: Run) -> list[str]:
+    """What is wrong with the knowledge index as a crash left it (before any scan)."""
+    if not (root / KNOWLEDGE_DIR / "folders.json").exists():
+        return []
+    knowledge = Knowledge(root, HashEmbedder())
+    try:
+        knowledge.load()
+        problems = [f"reported on opening: {w}" for w in knowledge.index.warnings]
+        versions = {path: 0 for a in run.acked("knowledge") for path in a["files"]}
+        for a in run.acked("knowledge-changed"):
+            versions[a["path"]] = a["version"]
+        removed = {a["path"] for a in run.acked("knowledge-removed")}
+        held = {p: [c.text for c in knowledge.index.chunks_of(p)] for p in knowledge.index.paths()}
+        for path, at in versions.items():
+            name = Path(path).name
+            had = [knowledge_text(name, v) for v in range(4)]
+            chunks = held.get(path)
+            if path in removed:
+                if chunks is not None:
+                    problems.append(f"knowledge: {name} is indexed after its removal")
+            elif chunks is None and Path(path).exists():  # a removal under way may be done
+                problems.append(f"knowledge: {name} is not indexed")
+            elif chunks is not None and not any(all(c in v for c in chunks) for v in had[at:]):
+                problems.append(f"knowledge: {name} holds {chunks!r}, older than version {at}")
+        problems += _stale_passage_vectors(root, held)
+        return problems
+    finally:
+        knowledge.close()
+
+
+def _stale_passage_vectors(root: Path, held: dict[str, list[str]]) -> list[str]:
+    vectors = VectorLog.load(root / KNOWLEDGE_DIR, HashEmbedder().name)
+    if vectors is None:
+        return []
+    stale = []
+    texts = {digest(t): t for chunks in held.values() for t in chunks}
+    for text_digest, row in vectors.digests().items():
+        text = texts.get(text_digest)
+        if text is None:
+            continue  # a text no file has now: dropped at a compaction
+        if float(vectors.rows([row])[0] @ hashed_vector(text, vectors.dim)) < SAME_VECTOR:
+            stale.append(f"a knowledge passage has the vector of another text ({text!r})")
+    vectors.close()
+    return stale
 
 
 def _stale_memory_vectors(memory: SemanticMemory) -> list[str]:

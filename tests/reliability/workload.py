@@ -8,7 +8,9 @@ harness then checks the data dir against what was acknowledged (`tests.reliabili
 Every store is here: settings, working memory, conversations (create, append, rename, summary,
 delete, listing, message vectors, its project), the memory log and its caches (add, edit,
 forget, a move to a project, compaction, close and reopen), projects (create, change, delete),
-an import, and the review inbox (propose, accept, reject).
+an import, the review inbox (propose, accept, reject), and the knowledge index (a folder read,
+a file changed three times and one removed, with vectors saved after each change, both files
+compacted on the way: their thresholds are lowered here).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from typing import Any
 
 from assistant.datalock import DataDirLock
 from assistant.fileio import remove_stale_temp_files
+from assistant.knowledge import Knowledge, passage_log
+from assistant.knowledge import index as knowledge_index
 from assistant.memory import ConversationStore, Inbox, Proposal, Review, TopicStore
 from assistant.memory.semantic import SemanticMemory
 from assistant.memory.working import WorkingMemoryStore
@@ -36,6 +40,18 @@ IMPORTED = "imported0conversation"
 PROJECT_STATES = (("Crash project", False), ("Renamed project", True))
 # Proposed for review (their first word their own): one is accepted, one rejected, one waits.
 PROPOSED = ("zq20x keeps bees on the roof", "zq21x sails catamarans", "zq22x brews pear cider")
+KNOWN = ("a.md", "b.md", "c.md")  # the knowledge folder's files
+
+
+def knowledge_folder(root: Path) -> Path:
+    """The knowledge folder of the workload on `root`: beside the data dir (the user's files)."""
+    return root.with_name(root.name + "-docs")
+
+
+def knowledge_text(name: str, version: int) -> str:
+    """The text of a file of the knowledge folder in one of its versions (a word of its own, and
+    a size of its own: a change within a tick of the clock keeps the modification time)."""
+    return f"# {name}\n\nThe harbour note zqk{name[0]}{version}x about boats{'!' * version}.\n"
 
 
 def ack(what: str, **details: Any) -> None:
@@ -164,7 +180,39 @@ def run(root: Path) -> None:
     ack("working", id=cid, task="book the train")
     Settings(memories_per_prompt=8).save(path)
     ack("settings", value=8)
+    _knowledge(root)
     ack("done")
+
+
+def _knowledge(root: Path) -> None:
+    """The knowledge index: a folder read and embedded, a file changed, one removed."""
+    passage_log.COMPACT_FROM = 0  # compacted once stale entries outweigh the live ones
+    knowledge_index.COMPACT_VECTORS_FROM = 0  # and the vectors once unused rows do
+    folder = knowledge_folder(root)
+    folder.mkdir(exist_ok=True)
+    for name in KNOWN:
+        (folder / name).write_text(knowledge_text(name, 0))
+    knowledge = Knowledge(root, HashEmbedder())
+    knowledge.set_sources(knowledge.sources.with_folder(str(folder)))
+    knowledge.sync()
+    ack("knowledge", files={str(folder / n): 0 for n in KNOWN})
+    for version in range(1, 4):
+        _embedded(knowledge)
+        (folder / "b.md").write_text(knowledge_text("b.md", version))
+        knowledge.refresh(str(folder / "b.md"))
+        ack("knowledge-changed", path=str(folder / "b.md"), version=version)
+    (folder / "c.md").unlink()
+    knowledge.refresh(str(folder / "c.md"))
+    ack("knowledge-removed", path=str(folder / "c.md"))
+    _embedded(knowledge)
+    knowledge.close()
+    ack("knowledge-closed")
+
+
+def _embedded(knowledge: Knowledge) -> None:
+    knowledge.index.embed_pending()
+    knowledge.index.save()
+    ack("knowledge-vectors")
 
 
 def _review(root: Path, memory: SemanticMemory) -> None:

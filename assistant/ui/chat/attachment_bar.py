@@ -85,6 +85,14 @@ class AttachmentBar(QWidget):
         """The new files to send, in the order they were added."""
         return [chip.attachment.path for chip in self._chips if not chip.sent]
 
+    def take_new(self) -> list[Path]:
+        """Take the new files out of the bar (to be put back later with `add`)."""
+        chips = [chip for chip in self._chips if not chip.sent]
+        for chip in chips:
+            self._remove(chip, focus=False)
+        self.say("")
+        return [chip.attachment.path for chip in chips]
+
     def kept(self) -> list[str]:
         """The ids of the message's files that its new version carries (see `show_sent`)."""
         return [chip.attachment.id for chip in self._chips if chip.sent]

@@ -86,11 +86,12 @@ class Composer(QWidget):
 
         super().__init__(parent)
         self.editing: str | None = None
+        self._held: tuple[str, list[Path]] = ("", [])  # the unsent message put aside to edit
         self.attachments = AttachmentBar(self)
         self.edit_line = QWidget(self)
         self.edit_label = QLabel("Editing your message: Enter sends it as a new version.", self)
         self.edit_label.setWordWrap(True)
-        self.cancel_edit_button = QPushButton("Cancel edit", self)
+        self.cancel_edit_button = QPushButton("Cancel Edit", self)
         self.cancel_edit_button.setObjectName("cancelEditButton")
         self.cancel_edit_button.setAccessibleDescription("Keep the message as it was")
         self.cancel_edit_button.clicked.connect(self.end_edit)
@@ -156,7 +157,10 @@ class Composer(QWidget):
         self, message_id: str, text: str, attachments: Sequence[Attachment] = ()
     ) -> None:
         """Put a sent message back in the box to be changed and sent again, its files as
-        chips (the new version carries those left)."""
+        chips (the new version carries those left). What the box held waits until editing
+        ends."""
+        if self.editing is None:
+            self._held = (self.input.toPlainText(), self.attachments.take_new())
         self.editing = message_id
         self.input.setPlainText(text)
         self.attachments.show_sent(attachments)
@@ -167,11 +171,17 @@ class Composer(QWidget):
         self.input.setTextCursor(cursor)
 
     def end_edit(self) -> None:
-        """Leave editing (after sending, or to cancel it)."""
+        """Leave editing (after sending, or to cancel it): the box holds again what it held
+        before."""
         if self.editing is not None:
             self.editing = None
-            self.input.clear()
+            (text, files), self._held = self._held, ("", [])
             self.attachments.show_sent(())
+            self.input.setPlainText(text)
+            self.attachments.add(files)
+            cursor = self.input.textCursor()
+            cursor.movePosition(cursor.MoveOperation.End)
+            self.input.setTextCursor(cursor)
         self.edit_line.hide()
 
     def pick_files(self) -> None:

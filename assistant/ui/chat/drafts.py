@@ -1,5 +1,5 @@
 """The unsent message of each conversation: back in the message box when the user comes back
-to the conversation, also after a restart.
+to the conversation, also after a restart (its text; the files attached to it, in this run).
 
 The box's text is kept per conversation as it is typed and saved a moment after typing stops,
 off the GUI thread, one write at a time (`assistant/drafts.py` writes the file); at quit it is
@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QGuiApplication
 
 from assistant.drafts import NEW_CHAT, read_drafts, write_drafts
 from assistant.errors import AssistantError
@@ -48,6 +49,7 @@ class Drafts(QObject):
         except AssistantError as exc:  # kept as it is; this run's drafts are not saved over it
             self._texts, warning, self._path = {}, str(exc), None
         self._warning = warning
+        self._files: dict[str, list[Path]] = {}  # files attached and not sent, this run
         self._key: str | None = _NOTHING_SHOWN
         self._shown: str | None = None  # the id of the conversation shown
         self._lock = threading.Lock()  # one write at a time, the newest last
@@ -72,16 +74,24 @@ class Drafts(QObject):
         """The draft of a conversation ("" if none)."""
         return self._texts.get(conversation_id, "")
 
-    def keep_for_new_chat(self, text: str) -> None:
-        """Keep `text` (a message a new chat lost) in the draft of the next new chat, before
-        what is there."""
+    def keep_lost(self, conversation: Conversation, sent: str) -> str:
+        """Keep what was written in a new chat whose file could not be made (`sent`: a message
+        sent in it): in the draft of the next new chat, before what is there; a temporary
+        chat's, which is never saved, on the clipboard. Where it is, in words ("": nothing)."""
+        if conversation.temporary:
+            typed = self._composer.input.toPlainText() if self._shown == conversation.id else ""
+            text = _joined(sent, typed)
+            if text:
+                QGuiApplication.clipboard().setText(text)
+            return "on the clipboard (a temporary chat keeps no draft)" if text else ""
         if self._key == NEW_CHAT:  # a new chat's box is shown: the text goes back into it
             box = self._composer.input
-            box.setPlainText(_joined(text, box.toPlainText()))  # kept as typed text is
-            return
-        self._texts[NEW_CHAT] = _joined(text, self._texts.get(NEW_CHAT, ""))
-        self._dirty = True
-        self._save_later.trigger()
+            box.setPlainText(_joined(sent, box.toPlainText()))  # kept as typed text is
+        elif sent:
+            self._texts[NEW_CHAT] = _joined(sent, self._texts.get(NEW_CHAT, ""))
+            self._dirty = True
+            self._save_later.trigger()
+        return "kept for your next new chat" if self.has_new_chat_draft() else ""
 
     def show(self, conversation: Conversation | None) -> None:
         """The conversation shown changed (or was written): put its draft in the box if it is
@@ -98,15 +108,20 @@ class Drafts(QObject):
             self._key = key
             self._on_typed()
             return
-        first, self._key = self._key == _NOTHING_SHOWN, key
+        first, left, self._key = self._key == _NOTHING_SHOWN, self._key, key
         if first and self._composer.input.toPlainText().strip():
             self._on_typed()  # typed while the data was opening: it stays, as this one's draft
             return
+        if left != _NOTHING_SHOWN:  # the files attached stay with their conversation
+            files = self._composer.attachments.take_new()
+            if files and left is not None:  # (a temporary chat's go with it)
+                self._files[left] = files
         self._restoring = True
         try:
             self._composer.input.setPlainText("" if key is None else self._texts.get(key, ""))
         finally:
             self._restoring = False
+        self._composer.attachments.add(self._files.pop(key, []) if key is not None else [])
         cursor = self._composer.input.textCursor()
         cursor.movePosition(cursor.MoveOperation.End)
         self._composer.input.setTextCursor(cursor)

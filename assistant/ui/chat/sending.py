@@ -71,9 +71,9 @@ class Sending(QObject):
         except AttachmentError as exc:
             composer.attachments.say(str(exc))
             return
-        composer.end_edit()
         composer.input.clear()
         composer.attachments.clear()
+        composer.end_edit()  # what the box held before the edit comes back
 
     def _begin_edit(self, message_id: str, text: str) -> None:
         conversation = self._session.conversation

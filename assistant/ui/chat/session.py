@@ -64,8 +64,8 @@ class ChatSession(QObject):
     notice = Signal(str)  # for the status bar
     listing_changed = Signal()  # a conversation was written: the list shows it anew
     saved_new = Signal(str)  # the file of a new chat (`hold_new`) was made: it is listed
-    # A new chat whose file could not be made, why, and the message sent in it ("": none).
-    new_chat_lost = Signal(str, str, str)
+    # A new chat (Conversation) whose file could not be made, why, and the message sent in it.
+    new_chat_lost = Signal(object, str, str)
     asked = Signal(str)  # a turn was asked in this conversation (it is not empty now)
 
     # The worker's slots, queued: they run on its thread in the order sent.
@@ -97,7 +97,7 @@ class ChatSession(QObject):
         self._busy = False
         self._reply: list[AgentEvent] = []  # what the reply being written has shown so far
         self._leave_later: set[str] = set()  # to delete once its reply has ended
-        self._saving: set[str] = set()  # new chats whose file the worker is making
+        self._saving: dict[str, Conversation] = {}  # new chats whose file the worker makes
         self._sent_unsaved: dict[str, str] = {}  # of those, the message sent in it
         self._pending_text: list[str] = []
         self._flush_text = Debounced(TEXT_FLUSH_MS, self._show_pending_text, self, throttled=True)
@@ -177,7 +177,7 @@ class ChatSession(QObject):
         save it: nothing is written on the GUI thread, and what is asked of the worker next
         (its first message, leaving it) comes after."""
         self._held[conversation.id] = conversation
-        self._saving.add(conversation.id)
+        self._saving[conversation.id] = conversation
         self._create.emit(conversation)
 
     def _hold(self, conversation_id: str | None) -> Conversation | None:
@@ -347,7 +347,7 @@ class ChatSession(QObject):
         """A conversation file was written (on any thread; heard here on the GUI thread)."""
         self.listing_changed.emit()
         if write.conversation_id in self._saving:  # a new chat made as held: listed now
-            self._saving.discard(write.conversation_id)
+            del self._saving[write.conversation_id]
             self._sent_unsaved.pop(write.conversation_id, None)
             self.saved_new.emit(write.conversation_id)
             return
@@ -369,13 +369,13 @@ class ChatSession(QObject):
     def _on_not_saved(self, conversation_id: str, error: str) -> None:
         """The file of a new chat could not be made: it is let go (its turn, if one was asked,
         fails for want of it); the window hears what was sent in it."""
-        if conversation_id not in self._saving:
+        conversation = self._saving.pop(conversation_id, None)
+        if conversation is None:
             return
-        self._saving.discard(conversation_id)
         self._held.pop(conversation_id, None)
         self._leave_later.discard(conversation_id)
         text = self._sent_unsaved.pop(conversation_id, "")
-        self.new_chat_lost.emit(conversation_id, error, text)
+        self.new_chat_lost.emit(conversation, error, text)
 
     def _on_agent_event(self, event: AgentEvent) -> None:
         if isinstance(event, events.Notice):

@@ -108,3 +108,4 @@ class SuggestionLines(QObject):
         answer, _, pending_id = rest.partition(":")
         if scheme == SCHEME and answer in ("accepted", "dismissed"):
             self.answer(pending_id, "accepted" if answer == "accepted" else "dismissed")
+            self._chat.acted.emit()

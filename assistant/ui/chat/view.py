@@ -57,6 +57,7 @@ class ChatView(QTextBrowser):
     rendered = Signal(str)  # a conversation was drawn anew from its saved messages
     confirmation_answered = Signal(str, str)  # tool call id, "once" | "always" | "deny"
     tools_on_requested = Signal(str)  # a model whose tools "auto" tool use turned off
+    acted = Signal()  # a link that answers or asks again was followed: typing goes on elsewhere
 
     def __init__(
         self,
@@ -386,11 +387,11 @@ class ChatView(QTextBrowser):
         file = self._file_at(self.anchorAt(event.pos()))
         if file is not None:
             menu.addSeparator()
-            menu.addAction("Remember this…", lambda: self.remember_requested.emit(file, message_id))
+            menu.addAction("Remember This…", lambda: self.remember_requested.emit(file, message_id))
         if message_id is not None and conversation is not None:
             message = next((m for m in conversation.messages if m.id == message_id), None)
             menu.addSeparator()
-            menu.addAction("Copy message", lambda: self.copy_message(message_id))
+            menu.addAction("Copy Message", lambda: self.copy_message(message_id))
             menu.addAction(
                 "Copy message as text", lambda: self.copy_message(message_id, markdown=False)
             )
@@ -488,6 +489,7 @@ class ChatView(QTextBrowser):
             self.copy_message(value, markdown=False)
         elif kind == "confirm":  # while the reply waits for it
             self._answer(value)
+            self.acted.emit()
         elif kind == CODE_LINK and value.isdigit() and int(value) < len(code):
             QGuiApplication.clipboard().setText(code[int(value)])
             self.copied.emit("Code copied")
@@ -497,8 +499,10 @@ class ChatView(QTextBrowser):
             return  # the rest changes the conversation, which waits for the reply
         elif kind == "retry":
             self.retry_requested.emit(self._doc.aliases.get(value, value))
+            self.acted.emit()
         elif kind == "regenerate":
             self.regenerate_requested.emit(value)
+            self.acted.emit()
         elif kind == "edit":
             message_id = self._doc.aliases.get(value, value)
             if message_id in self._doc.texts and not message_id.startswith("unsaved"):

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -67,6 +68,7 @@ class ReviewPage(QWidget):
     """The proposals, an editor for the one selected, and the buttons that decide."""
 
     count_changed = Signal(int)  # how many proposals wait
+    done = Signal()  # the last proposal was decided on here: typing goes on elsewhere
 
     def __init__(self, workspace: Workspace, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -106,10 +108,10 @@ class ReviewPage(QWidget):
             "&Reject", "reviewRejectButton", self.reject_selected, "Turn them down for good"
         )
         self.accept_all_button = button(
-            "Accept all", "reviewAcceptAllButton", self.accept_all, "Keep every one, as written"
+            "Accept All", "reviewAcceptAllButton", self.accept_all, "Keep every one, as written"
         )
         self.reject_all_button = button(
-            "Reject all", "reviewRejectAllButton", self.reject_all, "Turn every one down"
+            "Reject All", "reviewRejectAllButton", self.reject_all, "Turn every one down"
         )
         one = QHBoxLayout()
         one.addWidget(self.accept_button)
@@ -248,11 +250,18 @@ class ReviewPage(QWidget):
         self._run(lambda: review.reject(ids), done)
 
     def _run(self, work: Callable[[], object], on_done: Callable[..., None]) -> None:
+        # The focus stays here: on a button being disabled Qt would move it on, into the chat.
+        focused = QApplication.focusWidget()
+        was_here = focused is not None and self.isAncestorOf(focused)
+        if was_here:
+            self.list.setFocus()
         self._set_busy(True)
 
         def finished(result: object) -> None:
             self._set_busy(False)
             on_done(result)
+            if was_here:
+                self._focus_next()
 
         def failed(message: str) -> None:
             self._set_busy(False)
@@ -264,6 +273,15 @@ class ReviewPage(QWidget):
         kept = count(len(done.edits), "memory", "memories")
         refused = "".join(f" Not kept: “{shorten(p.text, 50)}” ({why})." for p, why in done.refused)
         self.notice.show_notice(f"Kept {kept}.{refused}")
+
+    def _focus_next(self) -> None:
+        """On the proposal that is now first, as a mail app after a message is filed."""
+        if self.list.count() == 0:
+            self.done.emit()
+            return
+        if not self.selected():
+            self.list.setCurrentRow(0)
+        self.list.setFocus()
 
     def _set_busy(self, busy: bool) -> None:
         self._busy = busy

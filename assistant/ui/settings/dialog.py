@@ -2,21 +2,26 @@
 servers, knowledge), saved only on OK (the MCP servers page applies its changes at once, and
 says so).
 
-Each page is a `SettingsPage` (`page.py`); a new page is one more entry in `pages`.
+The pages are listed on the left, as in most desktop apps' preferences: seven tabs did not fit
+a 1366 px screen (scroll arrows, the last one cut off). Up and Down in the list, or Ctrl+PgUp
+and Ctrl+PgDown (Ctrl+Tab) anywhere, go from page to page; Esc closes. Each page is a
+`SettingsPage` (`page.py`); a new page is one more entry in `pages`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from PySide6.QtCore import QCoreApplication, QEvent, QSize, QTimer
-from PySide6.QtGui import QShowEvent
+from PySide6.QtCore import QCoreApplication, QEvent, QSize, Qt, QTimer
+from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
+    QHBoxLayout,
     QLayout,
+    QListWidget,
     QMessageBox,
-    QTabWidget,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -63,15 +68,31 @@ class SettingsDialog(QDialog):
         ]
         if knowledge is not None:  # the window's: its folders are indexed as they change
             self.pages.append(KnowledgeSettingsPage(knowledge))
-        # Before the pages are tabs: a tab widget asks their sizes at once.
+        # Before the pages are stacked: the stack asks their sizes at once.
         align_labels(form for page in self.pages for form in page.findChildren(SettingsForm))
-        self._tabs = QTabWidget(self)
+        self.page_list = QListWidget(self)
+        self.page_list.setObjectName("settingsPageList")
+        self.page_list.setAccessibleName("Settings pages")
+        self._tabs = QStackedWidget(self)
         self._tabs.setObjectName("settingsPages")
-        self._tabs.setDocumentMode(True)
+        row_height = self.page_list.fontMetrics().height() + 10  # room to aim at, as tabs had
         for page in self.pages:
-            self._tabs.addTab(page, page.title)
+            self.page_list.addItem(page.title)
+            self.page_list.item(self.page_list.count() - 1).setSizeHint(QSize(0, row_height))
+            self._tabs.addWidget(page)
             page.resized.connect(self._fit_soon)
             page.usable_changed.connect(self._on_usable_changed)
+        self.page_list.currentRowChanged.connect(self._tabs.setCurrentIndex)
+        self._tabs.currentChanged.connect(self.page_list.setCurrentRow)
+        self.page_list.setCurrentRow(0)
+        metrics = self.page_list.fontMetrics()
+        widest = max(metrics.horizontalAdvance(page.title) for page in self.pages)
+        self.page_list.setFixedWidth(widest + 2 * self.page_list.frameWidth() + 24)
+        for keys, step in (("Ctrl+PgDown", 1), ("Ctrl+PgUp", -1), ("Ctrl+Tab", 1),
+                           ("Ctrl+Shift+Tab", -1), ("Ctrl+Backtab", -1)):  # fmt: skip
+            shortcut = QShortcut(QKeySequence(keys), self)
+            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            shortcut.activated.connect(lambda step=step: self.turn(step))
 
         self._buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
@@ -80,8 +101,12 @@ class SettingsDialog(QDialog):
         self._buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.setSpacing(12)
-        layout.addWidget(self._tabs)
+        pages = QHBoxLayout()
+        pages.addWidget(self.page_list)
+        pages.addWidget(self._tabs, 1)
+        layout.addLayout(pages, 1)
         layout.addWidget(self._buttons)
+        self.page_list.setFocus()
 
         for page in self.pages:
             page.load(workspace.settings)
@@ -97,6 +122,11 @@ class SettingsDialog(QDialog):
         for page in self.pages:
             if page.title == title:
                 self._tabs.setCurrentWidget(page)
+
+    def turn(self, step: int) -> None:
+        """Show the next page (`step` 1) or the one before (-1), round from the last to the
+        first."""
+        self._tabs.setCurrentIndex((self._tabs.currentIndex() + step) % self._tabs.count())
 
     def sizeHint(self) -> QSize:  # noqa: N802 - a Qt override
         """Wide enough for long URLs and model names without stretching the window."""
@@ -165,7 +195,8 @@ class SettingsDialog(QDialog):
         # The new text's layout requests first, then the pages' height (the dialog's own
         # layout keeps heights it worked out before).
         QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
-        for widget in self._tabs.currentWidget().findChildren(QWidget):
+        shown = self._tabs.currentWidget()
+        for widget in shown.findChildren(QWidget) if shown is not None else []:
             widget.updateGeometry()
         tabs = self._tabs
         wanted = tabs.heightForWidth(tabs.width()) if tabs.hasHeightForWidth() else -1

@@ -15,10 +15,7 @@ if TYPE_CHECKING:
 
 def restore_layout(window: MainWindow, state: dict[str, str]) -> None:
     """Lay the window out as `state` (the settings' `ui_state`) says, kept on the screen."""
-    if "theme" in state:
-        window.set_theme(state["theme"])
-    else:
-        window.menu.theme_actions["system"].setChecked(True)
+    window.set_theme(state.get("theme", "system"))  # "system" too: its outlines (outlines.py)
     if "geometry" in state:
         window.restoreGeometry(QByteArray.fromBase64(state["geometry"].encode()))
         window.keep_on_screen()

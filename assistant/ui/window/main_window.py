@@ -44,14 +44,16 @@ from assistant.ui.window.transfer_actions import connect_transfers
 from assistant.ui.window.welcome import welcome_panel
 
 if TYPE_CHECKING:
+    from assistant.memory import Conversation
     from assistant.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
 LIST_REFRESH_MS = 250
 PAINT_FIRST_MS = 15  # the frame paints before the loader thread competes for the interpreter
-LIST_MIN_WIDTH = 200  # fits the "New chat" and "Temporary chat" buttons
+LIST_MIN_WIDTH = 200  # fits the "New Chat" and "Temporary Chat" buttons
 SIDEBAR_MIN_WIDTH = 260
+SIDEBAR_GIVES_DOWN_TO = 330  # its filters still show whole; narrower only when dragged
 MIN_WIDTH = 640
 MIN_HEIGHT = 420
 # Below these window widths a pane folds away by itself (and comes back when there is room).
@@ -248,7 +250,12 @@ class MainWindow(QMainWindow):
                     "conversations_pane",
                 ),
                 SidePane(
-                    2, menu.show_memory, self.memory_toggle, MEMORY_PANE_FOLDS_BELOW, "memory_pane"
+                    2,
+                    menu.show_memory,
+                    self.memory_toggle,
+                    MEMORY_PANE_FOLDS_BELOW,
+                    "memory_pane",
+                    gives_down_to=SIDEBAR_GIVES_DOWN_TO,
                 ),
             ],
         )
@@ -326,6 +333,8 @@ class MainWindow(QMainWindow):
         self.session.asked.connect(self.conversations.model.asked)
         self.chat.copied.connect(lambda what: self.statusBar().showMessage(what, 3000))
         self.chat.copied.connect(lambda _what: self.input.setFocus())  # typing goes on there
+        self.chat.acted.connect(self.input.setFocus)  # Retry, Accept...: not on a link redrawn
+        self.sidebar.review.done.connect(self.input.setFocus)
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
         self.files = FileActions(
             self, self.workspace, self.chat, self.session, self.status.add_notice
@@ -381,17 +390,12 @@ class MainWindow(QMainWindow):
     def _on_new_temporary(self) -> None:
         self.new_conversation(temporary=True)
 
-    def _on_new_chat_lost(self, conversation_id: str, error: str, sent: str) -> None:
-        """A new chat's file could not be made: its row goes, and what was written in it waits
-        in the next new chat."""
-        if sent:
-            self.drafts.keep_for_new_chat(sent)
-        self.conversations.drop_new(conversation_id)
-        kept = self.drafts.has_new_chat_draft()
-        self.status.add_notice(
-            f"The new chat could not be saved: {error}"
-            + (" What you wrote in it is kept for your next new chat." if kept else "")
-        )
+    def _on_new_chat_lost(self, conversation: Conversation, error: str, sent: str) -> None:
+        """A new chat's file could not be made: its row goes, what was written in it is kept."""
+        where = self.drafts.keep_lost(conversation, sent)
+        self.conversations.drop_new(conversation.id)
+        kept = f" What you wrote in it is {where}." if where else ""
+        self.status.add_notice(f"The new chat could not be saved: {error}{kept}")
 
     def _show_conversation(self, conversation_id: str | None) -> None:
         self.composer.end_edit()
@@ -459,6 +463,7 @@ class MainWindow(QMainWindow):
         dialog.show_page(page)
         if dialog.exec():
             self.reading.set_size(parse_size(self.workspace.settings.ui_state.get(STATE_KEY)))
+            self.set_theme(self.workspace.settings.ui_state.get("theme", "system"))
             self._update_status()
             self._show_welcome_if_needed()
             self.chat_pane.model_bar.refresh_models()
