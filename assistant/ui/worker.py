@@ -439,7 +439,7 @@ def write_edit(store: ConversationStore, edit: ListEdit) -> str:
 
 def reflect(workspace: Workspace) -> Reflection:
     """Write insights from recent related memories now, within the daily cap (the memories
-    page's "Reflect now"); blocks: run it as a job. ProviderError if no model is set up."""
+    page's "Reflect Now"); blocks: run it as a job. ProviderError if no model is set up."""
     return workspace.reflect()
 
 
