@@ -105,14 +105,7 @@ class ProjectDialog(QDialog):
         help_label = QLabel(ISOLATED_HELP, self)
         help_label.setWordWrap(True)
         theme.set_muted(help_label)
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
-        )
-        save = self.buttons.button(QDialogButtonBox.StandardButton.Save)
-        save.setText("&Save")  # Alt+S (the standard button has no mnemonic here)
-        save.setToolTip("Save (Ctrl+Enter)")
-        self.buttons.accepted.connect(self.accept)
-        self.buttons.rejected.connect(self.reject)
+        self.buttons = self._build_buttons()
         layout = QVBoxLayout(self)
         layout.addWidget(name_label)
         layout.addWidget(self.name)
@@ -135,6 +128,18 @@ class ProjectDialog(QDialog):
         self.instructions.edit.textChanged.connect(self._update_save)
         self._update_save()
         self.resize(560, 560)
+
+    def _build_buttons(self) -> QDialogButtonBox:
+        """Save (Alt+S, Ctrl+Enter) and Cancel."""
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        save = buttons.button(QDialogButtonBox.StandardButton.Save)
+        save.setText("&Save")  # the standard button has no mnemonic here
+        save.setToolTip("Save (Ctrl+Enter)")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        return buttons
 
     def _build_folders(self, project: Project | None) -> QVBoxLayout:
         """The project's knowledge folders, with Add Folder… and Remove."""
