@@ -385,7 +385,7 @@ def test_a_file_no_app_can_open_is_said_with_its_path_to_show_or_copy(
     monkeypatch.setattr(FilePreview, "show", lambda self: previews.append(self))  # noqa: PLW0108
     window.chat.anchorClicked.emit(QUrl(f"attached:{text.id}"))
     (preview,) = previews
-    viewer = next(b for b in preview.findChildren(QPushButton) if "system's viewer" in b.text())
+    viewer = next(b for b in preview.findChildren(QPushButton) if "System's Viewer" in b.text())
     qtbot.mouseClick(viewer, Qt.MouseButton.LeftButton)
     (box,) = preview.findChildren(NoViewerBox)
     assert box.isVisible() and box.message.text().startswith("No app to open notes.txt ")

@@ -374,4 +374,7 @@ def test_a_timeline_finds_the_keys_of_a_period_after_changes() -> None:
     times[4] = "2023-05-10"
     del times[1]
     assert times.written_in("2023-05-01", "2023-06-01") == [4, 3]
+    times[5] = "2023-05-30"  # newer than all: appended without sorting again
+    times[2] = "2023-05-01"  # an earlier time for a key: sorted again
+    assert times.written_in("2023-05-01", "2023-06-01") == [2, 4, 3, 5]
     assert times.written_in("2024-01-01", "2025-01-01") == []

@@ -268,6 +268,7 @@ def test_reciprocal_rank_fusion_with_k_60_stays_available() -> None:
     for key, value in expected.items():
         assert relevance[key] == pytest.approx(value * 61 / 2)
     assert SearchConfig().fusion == "convex"
+    assert fuse_rankings([], [], config).order == []  # nothing found by either: no hits
 
 
 @pytest.mark.parametrize(

@@ -235,9 +235,9 @@ def test_shortcuts_follow_the_platform_and_are_listed(window: MainWindow) -> Non
     assert menu.show_conversations.shortcut() == QKeySequence("Ctrl+Shift+L")
     assert menu.show_memory.shortcut() == QKeySequence("Ctrl+Shift+M")
     listed = dict(menu.shortcut_rows())
-    for command in ("New conversation", "Find in conversation", "Search all conversations"):
+    for command in ("New Conversation", "Find in Conversation", "Search All Conversations"):
         assert command in listed
-    assert "Next conversation" in listed and "Stop the reply" in listed
+    assert "Next Conversation" in listed and "Stop the Reply" in listed
     undo = QKeySequence(QKeySequence.StandardKey.Undo).toString(
         QKeySequence.SequenceFormat.NativeText
     )
@@ -264,7 +264,7 @@ def test_ctrl_shift_tab_goes_to_the_previous_conversation(
     qtbot.keyClick(window.input, key, modifiers)
     qtbot.waitUntil(lambda: window.conversations.current_id() == ids[1])
     listed = dict(window.menu.shortcut_rows())
-    assert "Ctrl+Shift+Tab" in listed["Previous conversation"]
+    assert "Ctrl+Shift+Tab" in listed["Previous Conversation"]
     assert "Backtab" not in " ".join(listed.values())
 
 

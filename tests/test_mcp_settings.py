@@ -191,3 +191,35 @@ def test_the_page_is_a_page_of_the_settings_dialog(
     finally:
         workspace.close()
         wait_until(lambda: server_processes(data_dir) == [])
+
+
+def test_always_allow_can_be_taken_back_and_goes_with_its_server(
+    qtbot: QtBot, data_dir: Path, messages: list[str]
+) -> None:
+    """One click on "Always allow this tool" was for good: nothing in the app took it back,
+    and removing the server kept it, so a later server of that name ran the tool unasked."""
+    settings = Settings(mcp_trusted=["shop/refund_order", "shop/add_note", "web/fetch"])
+    settings.save(settings_file(data_dir))
+    write_config(data_dir, {"shop": stdio("shop")})
+    workspace = Workspace.open(data_dir)
+    workspace.mcp.start()
+    page = McpPage(workspace)
+    qtbot.addWidget(page)
+    try:
+        qtbot.waitUntil(lambda: item(page, "shop").childCount() == 9, timeout=60000)
+        assert item(page, "shop", "refund_order").text(1) == "always allowed"
+        page.tree.setCurrentItem(item(page, "shop", "lookup_order"))
+        assert not page.ask_first_button.isEnabled()
+        page.tree.setCurrentItem(item(page, "shop", "refund_order"))
+        assert page.ask_first_button.isEnabled()
+        page.ask_first_button.click()
+        assert item(page, "shop", "refund_order").text(1) == "asks before it runs"
+        saved, _ = Settings.load(settings_file(data_dir))
+        assert saved.mcp_trusted == ["shop/add_note", "web/fetch"]
+        page.tree.setCurrentItem(item(page, "shop"))
+        page._remove()
+        saved, _ = Settings.load(settings_file(data_dir))
+        assert saved.mcp_trusted == ["web/fetch"]
+    finally:
+        workspace.close()
+        wait_until(lambda: server_processes(data_dir) == [])

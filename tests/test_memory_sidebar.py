@@ -148,8 +148,8 @@ def test_model_passes_the_model_tester(
     assert texts(model) == [h.item.text for h in hits]
     assert model.index(0).data(HitRole) == hits[0]
     assert isinstance(model.index(0).data(ItemRole), MemoryItem)
-    # 'tea' is in three of the four memories: it is said to count for little, not to match
-    assert "Why: &#x27;tea&#x27; is in most memories (3 of 4), so it counts for little" in (
+    # 'tea' is in three of the four memories: it does not set one of them apart
+    assert "Why: Matches &#x27;tea&#x27;, which 3 of 4 memories have, so it does not set" in (
         model.index(0).data(Qt.ItemDataRole.ToolTipRole)
     )
 
@@ -617,12 +617,12 @@ def test_context_menu_lists_the_actions(
         ("Edit…", True),
         ("Forget", True),
         ("No source: you added it yourself", False),
-        ("Why this result", False),
-        ("Add memory…", True),
-        ("Reflect now", True),
+        ("Why This Result", False),
+        ("Add Memory…", True),
+        ("Reflect Now", True),
     ]
     assert sidebar.memories.selected_item() is not None
-    assert entries(QPoint(5, 5000)) == [("Add memory…", True), ("Reflect now", True)]
+    assert entries(QPoint(5, 5000)) == [("Add Memory…", True), ("Reflect Now", True)]
 
 
 def test_too_many_pinned_memories_are_warned_about(

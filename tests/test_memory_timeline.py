@@ -182,7 +182,7 @@ def test_a_timeline_source_opens_the_conversation_at_that_message(
     window.workspace.memory.add("Lives in Lisbon", origin="tool", source=Source(chat, said.id))
     window.conversations.select(other)
     assert window.menu.memory_timeline.isEnabled()
-    window.menu.memory_timeline.trigger()  # View > Memory timeline
+    window.menu.memory_timeline.trigger()  # View > Memory Timeline
     timeline = window.sidebar.findChild(MemoryTimeline, "memoryTimeline")
     assert timeline is not None and timeline.isVisible()
     qtbot.waitUntil(lambda: "Lisbon trip" in text(timeline))

@@ -1,6 +1,6 @@
 """Projects in the panes: the conversation list grouped by project, the picker a new chat starts
 in, moving a conversation, the Projects menu; the memory list's scope filter, caption and
-"Make global" / "Move to project…"."""
+"Make Global" / "Move to Project…"."""
 
 from __future__ import annotations
 

@@ -127,14 +127,14 @@ def test_the_chips_context_menu_offers_remember_this(
         menu = QApplication.activePopupWidget()
         assert isinstance(menu, QMenu)
         menus.append([a.text() for a in menu.actions()])
-        next(a for a in menu.actions() if a.text() == "Remember this…").trigger()
+        next(a for a in menu.actions() if a.text() == "Remember This…").trigger()
         menu.close()
 
     QTimer.singleShot(200, choose)
     window.chat.contextMenuEvent(
         QContextMenuEvent(QContextMenuEvent.Reason.Mouse, chip, window.chat.mapToGlobal(chip))
     )
-    assert "Remember this…" in menus[0]
+    assert "Remember This…" in menus[0]
     assert asked == [MemoryValues("From note.txt: Ada's locker code is 4711.", "fact", 0.5)]
     memory = workspace.memory
     qtbot.waitUntil(lambda: any("4711" in i.text for i in memory.all(None)), timeout=10000)

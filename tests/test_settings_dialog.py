@@ -282,7 +282,7 @@ def test_test_connection_succeeds(
         result_label(dialog).text() == f"Connected to {fake_openai.base_url}: 3 models available."
     )
     assert button.isEnabled()
-    assert button.text() == "&Test connection"
+    assert button.text() == "&Test Connection"
     assert len(fake_openai.requests_to("/models")) == 1
     assert workspace.credentials.api_key() is None  # testing stores nothing
 

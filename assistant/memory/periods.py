@@ -21,13 +21,21 @@ Ranking = list[tuple[int, float]]  # (key, score), best first
 
 class Timeline(dict[int, str]):
     """When each message was written (key -> ISO 8601 stamp, which sorts as time does), that
-    finds the keys written in a period by a binary search (sorted again after a change)."""
+    finds the keys written in a period by a binary search (sorted again after a change, unless
+    the change is a message newer than all, as a chat's next message is)."""
 
     _sorted: tuple[npt.NDArray[np.int64], npt.NDArray[np.str_]] | None = None
 
     def __setitem__(self, key: int, written: str) -> None:
+        known = key in self
         super().__setitem__(key, written)
-        self._sorted = None
+        if self._sorted is None:
+            return
+        keys, stamps = self._sorted
+        if not known and (not len(stamps) or written >= stamps[-1]):
+            self._sorted = np.append(keys, key), np.append(stamps, written)
+        else:
+            self._sorted = None
 
     def __delitem__(self, key: int) -> None:
         super().__delitem__(key)

@@ -178,7 +178,7 @@ def _relevance(
     """
     has_keyword, has_dense = bool(keyword_rank.any()), bool(vector_rank.any())
     if config.fusion == "rrf":
-        scale = (config.rrf_k + 1) / (int(has_keyword) + int(has_dense))
+        scale = (config.rrf_k + 1) / max(1, int(has_keyword) + int(has_dense))  # none: empty
         by_words = np.where(keyword_rank > 0, 1 / (config.rrf_k + keyword_rank), 0.0)
         by_meaning = np.where(vector_rank > 0, 1 / (config.rrf_k + vector_rank), 0.0)
         return by_words * scale, by_meaning * scale

@@ -91,7 +91,7 @@ class Composer(QWidget):
         self.edit_line = QWidget(self)
         self.edit_label = QLabel("Editing your message: Enter sends it as a new version.", self)
         self.edit_label.setWordWrap(True)
-        self.cancel_edit_button = QPushButton("Cancel edit", self)
+        self.cancel_edit_button = QPushButton("Cancel Edit", self)
         self.cancel_edit_button.setObjectName("cancelEditButton")
         self.cancel_edit_button.setAccessibleDescription("Keep the message as it was")
         self.cancel_edit_button.clicked.connect(self.end_edit)

@@ -133,7 +133,8 @@ class ChatView(QTextBrowser):
             self._doc.turn(cursor, versions, group)
             unanswered = group[0].role == "user" and (after is None or after[0].role == "user")
             if unanswered and not (after is None and replying):
-                why = self._failures.get(group[0].id, "No reply yet.")
+                noted = conversation.failures.get(group[0].id, "No reply yet.")
+                why = self._failures.get(group[0].id, noted)
                 self._doc.marker(cursor, f"{ERROR_MARK} {why}", retry=group[0].id)
         cursor.endEditBlock()
         self._scroll_to_end()
@@ -387,11 +388,11 @@ class ChatView(QTextBrowser):
         file = self._file_at(self.anchorAt(event.pos()))
         if file is not None:
             menu.addSeparator()
-            menu.addAction("Remember this…", lambda: self.remember_requested.emit(file, message_id))
+            menu.addAction("Remember This…", lambda: self.remember_requested.emit(file, message_id))
         if message_id is not None and conversation is not None:
             message = next((m for m in conversation.messages if m.id == message_id), None)
             menu.addSeparator()
-            menu.addAction("Copy message", lambda: self.copy_message(message_id))
+            menu.addAction("Copy Message", lambda: self.copy_message(message_id))
             menu.addAction(
                 "Copy message as text", lambda: self.copy_message(message_id, markdown=False)
             )

@@ -29,7 +29,7 @@ def ask_choice(parent: QWidget, question: str, names: Sequence[str], at: int) ->
     """Which of `names` (`at` chosen first) the user picks for "Move ... to:"; None if
     cancelled."""
     dialog = QInputDialog(parent)
-    dialog.setWindowTitle("Move to project")
+    dialog.setWindowTitle("Move to Project")
     dialog.setLabelText(question)
     dialog.setComboBoxItems(list(names))
     dialog.setComboBoxEditable(False)

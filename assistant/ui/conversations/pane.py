@@ -91,14 +91,14 @@ class ConversationPane(QWidget):
         self._proxy = TitleOrContentFilter(self)
         self._proxy.setSourceModel(self.model)
 
-        self.new_button = QPushButton("New chat", self)
+        self.new_button = QPushButton("New Chat", self)
         self.new_button.setObjectName("newConversationButton")
         self.new_button.setToolTip("Start a new conversation (Ctrl+N)")
         self.new_button.setAccessibleDescription("Start a new conversation")
         self.new_button.clicked.connect(self._on_new)
         self.temporary = QToolButton(self)
         self.temporary.setObjectName("temporaryChatButton")
-        self.temporary.setText("Temporary chat")
+        self.temporary.setText("Temporary Chat")
         self.temporary.setToolTip(
             "Start a temporary chat (Ctrl+Shift+N): it neither uses nor adds long-term "
             "memories, and is deleted when you leave it"

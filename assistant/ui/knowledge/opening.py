@@ -46,10 +46,10 @@ class FilePreview(QDialog):
         layout.addWidget(self.text, 1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
-        open_button = buttons.addButton("Open in the system's viewer",
+        open_button = buttons.addButton("Open in the System's Viewer",
                                         QDialogButtonBox.ButtonRole.ActionRole)  # fmt: skip
         open_button.clicked.connect(lambda: system_open(citation.path, self))
-        remember_button = buttons.addButton("Remember this…",
+        remember_button = buttons.addButton("Remember This…",
                                             QDialogButtonBox.ButtonRole.ActionRole)  # fmt: skip
         remember_button.setObjectName("rememberButton")
         remember_button.setToolTip("Make a memory of the selected text, or the lines shown")
@@ -122,7 +122,7 @@ def system_open(path: str, parent: QWidget) -> bool:
 
 
 class NoViewerBox(QDialog):
-    """No app took the file: its path, selectable, with "Show in folder" and "Copy path"."""
+    """No app took the file: its path, selectable, with "Show in Folder" and "Copy Path"."""
 
     def __init__(self, path: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -147,10 +147,10 @@ class NoViewerBox(QDialog):
         layout.addWidget(self.hint)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
-        self.folder_button = buttons.addButton("Show in folder",
+        self.folder_button = buttons.addButton("Show in Folder",
                                                QDialogButtonBox.ButtonRole.ActionRole)  # fmt: skip
         self.folder_button.clicked.connect(self._show_folder)
-        self.copy_button = buttons.addButton("Copy path", QDialogButtonBox.ButtonRole.ActionRole)
+        self.copy_button = buttons.addButton("Copy Path", QDialogButtonBox.ButtonRole.ActionRole)
         self.copy_button.clicked.connect(self._copy)
         layout.addWidget(buttons)
         self.copy_button.setFocus()

@@ -120,7 +120,7 @@ class KnowledgePage(QWidget):
         self.folders.setMaximumHeight(110)
         row.addWidget(self.folders, 1)
         buttons = QVBoxLayout()
-        self.add_button = QPushButton("&Add folder…", self)
+        self.add_button = QPushButton("&Add Folder…", self)
         self.add_button.setObjectName("addKnowledgeFolderButton")
         self.add_button.clicked.connect(self._on_add)
         self.remove_button = QPushButton("&Remove", self)

@@ -91,18 +91,18 @@ class MemoryController(QObject):
         self.edit = action("Edit…", self.edit_selected, "actionMemoryEdit")
         self.forget = action("Forget", self.forget_selected, "actionMemoryForget")
         self.restore = action("Restore", self.restore_selected, "actionMemoryRestore")
-        self.make_global = action("Make global", self._make_global_selected, "actionMemoryGlobal")
+        self.make_global = action("Make Global", self._make_global_selected, "actionMemoryGlobal")
         self.make_global.setToolTip("Use this memory in every chat, not only its project's")
         self.move_to_project = action(
-            "Move to project…", self._move_selected, "actionMemoryMoveToProject"
+            "Move to Project…", self._move_selected, "actionMemoryMoveToProject"
         )
         self.move_to_project.setToolTip("Use this memory only in one project's chats")
-        self.add = action("Add memory…", self.add_memory_dialog, "actionMemoryAdd")
-        self.source = action("Show source", self._show_source_selected, "actionMemorySource")
-        self.why = action("Why this result", view.explain_selected, "actionMemoryWhy")
-        self.undo = action("Undo forget", self.undo_forget, "actionMemoryUndo")
+        self.add = action("Add Memory…", self.add_memory_dialog, "actionMemoryAdd")
+        self.source = action("Show Source", self._show_source_selected, "actionMemorySource")
+        self.why = action("Why This Result", view.explain_selected, "actionMemoryWhy")
+        self.undo = action("Undo Forget", self.undo_forget, "actionMemoryUndo")
         self.timeline = action("Timeline", view.show_timeline, "actionMemoryTimeline")
-        self.reflect = action("Reflect now", self.reflect_now, "actionMemoryReflect")
+        self.reflect = action("Reflect Now", self.reflect_now, "actionMemoryReflect")
         self.reflect.setToolTip(
             "Read recent related memories and write up to three insights from them"
         )
@@ -127,7 +127,7 @@ class MemoryController(QObject):
         self.move_to_project.setEnabled(movable and bool(self._workspace.projects.all()))
         self.source.setEnabled(source_exists)
         self.source.setText(
-            "Show source"
+            "Show Source"
             if item is None or source_exists
             else no_source_reason(item, conversation_exists=False)
         )
@@ -210,7 +210,7 @@ class MemoryController(QObject):
             return None
         names = [p.name for p in projects]
         name, ok = QInputDialog.getItem(
-            self._parent, "Move to project", "Use this memory only in:", names, 0, False
+            self._parent, "Move to Project", "Use this memory only in:", names, 0, False
         )
         return projects[names.index(name)].id if ok else None
 
@@ -332,7 +332,7 @@ class MemoryController(QObject):
         self.reflect.setEnabled(True)
         insights = list(reflection.insights)
         if not insights:
-            self._view.notice.show_notice(reflection.note or "No new insight.", title="Reflect now")
+            self._view.notice.show_notice(reflection.note or "No new insight.", title="Reflect Now")
             return
         first = insights[0].id
         self._view.notice.show_notice(

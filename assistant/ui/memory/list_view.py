@@ -30,7 +30,7 @@ EMPTY_MEMORIES = (
 
 
 def empty_text(query: str, state: MemoryState, kind: MemoryKind | None) -> tuple[str, str, bool]:
-    """What an empty list says: a title, a sentence, and whether to offer "Add memory…"."""
+    """What an empty list says: a title, a sentence, and whether to offer "Add Memory…"."""
     if query:
         return "No matches", f"Nothing in memory matches “{query}”.", False
     if state == "forgotten":
@@ -56,7 +56,7 @@ def empty_text(query: str, state: MemoryState, kind: MemoryKind | None) -> tuple
 
 
 class MemoryListFrame(QFrame):
-    """The list of memories, or in its place a message and an "Add memory…" button."""
+    """The list of memories, or in its place a message and an "Add Memory…" button."""
 
     def __init__(
         self, model: MemoryListModel, delegate: MemoryDelegate, parent: QWidget | None = None
@@ -93,7 +93,7 @@ class MemoryListFrame(QFrame):
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_label.setTextFormat(Qt.TextFormat.RichText)
         self.empty_label.setContentsMargins(20, 0, 20, 0)
-        self.empty_add = QPushButton("Add memory…", self)
+        self.empty_add = QPushButton("Add Memory…", self)
         self.empty_add.setObjectName("memoryEmptyAdd")
         self.empty_add.setAccessibleDescription("Adds a memory you write yourself")
         empty = QWidget(self)
@@ -118,7 +118,7 @@ class MemoryListFrame(QFrame):
         self.list_stack.setCurrentIndex(0)
 
     def show_empty(self, title: str, body: str, offer_add: bool) -> None:
-        """Show `title` and `body` instead of the list, maybe with "Add memory…"."""
+        """Show `title` and `body` instead of the list, maybe with "Add Memory…"."""
         color = muted(self.palette()).name()
         self.empty_label.setText(
             f"<p style='font-size:large; font-weight:600'>{html.escape(title)}</p>"

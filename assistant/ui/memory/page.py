@@ -149,7 +149,7 @@ class MemoriesPage(QWidget):
     def _connect_actions(self) -> None:
         controller = self.controller
         self.timeline_button.setDefaultAction(controller.timeline)
-        self.timeline_button.setAccessibleName("Memory timeline")
+        self.timeline_button.setAccessibleName("Memory Timeline")
         self.timeline_button.setAccessibleDescription(
             "Opens what Assistant learned, changed and forgot, by day"
         )

@@ -108,10 +108,10 @@ class ReviewPage(QWidget):
             "&Reject", "reviewRejectButton", self.reject_selected, "Turn them down for good"
         )
         self.accept_all_button = button(
-            "Accept all", "reviewAcceptAllButton", self.accept_all, "Keep every one, as written"
+            "Accept All", "reviewAcceptAllButton", self.accept_all, "Keep every one, as written"
         )
         self.reject_all_button = button(
-            "Reject all", "reviewRejectAllButton", self.reject_all, "Turn every one down"
+            "Reject All", "reviewRejectAllButton", self.reject_all, "Turn every one down"
         )
         one = QHBoxLayout()
         one.addWidget(self.accept_button)

@@ -157,8 +157,8 @@ class MemoryTimeline(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("memoryTimeline")
-        self.setWindowTitle("Memory timeline")
-        self.setAccessibleName("Memory timeline")
+        self.setWindowTitle("Memory Timeline")
+        self.setAccessibleName("Memory Timeline")
         self.setAccessibleDescription("What Assistant learned, changed and forgot, by day")
         self.resize(620, 620)
         self._memory = memory

@@ -75,7 +75,7 @@ def origin_text(item: MemoryItem, title_of: TitleOf) -> str:
 
 
 def no_source_reason(item: MemoryItem, conversation_exists: bool) -> str:
-    """Why "Show source" cannot open the message a memory came from."""
+    """Why "Show Source" cannot open the message a memory came from."""
     if item.source is not None and not conversation_exists:
         return "Its conversation was deleted"
     if item.origin == "user":

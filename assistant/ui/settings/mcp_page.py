@@ -11,9 +11,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, QPoint, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
+    QMenu,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
@@ -78,6 +79,11 @@ class McpPage(SettingsPage):
         self.edit_button = self._button("Edit…", self._edit, buttons)
         self.remove_button = self._button("Remove", self._remove, buttons)
         self.restart_button = self._button("Restart", self._restart, buttons)
+        self.ask_first_button = self._button("Ask Before It Runs", self.ask_first, buttons)
+        self.ask_first_button.setObjectName("mcpAskFirstButton")
+        self.ask_first_button.setToolTip(
+            "Take back “Always allow this tool”: it asks in the chat again before it runs"
+        )
         buttons.addStretch(1)
         self.import_button = self._button("Import from Claude Desktop", self.import_claude, buttons)
         layout = QVBoxLayout(self)
@@ -91,6 +97,8 @@ class McpPage(SettingsPage):
         self.destroyed.connect(self._unsubscribe)
         self.tree.itemChanged.connect(self._on_item_changed)
         self.tree.currentItemChanged.connect(self._show_detail)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._context_menu)
         self._refresh()
 
     def _button(self, text: str, slot: Callable[[], None], row: QHBoxLayout) -> QPushButton:
@@ -131,7 +139,14 @@ class McpPage(SettingsPage):
             item = item.parent()
         return None if item is None else str(item.data(0, _SERVER))
 
+    def _trusted_tool(self) -> str | None:
+        """The `server/tool` key of the tool selected, if the user always allows it."""
+        item = self.tree.currentItem()
+        key = None if item is None else item.data(0, _TOOL)
+        return str(key) if key in self._workspace.settings.mcp_trusted else None
+
     def _show_detail(self, *_args: object) -> None:
+        self.ask_first_button.setEnabled(self._trusted_tool() is not None)
         name = self._selected()
         status = next((s for s in self._manager.statuses() if s.name == name), None)
         for button in (self.edit_button, self.remove_button, self.restart_button):
@@ -188,7 +203,10 @@ class McpPage(SettingsPage):
             self._store_secrets(server, edited, dialog.secrets())
         except AssistantError as exc:
             QMessageBox.warning(self, "MCP server", str(exc))
-        self._save(lambda c: c.put(edited, old_name=server.name if server else None))
+        if self._save(lambda c: c.put(edited, old_name=server.name if server else None)) and (
+            server is not None and _another_program(server, edited)
+        ):
+            self._forget_grants(lambda key: key.startswith(f"{server.name}/"))
 
     def _store_secrets(
         self, old: ServerConfig | None, new: ServerConfig, typed: dict[str, str]
@@ -217,7 +235,32 @@ class McpPage(SettingsPage):
         server = self._manager.config.servers.get(name)
         for key in server.secret_names() if server else []:
             self._workspace.credentials.delete_secret(mcp_secret_name(name, key))
-        self._save(lambda config: config.remove(name))
+        if self._save(lambda config: config.remove(name)):
+            # A server added later under this name is another program: it is not trusted.
+            self._forget_grants(lambda key: key.startswith(f"{name}/"))
+
+    def _context_menu(self, pos: QPoint) -> None:
+        """On an always-allowed tool: take the permission back."""
+        if self._trusted_tool() is None:
+            return
+        menu = QMenu(self.tree)
+        menu.addAction("Ask Before It Runs", self.ask_first)
+        menu.exec(self.tree.viewport().mapToGlobal(pos))
+
+    def ask_first(self) -> None:
+        """The tool selected asks before it runs again (it was always allowed)."""
+        key = self._trusted_tool()
+        if key is not None:
+            self._forget_grants(lambda k: k == key)
+
+    def _forget_grants(self, which: Callable[[str], bool]) -> None:
+        """Take back "always allow" from the tools whose `server/tool` key `which` picks."""
+        settings = self._workspace.settings
+        kept = [k for k in settings.mcp_trusted if not which(k)]
+        if kept != settings.mcp_trusted:
+            settings.mcp_trusted = kept
+            self._save_settings()
+            self._refresh()
 
     def _restart(self) -> None:
         name = self._selected()
@@ -260,6 +303,12 @@ class McpPage(SettingsPage):
             self._workspace.settings.save(settings_file(self._workspace.root))
         except AssistantError as exc:
             QMessageBox.warning(self, "MCP servers", str(exc))
+
+
+def _another_program(old: ServerConfig, new: ServerConfig) -> bool:
+    """Whether an edit makes the server another one (renamed, another command or address):
+    what the user allowed the old one to do without asking is not the new one's."""
+    return (old.name, old.command, old.args, old.url) != (new.name, new.command, new.args, new.url)
 
 
 def _describe(status: ServerStatus, config: McpConfig) -> str:

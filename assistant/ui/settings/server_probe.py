@@ -64,12 +64,12 @@ class ServerProbe(QWidget):
         self._busy_button: QPushButton | None = None
         self._idle_text = ""
 
-        self.refresh = QPushButton("&Refresh models", self)
+        self.refresh = QPushButton("&Refresh Models", self)
         self.refresh.setObjectName("refreshModelsButton")
         self.refresh.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_BrowserReload))
         self.refresh.setToolTip("Ask the server which models it offers and list them above.")
         self.refresh.clicked.connect(lambda: self._start(self.refresh, "Refreshing…"))
-        self.test = QPushButton("&Test connection", self)
+        self.test = QPushButton("&Test Connection", self)
         self.test.setObjectName("testConnectionButton")
         self.test.setToolTip(
             "Check the URL and the API key shown in this dialog (before saving them) by "

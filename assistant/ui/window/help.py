@@ -27,6 +27,6 @@ def show_shortcuts(parent: QWidget, rows: Iterable[tuple[str, str]]) -> None:
     )
     box = QMessageBox(parent)
     box.setObjectName("shortcutsDialog")
-    box.setWindowTitle("Keyboard shortcuts")
+    box.setWindowTitle("Keyboard Shortcuts")
     box.setText(f"<table>{table}</table>")
     box.exec()

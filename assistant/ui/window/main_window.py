@@ -51,8 +51,9 @@ log = logging.getLogger(__name__)
 
 LIST_REFRESH_MS = 250
 PAINT_FIRST_MS = 15  # the frame paints before the loader thread competes for the interpreter
-LIST_MIN_WIDTH = 200  # fits the "New chat" and "Temporary chat" buttons
+LIST_MIN_WIDTH = 200  # fits the "New Chat" and "Temporary Chat" buttons
 SIDEBAR_MIN_WIDTH = 260
+SIDEBAR_GIVES_DOWN_TO = 330  # its filters still show whole; narrower only when dragged
 MIN_WIDTH = 640
 MIN_HEIGHT = 420
 # Below these window widths a pane folds away by itself (and comes back when there is room).
@@ -249,7 +250,12 @@ class MainWindow(QMainWindow):
                     "conversations_pane",
                 ),
                 SidePane(
-                    2, menu.show_memory, self.memory_toggle, MEMORY_PANE_FOLDS_BELOW, "memory_pane"
+                    2,
+                    menu.show_memory,
+                    self.memory_toggle,
+                    MEMORY_PANE_FOLDS_BELOW,
+                    "memory_pane",
+                    gives_down_to=SIDEBAR_GIVES_DOWN_TO,
                 ),
             ],
         )
@@ -348,6 +354,7 @@ class MainWindow(QMainWindow):
         session.notice.connect(self.status.add_notice)
         session.conversation_changed.connect(self.sidebar.set_conversation)
         session.conversation_changed.connect(self.drafts.show)
+        session.unsent.connect(self.drafts.give_back)
         self.drafts.notice.connect(self.status.add_notice)
         self.chat_pane.model_bar.wire(session, self.worker, self.chat, self._update_status)
         self.bridge.conversation_written.connect(session.on_written)

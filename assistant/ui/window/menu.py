@@ -26,9 +26,9 @@ class MainMenu:
                 made.setStatusTip(tip)
             return made
 
-        self.new = action("&New conversation", "actionNew", "Start a new conversation")
+        self.new = action("&New Conversation", "actionNew", "Start a new conversation")
         self.new_temporary = action(
-            "New &temporary chat",
+            "New &Temporary Chat",
             "actionNewTemporary",
             "A chat that is not remembered and is deleted when you leave it",
         )
@@ -48,11 +48,11 @@ class MainMenu:
             "actionCopyConversation",
             "Copy this conversation as Markdown",
         )
-        self.attach = action("&Attach files…", "actionAttach", "Send files with the message")
+        self.attach = action("&Attach Files…", "actionAttach", "Send files with the message")
         self.quit = action("&Quit", "actionQuit")
-        self.find = action("&Find in conversation…", "actionFind", "Find text in this chat")
+        self.find = action("&Find in Conversation…", "actionFind", "Find text in this chat")
         self.search = action(
-            "&Search all conversations…", "actionSearch", "Find a message in any conversation"
+            "&Search All Conversations…", "actionSearch", "Find a message in any conversation"
         )
         self.settings = action("&Settings…", "actionSettings", "Connect a model, memory options")
         self.instructions = action(
@@ -61,16 +61,16 @@ class MainMenu:
             "What Assistant should know about you, and how it should answer",
         )
         self.knowledge = action(
-            "&Knowledge folders…", "actionKnowledge", "Folders of files Assistant can search"
+            "&Knowledge Folders…", "actionKnowledge", "Folders of files Assistant can search"
         )
-        self.focus_input = action("Focus the &message box", "actionFocusInput")
-        self.stop = action("S&top the reply", "actionStop")
-        self.next_conversation = action("&Next conversation", "actionNextConversation")
-        self.previous_conversation = action("&Previous conversation", "actionPreviousConversation")
-        self.show_conversations = action("&Conversations pane", "actionShowConversations")
-        self.show_memory = action("&Memory pane", "actionShowMemory")
+        self.focus_input = action("Focus the &Message Box", "actionFocusInput")
+        self.stop = action("S&top the Reply", "actionStop")
+        self.next_conversation = action("&Next Conversation", "actionNextConversation")
+        self.previous_conversation = action("&Previous Conversation", "actionPreviousConversation")
+        self.show_conversations = action("&Conversations Pane", "actionShowConversations")
+        self.show_memory = action("&Memory Pane", "actionShowMemory")
         self.memory_timeline = action(
-            "Memory &timeline", "actionTimeline", "What Assistant learned, changed and forgot"
+            "Memory &Timeline", "actionTimeline", "What Assistant learned, changed and forgot"
         )
         self.text_larger = action("&Larger", "actionTextLarger", "Larger text in the chat")
         self.text_smaller = action("&Smaller", "actionTextSmaller", "Smaller text in the chat")
@@ -86,7 +86,7 @@ class MainMenu:
             choice.setData(key)
             self.themes.addAction(choice)
             self.theme_actions[key] = choice
-        self.shortcuts = action("&Keyboard shortcuts", "actionShortcuts")
+        self.shortcuts = action("&Keyboard Shortcuts", "actionShortcuts")
         self.about = action(f"&About {APP_NAME}", "actionAbout")
         self._menus(window)
         self.workspace_actions = [
@@ -182,7 +182,7 @@ class MainMenu:
             target.setShortcuts(unique)
 
     def shortcut_rows(self) -> list[tuple[str, str]]:
-        """(command, keys) for every action with a shortcut, for Help > Keyboard shortcuts."""
+        """(command, keys) for every action with a shortcut, for Help > Keyboard Shortcuts."""
         rows = []
         for target in (
             self.new,

@@ -21,6 +21,7 @@ class SidePane:
     button: QAbstractButton  # checkable, follows the action
     folds_below: int  # window width
     key: str  # in the saved window state
+    gives_down_to: int = 0  # the width it gives the chat room down to (0: its minimum width)
 
 
 class SidePanes:
@@ -66,16 +67,18 @@ class SidePanes:
 
     def chat_first(self) -> None:
         """Give the chat `CHAT_SHARE` of the width at least, taken from the side panes shown
-        (in proportion to what they have over their minimum width): at 1024 px the saved or
-        first sizes left the chat the narrowest pane. Sizes that leave it that share stay."""
+        (in proportion to what they have over the width they give room down to): at 1024 px
+        the saved or first sizes left the chat the narrowest pane. Sizes that leave it that
+        share stay."""
         sizes = self._splitter.sizes()
         sides = {pane.index for pane in self._panes}
         chat = next((i for i in range(len(sizes)) if i not in sides), None)
         if chat is None:
             return
         short = int(sum(sizes) * CHAT_SHARE) - sizes[chat]
+        floors = {pane.index: pane.gives_down_to for pane in self._panes}
         spare = {
-            i: max(0, sizes[i] - _minimum_width(self._splitter.widget(i)))
+            i: max(0, sizes[i] - max(floors[i], _minimum_width(self._splitter.widget(i))))
             for i in sides
             if i < len(sizes) and sizes[i] > 0  # (0: hidden)
         }

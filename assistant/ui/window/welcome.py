@@ -28,7 +28,7 @@ def welcome_panel(open_settings: Callable[[], None], parent: QWidget) -> QWidget
     panel.setObjectName("welcomePanel")
     text = QLabel(WELCOME, panel)  # rich text, recognized by its tags
     text.setWordWrap(True)
-    button = QPushButton("Connect a model…", panel)
+    button = QPushButton("Connect a Model…", panel)
     button.setObjectName("welcomeSettingsButton")
     button.setAccessibleDescription(
         "Opens Settings to connect to OpenAI, Ollama, LM Studio or another server"
