@@ -57,7 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--memories", action="store_true", help="include long-term memories (never secrets)"
     )
     export.add_argument(
-        "--attachments", action="store_true", help="include the files attached to messages"
+        "--attachments",
+        action="store_true",
+        help="include the files attached to messages and the images tools returned",
     )
     imp = commands.add_parser(
         "import",

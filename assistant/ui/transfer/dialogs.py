@@ -117,7 +117,9 @@ class ExportDialog(QDialog):
         scope_layout.addWidget(self.all_radio)
         self.memories_check = QCheckBox("Include long-term memories", self)
         self.memories_check.setObjectName("exportMemoriesCheck")
-        self.attachments_check = QCheckBox("Include attached files (a larger file)", self)
+        self.attachments_check = QCheckBox(
+            "Include attached files and images from tools (a larger file)", self
+        )
         self.attachments_check.setObjectName("exportAttachmentsCheck")
         self.attachments_check.setToolTip(
             "The files attached to messages go into the export; without them, only their names"

@@ -354,6 +354,7 @@ class MainWindow(QMainWindow):
         session.notice.connect(self.status.add_notice)
         session.conversation_changed.connect(self.sidebar.set_conversation)
         session.conversation_changed.connect(self.drafts.show)
+        session.unsent.connect(self.drafts.give_back)
         self.drafts.notice.connect(self.status.add_notice)
         self.chat_pane.model_bar.wire(session, self.worker, self.chat, self._update_status)
         self.bridge.conversation_written.connect(session.on_written)
