@@ -31,7 +31,7 @@ from assistant.ui.chat.pane import ChatPane
 from assistant.ui.debounce import Debounced
 from assistant.ui.shutdown import release_when_finished
 from assistant.ui.transfer.drop import ImportDropFilter
-from assistant.ui.window.closing import detach
+from assistant.ui.window.closing import SHOWN_KEY, detach
 from assistant.ui.window.help import show_about, show_shortcuts
 from assistant.ui.window.keyring_notice import keyring_notice
 from assistant.ui.window.layout import restore_layout
@@ -369,9 +369,13 @@ class MainWindow(QMainWindow):
     # -- conversations ---------------------------------------------------------------------------
 
     def _open_first(self) -> None:
-        """At start: the new chat a message was begun in, else the list's first conversation."""
+        """At start: the new chat a message was begun in, else the conversation shown at quit
+        (if it is still listed), else the list's first."""
+        last = self.workspace.settings.ui_state.get(SHOWN_KEY)
         if self.drafts.has_new_chat_draft():
             self.new_conversation()
+        elif last is not None and self.conversations.model.row_of(last) >= 0:
+            self.conversations.select(last)
         else:
             self.conversations.select(self._first_conversation())
         if warning := self.drafts.take_warning():
@@ -469,7 +473,12 @@ class MainWindow(QMainWindow):
 
         dialog = SettingsDialog(self.workspace, self, self.knowledge)
         dialog.show_page(page)
+        before = self.workspace.settings.to_json()
         if dialog.exec():
+            after = self.workspace.settings.to_json()
+            changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+            if changed - {"ui_state"} and not self.session.busy:  # the last answer is stale
+                self.status.set_connection("", "")
             self.reading.set_size(parse_size(self.workspace.settings.ui_state.get(STATE_KEY)))
             self.set_theme(self.workspace.settings.ui_state.get("theme", "system"))
             self._update_status()
