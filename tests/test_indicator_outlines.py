@@ -15,11 +15,13 @@ from PySide6.QtGui import QColor, QImage, QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
     QListWidget,
+    QMenu,
     QRadioButton,
     QStyle,
     QStyleOptionButton,
     QStyleOptionSlider,
     QTreeWidget,
+    QWidget,
 )
 from pytestqt.qtbot import QtBot
 
@@ -123,3 +125,21 @@ def test_a_scroll_bar_handle_stands_out_from_its_groove(
     groove = style.subControlRect(control, option, QStyle.SubControl.SC_ScrollBarAddPage, bar)
     image = bar.grab().toImage()
     assert best_contrast(image, handle, image.pixelColor(groove.center())) >= 3.0
+
+
+@pytest.mark.parametrize("name", ["light", "dark"])
+def test_a_checkable_menu_command_shows_its_box(qtbot: QtBot, name: str) -> None:
+    """As "Show Archived Conversations" in the list's menu: its box was 1.0:1 on dark."""
+    theme.apply(name)
+    host = QWidget()
+    qtbot.addWidget(host)
+    menu = QMenu(host)
+    action = menu.addAction("Show Archived Conversations")
+    action.setCheckable(True)
+    menu.resize(menu.sizeHint())  # painted off screen: a popup warns on this platform
+    image = menu.grab().toImage()
+    row = menu.actionGeometry(action)
+    background = image.pixelColor(row.right() - 2, row.center().y())
+    box = QRect(row.left(), row.top(), row.height() + 6, row.height())  # before the words
+    assert best_contrast(image, box, background) >= 3.0
+    theme.apply("system")

@@ -148,8 +148,8 @@ def test_model_passes_the_model_tester(
     assert texts(model) == [h.item.text for h in hits]
     assert model.index(0).data(HitRole) == hits[0]
     assert isinstance(model.index(0).data(ItemRole), MemoryItem)
-    # 'tea' is in three of the four memories: it is said to count for little, not to match
-    assert "Why: &#x27;tea&#x27; is in most memories (3 of 4), so it counts for little" in (
+    # 'tea' is in three of the four memories: it does not set one of them apart
+    assert "Why: Matches &#x27;tea&#x27;, which 3 of 4 memories have, so it does not set" in (
         model.index(0).data(Qt.ItemDataRole.ToolTipRole)
     )
 

@@ -30,37 +30,38 @@ def closeness(similarity: float) -> str:
 
 
 def spread_text(common: tuple[tuple[str, int], ...], searched: int) -> str:
-    """Why matched words do not set a memory apart: "'Porto' is in every memory", "'tea' and
-    'milk' are in most memories (5 of 6)"."""
-    one = len(common) == 1
+    """Which memories have these matched words: "'Porto', which every memory has", "'tea' and
+    'milk', which 5 of 6 memories have"."""
     words = quoted_list([word for word, _ in common])
-    verb = "is" if one else "are"
     fewest = min(have for _, have in common)
     if searched and fewest >= searched:
-        where = "every memory" if searched > 1 else "the only memory"
-        return f"{words} {verb} in {where}, so {'it does' if one else 'they do'} not set it apart"
-    counts = "it counts" if one else "they count"
-    return f"{words} {verb} in most memories ({fewest} of {searched}), so {counts} for little"
+        return f"{words}, which every memory has"
+    return f"{words}, which {fewest} of {searched} memories have"
 
 
 def why_text(hit: SearchHit, now: datetime | None = None) -> str:
     """Why a search found a memory, in words:
     "Matches 'sister' and 'Porto'; close in meaning (0.71); important; used yesterday".
 
-    A matched word that most memories have is said to count for little (BM25 gives it next to
-    no weight). Pinning is not a reason: search does not favour pinned memories.
+    A matched word that most memories have is named as such: it does not set this memory apart
+    from the others that have it (BM25 gives it next to no weight). Pinning is not a reason:
+    search does not favour pinned memories.
     """
     now = now or now_utc()
     item = hit.item
     parts: list[str] = []
     common = {word for word, _ in hit.common}
     telling = [word for word in hit.matched if word not in common]
-    if telling:
+    if telling and hit.common:
+        spread = spread_text(hit.common, hit.searched)
+        parts.append(f"matches {quoted_list(telling)} (and {spread})")
+    elif telling:
         parts.append(f"matches {quoted_list(telling)}")
-    elif hit.keyword_rank is not None and not hit.matched:
+    elif hit.common:
+        spread = spread_text(hit.common, hit.searched)
+        parts.append(f"matches {spread}, so it does not set this one apart")
+    elif hit.keyword_rank is not None:
         parts.append("shares words with the search")
-    if hit.common:
-        parts.append(spread_text(hit.common, hit.searched))
     if hit.similarity is not None:
         parts.append(f"{closeness(hit.similarity)} ({hit.similarity:.2f})")
     if item.importance >= IMPORTANT:
@@ -83,12 +84,13 @@ def details_text(hit: SearchHit) -> str:
     """The score of a hit as the sum of its parts, one line each, for "Details"."""
     lines = [f"Score {hit.score:.3f}, the sum of:"]
     if hit.keyword_rank is not None:
-        line = f"Keywords +{hit.keyword_part:.3f}: {ordinal(hit.keyword_rank)} by keywords"
         if hit.common and len(hit.common) == len(hit.matched):
-            line += f" ({spread_text(hit.common, hit.searched)})"
-        elif hit.keyword_score is not None:
-            line += f" (keyword score {max(hit.keyword_score, 0.0):.2f})"
-        lines.append(line)
+            spread = spread_text(hit.common, hit.searched)
+            line = f"about the same for each memory with {spread}"
+        else:
+            score = max(hit.keyword_score or 0.0, 0.0)
+            line = f"{ordinal(hit.keyword_rank)} by keywords (keyword score {score:.2f})"
+        lines.append(f"Keywords +{hit.keyword_part:.3f}: {line}")
     else:
         lines.append("Keywords +0.000: none of the search's words")
     if hit.vector_rank is not None and hit.similarity is not None:

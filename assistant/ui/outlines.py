@@ -36,6 +36,7 @@ Kind = Literal["indicator", "scroll bar"]
 CLASSES: dict[str, Kind] = {
     "QCheckBox": "indicator",
     "QRadioButton": "indicator",
+    "QMenu": "indicator",  # a checkable command's box (its frame stands out with it)
     "QScrollBar": "scroll bar",
 }
 STEPS = 25  # from the palette's colour (0) to the text colour (STEPS)
