@@ -81,6 +81,10 @@ FILES_REPLY = "(An answer drawn from the user's files; nothing in it is about th
 OVERFLOW_RETRIES = 2
 # Tools are offered only while their schemas take at most this share of the prompt budget.
 TOOLS_SHARE = 0.5
+EXTRA_TOOLS_LEFT_OUT_NOTICE = (
+    "The model's context window is too small for the MCP servers' tools as well: it has only "
+    "Assistant's own tools (memory, dates, files) for this message."
+)
 NO_TOOLS_NOTICE = (
     "The model's context window is too small for tools: it answers without them "
     "(memories are still saved after each reply)."
@@ -336,6 +340,10 @@ class Agent:
         working = self.working.get(turn.cid).to_prompt()
         budget = self._budget(turn)
         tools = _tokens_of(turn.registry.schemas())
+        if tools > budget * TOOLS_SHARE and turn.registry.drop_extra():  # its own tools first
+            if turn.use_tools:
+                self._say_once(turn, EXTRA_TOOLS_LEFT_OUT_NOTICE)
+            tools = _tokens_of(turn.registry.schemas())
         if tools > budget * TOOLS_SHARE:
             if turn.use_tools:
                 self._say_once(turn, NO_TOOLS_NOTICE)

@@ -438,8 +438,8 @@ class _ImportFlow(QObject):
             show_error(
                 self._parent,
                 "Import failed",
-                f"The import stopped: {message}\n\nWhat was imported before the error was "
-                "kept; nothing was overwritten.",
+                f"The import of {self._path.name} stopped: {message}\n\nWhat was imported "
+                "before the error was kept; nothing was overwritten.",
             )
         self._end()
 
