@@ -44,6 +44,9 @@ TOOL_MARK = "▸"  # a tool line starts with it (DESIGN.md); "▾" when expanded
 ERROR_MARK = "⚠"
 KEEP = QTextCursor.MoveMode.KeepAnchor
 
+# Where the reply's length limit is set: a model's or a conversation's Options win over Settings.
+CUT_OFF_WHERE = "Reply length, in Settings > Memory or the model's Options"
+
 
 def turns(branch: list[Message]) -> list[list[Message]]:
     """The branch as turns: each user message alone, then the replies and tool results."""
@@ -158,9 +161,7 @@ class ChatDocument:
         elif last.stop_reason == "failed":
             self.marker(cursor, f"{ERROR_MARK} The reply broke off.", retry=first.parent_id)
         elif last.cut_off:
-            self.marker(
-                cursor, "✂ Cut off: the reply reached its length limit (Settings > Reply length)."
-            )
+            self.marker(cursor, f"✂ Cut off: the reply reached its length limit ({CUT_OFF_WHERE}).")
         elif last.stop_reason is not None:  # a reason this view does not know by name
             self.marker(cursor, f"{ERROR_MARK} The reply ended early ({last.stop_reason}).")
         elif last.role == "tool":
