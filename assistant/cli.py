@@ -57,7 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--memories", action="store_true", help="include long-term memories (never secrets)"
     )
     export.add_argument(
-        "--attachments", action="store_true", help="include the files attached to messages"
+        "--attachments",
+        action="store_true",
+        help="include the files attached to messages and the images tools returned",
     )
     imp = commands.add_parser(
         "import",
@@ -227,9 +229,10 @@ def import_command(
                 if same_names and projects is None:
                     names = ", ".join(repr(n) for n in same_names)
                     raise InvalidImportError(
-                        f"This data dir has projects named as the export's ({names}): import "
-                        "again with --projects merge (one project each) or --projects apart "
-                        "(the imported ones kept beside them). Nothing was changed."
+                        f"{source.name} has projects named like projects here ({names}): "
+                        "import it again with --projects merge (one project each) or "
+                        "--projects apart (the imported ones kept beside them). Nothing was "
+                        "changed."
                     )
                 result = apply_import(
                     plan,

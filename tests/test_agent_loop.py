@@ -25,6 +25,7 @@ from assistant.agent.events import (
 )
 from assistant.agent.loop import (
     EMPTY_REPLY,
+    EXTRA_TOOLS_LEFT_OUT_NOTICE,
     NO_TOOLS_NOTICE,
     Agent,
     AgentConfig,
@@ -32,6 +33,7 @@ from assistant.agent.loop import (
 )
 from assistant.agent.summary import SUMMARY_MAX_TOKENS, SUMMARY_PROMPT
 from assistant.agent.tool_step import CANCELLED_TOOL_RESULT, REPEATED_RESULT
+from assistant.agent.tools import Tool
 from assistant.agent.turn import LOOPING_NOTICE
 from assistant.errors import ContextOverflowError, ProviderError
 from assistant.memory import ConversationStore, Message, Source, estimate_tokens
@@ -444,6 +446,29 @@ def test_the_curator_never_learns_from_a_conversation_not_to_be_remembered(
     assert len(h.memory) == 0
 
 
+def test_remember_saves_nothing_in_a_conversation_not_to_be_remembered(
+    data_dir: Path, provider: ScriptedProvider
+) -> None:
+    h = Harness(data_dir, provider, auto_memories=True)
+    known = h.memory.add("The user's cat is called Miso.", "fact", 0.8)
+    h.conversations.import_conversation(
+        "private", "Private", "2026-01-01T00:00:00.000000Z", [], do_not_remember=True
+    )
+    h.provider.enqueue(
+        calls(("remember", {"text": "The user's locker code is 1234."})),
+        "This chat is set not to be remembered.",
+    )
+    h.turn("private", "Remember that my locker code is 1234, and what is my cat called?")
+    assert [m.text for m in h.memory.all()] == [known.text]  # nothing saved
+    first, second = h.provider.requests[:2]
+    system = first["messages"][0]["content"]
+    assert "do-not-remember" in system
+    assert "Miso" in system  # what it remembers is still used
+    answer = second["messages"][-1]["content"]
+    assert answer.startswith("Not saved: this conversation is set not to be remembered")
+    assert len(h.provider.requests) == 2  # and no curator call
+
+
 # --- limits: the context window, overflows, summaries, judged replies -----------------------------
 
 
@@ -713,3 +738,45 @@ def test_an_overflow_after_tool_steps_leaves_older_steps_out(
     sent = [prompt_size(r) for r in provider.requests if not is_summary(r["messages"])]
     assert sent[-1] < sent[-2]  # the retry left the older steps out
     assert prompt_size(provider.requests[-1]) <= 0.6 * 3000
+
+
+class BigTools:
+    """An MCP server's tools whose schemas alone would fill a small model's prompt."""
+
+    def tools_for(self, query: str) -> tuple[list[Tool], frozenset[str]]:
+        def lookup(arguments: dict[str, Any], context: object) -> str:
+            return "found"
+
+        big = Tool(
+            "shop__lookup",
+            "Look up an order. " + "It knows every order ever made. " * 300,
+            {"type": "object", "properties": {}},
+            lookup,
+            frozenset({"context"}),
+            check=dict,
+        )
+        return [big], frozenset()
+
+    def trust(self, tool: Tool) -> None:
+        """Nothing asks first here."""
+
+
+def test_a_small_window_leaves_out_the_servers_tools_before_its_own(
+    data_dir: Path, provider: ScriptedProvider
+) -> None:
+    """With a 4,096-token model and an MCP server, every tool went, even remember and recall:
+    now the servers' tools go first, said once, and Assistant's own stay."""
+    h = Harness(data_dir, provider, auto_memories=False)
+    h.agent.extra_tools = BigTools()
+    provider.window = 4096
+    provider.enqueue("Hello.")
+    cid = h.conversations.create().id
+    h.turn(cid, "Hi")
+    offered = [t["function"]["name"] for t in provider.requests[-1]["tools"]]
+    assert "remember" in offered and "shop__lookup" not in offered
+    assert [n.text for n in h.of(Notice)] == [EXTRA_TOOLS_LEFT_OUT_NOTICE]
+    provider.window = None  # a large model: the server's tool is offered
+    provider.enqueue("Hello again.")
+    h.turn(cid, "Hi again")
+    offered = [t["function"]["name"] for t in provider.requests[-1]["tools"]]
+    assert "shop__lookup" in offered and h.of(Notice) == []

@@ -266,3 +266,9 @@ def test_vectors_on_disk_are_read_through_a_map_not_kept_in_memory(tmp_path: Pat
     vectors = vector_module.VectorLog.load(tmp_path, MODEL)
     assert vectors is not None and vectors._map is not None and len(vectors._tail) == 0
     assert isinstance(vectors._map, np.memmap)
+
+
+def test_a_closed_index_still_searches(tmp_path: Path) -> None:
+    index = filled(tmp_path, files=4)
+    index.close()  # the window closed while a search was under way
+    assert index.search("zq2x passage 1", k=1)[0].path == "/docs/f2.pdf"

@@ -18,7 +18,7 @@ from assistant.paths import settings_file
 from assistant.settings import Settings
 from assistant.ui.chat.model_options_dialog import ModelOptionsDialog
 from assistant.ui.window.main_window import MainWindow
-from tests.desktop import configure, shown_window
+from tests.desktop import configure, new_saved_chat, shown_window
 from tests.fake_openai import FakeOpenAI, Reply, ToolCall
 from tests.test_main_window import send, wait_idle
 
@@ -43,7 +43,7 @@ def open_chat(qtbot: QtBot, data_dir: Path, server: FakeOpenAI) -> tuple[MainWin
     server.models = ("chat-model", "small-model", "embed-model")
     configure(data_dir, server, embeddings=False)
     win = shown_window(qtbot, data_dir)
-    cid = win.new_conversation()
+    cid = new_saved_chat(qtbot, win)  # its file is made on the worker: the test reads it
     qtbot.waitUntil(lambda: "small-model" in items(picker(win)), timeout=10_000)
     return win, cid
 

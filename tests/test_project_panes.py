@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -189,12 +191,42 @@ def test_new_edit_and_delete_a_project(
 def test_a_taken_name_is_refused_with_a_message(
     actions: ProjectActions, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Should the name be taken after all (another window made it), the dialog comes back
+    with everything written in it (it closed, and the instructions were lost)."""
     workspace.projects.create("Novel")
     warned: list[str] = []
-    monkeypatch.setattr(actions, "ask", lambda project: ProjectValues("novel", "", False))
+    written = ProjectValues("novel", "Long careful instructions.", True)
+    asked: list[ProjectValues | None] = []
+
+    def ask(project: object, start: ProjectValues | None = None) -> ProjectValues | None:
+        asked.append(start)
+        return written if len(asked) == 1 else None  # then cancelled
+
+    monkeypatch.setattr(actions, "ask", ask)
     monkeypatch.setattr(actions, "_warn", lambda title, text: warned.append(text))
     assert actions.new_project() is None
     assert warned and "already" in warned[0]
+    assert asked == [None, written]
+
+
+@pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+def test_the_project_dialog_refuses_a_taken_name_before_closing(qtbot: QtBot) -> None:
+    dialog = ProjectDialog(None, taken=lambda name: name.casefold() == "falcon")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    save = dialog.buttons.button(dialog.buttons.StandardButton.Save)
+    dialog.name.setText("Falcon")
+    dialog.instructions.edit.setPlainText("Long careful instructions.")
+    assert not save.isEnabled() and dialog.name_problem.isVisible()
+    assert dialog.name_problem.text() == "There is a project called “Falcon” already."
+    qtbot.keyClick(dialog.instructions.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert dialog.isVisible()
+    dialog.name.setText("Falcon 2")
+    assert save.isEnabled() and not dialog.name_problem.isVisible()
+    qtbot.keyClick(dialog.instructions.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert dialog.result() == dialog.DialogCode.Accepted
+    # Alt+S typed an "s" into the name: the Save button had no mnemonic.
+    assert save.shortcut() == QKeySequence("Alt+S")
 
 
 def test_the_project_dialog_needs_a_name_and_counts_the_instructions(

@@ -221,7 +221,9 @@ def test_the_command_line_asks_merge_or_apart(
     export = tmp_path / "export.json"
     export.write_text(_export(source), encoding="utf-8")
     assert main(["--data-dir", str(root), "import", str(export)]) != 0
-    assert "--projects merge" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("assistant: export.json has projects named like projects here ('Novel')")
+    assert "--projects merge" in err and err.endswith("Nothing was changed.\n")
     assert [p.name for p in _projects_of(root)] == ["novel"]  # nothing changed
     assert main(["--data-dir", str(root), "import", str(export), "--projects", "apart"]) == 0
     assert "Custom instructions set from the export." in capsys.readouterr().out

@@ -126,11 +126,13 @@ class Notice:
 class Failed:
     """The turn failed; `error` is a message for the user. What was shown is saved.
     `status`: what failed in a few words, for the status bar ("Request refused (HTTP 400)",
-    "Connection problem"; "Connected" when nothing was sent and the connection is fine)."""
+    "Connection problem"; "Connected" when nothing was sent and the connection is fine).
+    `unsaved`: the user's new message could not be written, so it is not in the conversation."""
 
     conversation_id: str
     error: str
     status: str = "Reply failed"
+    unsaved: bool = False
     type: Literal["failed"] = field(default="failed", init=False)
 
 

@@ -81,6 +81,10 @@ FILES_REPLY = "(An answer drawn from the user's files; nothing in it is about th
 OVERFLOW_RETRIES = 2
 # Tools are offered only while their schemas take at most this share of the prompt budget.
 TOOLS_SHARE = 0.5
+EXTRA_TOOLS_LEFT_OUT_NOTICE = (
+    "The model's context window is too small for the MCP servers' tools as well: it has only "
+    "Assistant's own tools (memory, dates, files) for this message."
+)
 NO_TOOLS_NOTICE = (
     "The model's context window is too small for tools: it answers without them "
     "(memories are still saved after each reply)."
@@ -242,16 +246,30 @@ class Agent:
         on_event: EventSink,
         cancel: CancelToken,
     ) -> None:
+        user: Message | None = None
         try:
             user = user_message()
             self._turn(conversation_id, user, on_event, cancel)
         except OperationCancelledError:
             on_event(Cancelled(conversation_id))
         except AssistantError as exc:
-            on_event(Failed(conversation_id, str(exc), status_of(exc)))
+            on_event(self._failed(conversation_id, user, str(exc), status_of(exc)))
         except Exception as exc:  # a bug must not kill the worker thread
             log.exception("The turn failed")
-            on_event(Failed(conversation_id, f"Something went wrong: {exc}", "Reply failed"))
+            why = f"Something went wrong: {exc}"
+            on_event(self._failed(conversation_id, user, why, "Reply failed"))
+
+    def _failed(
+        self, conversation_id: str, user: Message | None, error: str, status: str
+    ) -> Failed:
+        """The failure of a turn, noted under the user's message so that it shows after a
+        restart too (`unsaved` if that message could not be written)."""
+        if user is not None:
+            try:
+                self.conversations.note_failure(conversation_id, user.id, error)
+            except AssistantError as exc:  # the disk refuses: the mark shows in this run only
+                log.warning("Could not note the failure in %s: %s", conversation_id, exc)
+        return Failed(conversation_id, error, status, unsaved=user is None)
 
     def _turn(
         self, conversation_id: str, user: Message, on_event: EventSink, cancel: CancelToken
@@ -322,6 +340,10 @@ class Agent:
         working = self.working.get(turn.cid).to_prompt()
         budget = self._budget(turn)
         tools = _tokens_of(turn.registry.schemas())
+        if tools > budget * TOOLS_SHARE and turn.registry.drop_extra():  # its own tools first
+            if turn.use_tools:
+                self._say_once(turn, EXTRA_TOOLS_LEFT_OUT_NOTICE)
+            tools = _tokens_of(turn.registry.schemas())
         if tools > budget * TOOLS_SHARE:
             if turn.use_tools:
                 self._say_once(turn, NO_TOOLS_NOTICE)

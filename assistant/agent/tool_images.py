@@ -98,7 +98,12 @@ def saved_names(result: str) -> list[str]:
     last = result.rstrip().rpartition("\n")[2]
     if not last.startswith(IMAGES_LINE):
         return []
-    return [name for name in last[len(IMAGES_LINE) :].split(", ") if _SAVED_NAME.fullmatch(name)]
+    return [name for name in last[len(IMAGES_LINE) :].split(", ") if is_saved_name(name)]
+
+
+def is_saved_name(name: str) -> bool:
+    """Whether `name` is a saved image's file name: its bytes' SHA-1 and its type."""
+    return _SAVED_NAME.fullmatch(name) is not None
 
 
 def _parts(message: Mapping[str, Any]) -> list[Any]:

@@ -162,6 +162,7 @@ class ToolRegistry:
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         self._hidden: set[str] = set()  # callable, but not offered to the model (yet)
+        self._extra: set[str] = set()  # the tools from outside the app (`add_extra`)
         for item in tools:
             self.register(item)
 
@@ -180,6 +181,15 @@ class ToolRegistry:
                 log.warning("Tool %s is not offered: a tool of that name exists", item.name)
             else:
                 self.register(item, hidden=item.name in hidden)
+                self._extra.add(item.name)
+
+    def drop_extra(self) -> bool:
+        """Take out the tools from outside the app; whether there were any."""
+        for name in self._extra:
+            self._tools.pop(name, None)
+            self._hidden.discard(name)
+        dropped, self._extra = bool(self._extra), set()
+        return dropped
 
     def reveal(self, names: Iterable[str]) -> None:
         """Offer these hidden tools to the model from now on."""

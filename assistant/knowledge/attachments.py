@@ -194,6 +194,12 @@ class AttachmentStore:
             atomic_write_bytes(path, data)
         return name
 
+    def restore_tool_image(self, conversation_id: str, name: str, data: bytes) -> None:
+        """Write an imported tool image's bytes (`name` as `save_tool_image` gave it) where its
+        tool result finds them (atomically); OSError if the disk refuses."""
+        path = self.directory / conversation_id / TOOL_IMAGES_DIR / Path(name).name
+        atomic_write_bytes(path, data)
+
     def tool_image(self, conversation_id: str, name: str) -> Path | None:
         """The file of an image `save_tool_image` kept, if it is there."""
         path = self.directory / conversation_id / TOOL_IMAGES_DIR / Path(name).name

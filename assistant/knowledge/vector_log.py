@@ -119,6 +119,8 @@ class VectorLog:
         return out
 
     def _mapped(self, rows: IntArray) -> Int8Matrix:
+        if self._map is None:  # closed: mapped again
+            self._remap()
         assert self._map is not None
         return np.asarray(self._map["packed"][rows])
 

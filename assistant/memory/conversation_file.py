@@ -4,10 +4,10 @@ and the `Conversation` read from it.
 Records carry a `version` and a `type`: "meta" (the header: title, created_at, temporary,
 do_not_remember, project), "message", "update" (a new title, summary, chosen branch, its
 project, whether it is pinned or archived in the list, the chat model and its options chosen
-for it), "pending" (a change to memory that waits for the user, see `pending`) or "answered"
-(the user's answer to one). A torn or malformed record is skipped with a warning; a file
-without its header is recovered with a placeholder title; records of a newer version make the
-file unreadable (it is left as it is).
+for it, why the reply to a user message failed), "pending" (a change to memory that waits for
+the user, see `pending`) or "answered" (the user's answer to one). A torn or malformed record
+is skipped with a warning; a file without its header is recovered with a placeholder title;
+records of a newer version make the file unreadable (it is left as it is).
 """
 
 from __future__ import annotations
@@ -116,6 +116,7 @@ class Conversation:
     model: str | None = None  # the chat model chosen for it (None: the settings' one)
     options: ModelOptions = field(default_factory=ModelOptions)  # its own, over the model's
     project: str | None = None  # the id of the project it belongs to, if any
+    failures: Mapping[str, str] = field(default_factory=dict)  # user message id -> why unanswered
 
     def with_record(self, record: Mapping[str, Any]) -> Conversation:
         """This conversation once `record` (a message or an update) is appended to its file.
@@ -132,7 +133,11 @@ class Conversation:
                 updated_at=message.created_at,
             )
         if kind == "update":
-            return replace(self, **update_fields(record))
+            fields = update_fields(record)
+            failure = fields.pop("failed", None)
+            if failure is not None:
+                fields["failures"] = {**self.failures, failure[0]: failure[1]}
+            return replace(self, **fields)
         if kind in ("pending", "answered"):
             return replace(self, pending=with_pending(self.pending, record))
         return self
@@ -185,6 +190,7 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
     messages: list[Message] = []
     leaf: str | None = None
     pending: tuple[PendingChange, ...] = ()
+    failures: dict[str, str] = {}
     bad = 0
     for record in loaded.records:
         kind = record.get("type")
@@ -203,6 +209,7 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
             elif kind == "update":
                 fields = update_fields(record)
                 leaf = fields.pop("leaf_id", leaf)
+                failures.update([fields.pop("failed")] if "failed" in fields else [])
                 updates.update(fields)
             elif kind in ("pending", "answered"):
                 pending = with_pending(pending, record)
@@ -249,6 +256,7 @@ def read_conversation(path: Path, known_size: int | None = None) -> tuple[Conver
         model=updates.get("model"),
         options=updates.get("options", ModelOptions()),
         project=updates.get("project", meta.get("project")),
+        failures=failures,
     )
     named = f"Conversation {conversation.title!r} ({path.name}):"  # what the user knows it by
     found = [named + w.removeprefix(f"{path.name}:") for w in loaded.warnings]
@@ -276,6 +284,11 @@ def update_fields(record: Mapping[str, Any]) -> dict[str, Any]:
         fields["model"] = optional_str(record, "model") or None
     if "options" in record:
         fields["options"] = ModelOptions.from_json(record["options"], "options")
+    if "failed" in record:  # {"message": a user message's id, "error": why no reply came}
+        failed = record["failed"]
+        if not isinstance(failed, Mapping):
+            raise ValueError("'failed' must be an object")
+        fields["failed"] = (string(failed, "message"), string(failed, "error"))
     return fields
 
 

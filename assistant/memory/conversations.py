@@ -357,6 +357,11 @@ class ConversationStore:
         if changes:
             self._update(conversation_id, changes, **changes)
 
+    def note_failure(self, conversation_id: str, message_id: str, error: str) -> None:
+        """Note why the reply to a user message failed (shown under it while it is unanswered,
+        also after a restart)."""
+        self._update(conversation_id, {"failed": {"message": message_id, "error": error}})
+
     def add_pending(self, conversation_id: str, change: PendingChange) -> None:
         """Keep a change to memory that waits for the user, with the conversation."""
         self._append(conversation_id, file_record("pending", change.to_json()))

@@ -87,7 +87,7 @@ def apply_import(
     done = 0
     if progress is not None:
         progress(done, total)
-    counts = dict.fromkeys(("imported", "copied", "skipped", "messages", "files"), 0)
+    counts = dict.fromkeys(("imported", "copied", "skipped", "messages", "files", "images"), 0)
     memories = _MemoryCounts()
     history: dict[str, list[MemoryEvent]] = {}
     for event in plan.memory_history:
@@ -142,6 +142,7 @@ def apply_import(
         projects_imported=mapping.created,
         projects_merged=mapping.merged,
         files_restored=counts["files"],
+        images_restored=counts["images"],
     )
 
 
@@ -153,6 +154,7 @@ def _count(
         counts["imported"] += 1
         counts["messages"] += len(conversation.messages)
         counts["files"] += len(conversation.files) if files else 0
+        counts["images"] += len(conversation.images) if files else 0
     if outcome != "imported":
         counts[outcome] += 1
 
@@ -237,7 +239,7 @@ def _import_conversation(
                 f"{field_problem(str(exc))}"
             ) from exc
         titles.taken(title)
-        if attachments is not None and conversation.files:
+        if attachments is not None and (conversation.files or conversation.images):
             _restore(store, attachments, cid, conversation)
         return outcome
 
@@ -272,15 +274,20 @@ def _restore(
     cid: str,
     conversation: ImportedConversation,
 ) -> None:
-    """Write the conversation's files; if the disk refuses one, take the conversation out
-    again (its attachments go with it) and say which file."""
-    for file in conversation.files:
-        try:
+    """Write the conversation's files and tool images; if the disk refuses one, take the
+    conversation out again (its attachments go with it) and say which file."""
+    what = ""
+    try:
+        for file in conversation.files:
+            what = f"{file.attachment.name}, attached"
             attachments.restore(cid, file.attachment, file.content())
-        except OSError as exc:
-            store.delete(cid)
-            attachments.drop(cid)
-            raise StorageError(
-                f"Could not write {file.attachment.name}, attached in the conversation "
-                f"{conversation.title!r}: {reason(exc)}. The conversation was not imported."
-            ) from exc
+        for image in conversation.images:
+            what = f"the image {image.name} a tool returned"
+            attachments.restore_tool_image(cid, image.name, image.content())
+    except OSError as exc:
+        store.delete(cid)
+        attachments.drop(cid)
+        raise StorageError(
+            f"Could not write {what} in the conversation {conversation.title!r}: "
+            f"{reason(exc)}. The conversation was not imported."
+        ) from exc

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assistant import APP_NAME, __version__
+from assistant.agent.tool_images import saved_names
 from assistant.errors import StorageError
 from assistant.fileio import atomic_write_json, reason
 from assistant.memory_policy import AUTOMATIC
@@ -51,8 +52,9 @@ def export_data(
     memories are in; the global custom `instructions`, if given and not empty; and the global
     `memory_policy`, if given and not the default (keep what it finds, no never-topics). With
     `attachments` (the store of the files attached to messages), each attachment goes in the
-    file too, as base64 `data`. The file is format version 1 unless it holds projects,
-    instructions or a policy (version 2).
+    file too, as base64 `data`, and a tool result's images as `images`: `[{name, data}]`.
+    The file is format version 1 unless it holds projects, instructions or a policy (version
+    2).
     Raises ConversationNotFoundError (a StorageError) for an unknown id.
     """
     store = stores.conversations
@@ -111,16 +113,29 @@ def export_data(
 
 def _add_files(store: AttachmentStore, cid: str, messages: list[dict[str, Any]]) -> None:
     """Put each attachment's bytes in its message's entry (one whose copy is gone stays
-    named, without `data`)."""
+    named, without `data`), and the images a tool result kept in its entry's `images`."""
     for message in messages:
         for entry in message.get("attachments", ()):
-            path = store.directory / cid / entry["id"] / entry["name"]
-            try:
-                entry["data"] = base64.b64encode(path.read_bytes()).decode("ascii")
-            except FileNotFoundError:
-                log.warning("Attachment %s of conversation %s is gone", entry["name"], cid)
-            except OSError as exc:
-                raise StorageError(f"Could not read the attachment {path}: {reason(exc)}") from exc
+            data = _read(store.directory / cid / entry["id"] / entry["name"], cid)
+            if data is not None:
+                entry["data"] = data
+        names = saved_names(message["content"] or "") if message["role"] == "tool" else []
+        for name in names:
+            path = store.tool_image(cid, name)
+            data = None if path is None else _read(path, cid)
+            if data is not None:
+                message.setdefault("images", []).append({"name": name, "data": data})
+
+
+def _read(path: Path, cid: str) -> str | None:
+    """A file's bytes in base64; None if it is gone (it stays named)."""
+    try:
+        return base64.b64encode(path.read_bytes()).decode("ascii")
+    except FileNotFoundError:
+        log.warning("%s of conversation %s is gone", path.name, cid)
+        return None
+    except OSError as exc:
+        raise StorageError(f"Could not read the file {path}: {reason(exc)}") from exc
 
 
 def _memory(memory: SemanticMemory, item: MemoryItem) -> dict[str, Any]:

@@ -1,15 +1,21 @@
 """A conversation as a Markdown document to read or share: the branch on screen, its tool
-calls as one line each, no ids. The user's words (and the title, and the tool lines) read as
+calls as one line each (and the images a tool returned, given their bytes), no ids. The user's
+words (and the title, and the tool lines) read as
 the chat shows them, as plain text: their `*`, `#` and `<` are escaped, their lines and spaces
 kept; the replies are Markdown."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
+from collections.abc import Callable
 from datetime import datetime
 
+from assistant.agent.tool_images import EXTENSIONS, saved_names
 from assistant.memory import Conversation, Message
+
+ImageBytes = Callable[[str], bytes | None]  # a kept tool image's name -> its bytes, if there
 
 SPEAKERS = {"user": "You", "assistant": "Assistant", "system": "Note"}
 ARGUMENT_CHARS = 80
@@ -18,16 +24,19 @@ ARGUMENT_CHARS = 80
 _INLINE = re.compile(r"[\\`*_\[\]<>&~|@]|://|(?<![\w.])www\.")
 # ... and at the start of a line: a heading, quote, list item, rule or heading underline.
 _LINE_START = re.compile(r"[#>+=-]|\d+(?=[.)])")
+_MIME_TYPES = {extension: mime for mime, extension in EXTENSIONS.items()}
 
 
-def conversation_markdown(conversation: Conversation) -> str:
-    """The conversation's chosen branch as Markdown, headed by its title and date."""
+def conversation_markdown(conversation: Conversation, images: ImageBytes | None = None) -> str:
+    """The conversation's chosen branch as Markdown, headed by its title and date; with
+    `images`, the images its tools returned are in it too (as `data:` URLs)."""
     parts = [f"# {plain(_one_line(conversation.title)) or 'Conversation'}"]
     if day := _day(conversation.created_at):
         parts.append(f"*{day}*")
     for message in conversation.branch():
         if message.role == "tool":
             parts.append(_tool_result(message))
+            parts.extend(_images(message, images))
             continue
         if message.content.strip():
             words = message.content.strip("\n")
@@ -59,6 +68,20 @@ def _tool_result(message: Message) -> str:
     first = _one_line(message.content)
     shown = first if len(first) <= ARGUMENT_CHARS else first[:ARGUMENT_CHARS] + "…"
     return f"> {'→' if message.ok else '⚠'} {plain(shown)}"
+
+
+def _images(message: Message, images: ImageBytes | None) -> list[str]:
+    """The images a tool result kept, each as a Markdown image of its bytes."""
+    if images is None:
+        return []
+    found = []
+    for name in saved_names(message.content):
+        data = images(name)
+        if data is not None:
+            mime = _MIME_TYPES[name.rpartition(".")[2]]
+            url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+            found.append(f"![An image the tool returned]({url})")
+    return found
 
 
 def plain(text: str) -> str:

@@ -36,7 +36,7 @@ from assistant.memory_policy import (
 )
 from assistant.projects import Project
 from assistant.transfer.export import EXPORTED_STATES, FORMAT, FORMAT_VERSION
-from assistant.transfer.files import read_files
+from assistant.transfer.files import read_files, read_images
 from assistant.transfer.plan import ImportedConversation
 from assistant.transfer.wording import CHOOSE, REDO, FileProblemError, clip, field_problem
 
@@ -214,6 +214,7 @@ def _conversation(raw: dict[str, Any], path: str) -> ImportedConversation:
     except ValueError as exc:  # "messages[i].field: problem"
         raise inside(path, exc) from None
     files = read_files(raw["messages"], messages, path)
+    images = read_images(raw["messages"], messages, path)
     return ImportedConversation(
         cid,
         title,
@@ -226,6 +227,7 @@ def _conversation(raw: dict[str, Any], path: str) -> ImportedConversation:
         flag(raw, "archived", path),
         _project_of(raw, path),
         files,
+        images,
     )
 
 

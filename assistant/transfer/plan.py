@@ -21,7 +21,7 @@ from assistant.projects import Project, ProjectStore
 from assistant.timestamps import stamp
 
 if TYPE_CHECKING:
-    from assistant.transfer.files import ImportedFile
+    from assistant.transfer.files import ImportedFile, ImportedImage
     from assistant.transfer.sources import ImportSource
 
 ImportFormat = Literal["assistant", "chatgpt", "claude"]
@@ -71,6 +71,7 @@ class ImportedConversation:
     archived: bool = False  # out of the list until archived ones are shown
     project: str | None = None  # the id of its project in the file
     files: tuple[ImportedFile, ...] = ()  # the attached files' bytes, in an export with them
+    images: tuple[ImportedImage, ...] = ()  # the images tools returned, in an export with files
 
     @classmethod
     def of_turns(
@@ -237,6 +238,7 @@ class ImportResult:
     projects_imported: int = 0  # created here
     projects_merged: int = 0  # into the project of the same name (or id) here
     files_restored: int = 0  # files attached to messages, written back from the export
+    images_restored: int = 0  # images tools returned, written back from the export
 
     def summary(self) -> str:
         """One line for the user, e.g. "Imported 2 conversations (1 skipped as already present)"."""
@@ -256,6 +258,8 @@ class ImportResult:
             )
         if self.files_restored:
             text += f"; {counted(self.files_restored, 'attached file')} restored"
+        if self.images_restored:
+            text += f"; {counted(self.images_restored, 'image')} from tools restored"
         return text
 
 

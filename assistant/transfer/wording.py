@@ -25,6 +25,7 @@ _ITEMS = {
     "history": "history entry",
     "tool_calls": "tool call",
     "attachments": "attached file",
+    "images": "image",
     "memory_ids": "memory id",
 }
 _PATH = re.compile(

@@ -22,6 +22,7 @@ from assistant.agent import events
 from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.confirm import Choice, Confirmations
 from assistant.agent.events import AgentEvent, Failed
+from assistant.agent.prompt import unfence
 from assistant.agent.tool_images import ToolImage, saved_names
 from assistant.agent.turn_gate import TurnGate
 from assistant.errors import AssistantError, status_of
@@ -49,6 +50,7 @@ __all__ = [
     "pinned_overflow",
     "reflect",
     "saved_names",
+    "unfence",
     "write_edit",
 ]
 
@@ -225,9 +227,7 @@ class AgentWorker(QObject):
                 attached = self._copy(conversation_id, files or [])
                 agent = self._agent_for_turn()
             except AssistantError as exc:
-                if text is not None and edited is None:  # keep it; Retry answers it later
-                    self._workspace.conversations.append(conversation_id, "user", text)
-                self._emit(Failed(conversation_id, str(exc), status_of(exc)))
+                self._emit(self._not_started(conversation_id, text, edited, exc))
                 return
             if text is None:
                 agent.retry(conversation_id, self._emit, self._cancel, again)
@@ -248,6 +248,28 @@ class AgentWorker(QObject):
             self._idle.set()
             self.busy_changed.emit(False)
         self.embed_missing()  # the turn's new messages and memories, for search by meaning
+
+    def _not_started(
+        self, conversation_id: str, text: str | None, edited: str | None, exc: AssistantError
+    ) -> Failed:
+        """A turn that could not start: a new message is kept with its failure (Retry answers
+        it later); `unsaved` if it could not be, or is a new version of a message."""
+        error, status = str(exc), status_of(exc)
+        if text is None:
+            return Failed(conversation_id, error, status)
+        if edited is not None:
+            return Failed(conversation_id, error, status, unsaved=True)
+        store = self._workspace.conversations
+        try:
+            message = store.append(conversation_id, "user", text)
+        except AssistantError as write_error:
+            log.warning("Could not keep the message in %s: %s", conversation_id, write_error)
+            return Failed(conversation_id, error, status, unsaved=True)
+        try:
+            store.note_failure(conversation_id, message.id, error)
+        except AssistantError as write_error:  # the mark shows in this run only
+            log.warning("Could not note the failure in %s: %s", conversation_id, write_error)
+        return Failed(conversation_id, error, status)
 
     def _copy(self, conversation_id: str, files: list[str]) -> list[AttachedFile]:
         """Copy the files a message carries into the data dir; AttachmentError (nothing kept)

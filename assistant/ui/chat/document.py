@@ -34,7 +34,7 @@ from assistant.ui.chat.reply_details import stats_details, stats_line
 from assistant.ui.chat.thumbnails import ImageLookup, insert_thumbnails, thumbnails
 from assistant.ui.chat.tool_summary import MemoryLookup, summarize
 from assistant.ui.wording import shorten
-from assistant.ui.worker import ToolImage
+from assistant.ui.worker import ToolImage, unfence
 
 Versions = dict[str, list[Message]]  # message id -> it and its siblings (`Conversation.versions`)
 CHIP_CHARS = 40
@@ -339,7 +339,7 @@ class ChatDocument:
             mono.setFontFixedPitch(True)
             detail = f"{name}\narguments: {_pretty_json(arguments)}"
             if result is not None:
-                detail += f"\nresult: {result}"
+                detail += f"\nresult: {unfence(result)}"  # as the tool gave it
             self.new_block(cursor)
             # Line breaks, not new blocks: the details are one block, folded away whole.
             cursor.insertText(detail.replace("\n", "\u2028"), mono)

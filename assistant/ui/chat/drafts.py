@@ -9,6 +9,7 @@ temporary chat keeps none.
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from assistant.memory import Conversation
 from assistant.ui.chat.composer import Composer
 from assistant.ui.debounce import Debounced
 from assistant.ui.jobs import run_job
+
+log = logging.getLogger(__name__)
 
 SAVE_AFTER_MS = 800  # of no typing
 _NOTHING_SHOWN = "\0"  # the key before the first conversation is shown
@@ -48,6 +51,7 @@ class Drafts(QObject):
             self._texts, warning = read_drafts(path)
         except AssistantError as exc:  # kept as it is; this run's drafts are not saved over it
             self._texts, warning, self._path = {}, str(exc), None
+        self._on_disk = dict(self._texts)  # as the file has them
         self._warning = warning
         self._files: dict[str, list[Path]] = {}  # files attached and not sent, this run
         self._key: str | None = _NOTHING_SHOWN
@@ -92,6 +96,23 @@ class Drafts(QObject):
             self._dirty = True
             self._save_later.trigger()
         return "kept for your next new chat" if self.has_new_chat_draft() else ""
+
+    def give_back(self, conversation: Conversation, text: str, files: list[Path]) -> None:
+        """A message sent in `conversation` that could not be saved: back in its box (before
+        what was typed since), or in its draft if another conversation is shown."""
+        key = draft_key(conversation)
+        if conversation.id == self._shown:
+            box = self._composer.input
+            box.setPlainText(_joined(text, box.toPlainText()))  # kept as typed text is
+            box.moveCursor(box.textCursor().MoveOperation.End)
+            self._composer.attachments.add(files)
+        elif key is None:  # a temporary chat left: it keeps no draft
+            QGuiApplication.clipboard().setText(text)
+        else:
+            self._texts[key] = _joined(text, self._texts.get(key, ""))
+            self._files[key] = [*files, *self._files.get(key, [])]
+            self._dirty = True
+            self._save_later.trigger()
 
     def show(self, conversation: Conversation | None) -> None:
         """The conversation shown changed (or was written): put its draft in the box if it is
@@ -146,18 +167,22 @@ class Drafts(QObject):
         sequence, snapshot = self._sequence, dict(self._texts)
         run_job(
             lambda _progress: self._write(path, sequence, snapshot),
-            on_done=lambda _result: self._saved(),
-            on_error=self._failed,
+            on_done=lambda _result: self._saved(snapshot),
+            on_error=lambda message: self._failed(snapshot, message),
         )
 
-    def _saved(self) -> None:
+    def _saved(self, snapshot: dict[str, str]) -> None:
         self._saving = False
+        self._on_disk = snapshot
         self._save()  # what changed while it was written
 
-    def _failed(self, message: str) -> None:
+    def _failed(self, snapshot: dict[str, str], message: str) -> None:
         self._saving = False
         self._dirty = True  # tried again at the next change, and at quit
-        self.notice.emit(f"Your unsent message was not saved: {message}")
+        if any(self._on_disk.get(key) != text for key, text in snapshot.items()):
+            self.notice.emit(f"Your unsent message was not saved: {message}")
+        else:  # only a sent message's draft was to go: nothing typed is at risk
+            log.warning("Could not update the drafts file: %s", message)
 
     def save_now(self) -> None:
         """At quit: write what changed since the last write, here and now."""

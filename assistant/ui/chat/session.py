@@ -32,6 +32,7 @@ from assistant.memory import (
     ConversationStore,
     ConversationWrite,
 )
+from assistant.ui.chat.document import ERROR_MARK
 from assistant.ui.chat.memory_edit_lines import MemoryEditLines
 from assistant.ui.chat.suggestion_lines import SuggestionLines
 from assistant.ui.chat.view import ChatView
@@ -53,6 +54,7 @@ _REPLAYED = (
     | events.ConfirmationRequested
 )
 _ENDS = events.Finished | events.Failed | events.Cancelled
+UNSENT_BACK = "Your message is back in the message box: send it again."
 
 
 class ChatSession(QObject):
@@ -67,6 +69,8 @@ class ChatSession(QObject):
     # A new chat (Conversation) whose file could not be made, why, and the message sent in it.
     new_chat_lost = Signal(object, str, str)
     asked = Signal(str)  # a turn was asked in this conversation (it is not empty now)
+    # A message that could not be saved (so not sent): its Conversation, text and files (Path).
+    unsent = Signal(object, str, list)
 
     # The worker's slots, queued: they run on its thread in the order sent.
     _create = Signal(object)
@@ -96,6 +100,7 @@ class ChatSession(QObject):
         self._answering: str | None = None
         self._busy = False
         self._reply: list[AgentEvent] = []  # what the reply being written has shown so far
+        self._asked: tuple[str, list[Path]] | None = None  # the message it answers, as sent
         self._leave_later: set[str] = set()  # to delete once its reply has ended
         self._saving: dict[str, Conversation] = {}  # new chats whose file the worker makes
         self._sent_unsaved: dict[str, str] = {}  # of those, the message sent in it
@@ -169,6 +174,8 @@ class ChatSession(QObject):
             self._show_reply_so_far(conversation)
         else:
             self._chat.show_conversation(conversation)
+        if self._busy:
+            self.connection.emit(self._busy_text(), "")
         self.conversation_changed.emit(conversation)
         return conversation
 
@@ -243,6 +250,7 @@ class ChatSession(QObject):
         if cid in self._saving:  # kept if its file cannot be made
             self._sent_unsaved[cid] = text
         self._start_reply(cid, None, text, files)
+        self._asked = (text, list(attachments))
         self._submit.emit(cid, text, [str(p) for p in attachments])
         return True
 
@@ -266,6 +274,7 @@ class ChatSession(QObject):
         files += _checked(attachments)
         shown = dataclasses.replace(conversation, leaf_id=edited.parent_id)
         self._start_reply(conversation.id, shown, text, files)
+        self._asked = (text, list(attachments))
         new = [str(p) for p in attachments]
         self._edit.emit(conversation.id, message_id, text, new, list(kept))
         return True
@@ -286,6 +295,34 @@ class ChatSession(QObject):
         if self._busy:
             self._worker.cancel()
 
+    def stop_if_answering(self, conversation_ids: Sequence[str]) -> None:
+        """Conversations are deleted: a reply written in one of them stops (nothing is left to
+        show it in, and the server would go on writing it)."""
+        if self._busy and self._answering in conversation_ids:
+            self._worker.cancel()
+
+    def answering_elsewhere(self) -> str | None:
+        """The title of the conversation a reply is being written in, if another is shown."""
+        if not self._busy or self._answering is None or self._answering == self._shown:
+            return None
+        held = self._held.get(self._answering)
+        return DEFAULT_TITLE if held is None else held.title
+
+    def explain_busy(self) -> None:
+        """Say why nothing can be sent now (a reply is being written)."""
+        elsewhere = self.answering_elsewhere()
+        if elsewhere is None:
+            self.notice.emit("Wait for the reply, or Stop it (Esc), to send the next message.")
+        else:
+            self.notice.emit(
+                f"Assistant is answering in “{elsewhere}”: wait for that reply, or Stop it "
+                "(Esc), to send here."
+            )
+
+    def _busy_text(self) -> str:
+        elsewhere = self.answering_elsewhere()
+        return "Thinking…" if elsewhere is None else f"Answering in “{elsewhere}”…"
+
     def _start_reply(
         self,
         cid: str,
@@ -303,6 +340,7 @@ class ChatSession(QObject):
             self._chat.start_reply()
         self._answering = cid
         self._reply = []
+        self._asked = None
         self._on_busy(True)
         self.asked.emit(cid)
 
@@ -312,7 +350,7 @@ class ChatSession(QObject):
         self._busy = busy
         self.busy_changed.emit(busy)
         if busy:
-            self.connection.emit("Thinking…", "")
+            self.connection.emit(self._busy_text(), "")
             return
         self._answering = None
         for cid in list(self._leave_later):
@@ -386,8 +424,12 @@ class ChatSession(QObject):
                 self._reply.append(event)
             elif isinstance(event, _ENDS):
                 self._reply = []
+                if isinstance(event, events.Failed) and event.unsaved:
+                    self._give_back(event.conversation_id)
         if event.conversation_id != self._shown:
-            if isinstance(event, events.MemoryEdited):  # its line shows with the conversation
+            if isinstance(event, _ENDS):
+                self._say_ended(event, elsewhere=True)
+            elif isinstance(event, events.MemoryEdited):  # its line shows with the conversation
                 self._memory_edits.record(event.conversation_id, event.edit, event.turn_id)
             elif isinstance(event, events.ConfirmationRequested):  # asked there when shown
                 held = self._held.get(event.conversation_id)
@@ -399,6 +441,13 @@ class ChatSession(QObject):
         handler = self._handlers.get(type(event))
         if handler is not None:
             handler(event)
+
+    def _give_back(self, conversation_id: str) -> None:
+        """The message sent could not be saved: it goes back to the user, nothing is lost."""
+        asked, self._asked = self._asked, None
+        held = self._held.get(conversation_id)  # None: a new chat lost (`new_chat_lost`)
+        if held is not None and asked is not None and (asked[0].strip() or asked[1]):
+            self.unsent.emit(held, *asked)
 
     def _on_tools_turned_off(self, event: events.ToolsTurnedOff) -> None:
         self._chat.add_line(
@@ -459,12 +508,26 @@ class ChatSession(QObject):
         if saved is None:  # deleted meanwhile
             return
         error = event.error if isinstance(event, events.Failed) else None
-        self._chat.finish_reply(saved, error)
+        if isinstance(event, events.Failed) and event.unsaved:  # shown without it, and why
+            self._chat.show_conversation(saved)
+            self._chat.add_line(f"{ERROR_MARK} Not sent: {error} {UNSENT_BACK}")
+        else:
+            self._chat.finish_reply(saved, error)
+        self._say_ended(event)
+
+    def _say_ended(
+        self, event: events.Finished | events.Failed | events.Cancelled, elsewhere: bool = False
+    ) -> None:
+        """The status bar after a reply (`elsewhere`: in a conversation not shown, whose
+        failure is said in words too: its mark shows when it is opened)."""
         if isinstance(event, events.Finished):
             self.connection.emit("Connected", "")
         elif isinstance(event, events.Failed):
             tip = "" if event.status == "Connected" else event.error
             self.connection.emit(event.status, tip)
+            held = self._held.get(event.conversation_id)
+            if elsewhere and held is not None:
+                self.notice.emit(f"The reply in “{held.title}” failed: {event.error}")
         else:
             self.connection.emit("Stopped", "")
 

@@ -133,7 +133,8 @@ class ChatView(QTextBrowser):
             self._doc.turn(cursor, versions, group)
             unanswered = group[0].role == "user" and (after is None or after[0].role == "user")
             if unanswered and not (after is None and replying):
-                why = self._failures.get(group[0].id, "No reply yet.")
+                noted = conversation.failures.get(group[0].id, "No reply yet.")
+                why = self._failures.get(group[0].id, noted)
                 self._doc.marker(cursor, f"{ERROR_MARK} {why}", retry=group[0].id)
         cursor.endEditBlock()
         self._scroll_to_end()

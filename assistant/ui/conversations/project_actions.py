@@ -73,9 +73,20 @@ class ProjectActions(QObject):
             chosen = value if isinstance(value, str) else None
         return projects.get(chosen)
 
-    def ask(self, project: Project | None) -> ProjectValues | None:
-        """The project dialog (tests replace this); None if cancelled."""
-        dialog = ProjectDialog(project, self._parent)
+    def ask(
+        self, project: Project | None, start: ProjectValues | None = None
+    ) -> ProjectValues | None:
+        """The project dialog (tests replace this), showing `start` if given (what the user
+        wrote before a failure); None if cancelled."""
+        projects = self._workspace.projects
+
+        def taken(name: str) -> bool:
+            other = projects.by_name(name)
+            return other is not None and (project is None or other.id != project.id)
+
+        dialog = ProjectDialog(project, self._parent, taken=taken)
+        if start is not None:
+            dialog.set_values(start)
         try:
             return dialog.values() if dialog.exec() == QDialog.DialogCode.Accepted else None
         finally:
@@ -85,19 +96,21 @@ class ProjectActions(QObject):
         """Ask for a new project; create it and show it, with a new chat in it (the chat shown
         before is not in the list any more)."""
         values = self.ask(None)
-        if values is None:
-            return None
-        try:
-            project = self._workspace.projects.create(
-                values.name,
-                instructions=values.instructions,
-                isolated=values.isolated,
-                knowledge=values.knowledge,
-                memory_policy=values.memory_policy,
-            )
-        except (ValueError, AssistantError) as exc:
-            self._warn("Project not created", str(exc))
-            return None
+        while True:  # a failure brings the dialog back with everything written in it
+            if values is None:
+                return None
+            try:
+                project = self._workspace.projects.create(
+                    values.name,
+                    instructions=values.instructions,
+                    isolated=values.isolated,
+                    knowledge=values.knowledge,
+                    memory_policy=values.memory_policy,
+                )
+                break
+            except (ValueError, AssistantError) as exc:
+                self._warn("Project not created", str(exc))
+                values = self.ask(None, values)
         self._pane.projects_changed()
         self._pane.show_project(project.id)
         self._pane.new_conversation()
@@ -109,20 +122,22 @@ class ProjectActions(QObject):
         if project is None:
             return
         values = self.ask(project)
-        if values is None:
-            return
-        try:
-            self._workspace.projects.update(
-                project.id,
-                name=values.name,
-                instructions=values.instructions,
-                isolated=values.isolated,
-                knowledge=values.knowledge,
-                memory_policy=values.memory_policy,
-            )
-        except (ValueError, AssistantError) as exc:
-            self._warn("Project not changed", str(exc))
-            return
+        while True:  # a failure brings the dialog back with everything written in it
+            if values is None:
+                return
+            try:
+                self._workspace.projects.update(
+                    project.id,
+                    name=values.name,
+                    instructions=values.instructions,
+                    isolated=values.isolated,
+                    knowledge=values.knowledge,
+                    memory_policy=values.memory_policy,
+                )
+                break
+            except (ValueError, AssistantError) as exc:
+                self._warn("Project not changed", str(exc))
+                values = self.ask(project, values)
         self._pane.projects_changed()
 
     def confirm_delete(self, project: Project, conversations: int, memories: int) -> bool | None:

@@ -4,9 +4,11 @@ memories are kept apart."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -24,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from assistant.projects import NAME_LIMIT, PROJECT_INSTRUCTIONS_LIMIT, Project
 from assistant.ui import file_places, theme
+from assistant.ui.keys import is_ctrl_enter
 from assistant.ui.settings.instructions import InstructionField
 
 INSTRUCTIONS_LABEL = "What should Assistant know or do in this project?"
@@ -63,8 +66,16 @@ class ProjectValues:
 class ProjectDialog(QDialog):
     """Name, instructions (in every prompt of the project's chats) and isolation."""
 
-    def __init__(self, project: Project | None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        project: Project | None,
+        parent: QWidget | None = None,
+        *,
+        taken: Callable[[str], bool] = lambda _name: False,
+    ) -> None:
+        """`taken(name)`: whether another project has that name (Save waits for another)."""
         super().__init__(parent)
+        self._taken = taken
         self.setObjectName("projectDialog")
         self.setWindowTitle("New Project" if project is None else "Project Settings")
         self.name = QLineEdit(project.name if project else "", self)
@@ -73,6 +84,12 @@ class ProjectDialog(QDialog):
         self.name.setAccessibleName("Project name")
         name_label = QLabel("&Name", self)
         name_label.setBuddy(self.name)
+        self.name_problem = QLabel(self)
+        self.name_problem.setObjectName("projectNameProblem")
+        self.name_problem.hide()
+        palette = self.name_problem.palette()
+        palette.setColor(QPalette.ColorRole.WindowText, theme.danger(palette))
+        self.name_problem.setPalette(palette)
         self.instructions = InstructionField(
             self,
             INSTRUCTIONS_LABEL,
@@ -88,14 +105,11 @@ class ProjectDialog(QDialog):
         help_label = QLabel(ISOLATED_HELP, self)
         help_label.setWordWrap(True)
         theme.set_muted(help_label)
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
-        )
-        self.buttons.accepted.connect(self.accept)
-        self.buttons.rejected.connect(self.reject)
+        self.buttons = self._build_buttons()
         layout = QVBoxLayout(self)
         layout.addWidget(name_label)
         layout.addWidget(self.name)
+        layout.addWidget(self.name_problem)
         layout.addSpacing(8)
         layout.addWidget(self.instructions.label)
         layout.addWidget(self.instructions.edit, 1)
@@ -109,9 +123,23 @@ class ProjectDialog(QDialog):
         layout.addLayout(self._build_folders(project))
         layout.addWidget(self.buttons)
         self.name.textChanged.connect(self._update_save)
+        for box in (self.name, self.instructions.edit):
+            box.installEventFilter(self)
         self.instructions.edit.textChanged.connect(self._update_save)
         self._update_save()
         self.resize(560, 560)
+
+    def _build_buttons(self) -> QDialogButtonBox:
+        """Save (Alt+S, Ctrl+Enter) and Cancel."""
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        save = buttons.button(QDialogButtonBox.StandardButton.Save)
+        save.setText("&Save")  # the standard button has no mnemonic here
+        save.setToolTip("Save (Ctrl+Enter)")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        return buttons
 
     def _build_folders(self, project: Project | None) -> QVBoxLayout:
         """The project's knowledge folders, with Add Folder… and Remove."""
@@ -195,7 +223,30 @@ class ProjectDialog(QDialog):
             super().accept()
 
     def _ok(self) -> bool:
-        return bool(self.name.text().strip()) and not self.instructions.over()
+        name = self.name.text().strip()
+        return bool(name) and not self._taken(name) and not self.instructions.over()
 
     def _update_save(self) -> None:
+        name = " ".join(self.name.text().split())
+        taken = bool(name) and self._taken(name)
+        self.name_problem.setText(f"There is a project called “{name}” already." if taken else "")
+        self.name_problem.setVisible(taken)
         self.buttons.button(QDialogButtonBox.StandardButton.Save).setEnabled(self._ok())
+
+    def set_values(self, values: ProjectValues) -> None:
+        """Show `values` (what the user wrote, back after a failure)."""
+        self.name.setText(values.name)
+        self.instructions.edit.setPlainText(values.instructions)
+        self.isolated.setChecked(values.isolated)
+        self.folders.clear()
+        self.folders.addItems(list(values.knowledge))
+        self.memory_policy.setCurrentIndex(
+            max(0, self.memory_policy.findData(values.memory_policy))
+        )
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        """Ctrl+Enter saves, as in the other dialogs with a text box."""
+        if is_ctrl_enter(event):
+            self.accept()
+            return True
+        return super().eventFilter(watched, event)

@@ -117,7 +117,9 @@ class ExportDialog(QDialog):
         scope_layout.addWidget(self.all_radio)
         self.memories_check = QCheckBox("Include long-term memories", self)
         self.memories_check.setObjectName("exportMemoriesCheck")
-        self.attachments_check = QCheckBox("Include attached files (a larger file)", self)
+        self.attachments_check = QCheckBox(
+            "Include attached files and images from tools (a larger file)", self
+        )
         self.attachments_check.setObjectName("exportAttachmentsCheck")
         self.attachments_check.setToolTip(
             "The files attached to messages go into the export; without them, only their names"
@@ -436,8 +438,8 @@ class _ImportFlow(QObject):
             show_error(
                 self._parent,
                 "Import failed",
-                f"The import stopped: {message}\n\nWhat was imported before the error was "
-                "kept; nothing was overwritten.",
+                f"The import of {self._path.name} stopped: {message}\n\nWhat was imported "
+                "before the error was kept; nothing was overwritten.",
             )
         self._end()
 

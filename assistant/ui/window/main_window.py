@@ -45,6 +45,7 @@ from assistant.ui.window.welcome import welcome_panel
 
 if TYPE_CHECKING:
     from assistant.memory import Conversation
+    from assistant.ui.conversations.list_edit import ListEdit
     from assistant.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -328,6 +329,7 @@ class MainWindow(QMainWindow):
         self.session.saved_new.connect(self.conversations.on_saved)
         self.session.new_chat_lost.connect(self._on_new_chat_lost)
         # Rename, pin, archive, move and delete: shown at once, written by the worker.
+        self.conversations.edit_requested.connect(self._on_list_edit)
         self.conversations.edit_requested.connect(self.worker.edit_list)
         self.worker.list_edited.connect(self.conversations.on_edited)
         self.session.asked.connect(self.conversations.model.asked)
@@ -354,6 +356,7 @@ class MainWindow(QMainWindow):
         session.notice.connect(self.status.add_notice)
         session.conversation_changed.connect(self.sidebar.set_conversation)
         session.conversation_changed.connect(self.drafts.show)
+        session.unsent.connect(self.drafts.give_back)
         self.drafts.notice.connect(self.status.add_notice)
         self.chat_pane.model_bar.wire(session, self.worker, self.chat, self._update_status)
         self.bridge.conversation_written.connect(session.on_written)
@@ -397,10 +400,18 @@ class MainWindow(QMainWindow):
         kept = f" What you wrote in it is {where}." if where else ""
         self.status.add_notice(f"The new chat could not be saved: {error}{kept}")
 
+    def _on_list_edit(self, edit: ListEdit) -> None:
+        """Conversations deleted while a reply is written in one: that reply stops."""
+        if edit.deletes:
+            self.session.stop_if_answering(edit.ids)
+
     def _show_conversation(self, conversation_id: str | None) -> None:
         self.composer.end_edit()
         conversation = self.session.open(conversation_id)
-        self.temporary_banner.setVisible(conversation is not None and conversation.temporary)
+        self.temporary_banner.show_for(
+            temporary=conversation is not None and conversation.temporary,
+            do_not_remember=conversation is not None and conversation.do_not_remember,
+        )
         self._show_welcome_if_needed()
         hit = None if conversation_id is None else self.conversations.content_hit(conversation_id)
         if hit is not None:  # found by what was said in it: open it there

@@ -49,7 +49,11 @@ def connect_transfers(
         cid = shown()
         if cid is not None:
             export_conversation(
-                window, workspace.conversations, cid, lambda path: say(f"Saved to {path}", 0)
+                window,
+                workspace.conversations,
+                cid,
+                lambda path: say(f"Saved to {path}", 0),
+                lambda name: workspace.attachments.tool_image(cid, name),
             )
 
     def copy_shown() -> None:
