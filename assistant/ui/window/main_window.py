@@ -493,9 +493,9 @@ class MainWindow(QMainWindow):
 
         self._settings(KNOWLEDGE_TITLE)
 
-    def set_theme(self, name: str) -> None:
+    def set_theme(self, name: str, starting: bool = False) -> None:
         """Use theme `name` ("system", "light", "dark") now and from the next start."""
-        theme.apply(name)
+        theme.apply(name, outlines_later=starting)
         action = self.menu.theme_actions.get(name)
         if action is not None:
             action.setChecked(True)
