@@ -412,7 +412,10 @@ class MainWindow(QMainWindow):
     def _show_conversation(self, conversation_id: str | None) -> None:
         self.composer.end_edit()
         conversation = self.session.open(conversation_id)
-        self.temporary_banner.setVisible(conversation is not None and conversation.temporary)
+        self.temporary_banner.show_for(
+            temporary=conversation is not None and conversation.temporary,
+            do_not_remember=conversation is not None and conversation.do_not_remember,
+        )
         self._show_welcome_if_needed()
         hit = None if conversation_id is None else self.conversations.content_hit(conversation_id)
         if hit is not None:  # found by what was said in it: open it there
@@ -499,9 +502,9 @@ class MainWindow(QMainWindow):
 
         self._settings(KNOWLEDGE_TITLE)
 
-    def set_theme(self, name: str) -> None:
+    def set_theme(self, name: str, starting: bool = False) -> None:
         """Use theme `name` ("system", "light", "dark") now and from the next start."""
-        theme.apply(name)
+        theme.apply(name, outlines_later=starting)
         action = self.menu.theme_actions.get(name)
         if action is not None:
             action.setChecked(True)
