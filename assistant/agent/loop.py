@@ -237,7 +237,7 @@ class Agent:
                 self.conversations.set_leaf(conversation_id, asked[-1].id)
             return asked[-1]
 
-        self._guarded(conversation_id, question, on_event, cancel)
+        self._guarded(conversation_id, question, on_event, cancel, new=False)
 
     def _guarded(
         self,
@@ -245,7 +245,10 @@ class Agent:
         user_message: Callable[[], Message],
         on_event: EventSink,
         cancel: CancelToken,
+        *,
+        new: bool = True,
     ) -> None:
+        """Run a turn on the user message `user_message()` writes (`new`) or finds."""
         user: Message | None = None
         try:
             user = user_message()
@@ -253,23 +256,23 @@ class Agent:
         except OperationCancelledError:
             on_event(Cancelled(conversation_id))
         except AssistantError as exc:
-            on_event(self._failed(conversation_id, user, str(exc), status_of(exc)))
+            on_event(self._failed(conversation_id, user, str(exc), status_of(exc), new))
         except Exception as exc:  # a bug must not kill the worker thread
             log.exception("The turn failed")
             why = f"Something went wrong: {exc}"
-            on_event(self._failed(conversation_id, user, why, "Reply failed"))
+            on_event(self._failed(conversation_id, user, why, "Reply failed", new))
 
     def _failed(
-        self, conversation_id: str, user: Message | None, error: str, status: str
+        self, conversation_id: str, user: Message | None, error: str, status: str, new: bool
     ) -> Failed:
         """The failure of a turn, noted under the user's message so that it shows after a
-        restart too (`unsaved` if that message could not be written)."""
+        restart too (`unsaved` if a `new` message could not be written)."""
         if user is not None:
             try:
                 self.conversations.note_failure(conversation_id, user.id, error)
             except AssistantError as exc:  # the disk refuses: the mark shows in this run only
                 log.warning("Could not note the failure in %s: %s", conversation_id, exc)
-        return Failed(conversation_id, error, status, unsaved=user is None)
+        return Failed(conversation_id, error, status, unsaved=new and user is None)
 
     def _turn(
         self, conversation_id: str, user: Message, on_event: EventSink, cancel: CancelToken
