@@ -446,6 +446,29 @@ def test_the_curator_never_learns_from_a_conversation_not_to_be_remembered(
     assert len(h.memory) == 0
 
 
+def test_remember_saves_nothing_in_a_conversation_not_to_be_remembered(
+    data_dir: Path, provider: ScriptedProvider
+) -> None:
+    h = Harness(data_dir, provider, auto_memories=True)
+    known = h.memory.add("The user's cat is called Miso.", "fact", 0.8)
+    h.conversations.import_conversation(
+        "private", "Private", "2026-01-01T00:00:00.000000Z", [], do_not_remember=True
+    )
+    h.provider.enqueue(
+        calls(("remember", {"text": "The user's locker code is 1234."})),
+        "This chat is set not to be remembered.",
+    )
+    h.turn("private", "Remember that my locker code is 1234, and what is my cat called?")
+    assert [m.text for m in h.memory.all()] == [known.text]  # nothing saved
+    first, second = h.provider.requests[:2]
+    system = first["messages"][0]["content"]
+    assert "do-not-remember" in system
+    assert "Miso" in system  # what it remembers is still used
+    answer = second["messages"][-1]["content"]
+    assert answer.startswith("Not saved: this conversation is set not to be remembered")
+    assert len(h.provider.requests) == 2  # and no curator call
+
+
 # --- limits: the context window, overflows, summaries, judged replies -----------------------------
 
 

@@ -651,6 +651,25 @@ def test_a_temporary_chat_is_deleted_when_left_and_new_reuses_empty(
     qtbot.waitUntil(lambda: not path.exists())  # deleted by the worker
 
 
+def test_a_chat_imported_as_do_not_remember_says_so_in_a_banner(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    store = window.workspace.conversations
+    store.import_conversation("secret", "Private", "2026-01-01T00:00:00Z", [], do_not_remember=True)
+    ordinary = store.create().id
+    window.conversations.refresh()
+    window.conversations.select("secret")
+    banner = window.temporary_banner
+    qtbot.waitUntil(banner.isVisible)
+    assert banner.text() == ("Imported as do-not-remember: Assistant learns nothing from this chat")
+    assert "still uses what it already remembers" in banner.toolTip()
+    window.conversations.select(ordinary)
+    qtbot.waitUntil(lambda: not banner.isVisible())
+    window.new_conversation(temporary=True)
+    qtbot.waitUntil(banner.isVisible)
+    assert "deleted when you leave it" in banner.text()
+
+
 @pytest.mark.parametrize("size", [(1024, 700), (1366, 768)])
 def test_the_temporary_chats_banner_is_one_line_in_a_row_of_its_own(
     qtbot: QtBot, window: MainWindow, size: tuple[int, int]

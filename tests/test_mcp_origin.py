@@ -8,12 +8,16 @@ from pathlib import Path
 
 import pytest
 
+from assistant.mcp_server.operations import answer
 from assistant.memory import ForgottenFactError, MemoryItem, SemanticMemory
 from assistant.memory.index_cache import CACHE_NAME
 from assistant.memory.items import MemoryEvent
 from assistant.memory.semantic import LOG_NAME
+from assistant.paths import settings_file
+from assistant.settings import Settings
 from assistant.ui.memory.wording import by_text, event_text, no_source_reason, origin_short
 from assistant.ui.memory.wording import origin_text as origin_words
+from assistant.workspace import Workspace
 
 
 def test_the_client_is_kept_by_the_log_and_the_index_cache(tmp_path: Path) -> None:
@@ -96,3 +100,23 @@ def test_the_client_survives_export_and_import(tmp_path: Path) -> None:
     assert (created.by, created.client) == ("mcp", "Claude Desktop")
     source.memory.close()
     target.memory.close()
+
+
+def test_a_memory_sent_for_review_keeps_the_clients_name(data_dir: Path) -> None:
+    Settings(memory_policy="ask", embedding_model="").save(settings_file(data_dir))
+    workspace = Workspace.open(data_dir, embed=False)
+    try:
+        request = {"op": "remember", "args": {"text": "The user's cat is Miso."}, "client": "QA"}
+        assert answer(workspace, request).startswith("Proposed, not remembered yet")
+    finally:
+        workspace.close()
+    workspace = Workspace.open(data_dir, embed=False)  # the name is kept by the inbox file
+    try:
+        (waiting,) = workspace.inbox.pending()
+        assert (waiting.by, waiting.client) == ("mcp", "QA")
+        workspace.review().accept([waiting.id])
+        (item,) = workspace.memory.all()
+        assert (item.origin, item.client) == ("mcp", "QA")
+        assert origin_short(item) == "Remembered by QA"
+    finally:
+        workspace.close()

@@ -274,6 +274,40 @@ def test_typing_a_search_shows_hits_and_clearing_restores(
     assert "No matches" in sidebar.memories.list_frame.empty_label.text()
 
 
+def test_a_filter_that_hides_every_memory_says_so_and_clears(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
+) -> None:
+    remember(workspace, "Cycles to work")
+    page = sidebar.memories
+    qtbot.waitUntil(lambda: page.model.rowCount() == 1)
+    author = page.filters.author_filter
+    author.setCurrentIndex(author.findData("import"))  # none is imported
+    frame = page.list_frame
+    qtbot.waitUntil(lambda: frame.list_stack.currentIndex() == 1)
+    said = frame.empty_label.text()
+    assert "No memories match these filters" in said and "No memories yet" not in said
+    assert frame.empty_clear.isVisibleTo(frame) and not frame.empty_add.isVisibleTo(frame)
+    frame.empty_clear.click()
+    qtbot.waitUntil(lambda: frame.list_stack.currentIndex() == 0)
+    assert author.currentData() == "" and page.model.rowCount() == 1
+
+
+def test_no_matches_does_not_say_a_long_query_back_whole(
+    qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
+) -> None:
+    remember(workspace, "Cycles to work")
+    page = sidebar.memories
+    pasted = "The quick brown fox jumps over the lazy dog. " * 200
+    page.filters.search.setText(pasted)
+    frame = page.list_frame
+    qtbot.waitUntil(
+        lambda: not page.search.running and frame.list_stack.currentIndex() == 1, timeout=10000
+    )
+    said = frame.empty_label.text()
+    assert "No matches" in said and "“The quick brown fox jumps over the lazy dog." in said
+    assert len(said) < 400 and "…”" in said
+
+
 def test_a_newer_query_discards_older_results(
     qtbot: QtBot, workspace: Workspace, sidebar: MemorySidebar
 ) -> None:

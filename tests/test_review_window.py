@@ -162,6 +162,7 @@ def test_the_sidebar_tells_the_users_memories_from_the_models(qtbot: QtBot, data
             ("The user rows", "import"),
         ]:
             workspace.memory.add(text, origin=origin)  # type: ignore[arg-type]
+        workspace.memory.add("The user's cat is Miso", origin="mcp", client="QA Client")
         sidebar = shown_sidebar(qtbot, workspace, bridge)
         page = sidebar.memories
         combo = page.filters.author_filter
@@ -170,18 +171,30 @@ def test_the_sidebar_tells_the_users_memories_from_the_models(qtbot: QtBot, data
             page.model.index(r).data(): page.model.index(r).data(ItemRole)
             for r in range(page.model.rowCount())
         }
-        assert {item.origin for item in marks.values()} == {"user", "curator", "tool", "import"}
+        assert {item.origin for item in marks.values()} == {
+            "user",
+            "curator",
+            "tool",
+            "import",
+            "mcp",
+        }
         assert ORIGIN_ICONS["user"] != ORIGIN_ICONS["curator"] != ORIGIN_ICONS["tool"]
         combo.setCurrentIndex(combo.findData("you"))
         assert shown() == {"The user likes figs"}
         combo.setCurrentIndex(combo.findData("model"))
-        assert shown() == {"The user keeps bees", "The user sails"}
+        assert shown() == {"The user keeps bees", "The user sails"}  # not another app's
+        combo.setCurrentIndex(combo.findData("mcp"))
+        assert combo.currentText() == "From other apps"
+        assert shown() == {"The user's cat is Miso"}
+        labels = [combo.itemText(i) for i in range(combo.count())]
+        widest = max(combo.fontMetrics().horizontalAdvance(label) for label in labels)
+        assert combo.minimumSizeHint().width() > widest  # no label cut ("By the m")
         combo.setCurrentIndex(combo.findData("import"))
         assert shown() == {"The user rows"}
         # Showing a memory the filter hides shows everyone again.
         (figs,) = [i for i in workspace.memory.all() if i.origin == "user"]
         assert page.show_memory(figs.id) and combo.currentData() == ""
-        assert len(shown()) == 4
+        assert len(shown()) == 5
     finally:
         bridge.disconnect_stores()
         workspace.close()

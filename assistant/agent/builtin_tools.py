@@ -38,6 +38,11 @@ if TYPE_CHECKING:
     from assistant.knowledge import Knowledge
 
 MAX_CHANGES_PER_TURN = MAX_CHANGES_PER_REPLY  # the name tests and older callers know
+DO_NOT_REMEMBER_ANSWER = (
+    "Not saved: this conversation is set not to be remembered (it was imported as "
+    "do-not-remember), so nothing from it is kept. Tell the user; they can add it themselves "
+    "in the memory panel."
+)
 
 
 @dataclass
@@ -63,6 +68,7 @@ class ToolContext:
     inbox: Inbox | None = None  # where `remember` proposes when the policy is "ask first"
     scope: MemoryScope = EVERYWHERE  # the memories the chat sees (its project's and global)
     sees_conversation: Callable[[str], bool] | None = None  # None: every one (see chat_scope)
+    do_not_remember: bool = False  # imported as do-not-remember: `remember` saves nothing
 
     def allow_change(
         self, tool_name: str, item: MemoryItem, action: PendingAction, **fields: Any
@@ -152,6 +158,8 @@ def remember(
     """
     if not 0 <= importance <= 1:
         raise ToolError("remember: 'importance' must be between 0 and 1.")
+    if context.do_not_remember:
+        return DO_NOT_REMEMBER_ANSWER
     topic = context.policy.blocked_by(text)
     if topic is not None:
         raise ToolError(

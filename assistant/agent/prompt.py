@@ -13,6 +13,7 @@ the custom instructions first and whole or not at all, then pinned memories, the
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -64,6 +65,11 @@ TEMPORARY_NOTE = (
     "This is a temporary chat: long-term memory is off. Do not claim to remember anything "
     "from it later."
 )
+DO_NOT_REMEMBER_NOTE = (
+    "This conversation was imported as do-not-remember: nothing from it is kept. Use what you "
+    "remember, but do not call `remember`; if the user asks you to remember something, say "
+    "this chat is set not to be remembered."
+)
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,19 @@ def escape(text: str) -> str:
 def fence(source: str, text: str) -> str:
     """`text` as a block of quoted data."""
     return f'<data source="{source}">\n{escape(text)}\n</data>'
+
+
+# A fence's text holds no "<" (escaped), so the first "</data>" after its start ends it.
+_FENCED = re.compile(r'<data source="[^"\n]*">\n([^<]*)\n</data>')
+
+
+def unfence(text: str) -> str:
+    """`text` with each fence replaced by the text it quotes, unescaped: as shown to the user."""
+    return _FENCED.sub(lambda m: _unescape(m.group(1)), text)
+
+
+def _unescape(text: str) -> str:
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
 def memory_line(item: MemoryItem) -> str:
@@ -176,11 +195,14 @@ def system_text(
     temporary: bool,
     instructions: Instructions = NO_INSTRUCTIONS,
     policy: MemoryPolicy = AUTOMATIC,
+    do_not_remember: bool = False,
 ) -> str:
     """The system message: instructions, then what the assistant knows for this turn."""
     parts = [SYSTEM_PROMPT, f"Current date and time: {now:%A, %d %B %Y, %H:%M %Z}."]
     if temporary:
         parts.append(TEMPORARY_NOTE)
+    elif do_not_remember:
+        parts.append(DO_NOT_REMEMBER_NOTE)
     elif note := policy_note(policy):
         parts.append(note)
     if instructions.project_name:  # quoted: the name is the user's text
@@ -235,6 +257,7 @@ def build_prompt(
         temporary=conversation.temporary,
         instructions=instructions,
         policy=policy,
+        do_not_remember=conversation.do_not_remember,
     )
     files_tokens = files.tokens if files is not None else 0
     window = conversation.prompt_messages(
@@ -249,6 +272,7 @@ def build_prompt(
         temporary=conversation.temporary,
         instructions=instructions,
         policy=policy,
+        do_not_remember=conversation.do_not_remember,
     )
     messages = [{"role": "system", "content": system}]
     # A reply stopped before its first word is kept as a mark for the chat, not sent.

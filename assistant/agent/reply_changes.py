@@ -53,6 +53,7 @@ class ReplyChanges:
             inbox=inbox,
             scope=scope.memory,
             sees_conversation=scope.sees_conversation,
+            do_not_remember=conversation.do_not_remember,
         )
         # A retry of the message that asked answers nothing.
         questions = [

@@ -77,7 +77,7 @@ def remember(workspace: Workspace, args: dict[str, Any], client: str) -> str:
     if topic is not None:
         return f"Not remembered: the user asked Assistant never to remember anything about {topic}."
     if policy.mode == "ask":
-        proposed = Proposal(" ".join(text.split()), kind, IMPORTANCE, by="mcp")
+        proposed = Proposal(" ".join(text.split()), kind, IMPORTANCE, by="mcp", client=client)
         screened = screen(workspace.memory, workspace.inbox, proposed)
         if screened != "clear":
             return _taken_text(Taken(screened, None))

@@ -51,6 +51,7 @@ class Proposal:
     reason: str = ""
     project: str | None = None  # the scope the memory would have (None: global)
     resembles_forgotten: bool = False  # held because it resembles a fact the user had forgotten
+    client: str | None = None  # the MCP client that sent it (by "mcp")
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     proposed_at: datetime = field(default_factory=now_utc)
 
@@ -76,6 +77,8 @@ class Proposal:
             raw["project"] = self.project
         if self.resembles_forgotten:
             raw["resembles_forgotten"] = True
+        if self.client is not None:
+            raw["client"] = self.client
         return raw
 
     @classmethod
@@ -105,6 +108,9 @@ class Proposal:
         project = raw.get("project")
         if project is not None and not isinstance(project, str):
             raise ValueError("proposal project: expected a project id")
+        client = raw.get("client")
+        if client is not None and not isinstance(client, str):
+            raise ValueError("proposal client: expected a string")
         source = raw.get("source")
         return cls(
             text=raw["text"],
@@ -118,6 +124,7 @@ class Proposal:
             reason=reason,
             project=project,
             resembles_forgotten=raw.get("resembles_forgotten") is True,
+            client=client,
             id=raw["id"],
             proposed_at=parse(raw["proposed_at"]),
         )

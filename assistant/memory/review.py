@@ -109,6 +109,7 @@ class Review:
                 project=p.project,
                 scopes={p.project},  # never merged into another scope's memory
                 confirmed=True,
+                client=p.client,
             )
             if before is item:
                 return None

@@ -244,6 +244,7 @@ class SemanticMemory(MemoryStore):
         project: str | None = None,
         scopes: Collection[Scope] | None = None,
         confirmed: bool = False,
+        client: str | None = None,
     ) -> tuple[MemoryItem, MemoryItem | None]:
         """Add `text` in `project` (None: global), or merge it into the active memory of
         `scopes` (default: any) that says the same (`same_as`).
@@ -251,7 +252,7 @@ class SemanticMemory(MemoryStore):
         Merging replaces that memory's text and kind and keeps the higher importance (with a
         "merged" event), but only if `may_change(old)` agrees (pinned memories change only
         when the user confirms). Returns (the memory now, the merged memory as it was before:
-        None when added). `confirmed`: as for `add`.
+        None when added). `confirmed`, `client`: as for `add`.
         """
         old = self.same_as(text, scopes)
         if old is None:
@@ -264,6 +265,7 @@ class SemanticMemory(MemoryStore):
                 origin=origin,
                 project=project,
                 confirmed=confirmed,
+                client=client,
             )
             return added, None
         if (old.text, old.kind) == (clean_text(text), kind) or not may_change(old):
@@ -276,6 +278,7 @@ class SemanticMemory(MemoryStore):
             kind=kind,
             importance=max(importance, old.importance),
             confirmed=confirmed,
+            client=client,
         )
         return item, old
 

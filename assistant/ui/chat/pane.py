@@ -1,6 +1,6 @@
 """The chat's pane in the window: the buttons that show the side panes and the model picker,
-the temporary chat's banner (a row of its own under them), the chat (or the welcome, or a blank
-frame until the data is open) and the composer."""
+the banner of a temporary or do-not-remember chat (a row of its own under them), the chat (or
+the welcome, or a blank frame until the data is open) and the composer."""
 
 from __future__ import annotations
 
@@ -25,6 +25,11 @@ TEMPORARY_NOTICE = "Temporary chat: memory off, deleted when you leave it or qui
 TEMPORARY_DETAIL = (
     "This chat does not use or add to your long-term memory, and it is deleted when you "
     "leave it or quit."
+)
+DO_NOT_REMEMBER_NOTICE = "Imported as do-not-remember: Assistant learns nothing from this chat"
+DO_NOT_REMEMBER_DETAIL = (
+    "This conversation was imported as not to be remembered: nothing said in it is added to "
+    "your memory. Assistant still uses what it already remembers."
 )
 
 
@@ -61,7 +66,7 @@ class ChatPane(QWidget):
         self._layout.addWidget(self.stack, 1)
         self._layout.addWidget(self.composer)
 
-    def _banner(self) -> QLabel:
+    def _banner(self) -> TemporaryBanner:
         banner = TemporaryBanner(self)
         banner.hide()
         return banner
@@ -92,6 +97,23 @@ class TemporaryBanner(QLabel):
         self.setToolTip(TEMPORARY_DETAIL)
         self.setForegroundRole(QPalette.ColorRole.Text)
         self.setContentsMargins(10, 5, 10, 5)
+
+    def show_for(self, *, temporary: bool, do_not_remember: bool) -> None:
+        """Say what holds for the open chat: temporary, imported as do-not-remember, or
+        hide (an ordinary chat)."""
+        if do_not_remember and not temporary:
+            text, name, detail = (
+                DO_NOT_REMEMBER_NOTICE,
+                "Do-not-remember chat",
+                DO_NOT_REMEMBER_DETAIL,
+            )
+        else:
+            text, name, detail = TEMPORARY_NOTICE, "Temporary chat", TEMPORARY_DETAIL
+        self.setText(text)
+        self.setAccessibleName(name)
+        self.setAccessibleDescription(detail)
+        self.setToolTip(detail)
+        self.setVisible(temporary or do_not_remember)
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt's name)
         palette = self.palette()

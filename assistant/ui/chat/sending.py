@@ -13,6 +13,8 @@ from assistant.ui.chat.pane import ChatPane
 from assistant.ui.chat.session import ChatSession
 from assistant.ui.chat.view import ChatView
 
+STOP_TIP = "Stop the reply (Esc)"
+
 
 class Sending(QObject):
     """Wires the composer of `pane` to `session`.
@@ -46,6 +48,7 @@ class Sending(QObject):
         composer.input.stop.connect(self._on_escape)
         chat.edit_requested.connect(self._begin_edit)
         session.busy_changed.connect(self._set_busy)
+        session.conversation_changed.connect(lambda _c: self._say_where())
         composer.attachments.model_refusing_images = pane.model_bar.refusing_images
         pane.model_bar.shown_model_changed.connect(composer.attachments.recheck)
 
@@ -55,7 +58,10 @@ class Sending(QObject):
         composer, session = self._composer, self._session
         text = composer.input.toPlainText().strip()
         files, kept = composer.attachments.files(), composer.attachments.kept()
-        if not (text or files or kept) or session.busy or not self._can_send():
+        if not (text or files or kept) or not self._can_send():
+            return
+        if session.busy:
+            session.explain_busy()
             return
         refused = composer.attachments.refused_images()
         if refused:
@@ -93,5 +99,17 @@ class Sending(QObject):
     def _set_busy(self, busy: bool) -> None:
         self._composer.send_button.setEnabled(not busy)
         self._composer.stop_button.setEnabled(busy)
+        self._say_where()
         if busy:
             self._pane.stack.setCurrentWidget(self._chat)
+
+    def _say_where(self) -> None:
+        """A reply written in another conversation than the one shown: Send and Stop say so."""
+        send, stop = self._composer.send_button, self._composer.stop_button
+        elsewhere = self._session.answering_elsewhere()
+        if elsewhere is None:
+            send.setToolTip("")
+            stop.setToolTip(STOP_TIP)
+        else:
+            send.setToolTip(f"Assistant is answering in “{elsewhere}”: wait, or Stop it")
+            stop.setToolTip(f"Stop the reply in “{elsewhere}” (Esc)")

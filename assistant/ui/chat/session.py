@@ -174,6 +174,8 @@ class ChatSession(QObject):
             self._show_reply_so_far(conversation)
         else:
             self._chat.show_conversation(conversation)
+        if self._busy:
+            self.connection.emit(self._busy_text(), "")
         self.conversation_changed.emit(conversation)
         return conversation
 
@@ -293,6 +295,34 @@ class ChatSession(QObject):
         if self._busy:
             self._worker.cancel()
 
+    def stop_if_answering(self, conversation_ids: Sequence[str]) -> None:
+        """Conversations are deleted: a reply written in one of them stops (nothing is left to
+        show it in, and the server would go on writing it)."""
+        if self._busy and self._answering in conversation_ids:
+            self._worker.cancel()
+
+    def answering_elsewhere(self) -> str | None:
+        """The title of the conversation a reply is being written in, if another is shown."""
+        if not self._busy or self._answering is None or self._answering == self._shown:
+            return None
+        held = self._held.get(self._answering)
+        return DEFAULT_TITLE if held is None else held.title
+
+    def explain_busy(self) -> None:
+        """Say why nothing can be sent now (a reply is being written)."""
+        elsewhere = self.answering_elsewhere()
+        if elsewhere is None:
+            self.notice.emit("Wait for the reply, or Stop it (Esc), to send the next message.")
+        else:
+            self.notice.emit(
+                f"Assistant is answering in “{elsewhere}”: wait for that reply, or Stop it "
+                "(Esc), to send here."
+            )
+
+    def _busy_text(self) -> str:
+        elsewhere = self.answering_elsewhere()
+        return "Thinking…" if elsewhere is None else f"Answering in “{elsewhere}”…"
+
     def _start_reply(
         self,
         cid: str,
@@ -320,7 +350,7 @@ class ChatSession(QObject):
         self._busy = busy
         self.busy_changed.emit(busy)
         if busy:
-            self.connection.emit("Thinking…", "")
+            self.connection.emit(self._busy_text(), "")
             return
         self._answering = None
         for cid in list(self._leave_later):
@@ -397,7 +427,9 @@ class ChatSession(QObject):
                 if isinstance(event, events.Failed) and event.unsaved:
                     self._give_back(event.conversation_id)
         if event.conversation_id != self._shown:
-            if isinstance(event, events.MemoryEdited):  # its line shows with the conversation
+            if isinstance(event, _ENDS):
+                self._say_ended(event, elsewhere=True)
+            elif isinstance(event, events.MemoryEdited):  # its line shows with the conversation
                 self._memory_edits.record(event.conversation_id, event.edit, event.turn_id)
             elif isinstance(event, events.ConfirmationRequested):  # asked there when shown
                 held = self._held.get(event.conversation_id)
@@ -481,11 +513,21 @@ class ChatSession(QObject):
             self._chat.add_line(f"{ERROR_MARK} Not sent: {error} {UNSENT_BACK}")
         else:
             self._chat.finish_reply(saved, error)
+        self._say_ended(event)
+
+    def _say_ended(
+        self, event: events.Finished | events.Failed | events.Cancelled, elsewhere: bool = False
+    ) -> None:
+        """The status bar after a reply (`elsewhere`: in a conversation not shown, whose
+        failure is said in words too: its mark shows when it is opened)."""
         if isinstance(event, events.Finished):
             self.connection.emit("Connected", "")
         elif isinstance(event, events.Failed):
             tip = "" if event.status == "Connected" else event.error
             self.connection.emit(event.status, tip)
+            held = self._held.get(event.conversation_id)
+            if elsewhere and held is not None:
+                self.notice.emit(f"The reply in “{held.title}” failed: {event.error}")
         else:
             self.connection.emit("Stopped", "")
 

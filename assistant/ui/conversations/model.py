@@ -173,7 +173,7 @@ class ConversationListModel(QAbstractListModel):
             if info.temporary:
                 kind = "Temporary chat (not remembered)"
             elif info.do_not_remember:
-                kind = "Imported as not to be remembered"
+                kind = "Imported as not to be remembered: Assistant learns nothing from this chat"
             project = self._project_name(info)
             return (
                 f"{info.title}\n{kind} · {count(info.message_count, 'message')} · "

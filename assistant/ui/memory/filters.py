@@ -27,17 +27,24 @@ KIND_PLURALS: dict[str, str] = {
     "event": "Events",
     "insight": "Insights",
 }
-# Who made a memory: the user, or the model (the assistant, the curator, a reflection, another
-# AI app through MCP); imports are neither.
+# Who made a memory: the user, the model (the assistant, the curator, a reflection), another
+# app through MCP, or an import.
 AUTHORS: dict[str, tuple[str, str, frozenset[str]]] = {
     "you": ("By you", "Memories you added yourself", frozenset({"user"})),
     "model": (
         "By the model",
-        "Memories the assistant, the curator or another AI app added",
-        frozenset({"tool", "curator", "reflection", "mcp"}),
+        "Memories the assistant, the curator or a reflection added",
+        frozenset({"tool", "curator", "reflection"}),
+    ),
+    "mcp": (
+        "From other apps",
+        "Memories another app sent through MCP (assistant mcp)",
+        frozenset({"mcp"}),
     ),
     "import": ("Imported", "Memories from an import", frozenset({"import"})),
 }
+# The author filter's labels are read whole ("By the m" says nothing).
+AUTHOR_LETTERS = max(len(label) for label, _tip, _origins in AUTHORS.values())
 STATE_LABELS: dict[str, str] = {
     "active": "Active",
     "archived": "Archived",
@@ -99,11 +106,15 @@ class MemoryFilterBar(QWidget):
         self.author_filter = self._author_combo()
         self._row = filters = QHBoxLayout()
         filters.setSpacing(6)
-        for combo in (self.kind_filter, self.state_filter, self.author_filter):
+        for combo, letters in (
+            (self.kind_filter, 6),
+            (self.state_filter, 6),
+            (self.author_filter, AUTHOR_LETTERS),
+        ):
             combo.setSizeAdjustPolicy(
                 QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
             )
-            combo.setMinimumContentsLength(6)
+            combo.setMinimumContentsLength(letters)
         filters.addWidget(self.kind_filter, 1)
         filters.addWidget(self.state_filter, 1)
         filters.addWidget(self.author_filter, 1)
@@ -149,7 +160,8 @@ class MemoryFilterBar(QWidget):
         combo = self._combo(
             "memoryAuthorFilter",
             "Added by",
-            "Shows only the memories you added, or only those the model added",
+            "Shows only the memories you added, the model added, other apps sent or an import "
+            "brought",
         )
         with QSignalBlocker(combo):
             combo.addItem("Anyone", "")
@@ -220,6 +232,19 @@ class MemoryFilterBar(QWidget):
             self.scope_filter.setCurrentIndex(0)
         if self.state() != state:
             self.state_filter.setCurrentIndex(self.state_filter.findData(state))
+
+    def filtered(self) -> bool:
+        """Whether an author or a scope filter hides memories."""
+        return self.origins() is not None or self.scope() != ALL_SCOPES
+
+    def clear_filters(self) -> None:
+        """Show every author, scope and kind again (one change)."""
+        with QSignalBlocker(self.kind_filter), QSignalBlocker(self.author_filter):
+            self.kind_filter.setCurrentIndex(0)
+            self.author_filter.setCurrentIndex(0)
+        with QSignalBlocker(self.scope_filter):
+            self.scope_filter.setCurrentIndex(0)
+        self.filter_changed.emit()
 
     def show_embedding_status(self, status: EmbeddingStatus) -> None:
         """Show the note that search cannot use meaning, if it cannot."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from typing import Literal
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
@@ -29,30 +30,50 @@ EMPTY_MEMORIES = (
 )
 
 
-def empty_text(query: str, state: MemoryState, kind: MemoryKind | None) -> tuple[str, str, bool]:
-    """What an empty list says: a title, a sentence, and whether to offer "Add Memory…"."""
+EmptyAction = Literal["add", "clear", ""]  # the button an empty list offers, if any
+QUERY_SHOWN = 60  # characters of a search said back in "No matches"
+
+
+def empty_text(
+    query: str, state: MemoryState, kind: MemoryKind | None, filtered: bool = False
+) -> tuple[str, str, EmptyAction]:
+    """What an empty list says: a title, a sentence, and the button it offers ("add":
+    "Add Memory…", "clear": "Clear Filters"). `filtered`: an author or scope filter is set."""
     if query:
-        return "No matches", f"Nothing in memory matches “{query}”.", False
+        return "No matches", f"Nothing in memory matches “{elided(query)}”.", ""
+    if filtered:
+        return (
+            "No memories match these filters",
+            "Clear the filters to see every memory.",
+            "clear",
+        )
     if state == "forgotten":
         return (
             "Nothing forgotten",
             "Memories you forget stay here until Assistant quits, so you can restore them.",
-            False,
+            "",
         )
     if state == "archived":
         return (
             "Nothing archived",
             "Memories left unused for a long time are archived here. They are never deleted.",
-            False,
+            "",
         )
     if kind is not None:
         return (
             f"No {KIND_PLURALS.get(kind, kind).lower()}",
             "Try another kind, or add one yourself.",
-            True,
+            "add",
         )
     title, body = EMPTY_MEMORIES.split(". ", 1)
-    return title + ".", body, True
+    return title + ".", body, "add"
+
+
+def elided(query: str) -> str:
+    """`query` on one line, cut to about QUERY_SHOWN characters (a pasted page is not said
+    back whole)."""
+    line = " ".join(query.split())
+    return line if len(line) <= QUERY_SHOWN else line[: QUERY_SHOWN - 1].rstrip() + "…"
 
 
 class MemoryListFrame(QFrame):
@@ -96,6 +117,9 @@ class MemoryListFrame(QFrame):
         self.empty_add = QPushButton("Add Memory…", self)
         self.empty_add.setObjectName("memoryEmptyAdd")
         self.empty_add.setAccessibleDescription("Adds a memory you write yourself")
+        self.empty_clear = QPushButton("Clear Filters", self)
+        self.empty_clear.setObjectName("memoryEmptyClear")
+        self.empty_clear.setAccessibleDescription("Shows every memory again")
         empty = QWidget(self)
         empty.setBackgroundRole(QPalette.ColorRole.Base)  # the list's background
         empty.setAutoFillBackground(True)
@@ -104,6 +128,7 @@ class MemoryListFrame(QFrame):
         empty_layout.addStretch(2)
         empty_layout.addWidget(self.empty_label)
         empty_layout.addWidget(self.empty_add, 0, Qt.AlignmentFlag.AlignHCenter)
+        empty_layout.addWidget(self.empty_clear, 0, Qt.AlignmentFlag.AlignHCenter)
         empty_layout.addStretch(3)
 
         self.list_stack = QStackedWidget(self)
@@ -117,12 +142,14 @@ class MemoryListFrame(QFrame):
         """Show the list."""
         self.list_stack.setCurrentIndex(0)
 
-    def show_empty(self, title: str, body: str, offer_add: bool) -> None:
-        """Show `title` and `body` instead of the list, maybe with "Add Memory…"."""
+    def show_empty(self, title: str, body: str, action: EmptyAction) -> None:
+        """Show `title` and `body` instead of the list, maybe with "Add Memory…" or "Clear
+        Filters" (`action`)."""
         color = muted(self.palette()).name()
         self.empty_label.setText(
             f"<p style='font-size:large; font-weight:600'>{html.escape(title)}</p>"
             f"<p style='color:{color}'>{html.escape(body)}</p>"
         )
-        self.empty_add.setVisible(offer_add)
+        self.empty_add.setVisible(action == "add")
+        self.empty_clear.setVisible(action == "clear")
         self.list_stack.setCurrentIndex(1)

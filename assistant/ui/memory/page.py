@@ -71,6 +71,7 @@ class MemoriesPage(QWidget):
         self.controller.undo_changed.connect(self._update_actions)
         self.delegate.pin_clicked.connect(self.controller.toggle_pin)
         self.list_frame.empty_add.clicked.connect(self.controller.add_memory_dialog)
+        self.list_frame.empty_clear.clicked.connect(self.filters.clear_filters)
         self._connect_actions()
         self.model.modelReset.connect(self._on_rows_changed)
         self.model.rowsInserted.connect(self._on_rows_changed)
@@ -394,8 +395,9 @@ class MemoriesPage(QWidget):
             self.list_frame.show_list()
             self.detail.show()
         elif not self.search.running:  # else keep what is shown until the results arrive
+            filtered = self.filters.filtered()
             self.list_frame.show_empty(
-                *empty_text(self.search.query, self.model.state, self.model.kind)
+                *empty_text(self.search.query, self.model.state, self.model.kind, filtered)
             )
             self.detail.hide()  # nothing to select: the empty list has the room
 

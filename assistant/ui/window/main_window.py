@@ -31,7 +31,7 @@ from assistant.ui.chat.pane import ChatPane
 from assistant.ui.debounce import Debounced
 from assistant.ui.shutdown import release_when_finished
 from assistant.ui.transfer.drop import ImportDropFilter
-from assistant.ui.window.closing import detach
+from assistant.ui.window.closing import SHOWN_KEY, detach
 from assistant.ui.window.help import show_about, show_shortcuts
 from assistant.ui.window.keyring_notice import keyring_notice
 from assistant.ui.window.layout import restore_layout
@@ -46,6 +46,7 @@ from assistant.ui.window.welcome import welcome_panel
 
 if TYPE_CHECKING:
     from assistant.memory import Conversation
+    from assistant.ui.conversations.list_edit import ListEdit
     from assistant.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -333,6 +334,7 @@ class MainWindow(QMainWindow):
         self.session.saved_new.connect(self.conversations.on_saved)
         self.session.new_chat_lost.connect(self._on_new_chat_lost)
         # Rename, pin, archive, move and delete: shown at once, written by the worker.
+        self.conversations.edit_requested.connect(self._on_list_edit)
         self.conversations.edit_requested.connect(self.worker.edit_list)
         self.worker.list_edited.connect(self.conversations.on_edited)
         self.session.asked.connect(self.conversations.model.asked)
@@ -372,9 +374,13 @@ class MainWindow(QMainWindow):
     # -- conversations ---------------------------------------------------------------------------
 
     def _open_first(self) -> None:
-        """At start: the new chat a message was begun in, else the list's first conversation."""
+        """At start: the new chat a message was begun in, else the conversation shown at quit
+        (if it is still listed), else the list's first."""
+        last = self.workspace.settings.ui_state.get(SHOWN_KEY)
         if self.drafts.has_new_chat_draft():
             self.new_conversation()
+        elif last is not None and self.conversations.model.row_of(last) >= 0:
+            self.conversations.select(last)
         else:
             self.conversations.select(self._first_conversation())
 
@@ -401,10 +407,18 @@ class MainWindow(QMainWindow):
         kept = f" What you wrote in it is {where}." if where else ""
         self.status.add_notice(f"The new chat could not be saved: {error}{kept}")
 
+    def _on_list_edit(self, edit: ListEdit) -> None:
+        """Conversations deleted while a reply is written in one: that reply stops."""
+        if edit.deletes:
+            self.session.stop_if_answering(edit.ids)
+
     def _show_conversation(self, conversation_id: str | None) -> None:
         self.composer.end_edit()
         conversation = self.session.open(conversation_id)
-        self.temporary_banner.setVisible(conversation is not None and conversation.temporary)
+        self.temporary_banner.show_for(
+            temporary=conversation is not None and conversation.temporary,
+            do_not_remember=conversation is not None and conversation.do_not_remember,
+        )
         self._show_welcome_if_needed()
         hit = None if conversation_id is None else self.conversations.content_hit(conversation_id)
         if hit is not None:  # found by what was said in it: open it there
@@ -465,7 +479,12 @@ class MainWindow(QMainWindow):
 
         dialog = SettingsDialog(self.workspace, self, self.knowledge)
         dialog.show_page(page)
+        before = self.workspace.settings.to_json()
         if dialog.exec():
+            after = self.workspace.settings.to_json()
+            changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+            if changed - {"ui_state"} and not self.session.busy:  # the last answer is stale
+                self.status.set_connection("", "")
             self.reading.set_size(parse_size(self.workspace.settings.ui_state.get(STATE_KEY)))
             self.set_theme(self.workspace.settings.ui_state.get("theme", "system"))
             self._update_status()
@@ -486,9 +505,9 @@ class MainWindow(QMainWindow):
 
         self._settings(KNOWLEDGE_TITLE)
 
-    def set_theme(self, name: str) -> None:
+    def set_theme(self, name: str, starting: bool = False) -> None:
         """Use theme `name` ("system", "light", "dark") now and from the next start."""
-        theme.apply(name)
+        theme.apply(name, outlines_later=starting)
         action = self.menu.theme_actions.get(name)
         if action is not None:
             action.setChecked(True)

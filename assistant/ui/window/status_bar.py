@@ -105,7 +105,7 @@ class StatusBar(QStatusBar):
     def set_connection(self, text: str, tip: str) -> None:
         """Say how the server answered (its tooltip: the details, if any)."""
         self.connection_label.setText(text)
-        if tip:
+        if tip or not text:  # "": nothing is known of the server (yet)
             self.connection_label.setToolTip(tip)
 
     def add_notice(self, text: str) -> None:
