@@ -16,7 +16,7 @@ from PySide6.QtGui import (
     QTextFormat,
     QWheelEvent,
 )
-from PySide6.QtWidgets import QApplication, QScrollBar
+from PySide6.QtWidgets import QApplication, QLabel, QScrollBar
 from pytestqt.qtbot import QtBot
 
 from assistant.memory import ConversationStore
@@ -26,6 +26,8 @@ from assistant.ui.chat.markdown import MarkdownRenderer, plain_text
 from assistant.ui.chat.stream import settled_end
 from assistant.ui.chat.tool_summary import summarize
 from assistant.ui.chat.view import ChatView
+from assistant.ui.settings.memory_page import MemoryPage
+from assistant.ui.settings.models_page import ModelsPage
 
 pytestmark = pytest.mark.gui
 
@@ -134,9 +136,17 @@ def test_a_reply_cut_off_while_streaming_is_marked(qtbot: QtBot, data_dir: Path)
     store.append(cid, "assistant", "It went on and", cut_off=True)
     chat.finish_reply(store.load(cid))
     assert (
-        "It went on and\n✂ Cut off: the reply reached its length limit (Settings > Reply length)."
-        in chat.toPlainText()
+        "It went on and\n✂ Cut off: the reply reached its length limit (Reply length, in "
+        "Settings > Memory or the model's Options)." in chat.toPlainText()
     )
+    # The places it names exist: a "Memory" page and the model options, each with the field.
+    page = MemoryPage()
+    qtbot.addWidget(page)
+    assert page.title == "Memory"
+    assert "Reply &length:" in [label.text() for label in page.findChildren(QLabel)]
+    options = ModelsPage()
+    qtbot.addWidget(options)
+    assert "Reply &length:" in [label.text() for label in options.findChildren(QLabel)]
 
 
 def anchors(view: ChatView) -> list[str]:

@@ -6,13 +6,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QInputDialog, QLineEdit
+from PySide6.QtWidgets import QApplication, QInputDialog, QLineEdit, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from assistant.memory import ConversationStore, Message
 from assistant.timestamps import stamp
+from assistant.ui.conversations.asking import confirm_delete, delete_question
 from assistant.ui.conversations.group_delegate import GroupRole, heading
 from assistant.ui.conversations.pane import ConversationPane, IdRole
 from assistant.ui.times import list_group
@@ -309,6 +310,26 @@ def test_several_conversations_are_deleted_at_once_after_one_question(
     qtbot.waitUntil(lambda: titles(pane) == ["keep"])
     assert [store.exists(cid) for cid in ids] == [False, False]
     assert store.exists(keep)
+
+
+@pytest.mark.qt_log_ignore("propagateSizeHints")  # the box shown offscreen
+def test_the_delete_question_names_the_conversations(qtbot: QtBot) -> None:
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    seen: list[str] = []
+
+    def answer() -> None:
+        box = QApplication.activeModalWidget()
+        assert isinstance(box, QMessageBox)
+        seen.append(box.text())
+        box.button(QMessageBox.StandardButton.Cancel).click()
+
+    QTimer.singleShot(0, answer)
+    assert not confirm_delete(parent, ["Trip to Lisbon", "<b>Taxes</b> " + "x" * 100])
+    assert seen == [f"Delete 2 conversations?\n\n• Trip to Lisbon\n• <b>Taxes</b> {'x' * 46}…"]
+    many = delete_question([f"Chat {n}" for n in range(13)])
+    assert many.splitlines()[2:] == [f"• Chat {n}" for n in range(10)] + ["and 3 more"]
+    assert delete_question(["Only one"]) == "Delete “Only one”?"
 
 
 def test_choosing_a_conversation_selects_it_alone_whatever_keys_are_held(

@@ -61,6 +61,24 @@ def test_a_server_tool_reads_like_a_built_in_one(
     assert '"order_id": "A-17"' in expanded and "Order A-17: 2 books" in expanded
 
 
+def test_the_details_show_the_result_as_the_tool_gave_it(
+    qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.enqueue(
+        Reply.tool_calls(ToolCall("shop__product_photo", json.dumps({"product": "mug"}))),
+        Reply.text("Here it is."),
+    )
+    send(qtbot, window, "Show me the mug")
+    idle(qtbot, window)
+    messages = fake_openai.requests_to("/chat/completions")[1].body["messages"]
+    sent = next(m["content"] for m in messages if m["role"] == "tool")
+    assert "&lt;https://shop.test/mug&gt;" in sent  # fenced and escaped for the model
+    click(window.chat, "tool:")
+    expanded = window.chat.toPlainText()
+    assert "[resource link: product page <https://shop.test/mug>]" in expanded
+    assert "&lt;" not in expanded and "<data source" not in expanded
+
+
 def test_a_tool_that_may_change_things_asks_in_the_chat(
     qtbot: QtBot, window: MainWindow, fake_openai: FakeOpenAI
 ) -> None:

@@ -13,6 +13,7 @@ the custom instructions first and whole or not at all, then pinned memories, the
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -89,6 +90,19 @@ def escape(text: str) -> str:
 def fence(source: str, text: str) -> str:
     """`text` as a block of quoted data."""
     return f'<data source="{source}">\n{escape(text)}\n</data>'
+
+
+# A fence's text holds no "<" (escaped), so the first "</data>" after its start ends it.
+_FENCED = re.compile(r'<data source="[^"\n]*">\n([^<]*)\n</data>')
+
+
+def unfence(text: str) -> str:
+    """`text` with each fence replaced by the text it quotes, unescaped: as shown to the user."""
+    return _FENCED.sub(lambda m: _unescape(m.group(1)), text)
+
+
+def _unescape(text: str) -> str:
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
 def memory_line(item: MemoryItem) -> str:

@@ -22,6 +22,7 @@ from assistant.agent import events
 from assistant.agent.cancel import CancelToken, OperationCancelledError
 from assistant.agent.confirm import Choice, Confirmations
 from assistant.agent.events import AgentEvent, Failed
+from assistant.agent.prompt import unfence
 from assistant.agent.tool_images import ToolImage, saved_names
 from assistant.agent.turn_gate import TurnGate
 from assistant.errors import AssistantError, status_of
@@ -49,6 +50,7 @@ __all__ = [
     "pinned_overflow",
     "reflect",
     "saved_names",
+    "unfence",
     "write_edit",
 ]
 

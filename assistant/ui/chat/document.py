@@ -34,7 +34,7 @@ from assistant.ui.chat.reply_details import stats_details, stats_line
 from assistant.ui.chat.thumbnails import ImageLookup, insert_thumbnails, thumbnails
 from assistant.ui.chat.tool_summary import MemoryLookup, summarize
 from assistant.ui.wording import shorten
-from assistant.ui.worker import ToolImage
+from assistant.ui.worker import ToolImage, unfence
 
 Versions = dict[str, list[Message]]  # message id -> it and its siblings (`Conversation.versions`)
 CHIP_CHARS = 40
@@ -43,6 +43,9 @@ FILE_MARK = "▤"
 TOOL_MARK = "▸"  # a tool line starts with it (DESIGN.md); "▾" when expanded
 ERROR_MARK = "⚠"
 KEEP = QTextCursor.MoveMode.KeepAnchor
+
+# Where the reply's length limit is set: a model's or a conversation's Options win over Settings.
+CUT_OFF_WHERE = "Reply length, in Settings > Memory or the model's Options"
 
 
 def turns(branch: list[Message]) -> list[list[Message]]:
@@ -158,9 +161,7 @@ class ChatDocument:
         elif last.stop_reason == "failed":
             self.marker(cursor, f"{ERROR_MARK} The reply broke off.", retry=first.parent_id)
         elif last.cut_off:
-            self.marker(
-                cursor, "✂ Cut off: the reply reached its length limit (Settings > Reply length)."
-            )
+            self.marker(cursor, f"✂ Cut off: the reply reached its length limit ({CUT_OFF_WHERE}).")
         elif last.stop_reason is not None:  # a reason this view does not know by name
             self.marker(cursor, f"{ERROR_MARK} The reply ended early ({last.stop_reason}).")
         elif last.role == "tool":
@@ -339,7 +340,7 @@ class ChatDocument:
             mono.setFontFixedPitch(True)
             detail = f"{name}\narguments: {_pretty_json(arguments)}"
             if result is not None:
-                detail += f"\nresult: {result}"
+                detail += f"\nresult: {unfence(result)}"  # as the tool gave it
             self.new_block(cursor)
             # Line breaks, not new blocks: the details are one block, folded away whole.
             cursor.insertText(detail.replace("\n", "\u2028"), mono)

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QInputDialog, QLayout, QMessageBox, QWidget
 
-from assistant.ui.wording import count
+from assistant.ui.wording import count, number, shorten
 
 DIALOG_WIDTH = 420  # their title and field show whole
+MAX_LISTED_TITLES = 10  # a delete question names at most these, then "and N more"
+TITLE_CHARS = 60
 
 
 def ask_title(parent: QWidget, title: str) -> str | None:
@@ -53,14 +56,14 @@ def _widen(dialog: QInputDialog, width: int) -> None:
 
 def confirm_delete(parent: QWidget, titles: list[str]) -> bool:
     """Whether the user confirms deleting the conversations of these titles."""
-    what = f"“{titles[0]}”" if len(titles) == 1 else count(len(titles), "conversation")
     box = QMessageBox(
         QMessageBox.Icon.Warning,
         "Delete conversation" if len(titles) == 1 else "Delete conversations",
-        f"Delete {what}?",
+        delete_question(titles),
         QMessageBox.StandardButton.Cancel,
         parent,
     )
+    box.setTextFormat(Qt.TextFormat.PlainText)  # a title is never markup
     box.setInformativeText(
         ("Its messages are" if len(titles) == 1 else "Their messages are")
         + " removed for good; memories learned from them stay."
@@ -69,3 +72,13 @@ def confirm_delete(parent: QWidget, titles: list[str]) -> bool:
     box.setDefaultButton(QMessageBox.StandardButton.Cancel)
     box.exec()
     return box.clickedButton() is delete
+
+
+def delete_question(titles: Sequence[str]) -> str:
+    """ "Delete “A”?", or "Delete 3 conversations?" and their titles (the first few, shortened)."""
+    if len(titles) == 1:
+        return f"Delete “{titles[0]}”?"
+    listed = [f"• {shorten(title, TITLE_CHARS)}" for title in titles[:MAX_LISTED_TITLES]]
+    if len(titles) > MAX_LISTED_TITLES:
+        listed.append(f"and {number(len(titles) - MAX_LISTED_TITLES)} more")
+    return f"Delete {count(len(titles), 'conversation')}?\n\n" + "\n".join(listed)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 def restore_layout(window: MainWindow, state: dict[str, str]) -> None:
     """Lay the window out as `state` (the settings' `ui_state`) says, kept on the screen."""
-    window.set_theme(state.get("theme", "system"))  # "system" too: its outlines (outlines.py)
+    window.set_theme(state.get("theme", "system"), starting=True)  # "system": its outlines too
     if "geometry" in state:
         window.restoreGeometry(QByteArray.fromBase64(state["geometry"].encode()))
         window.keep_on_screen()
