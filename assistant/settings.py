@@ -149,7 +149,7 @@ class Settings:
         try:
             raw = read_json_object(path, SETTINGS_VERSION, "the settings")
         except ValueError as exc:
-            return cls(), [set_aside(path, "Settings file", exc, " and used defaults")]
+            return cls(), [set_aside(path, "The settings file", exc, "; defaults are used")]
         if raw is None:
             return cls(), []
         return cls.from_json(raw)

@@ -198,7 +198,10 @@ def test_the_lists_edits_show_at_once_and_read_or_write_nothing_on_the_gui_threa
         on_gui_thread(pane.toggle_pinned, lambda: row(first).data(PinnedRole) is True),
         on_gui_thread(pane.toggle_pinned, lambda: row(first).data(PinnedRole) is False),
         on_gui_thread(pane.move_current, lambda: row(first).data(ProjectRole) == novel),
-        on_gui_thread(delete_second, lambda: pane.model.row_of(second) < 0),
+        on_gui_thread(
+            delete_second,
+            lambda: pane.model.row_of(second) < 0 and window.session.conversation_id == first,
+        ),
         on_gui_thread(pane.toggle_archived, lambda: pane.model.row_of(first) < 0),
     ]
     print(f"GUI thread (parses, fsyncs, listings) per edit: {done}; others: {listings.other}")
@@ -213,7 +216,8 @@ def test_the_lists_edits_show_at_once_and_read_or_write_nothing_on_the_gui_threa
         novel,
     )
     assert not store.exists(second)
-    assert window.session.conversation_id == first  # shown all along
+    # Shown through every edit but the last: archived, it left the list and the chat (as Delete).
+    assert window.session.conversation_id is None
 
 
 def test_a_list_edit_the_disk_refuses_is_undone_in_the_list_and_said(

@@ -491,7 +491,8 @@ def test_a_corrupt_settings_file_is_reported_by_the_two_step_start(
     assert settings_file(data_dir).exists()
     with qtbot.waitSignal(win.ready, timeout=10000):
         win.show()
-    assert "Settings file was unreadable" in win.statusBar().currentMessage()
+    assert win.start_problems is not None
+    assert "The settings file could not be read" in win.start_problems.label.text()
     win.close()
 
 

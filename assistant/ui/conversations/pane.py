@@ -419,9 +419,15 @@ class ConversationPane(QWidget):
         self._edit(ListEdit(tuple(self.selected_ids()), pinned=pinned))
 
     def toggle_archived(self) -> None:
-        """Archive the selected conversations (unarchive them if the current one is)."""
+        """Archive the selected conversations (unarchive them if the current one is); the
+        current one archived leaves the list (unless archived ones are shown), and the one that
+        takes its row is shown, as after Delete."""
         archived = not bool(self.view.currentIndex().data(ArchivedRole))
-        self._edit(ListEdit(tuple(self.selected_ids()), archived=archived))
+        edit = ListEdit(tuple(self.selected_ids()), archived=archived)
+        if archived and not self.model.show_archived:
+            self._edit_removing(edit)
+        else:
+            self._edit(edit)
 
     def _edit(self, edit: ListEdit) -> None:
         """Show the edit in the list at once, and have the worker write it."""
@@ -498,9 +504,14 @@ class ConversationPane(QWidget):
         titles = [str(self.model.index(self.model.row_of(cid)).data()) for cid in ids]
         if not self.confirm_delete(titles):
             return
+        self._edit_removing(ListEdit(tuple(ids), deletes=True))
+
+    def _edit_removing(self, edit: ListEdit) -> None:
+        """An edit whose rows leave the list at once: if the current one is among them, the
+        one that takes its row is selected."""
         row, current = self.view.currentIndex().row(), self.current_id()
-        self._edit(ListEdit(tuple(ids), deletes=True))  # the rows go at once
-        if current not in ids:  # it stays selected
+        self._edit(edit)
+        if current not in edit.ids:  # it stays selected
             return
         next_row = min(row, self._proxy.rowCount() - 1)  # the one now in its row (or above)
         if next_row >= 0:

@@ -1,6 +1,6 @@
 """Closing the window's workspace: stop what `MainWindow.attach` started (reply, upkeep, jobs),
-delete the chats left to go, save the layout and the drafts, then close the stores, at once or
-once the work still running has finished."""
+delete the chats left to go, save the layout (and the conversation shown) and the drafts, then
+close the stores, at once or once the work still running has finished."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+SHOWN_KEY = "conversation"  # in the settings' `ui_state`: the one shown at quit, opened at start
+
 
 def detach(window: MainWindow, ready: bool) -> None:
     """Stop the window's background work, then close its workspace; `ready`: every pane was
@@ -30,6 +32,12 @@ def detach(window: MainWindow, ready: bool) -> None:
         if stopped:
             for cid in leftovers:
                 window.workspace.delete_quietly(cid)
+        shown = window.session.conversation
+        state = window.workspace.settings.ui_state
+        if shown is None or shown.id in leftovers:
+            state.pop(SHOWN_KEY, None)
+        else:
+            state[SHOWN_KEY] = shown.id
         try:
             save_layout(window)
             window.drafts.save_now()

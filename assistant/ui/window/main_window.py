@@ -31,7 +31,7 @@ from assistant.ui.chat.pane import ChatPane
 from assistant.ui.debounce import Debounced
 from assistant.ui.shutdown import release_when_finished
 from assistant.ui.transfer.drop import ImportDropFilter
-from assistant.ui.window.closing import detach
+from assistant.ui.window.closing import SHOWN_KEY, detach
 from assistant.ui.window.help import show_about, show_shortcuts
 from assistant.ui.window.keyring_notice import keyring_notice
 from assistant.ui.window.layout import restore_layout
@@ -39,6 +39,7 @@ from assistant.ui.window.loader import WorkspaceLoader
 from assistant.ui.window.menu import MainMenu
 from assistant.ui.window.placement import Placement
 from assistant.ui.window.side_panes import SidePane, SidePanes
+from assistant.ui.window.start_problems import start_problems_notice
 from assistant.ui.window.status_bar import StatusBar
 from assistant.ui.window.transfer_actions import connect_transfers
 from assistant.ui.window.welcome import welcome_panel
@@ -189,8 +190,12 @@ class MainWindow(QMainWindow):
         self._update_status()
         self._show_welcome_if_needed()
         self._open_first()
-        if workspace.warnings:
-            self.status.report_problems(workspace.warnings, workspace.root)
+        drafts_problem = self.drafts.take_warning()
+        self.start_problems = start_problems_notice(
+            [*workspace.warnings, *([drafts_problem] if drafts_problem else [])],
+            workspace.root,
+            self.chat_pane,
+        )
         self.keyring_notice = keyring_notice(workspace, self.chat_pane)
         self.input.setFocus()
         self._become_ready()
@@ -369,13 +374,15 @@ class MainWindow(QMainWindow):
     # -- conversations ---------------------------------------------------------------------------
 
     def _open_first(self) -> None:
-        """At start: the new chat a message was begun in, else the list's first conversation."""
+        """At start: the new chat a message was begun in, else the conversation shown at quit
+        (if it is still listed), else the list's first."""
+        last = self.workspace.settings.ui_state.get(SHOWN_KEY)
         if self.drafts.has_new_chat_draft():
             self.new_conversation()
+        elif last is not None and self.conversations.model.row_of(last) >= 0:
+            self.conversations.select(last)
         else:
             self.conversations.select(self._first_conversation())
-        if warning := self.drafts.take_warning():
-            self.status.add_notice(warning)
 
     def _first_conversation(self) -> str | None:
         """The first conversation of the list as shown (pinned first, archived left out)."""
@@ -472,7 +479,12 @@ class MainWindow(QMainWindow):
 
         dialog = SettingsDialog(self.workspace, self, self.knowledge)
         dialog.show_page(page)
+        before = self.workspace.settings.to_json()
         if dialog.exec():
+            after = self.workspace.settings.to_json()
+            changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+            if changed - {"ui_state"} and not self.session.busy:  # the last answer is stale
+                self.status.set_connection("", "")
             self.reading.set_size(parse_size(self.workspace.settings.ui_state.get(STATE_KEY)))
             self.set_theme(self.workspace.settings.ui_state.get("theme", "system"))
             self._update_status()

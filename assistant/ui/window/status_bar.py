@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
@@ -103,15 +102,10 @@ class StatusBar(QStatusBar):
         """Show a message for `ms` milliseconds (0: as long as a notice)."""
         self.showMessage(text, ms or NOTICE_MS)
 
-    def report_problems(self, warnings: list[str], root: Path) -> None:
-        """Say what was wrong on disk and where the copies are; it stays until replaced."""
-        self.showMessage(f"⚠ {' '.join(warnings)} (in {root})")
-        self.setToolTip("\n\n".join(warnings))
-
     def set_connection(self, text: str, tip: str) -> None:
         """Say how the server answered (its tooltip: the details, if any)."""
         self.connection_label.setText(text)
-        if tip:
+        if tip or not text:  # "": nothing is known of the server (yet)
             self.connection_label.setToolTip(tip)
 
     def add_notice(self, text: str) -> None:
