@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QPlainTextEdit, QRadioButton
+from PySide6.QtWidgets import QCheckBox, QPlainTextEdit, QRadioButton, QWidget
 from pytestqt.qtbot import QtBot
 
+from assistant.memory.inbox import Proposal
 from assistant.paths import settings_file
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.memory.model import ItemRole
@@ -304,3 +305,42 @@ def test_after_accept_the_focus_stays_on_the_list_then_goes_to_the_message_box(
         "The user likes figs",
         "The user lives in Lisbon",
     ]
+
+
+def test_a_notice_does_not_move_the_buttons_under_the_next_click(
+    qtbot: QtBot, data_dir: Path
+) -> None:
+    workspace = Workspace.open(data_dir, embed=False)
+    bridge = StoreBridge(workspace)
+    try:
+        workspace.memory.add("The user likes figs", origin="user")
+        workspace.inbox.propose([Proposal("The user sails"), Proposal("The user rows")])
+        sidebar = shown_sidebar(qtbot, workspace, bridge)
+        page = sidebar.review
+        sidebar.tabs.setCurrentIndex(REVIEW_TAB)
+        qtbot.waitUntil(lambda: page.list.count() == 2)
+        qtbot.waitUntil(page.accept_button.isVisible)
+
+        def top(widget: QWidget) -> int:
+            return widget.mapTo(sidebar, widget.rect().topLeft()).y()
+
+        accept_at = top(page.accept_button)
+        page.list.item(0).setSelected(True)
+        page.reject_button.click()
+        qtbot.waitUntil(lambda: "Rejected 1 memory." in page.notice.label.text())
+        qtbot.waitUntil(lambda: page.list.count() == 1)
+        qtbot.waitUntil(lambda: page.notice.height() > 0 and top(page.notice) < top(page.list))
+        assert top(page.accept_button) == accept_at
+
+        sidebar.tabs.setCurrentIndex(0)
+        memories = sidebar.memories
+        qtbot.waitUntil(memories.forget_button.isVisible)
+        forget_at = top(memories.forget_button)
+        (figs,) = workspace.memory.all()
+        memories.controller.forget_memory(figs.id)
+        qtbot.waitUntil(memories.notice.isVisible)
+        qtbot.waitUntil(lambda: top(memories.notice) < top(memories.list_frame))
+        assert top(memories.forget_button) == forget_at
+    finally:
+        bridge.disconnect_stores()
+        workspace.close()

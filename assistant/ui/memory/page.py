@@ -123,9 +123,9 @@ class MemoriesPage(QWidget):
         self.notice = NoticeBar(self)
         bar = self._build_bar()
         layout.addWidget(self.filters)
+        layout.addWidget(self.notice)  # above the list: it never moves the buttons under a click
         layout.addWidget(self.file_hits)
         layout.addWidget(self.splitter, 1)
-        layout.addWidget(self.notice)
         layout.addLayout(bar)
 
     def _build_bar(self) -> QHBoxLayout:
