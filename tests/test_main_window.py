@@ -806,3 +806,12 @@ def test_the_actions_of_a_just_sent_message_reach_the_saved_message(
         window.chat.anchorClicked.emit(QUrl(edit_link))
     assert asked.args == [saved.id, "Edit me later"]
     assert window.composer.editing == saved.id
+
+
+def test_a_fresh_memory_with_an_embedder_does_not_say_keyword_only(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    label = window.status.memory_label
+    qtbot.waitUntil(lambda: bool(label.text()))
+    assert label.text() == "0 memories"
+    assert "Search by meaning is on (embed-model)" in label.toolTip()

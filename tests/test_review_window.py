@@ -344,3 +344,28 @@ def test_a_notice_does_not_move_the_buttons_under_the_next_click(
     finally:
         bridge.disconnect_stores()
         workspace.close()
+
+
+def test_switching_what_it_finds_does_not_move_the_never_boxes(qtbot: QtBot) -> None:
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    from assistant.settings import Settings
+    from assistant.ui.settings.policy_page import PolicyPage
+
+    page = PolicyPage()
+    qtbot.addWidget(page)
+    page.load(Settings())
+    page.resize(560, 520)
+    page.show()
+    qtbot.waitExposed(page)
+    health = page.never["health"]
+
+    def settled_top() -> int:
+        for _ in range(3):  # the note's new height, then the layouts under it
+            QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+        return health.mapTo(page, health.rect().topLeft()).y()
+
+    before = settled_top()
+    for mode in ("ask", "on_request", "automatic", "ask"):
+        page._mode_buttons[mode].click()
+        assert settled_top() == before, mode

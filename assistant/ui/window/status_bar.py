@@ -133,7 +133,13 @@ class StatusBar(QStatusBar):
         else:
             self.provider_label.setText("No model connected")
         status = workspace.memory.embedding_status()
-        if status.keyword_only:
+        if status.model is not None and status.error is None and status.total == 0:
+            # Nothing to search yet, but the embedder is there: search will use meaning.
+            self.memory_label.setText("0 memories")
+            self.memory_label.setToolTip(
+                f"Search by meaning is on ({status.model}); nothing is remembered yet."
+            )
+        elif status.keyword_only:
             self.memory_label.setText("Keyword-only memory")
             reason = status.error or (
                 "No embedding model is set" if status.model is None else "No memory has vectors yet"
