@@ -31,7 +31,6 @@ def start_problems_notice(warnings: list[str], root: Path, pane: ChatPane) -> No
     if not warnings:
         return None
     bar = NoticeBar(pane)
-    bar.setObjectName("startProblemsNotice")
     bar.setAccessibleName("Problems found at start")
     title = f"{count(len(warnings), 'problem', 'problems')} found in your data at start"
     bar.show_notice("", timeout_ms=0, title=title)
