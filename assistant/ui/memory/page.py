@@ -235,6 +235,11 @@ class MemoriesPage(QWidget):
         if item.source is not None and self._source_exists(item):
             self.source_requested.emit(item.source.conversation_id, item.source.message_id or "")
 
+    def reflection_notice(self) -> NoticeBar:
+        """Where Reflect Now answers: the timeline's notice while it is open, else the page's."""
+        timeline = self._timeline
+        return timeline.notice if timeline is not None and timeline.isVisible() else self.notice
+
     def show_timeline(self) -> MemoryTimeline:
         """Open (or bring up) the memory timeline window."""
         if self._timeline is None:
