@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QUrl
 from PySide6.QtWidgets import QCheckBox, QPlainTextEdit, QRadioButton, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -215,12 +215,15 @@ def test_a_memory_the_assistant_proposes_reads_as_proposed_then_as_accepted(
     )
     say(qtbot, win, "Remember that I am allergic to peanuts", "It waits for you in Review.")
     shown = win.chat.toPlainText()
-    assert "▸ Proposed for review · ◆ I am allergic to peanuts" in shown
+    # Not a memory yet: no ◆ (it looked saved), and its chip opens the Review tab.
+    proposed = "▸ Proposed for review · ◇ I am allergic to peanuts (waiting for your review)"
+    assert proposed in shown and "◆" not in shown
     assert "Remembered" not in shown  # nothing is kept yet
     qtbot.waitUntil(lambda: review_tab(win) == "Review (1)", timeout=10000)
 
     page = win.sidebar.review
-    win.sidebar.tabs.setCurrentIndex(REVIEW_TAB)
+    win.chat.anchorClicked.emit(QUrl("review:"))
+    assert win.sidebar.tabs.currentWidget() is page
     page.list.item(0).setSelected(True)
     page.accept_button.click()
     qtbot.waitUntil(lambda: len(win.workspace.memory) == 1, timeout=10000)

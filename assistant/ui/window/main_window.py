@@ -343,6 +343,7 @@ class MainWindow(QMainWindow):
         self.chat.acted.connect(self.input.setFocus)  # Retry, Accept...: not on a link redrawn
         self.sidebar.review.done.connect(self.input.setFocus)
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
+        self.chat.review_requested.connect(self.sidebar.show_review)
         self.files = FileActions(
             self, self.workspace, self.chat, self.session, self.status.add_notice
         )
