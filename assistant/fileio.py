@@ -94,10 +94,15 @@ def read_json_object(path: Path, supported: int, what: str) -> dict[str, Any] | 
     return raw
 
 
+DETAIL = "\nDetail: "  # what a warning says after its words: the parser's own message
+
+
 def set_aside(path: Path, what: str, problem: object, then: str = "") -> str:
-    """Move the corrupt file `path` aside; returns (and logs) the warning that says so."""
+    """Move the corrupt file `path` aside; returns (and logs) the warning that says so, in
+    words first, the `problem` as found after `DETAIL`."""
     moved = move_aside(path)
-    message = f"{what} was unreadable ({problem}); moved it to {moved.name}{then}."
+    message = f"{what} could not be read{then}; Assistant moved it to {moved.name}."
+    message += f"{DETAIL}{problem}"
     log.warning(message)
     return message
 

@@ -12,6 +12,7 @@ model did.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -30,12 +31,16 @@ class NeverTopic:
     rule: str
     pattern: re.Pattern[str] | None = None
     cased: re.Pattern[str] | None = None
+    spares: Callable[[str, re.Match[str]], bool] | None = None  # a `cased` match that is not it
 
     def found_in(self, text: str) -> bool:
         """Whether `text` is about this topic, as far as the patterns can tell."""
         if self.pattern is not None and self.pattern.search(text.lower()):
             return True
-        return self.cased is not None and bool(self.cased.search(text))
+        if self.cased is None:
+            return False
+        spares = self.spares
+        return any(spares is None or not spares(text, m) for m in self.cased.finditer(text))
 
 
 def _words(*alternatives: str) -> re.Pattern[str]:
@@ -49,6 +54,38 @@ _RELATIVES = (
     r"neighbou?r|roommate|flatmate"
 )
 _NAME = r"[A-Z][a-zà-ÿ]+(?:[-'][A-Z]?[a-zà-ÿ]+)?"
+_NAMING = re.compile(r"(?:called|named|name is|names are)\s")
+# What a "called Rex" may name that is no person: a pet, an animal or a thing.
+_NOT_PEOPLE = re.compile(
+    r"\b(?:pets?|dogs?|pupp(?:y|ies)|cats?|kittens?|horses?|pon(?:y|ies)|birds?|parrots?|"
+    r"budgies?|fish|goldfish|hamsters?|rabbits?|bunn(?:y|ies)|guinea pigs?|tortoises?|turtles?|"
+    r"snakes?|lizards?|ferrets?|rats?|mice|cows?|goats?|sheep|chickens?|hens?|animals?|"
+    r"cars?|boats?|bikes?|bicycles?|vans?|plants?|laptops?|computers?|phones?|robots?|"
+    r"blogs?|podcasts?|bands?|compan(?:y|ies)|startups?|shops?|projects?|apps?|games?|"
+    r"houses?|cottages?)\b",
+    re.IGNORECASE,
+)
+_PEOPLE = re.compile(
+    rf"\b(?:{_RELATIVES}|person|people|man|men|woman|women|guy|girl|boy|lady|teacher|"
+    r"doctor|dentist|therapist|lawyer|client|customer|landlord|landlady|someone|he|she|"
+    r"him|her|his|they|them)\b",
+    re.IGNORECASE,
+)
+
+
+def _names_no_person(text: str, match: re.Match[str]) -> bool:
+    """Whether a "called X" in `text` plainly names a pet or a thing: the word it follows
+    ("dog" in "the user's dog is called Rex", "the dog's name is Rex") is an animal or a
+    thing, and its clause speaks of no person. Kept narrow on purpose: a person's name kept
+    against the user's rule is worse than a pet's name left out."""
+    if not _NAMING.match(match.group()):
+        return False
+    clause = re.split(r"[.;!?,]", text[: match.start()])[-1]
+    named = re.search(r"([A-Za-z]+(?: pigs?)?)(?:'s?)?\s+(?:(?:is|was)\s+)?$", clause)
+    if named is None or not _NOT_PEOPLE.fullmatch(named.group(1)):
+        return False
+    return not _PEOPLE.search(clause)
+
 
 NEVER_TOPICS: dict[str, NeverTopic] = {
     "health": NeverTopic(
@@ -113,6 +150,7 @@ NEVER_TOPICS: dict[str, NeverTopic] = {
             rf"|\b(?i:{_RELATIVES})(?:,|\s+is)?\s+{_NAME}\b"
             rf"|\b{_NAME}\s+is\s+(?:the user's|my|his|her|their)\s+(?i:{_RELATIVES})\b"
         ),
+        spares=_names_no_person,
     ),
 }
 

@@ -73,6 +73,9 @@ class Settings:
     provider: ProviderName = "openai"
     base_url: str = ""
     chat_model: str = "gpt-4o-mini"
+    # The last Custom URL and its chat model, brought back when Custom URL is chosen again.
+    custom_base_url: str = ""
+    custom_chat_model: str = ""
     embedding_model: str = LOCAL_EMBEDDING_MODEL  # or a model of the server, or "" for none
     auto_memories: bool = True
     # What is remembered (assistant.memory_policy): the mode, built-in topics never to remember
@@ -146,7 +149,7 @@ class Settings:
         try:
             raw = read_json_object(path, SETTINGS_VERSION, "the settings")
         except ValueError as exc:
-            return cls(), [set_aside(path, "Settings file", exc, " and used defaults")]
+            return cls(), [set_aside(path, "The settings file", exc, "; defaults are used")]
         if raw is None:
             return cls(), []
         return cls.from_json(raw)
@@ -193,6 +196,8 @@ def read_ui_state(path: Path) -> dict[str, str]:
 _TYPES: dict[str, tuple[type, ...]] = {
     "base_url": (str,),
     "chat_model": (str,),
+    "custom_base_url": (str,),
+    "custom_chat_model": (str,),
     "embedding_model": (str,),
     "auto_memories": (bool,),
     "never_remember": (list,),

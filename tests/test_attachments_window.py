@@ -448,3 +448,25 @@ def test_editing_a_message_shows_its_files_as_chips_and_sends_only_those_left(
     shown = window.chat.toPlainText()
     assert "What does beta say?\nAttached:  ▤ beta.md · " in shown
     assert "alpha.txt" not in shown
+
+
+def test_chips_that_do_not_fit_one_row_wrap_and_keep_their_names_and_x(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    window.resize(1024, 700)  # a 1024-px screen, maximized
+    names = ["image 2026-11-29 at 14.07.811.png", "notes from the meeting.txt", "report.pdf"]
+    (tmp_path / names[0]).write_bytes(PNG)
+    (tmp_path / names[1]).write_text("Minutes\n" * 10)
+    make_pdf(tmp_path / names[2], ["One", "Two"])
+    drop(window, *(tmp_path / name for name in names))
+    bar = window.composer.attachments
+    shown = bar.findChildren(AttachmentChip)
+    assert len(shown) == 3
+    assert sum(chip.sizeHint().width() for chip in shown) > 478  # more than the bar's width
+    # The conversation list and the memory pane take the rest of the width.
+    qtbot.waitUntil(lambda: bar.width() < 500)
+    qtbot.waitUntil(lambda: all(bar.rect().contains(chip.geometry()) for chip in shown))
+    assert len({chip.y() for chip in shown}) > 1  # a second row
+    for chip in shown:
+        assert chip.text().endswith("✕")
+        assert chip.width() == chip.sizeHint().width()  # not squeezed: its name and ✕ whole

@@ -11,6 +11,7 @@ from PySide6.QtGui import QGuiApplication, QTextDocument
 from pytestqt.qtbot import QtBot
 
 from assistant.memory import ConversationStore
+from assistant.memory.messages import AttachedFile
 from assistant.transfer import conversation_markdown
 from assistant.ui.chat.markdown import set_markdown
 from assistant.ui.transfer import conversation_export
@@ -121,3 +122,39 @@ def test_the_window_saves_and_copies_the_conversation_on_screen(
     assert written.read_text().startswith("# Trip: Lisbon/Porto?")
     window.menu.copy_conversation.trigger()
     assert QGuiApplication.clipboard().text() == written.read_text()
+
+
+def test_exports_list_attached_files_and_mark_a_reply_that_failed(
+    qapp: object, data_dir: Path
+) -> None:
+    store = ConversationStore(data_dir)
+    cid = store.create("Files").id
+    files = [
+        AttachedFile("a1", "notes.txt", 10, "text"),
+        AttachedFile("a2", "report.pdf", 1200, "pdf", 4),
+        AttachedFile("a3", "photo.png", 300, "image"),
+    ]
+    store.append(cid, "user", "Summarize these files please", attachments=files)
+    store.append(cid, "assistant", "Here is the summary.")
+    asked = store.append(
+        cid,
+        "user",
+        "What is in this picture?",
+        attachments=[AttachedFile("a4", "pic.jpg", 9, "image")],
+    )
+    store.note_failure(cid, asked.id, "The server answered 500.")
+    markdown = conversation_markdown(store.load(cid))
+    assert (
+        "Summarize these files please\n\n*Attached: notes.txt, report.pdf, photo.png*" in markdown
+    )
+    last = (
+        "What is in this picture?\n\n*Attached: pic.jpg*\n\n*(no reply: The server answered 500.)*"
+    )
+    assert markdown.endswith(last + "\n")
+    assert markdown.count("no reply") == 1  # the answered message is not marked
+    pdf = pypdfium2.PdfDocument(document_bytes(markdown, ".pdf", "Files"))
+    text = "".join(pdf[i].get_textpage().get_text_range() for i in range(len(pdf)))
+    lines = [line.split() for line in text.splitlines()]
+    assert "Attached: notes.txt, report.pdf, photo.png".split() in lines, text
+    assert "Attached: pic.jpg".split() in lines
+    assert "(no reply: The server answered 500.)".split() in lines

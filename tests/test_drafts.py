@@ -113,7 +113,8 @@ def test_a_corrupt_drafts_file_is_set_aside_and_said(
     configure(data_dir, fake_openai)
     drafts_file(data_dir).write_text("{not json", encoding="utf-8")
     win = shown_window(qtbot, data_dir)
-    assert "unsent messages was unreadable" in win.statusBar().currentMessage()
+    assert win.start_problems is not None
+    assert "unsent messages could not be read" in win.start_problems.label.text()
     assert not drafts_file(data_dir).exists()
     assert list(data_dir.glob("drafts.json.corrupt*")) or list(data_dir.glob("drafts*corrupt*"))
     win.close()

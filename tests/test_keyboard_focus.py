@@ -246,3 +246,35 @@ def test_drawn_icons_follow_a_change_of_theme(qtbot: QtBot, window: MainWindow, 
         drawn = [image.pixelColor(x, y) for x in range(16) for y in range(16)]
         solid = [QColor(c.red(), c.green(), c.blue()) for c in drawn if c.alpha() > 200]
         assert solid and max(theme.contrast(c, base) for c in solid) >= 3.0
+
+
+def test_tab_follows_the_layout(qtbot: QtBot, window: MainWindow) -> None:
+    """Tab goes left to right over the chat's top row (☰, model, Options, then ◆ at the right)
+    and down the conversations pane (New chat, the project picker, then the filter)."""
+    pane = window.conversations
+    assert pane.picker is not None
+    bar = window.chat_pane.model_bar
+    wanted = [
+        window.chat_pane.list_toggle,
+        bar.picker,
+        bar.options_button,
+        window.chat_pane.memory_toggle,
+        pane.new_button,
+        pane.picker,
+        pane.filter,
+        pane.view,
+    ]
+    assert all(w.isVisible() and w.isEnabled() for w in wanted)
+    window.chat_pane.list_toggle.setFocus(Qt.FocusReason.TabFocusReason)
+    qtbot.waitUntil(window.chat_pane.list_toggle.hasFocus)
+    reached: list[QWidget] = []
+    for _ in range(60):
+        widget = QApplication.focusWidget()
+        assert isinstance(widget, QWidget)
+        reached.append(widget)
+        if widget is pane.view:
+            break
+        qtbot.keyClick(widget, Qt.Key.Key_Tab)
+    order = [reached.index(w) for w in wanted if w in reached]
+    names = [w.accessibleName() or w.objectName() for w in reached]
+    assert len(order) == len(wanted) and order == sorted(order), names

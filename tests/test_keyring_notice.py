@@ -80,3 +80,24 @@ def test_no_notice_with_a_working_keyring_or_a_key_in_the_environment(
     win = shown_window(qtbot, data_dir)
     assert win.keyring_notice is None
     win.close()
+
+
+def test_a_notice_shown_takes_the_colours_of_a_new_theme(qtbot: QtBot) -> None:
+    """The keyring notice, shown at start in the light theme, stayed light after a switch to
+    dark (its colours were chosen only when it was shown)."""
+    from PySide6.QtWidgets import QApplication
+
+    from assistant.ui import theme
+    from assistant.ui.notice_bar import NoticeBar
+
+    theme.apply("light")
+    try:
+        notice = NoticeBar()
+        qtbot.addWidget(notice)
+        notice.show_notice("Your API key can't be saved", timeout_ms=0)
+        light = notice.styleSheet()
+        theme.apply("dark")
+        QApplication.processEvents()
+        assert notice.styleSheet() != light
+    finally:
+        theme.apply("system")

@@ -491,7 +491,8 @@ def test_a_corrupt_settings_file_is_reported_by_the_two_step_start(
     assert settings_file(data_dir).exists()
     with qtbot.waitSignal(win.ready, timeout=10000):
         win.show()
-    assert "Settings file was unreadable" in win.statusBar().currentMessage()
+    assert win.start_problems is not None
+    assert "The settings file could not be read" in win.start_problems.label.text()
     win.close()
 
 
@@ -805,3 +806,12 @@ def test_the_actions_of_a_just_sent_message_reach_the_saved_message(
         window.chat.anchorClicked.emit(QUrl(edit_link))
     assert asked.args == [saved.id, "Edit me later"]
     assert window.composer.editing == saved.id
+
+
+def test_a_fresh_memory_with_an_embedder_does_not_say_keyword_only(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    label = window.status.memory_label
+    qtbot.waitUntil(lambda: bool(label.text()))
+    assert label.text() == "0 memories"
+    assert "Search by meaning is on (embed-model)" in label.toolTip()

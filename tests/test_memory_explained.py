@@ -177,6 +177,7 @@ def test_why_this_result_in_words() -> None:
     assert why_text(plain, now) == "Loosely related in meaning (0.40)"
 
 
+@pytest.mark.qt_log_ignore("does not support raise", "does not support propagateSizeHints")
 def test_reflect_now_writes_an_insight_that_shows_what_it_rests_on(
     qtbot: QtBot, tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
@@ -225,6 +226,18 @@ def test_reflect_now_writes_an_insight_that_shows_what_it_rests_on(
         qtbot.waitUntil(sidebar.memories.controller.reflect.isEnabled, timeout=10000)
         assert "No new insight in these memories." in sidebar.memories.notice.label.text()
         assert fake_openai.pending == 0
+
+        # Asked in the timeline window: the answer shows there, not behind it.
+        timeline = sidebar.show_timeline()
+        qtbot.waitUntil(timeline.isVisible)
+        sidebar.memories.notice.dismiss()
+        fake_openai.enqueue(Reply.text(json.dumps({"insights": []})))
+        sidebar.memories.controller.reflect.trigger()
+        assert "Reflecting on recent memories" in timeline.notice.label.text()
+        qtbot.waitUntil(sidebar.memories.controller.reflect.isEnabled, timeout=10000)
+        assert "No new insight in these memories." in timeline.notice.label.text()
+        assert timeline.notice.isVisible() and sidebar.memories.notice.isHidden()
+        timeline.close()
     finally:
         QThreadPool.globalInstance().waitForDone()
         bridge.disconnect_stores()

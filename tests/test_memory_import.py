@@ -223,6 +223,23 @@ def test_a_forgotten_memory_is_not_brought_back_by_an_import(
     reopened.memory.close()
 
 
+def test_the_preview_counts_a_forgotten_memory_apart(source: StoreSet, target: StoreSet) -> None:
+    ids = fill(source.memory)
+    data = export_data(source, include_memories=True)
+    apply_import(parse_import(json.dumps(data)), target, "skip")
+    target.memory.forget(ids["tea"].id)
+    plan = parse_import(json.dumps(data))
+    # Before a restart the forgotten memory is still in the store: not "already here".
+    assert plan.memories_forgotten(target) == [ids["tea"].id]
+    assert ids["tea"].id not in plan.memory_conflicts(target)
+    target.memory.close()
+    reopened = open_stores(target.conversations.directory.parent, HashEmbedder())
+    renamed = parse_import(json.dumps(data).replace(ids["tea"].id, "another-id"))
+    assert renamed.memories_forgotten(reopened) == ["another-id"]  # by what it says
+    assert "another-id" not in renamed.memory_conflicts(reopened)
+    reopened.memory.close()
+
+
 def test_a_bad_history_is_named_and_nothing_is_imported(target: StoreSet) -> None:
     history = [{"type": "created", "at": "2026-01-01T09:00:00Z"}, {"type": "teleported"}]
     with pytest.raises(InvalidImportError, match=r"memories\[0\]\.history\[1\]\.type"):

@@ -9,10 +9,11 @@ import json
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QPlainTextEdit, QRadioButton
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtWidgets import QCheckBox, QPlainTextEdit, QRadioButton, QWidget
 from pytestqt.qtbot import QtBot
 
+from assistant.memory.inbox import Proposal
 from assistant.paths import settings_file
 from assistant.ui.bridge import StoreBridge
 from assistant.ui.memory.model import ItemRole
@@ -188,7 +189,7 @@ def test_the_sidebar_tells_the_users_memories_from_the_models(qtbot: QtBot, data
         assert shown() == {"The user's cat is Miso"}
         labels = [combo.itemText(i) for i in range(combo.count())]
         widest = max(combo.fontMetrics().horizontalAdvance(label) for label in labels)
-        assert combo.minimumSizeHint().width() > widest  # no label cut ("By the m")
+        assert combo.width() > widest  # no label cut ("By the m") at a sidebar's width
         combo.setCurrentIndex(combo.findData("import"))
         assert shown() == {"The user rows"}
         # Showing a memory the filter hides shows everyone again.
@@ -214,12 +215,15 @@ def test_a_memory_the_assistant_proposes_reads_as_proposed_then_as_accepted(
     )
     say(qtbot, win, "Remember that I am allergic to peanuts", "It waits for you in Review.")
     shown = win.chat.toPlainText()
-    assert "▸ Proposed for review · ◆ I am allergic to peanuts" in shown
+    # Not a memory yet: no ◆ (it looked saved), and its chip opens the Review tab.
+    proposed = "▸ Proposed for review · ◇ I am allergic to peanuts (waiting for your review)"
+    assert proposed in shown and "◆" not in shown
     assert "Remembered" not in shown  # nothing is kept yet
     qtbot.waitUntil(lambda: review_tab(win) == "Review (1)", timeout=10000)
 
     page = win.sidebar.review
-    win.sidebar.tabs.setCurrentIndex(REVIEW_TAB)
+    win.chat.anchorClicked.emit(QUrl("review:"))
+    assert win.sidebar.tabs.currentWidget() is page
     page.list.item(0).setSelected(True)
     page.accept_button.click()
     qtbot.waitUntil(lambda: len(win.workspace.memory) == 1, timeout=10000)
@@ -304,3 +308,67 @@ def test_after_accept_the_focus_stays_on_the_list_then_goes_to_the_message_box(
         "The user likes figs",
         "The user lives in Lisbon",
     ]
+
+
+def test_a_notice_does_not_move_the_buttons_under_the_next_click(
+    qtbot: QtBot, data_dir: Path
+) -> None:
+    workspace = Workspace.open(data_dir, embed=False)
+    bridge = StoreBridge(workspace)
+    try:
+        workspace.memory.add("The user likes figs", origin="user")
+        workspace.inbox.propose([Proposal("The user sails"), Proposal("The user rows")])
+        sidebar = shown_sidebar(qtbot, workspace, bridge)
+        page = sidebar.review
+        sidebar.tabs.setCurrentIndex(REVIEW_TAB)
+        qtbot.waitUntil(lambda: page.list.count() == 2)
+        qtbot.waitUntil(page.accept_button.isVisible)
+
+        def top(widget: QWidget) -> int:
+            return widget.mapTo(sidebar, widget.rect().topLeft()).y()
+
+        accept_at = top(page.accept_button)
+        page.list.item(0).setSelected(True)
+        page.reject_button.click()
+        qtbot.waitUntil(lambda: "Rejected 1 memory." in page.notice.label.text())
+        qtbot.waitUntil(lambda: page.list.count() == 1)
+        qtbot.waitUntil(lambda: page.notice.height() > 0 and top(page.notice) < top(page.list))
+        assert top(page.accept_button) == accept_at
+
+        sidebar.tabs.setCurrentIndex(0)
+        memories = sidebar.memories
+        qtbot.waitUntil(memories.forget_button.isVisible)
+        forget_at = top(memories.forget_button)
+        (figs,) = workspace.memory.all()
+        memories.controller.forget_memory(figs.id)
+        qtbot.waitUntil(memories.notice.isVisible)
+        qtbot.waitUntil(lambda: top(memories.notice) < top(memories.list_frame))
+        assert top(memories.forget_button) == forget_at
+    finally:
+        bridge.disconnect_stores()
+        workspace.close()
+
+
+def test_switching_what_it_finds_does_not_move_the_never_boxes(qtbot: QtBot) -> None:
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    from assistant.settings import Settings
+    from assistant.ui.settings.policy_page import PolicyPage
+
+    page = PolicyPage()
+    qtbot.addWidget(page)
+    page.load(Settings())
+    page.resize(560, 520)
+    page.show()
+    qtbot.waitExposed(page)
+    health = page.never["health"]
+
+    def settled_top() -> int:
+        for _ in range(3):  # the note's new height, then the layouts under it
+            QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+        return health.mapTo(page, health.rect().topLeft()).y()
+
+    before = settled_top()
+    for mode in ("ask", "on_request", "automatic", "ask"):
+        page._mode_buttons[mode].click()
+        assert settled_top() == before, mode

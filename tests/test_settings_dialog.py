@@ -156,6 +156,37 @@ def test_ollama_preset_fills_url_and_models(qtbot: QtBot, workspace: Workspace) 
     )
 
 
+def test_custom_url_comes_back_with_its_model_after_trying_a_preset(
+    qtbot: QtBot, workspace: Workspace
+) -> None:
+    workspace.settings.provider = "custom"
+    workspace.settings.base_url = "http://127.0.0.1:8811/v1"
+    workspace.settings.chat_model = "chat-model"
+    dialog = open_dialog(qtbot, workspace)
+    choose_provider(dialog, "ollama")
+    values = dialog.values()
+    assert (values.base_url, values.chat_model) == ("", "llama3.1")
+    assert (values.custom_base_url, values.custom_chat_model) == (
+        "http://127.0.0.1:8811/v1",
+        "chat-model",
+    )
+    choose_provider(dialog, "custom")  # in the same dialog
+    assert url_edit(dialog).text() == "http://127.0.0.1:8811/v1"
+    assert dialog.values().chat_model == "chat-model"
+
+    choose_provider(dialog, "ollama")
+    workspace.settings = dialog.values()  # saved with Ollama: a later dialog brings it back
+    again = open_dialog(qtbot, workspace)
+    choose_provider(again, "custom")
+    assert url_edit(again).text() == "http://127.0.0.1:8811/v1"
+    values = again.values()
+    assert (values.provider, values.base_url, values.chat_model) == (
+        "custom",
+        "http://127.0.0.1:8811/v1",
+        "chat-model",
+    )
+
+
 def test_editing_the_url_switches_to_custom(qtbot: QtBot, workspace: Workspace) -> None:
     dialog = open_dialog(qtbot, workspace)
     point_at(qtbot, dialog, "http://gpu-box:8000/v1")

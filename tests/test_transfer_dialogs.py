@@ -157,6 +157,23 @@ def test_preview_shows_counts_and_conflicts(
     assert snapshot(data_dir) == before
 
 
+def test_preview_says_up_front_a_forgotten_memory_is_not_imported(
+    qtbot: QtBot,
+    parent: QWidget,
+    workspace: Workspace,
+    export_file: tuple[Path, dict[str, str]],
+) -> None:
+    path, _ = export_file
+    first = workspace.memory.all()[0]
+    workspace.memory.forget(first.id)
+    import_file(parent, workspace, str(path))
+    dialog = preview_dialog(qtbot, parent)
+    said = dialog.conflicts_label.text()
+    assert said.startswith("1 conversation is already here and 2 memories are already here.")
+    assert said.endswith(" 1 you asked to forget: not imported.")
+    dialog.reject()
+
+
 def test_import_as_copies_through_the_dialog(
     qtbot: QtBot,
     parent: QWidget,

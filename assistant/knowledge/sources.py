@@ -102,7 +102,8 @@ class Sources:
         try:
             raw = read_json_object(path, SOURCES_VERSION, "the knowledge folders")
         except ValueError as exc:
-            return cls(), [set_aside(path, "The knowledge folders file", exc, "; none are used")]
+            unused = "; no knowledge folders are used"
+            return cls(), [set_aside(path, "The knowledge folders file", exc, unused)]
         if raw is None:
             return cls(), []
         return cls._from_json(raw)

@@ -156,6 +156,12 @@ class SemanticMemory(MemoryStore):
         if band == "forgotten" or (band == "resembles" and not confirmed):
             raise ForgottenFactError(f"Not learned: {_REFUSED[band]} ({text[:60]!r}).", band)
 
+    def says_forgotten(self, text: str) -> bool:
+        """Whether `text` says or resembles a forgotten fact by its words (quick: no
+        embedding), as an import would refuse it."""
+        with self._lock:
+            return self._log.resemblance(text) is not None
+
     def insert(
         self,
         items: Sequence[MemoryItem],

@@ -1,8 +1,8 @@
 """A conversation as a Markdown document to read or share: the branch on screen, its tool
-calls as one line each (and the images a tool returned, given their bytes), no ids. The user's
-words (and the title, and the tool lines) read as
-the chat shows them, as plain text: their `*`, `#` and `<` are escaped, their lines and spaces
-kept; the replies are Markdown."""
+calls as one line each (and the images a tool returned, given their bytes), the files a user
+message carries by name, a user message left without a reply marked (with why, if known), no
+ids. The user's words (and the title, and the tool lines) read as the chat shows them, as plain
+text: their `*`, `#` and `<` are escaped, their lines and spaces kept; the replies are Markdown."""
 
 from __future__ import annotations
 
@@ -33,15 +33,24 @@ def conversation_markdown(conversation: Conversation, images: ImageBytes | None 
     parts = [f"# {plain(_one_line(conversation.title)) or 'Conversation'}"]
     if day := _day(conversation.created_at):
         parts.append(f"*{day}*")
-    for message in conversation.branch():
+    branch = conversation.branch()
+    for index, message in enumerate(branch):
         if message.role == "tool":
             parts.append(_tool_result(message))
             parts.extend(_images(message, images))
             continue
-        if message.content.strip():
+        if message.content.strip() or message.attachments:
             words = message.content.strip("\n")
             words = plain(words) if message.role == "user" else words.strip()
-            parts.append(f"**{SPEAKERS[message.role]}**\n\n{words}")
+            parts.append(f"**{SPEAKERS[message.role]}**\n\n{words}".rstrip())
+        if message.attachments:
+            names = ", ".join(plain(_one_line(a.name)) for a in message.attachments)
+            parts.append(f"*Attached: {names}*")
+        if message.role == "user" and (
+            index + 1 == len(branch) or branch[index + 1].role == "user"
+        ):
+            why = conversation.failures.get(message.id)
+            parts.append(f"*(no reply: {plain(_one_line(why))})*" if why else "*(no reply)*")
         parts.extend(_tool_call(call) for call in message.tool_calls)
         if message.stop_reason == "stopped":
             parts.append("*(stopped)*")

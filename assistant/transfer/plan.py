@@ -215,9 +215,25 @@ class ImportPlan:
         ]
 
     def memory_conflicts(self, target: Stores | SemanticMemory) -> list[str]:
-        """Ids of the plan's memories that already exist in the store (in any state)."""
+        """Ids of the plan's memories that already exist in the store (in any state but
+        forgotten: see `memories_forgotten`)."""
         memory = target if isinstance(target, SemanticMemory) else target.memory
-        return [m.id for m in self.memories if memory.get(m.id) is not None]
+        return [
+            m.id
+            for m in self.memories
+            if (here := memory.get(m.id)) is not None and here.state != "forgotten"
+        ]
+
+    def memories_forgotten(self, target: Stores | SemanticMemory) -> list[str]:
+        """Ids of the plan's memories the user made the assistant forget: forgotten here, or
+        saying a forgotten fact (by its words); the import does not bring them back."""
+        memory = target if isinstance(target, SemanticMemory) else target.memory
+        gone = []
+        for m in self.memories:
+            here = memory.get(m.id)
+            if memory.says_forgotten(m.text) if here is None else here.state == "forgotten":
+                gone.append(m.id)
+        return gone
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from assistant.ui.theme import mix, muted
 
 NOTICE_MS = 12_000
+_THEME_CHANGES = (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange)
 
 
 class NoticeBar(QFrame):
@@ -52,6 +53,12 @@ class NoticeBar(QFrame):
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self.dismiss)
         self.hide()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        """A notice shown when the theme changes takes the new theme's colours."""
+        super().changeEvent(event)
+        if event.type() in _THEME_CHANGES and not self.isHidden():
+            self._restyle()
 
     def _restyle(self) -> None:
         palette = QApplication.palette()  # the theme's (its own is the style sheet's)

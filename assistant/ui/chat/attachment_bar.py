@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
+
+from assistant.ui.flow_layout import FlowLayout
 
 if TYPE_CHECKING:
     from assistant.knowledge import Attachment
@@ -67,9 +69,8 @@ class AttachmentBar(QWidget):
         # The conversation's model if it was found not to take images (None: it may).
         self.model_refusing_images: Callable[[], str | None] = lambda: None
         self._images_refused = False  # the line under the chips says the images cannot go
-        self._row = QHBoxLayout()
+        self._row = FlowLayout()  # more rows rather than chips squeezed (names cut, ✕ hidden)
         self._row.setContentsMargins(0, 0, 0, 0)
-        self._row.addStretch(1)
         self.problem = QLabel(self)
         self.problem.setObjectName("attachmentProblem")
         self.problem.setWordWrap(True)
@@ -169,7 +170,7 @@ class AttachmentBar(QWidget):
         chip = AttachmentChip(attachment, self, sent=sent)
         chip.remove.connect(lambda: self._remove(chip))
         index = len(self._chips) if at is None else at
-        self._row.insertWidget(index, chip)
+        self._row.insert_widget(index, chip)
         self._chips.insert(index, chip)
 
     def _remove(self, chip: AttachmentChip, *, focus: bool = True) -> None:

@@ -42,6 +42,7 @@ ATTACHMENT_CHARS = 60  # a file's chip: its name, size and pages
 FILE_MARK = "▤"
 TOOL_MARK = "▸"  # a tool line starts with it (DESIGN.md); "▾" when expanded
 ERROR_MARK = "⚠"
+REVIEW_LINK = "review:"  # opens the memory panel's Review tab
 KEEP = QTextCursor.MoveMode.KeepAnchor
 
 # Where the reply's length limit is set: a model's or a conversation's Options win over Settings.
@@ -325,7 +326,14 @@ class ChatDocument:
         marker = "▾" if expanded else TOOL_MARK
         count = f" ({times} times)" if times > 1 else ""
         cursor.insertText(f"{marker} {summary.action}{status}{count}", toggle)
-        if summary.memory_text:
+        if summary.memory_text and summary.proposed:  # not a memory (yet): no ◆, no link to one
+            cursor.insertText(" · ", small)
+            chip = self.link(small, REVIEW_LINK)
+            chip.setToolTip(
+                "Not saved yet: waiting for your review on the memory panel's Review tab"
+            )
+            cursor.insertText(f"◇ {summary.memory_text} (waiting for your review)", chip)
+        elif summary.memory_text:
             cursor.insertText(" · ", small)
             label = f"◆ {summary.memory_text}"
             if summary.memory_id:

@@ -59,6 +59,7 @@ class ChatPane(QWidget):
         self.model_bar = ModelBar(self)
         pane_buttons.addWidget(self.model_bar)
         pane_buttons.addWidget(self.memory_toggle)
+        QWidget.setTabOrder(self.model_bar.options_button, self.memory_toggle)  # as laid out
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(4, 4, 4, 8)
         self._layout.addLayout(pane_buttons)

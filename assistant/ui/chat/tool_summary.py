@@ -54,6 +54,7 @@ class ToolSummary:
     action: str  # "Remembered", "Searched memory for 'sister' · 3 found"
     memory_id: str | None = None
     memory_text: str | None = None  # the chip's label
+    proposed: bool = False  # the memory waits for the user's review: not saved yet
 
 
 def summarize(
@@ -66,8 +67,9 @@ def summarize(
     if not ok:
         return ToolSummary(f"{_doing(name, args)} failed")
     if name == "remember":
-        done = "Proposed for review" if (result or "").startswith(WAITING) else "Remembered"
-        return _about_memory(done if result else "Remembering", result, args, memory_text)
+        if (result or "").startswith(WAITING):
+            return ToolSummary("Proposed for review", None, _quote(str(args.get("text", ""))), True)
+        return _about_memory("Remembered" if result else "Remembering", result, args, memory_text)
     if name in ("forget", "pin"):
         verb = {"forget": "Forgot", "pin": "Pinned" if args.get("pinned", True) else "Unpinned"}
         memory_id = str(args.get("memory_id", ""))

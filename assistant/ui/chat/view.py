@@ -30,7 +30,14 @@ from PySide6.QtWidgets import QTextBrowser, QWidget
 from assistant.knowledge import Citation
 from assistant.memory import AttachedFile, Conversation, Message
 from assistant.ui.chat.code_scroll import CodeScroll
-from assistant.ui.chat.document import ERROR_MARK, KEEP, ChatDocument, Versions, turns
+from assistant.ui.chat.document import (
+    ERROR_MARK,
+    KEEP,
+    REVIEW_LINK,
+    ChatDocument,
+    Versions,
+    turns,
+)
 from assistant.ui.chat.markdown import CODE_LINK, MarkdownRenderer, plain_text
 from assistant.ui.chat.reply import ReplyInProgress
 from assistant.ui.chat.thumbnails import ImageLookup
@@ -49,6 +56,7 @@ class ChatView(QTextBrowser):
     citation_clicked = Signal(object)  # a Citation: a place in a file a reply read
     attachment_clicked = Signal(object)  # an AttachedFile of the conversation shown
     remember_requested = Signal(object, object)  # a Citation or AttachedFile, the message id
+    review_requested = Signal()  # a proposed memory's chip: show the Review tab
     retry_requested = Signal(str)  # the user message to answer again
     regenerate_requested = Signal(str)  # the id of the user message to answer again
     edit_requested = Signal(str, str)  # message id, its text
@@ -494,6 +502,8 @@ class ChatView(QTextBrowser):
         elif kind == CODE_LINK and value.isdigit() and int(value) < len(code):
             QGuiApplication.clipboard().setText(code[int(value)])
             self.copied.emit("Code copied")
+        elif f"{kind}:" == REVIEW_LINK:
+            self.review_requested.emit()
         elif kind == "tools-on":
             self.tools_on_requested.emit(value)
         elif self._reply.active:

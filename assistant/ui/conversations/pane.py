@@ -135,6 +135,8 @@ class ConversationPane(QWidget):
             self.picker = ProjectPicker(projects, self)
             self.picker.chosen.connect(self.show_project)
             layout.addWidget(self.picker)
+            QWidget.setTabOrder(self.temporary, self.picker)  # Tab goes down the pane
+            QWidget.setTabOrder(self.picker, self.filter)
         layout.addWidget(self.filter)
         layout.addWidget(self.search_note)
         layout.addWidget(self.view, 1)

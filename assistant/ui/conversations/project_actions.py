@@ -3,6 +3,7 @@ conversation to a project, delete a project."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from PySide6.QtCore import QObject, Qt
@@ -95,22 +96,20 @@ class ProjectActions(QObject):
     def new_project(self) -> Project | None:
         """Ask for a new project; create it and show it, with a new chat in it (the chat shown
         before is not in the list any more)."""
-        values = self.ask(None)
-        while True:  # a failure brings the dialog back with everything written in it
-            if values is None:
-                return None
-            try:
-                project = self._workspace.projects.create(
-                    values.name,
-                    instructions=values.instructions,
-                    isolated=values.isolated,
-                    knowledge=values.knowledge,
-                    memory_policy=values.memory_policy,
-                )
-                break
-            except (ValueError, AssistantError) as exc:
-                self._warn("Project not created", str(exc))
-                values = self.ask(None, values)
+        projects = self._workspace.projects
+        project = self._saved(
+            None,
+            "Project not created",
+            lambda v: projects.create(
+                v.name,
+                instructions=v.instructions,
+                isolated=v.isolated,
+                knowledge=v.knowledge,
+                memory_policy=v.memory_policy,
+            ),
+        )
+        if project is None:
+            return None
         self._pane.projects_changed()
         self._pane.show_project(project.id)
         self._pane.new_conversation()
@@ -118,27 +117,38 @@ class ProjectActions(QObject):
 
     def edit_project(self) -> None:
         """Edit the current project's name, instructions and isolation."""
-        project = self.current()
+        project, projects = self.current(), self._workspace.projects
         if project is None:
             return
+        changed = self._saved(
+            project,
+            "Project not changed",
+            lambda v: projects.update(
+                project.id,
+                name=v.name,
+                instructions=v.instructions,
+                isolated=v.isolated,
+                knowledge=v.knowledge,
+                memory_policy=v.memory_policy,
+            ),
+        )
+        if changed is not None:
+            self._pane.projects_changed()
+
+    def _saved(
+        self, project: Project | None, failed: str, save: Callable[[ProjectValues], Project]
+    ) -> Project | None:
+        """Ask for `project`'s values (None: a new one's) and `save` them; a failure is said
+        (titled `failed`) and the dialog comes back with everything written in it. None if
+        the user cancels."""
         values = self.ask(project)
-        while True:  # a failure brings the dialog back with everything written in it
-            if values is None:
-                return
+        while values is not None:
             try:
-                self._workspace.projects.update(
-                    project.id,
-                    name=values.name,
-                    instructions=values.instructions,
-                    isolated=values.isolated,
-                    knowledge=values.knowledge,
-                    memory_policy=values.memory_policy,
-                )
-                break
+                return save(values)
             except (ValueError, AssistantError) as exc:
-                self._warn("Project not changed", str(exc))
+                self._warn(failed, str(exc))
                 values = self.ask(project, values)
-        self._pane.projects_changed()
+        return None
 
     def confirm_delete(self, project: Project, conversations: int, memories: int) -> bool | None:
         """Ask before deleting a project (tests replace this): None if not, else whether its

@@ -67,6 +67,10 @@ class MemoryView(Protocol):
         """Open the timeline window."""
         ...
 
+    def reflection_notice(self) -> NoticeBar:
+        """Where Reflect Now answers: the timeline's notice while it is open, else the page's."""
+        ...
+
 
 class MemoryController(QObject):
     """The QActions of the memories page, their state, and what they do."""
@@ -316,34 +320,36 @@ class MemoryController(QObject):
     # -- reflection and the pinned budget -------------------------------------------------------
 
     def reflect_now(self) -> None:
-        """Write insights from recent related memories now, in the background."""
+        """Write insights from recent related memories now, in the background; the answer
+        shows where it was asked (the timeline, or the page)."""
         if not self.reflect.isEnabled():  # one is under way
             return
         self.reflect.setEnabled(False)
-        self._view.notice.show_notice("Reflecting on recent memories…", timeout_ms=0)
+        bar = self._view.reflection_notice()
+        bar.show_notice("Reflecting on recent memories…", timeout_ms=0)
         workspace = self._workspace
         run_job(
             lambda _p: reflect(workspace),
-            on_done=self._on_reflected,
-            on_error=self._on_reflect_failed,
+            on_done=lambda reflection: self._on_reflected(reflection, bar),
+            on_error=lambda message: self._on_reflect_failed(message, bar),
         )
 
-    def _on_reflected(self, reflection: Reflection) -> None:
+    def _on_reflected(self, reflection: Reflection, bar: NoticeBar) -> None:
         self.reflect.setEnabled(True)
         insights = list(reflection.insights)
         if not insights:
-            self._view.notice.show_notice(reflection.note or "No new insight.", title="Reflect Now")
+            bar.show_notice(reflection.note or "No new insight.", title="Reflect Now")
             return
         first = insights[0].id
-        self._view.notice.show_notice(
+        bar.show_notice(
             f"Wrote {count(len(insights), 'insight')}.",
             "Show",
             lambda: self._view.show_memory(first),
         )
 
-    def _on_reflect_failed(self, message: str) -> None:
+    def _on_reflect_failed(self, message: str, bar: NoticeBar) -> None:
         self.reflect.setEnabled(True)
-        self._say(f"Could not reflect: {message}")
+        bar.show_notice(f"Could not reflect: {message}")
 
     def check_pinned_budget(self) -> None:
         """Warn when the pinned memories alone no longer fit in their share of a prompt."""

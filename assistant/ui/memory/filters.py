@@ -117,7 +117,6 @@ class MemoryFilterBar(QWidget):
             combo.setMinimumContentsLength(letters)
         filters.addWidget(self.kind_filter, 1)
         filters.addWidget(self.state_filter, 1)
-        filters.addWidget(self.author_filter, 1)
 
         self.scope_filter = self._build_scope_filter()
 
@@ -134,9 +133,17 @@ class MemoryFilterBar(QWidget):
         layout.setSpacing(6)
         layout.addWidget(self.search)
         layout.addLayout(filters)
-        layout.addWidget(self.scope_filter)
+        layout.addLayout(self._whose_row())
         layout.addWidget(self.keyword_note)
         self.set_projects([])
+
+    def _whose_row(self) -> QHBoxLayout:
+        """Who made it, on a row of its own (its labels are read whole), and the scope."""
+        whose = QHBoxLayout()
+        whose.setSpacing(6)
+        whose.addWidget(self.author_filter, 0, Qt.AlignmentFlag.AlignLeft)
+        whose.addWidget(self.scope_filter, 1)
+        return whose
 
     def _combo(self, name: str, label: str, description: str) -> QComboBox:
         """A filter's combo box, named and described for screen readers."""

@@ -123,9 +123,9 @@ class MemoriesPage(QWidget):
         self.notice = NoticeBar(self)
         bar = self._build_bar()
         layout.addWidget(self.filters)
+        layout.addWidget(self.notice)  # above the list: it never moves the buttons under a click
         layout.addWidget(self.file_hits)
         layout.addWidget(self.splitter, 1)
-        layout.addWidget(self.notice)
         layout.addLayout(bar)
 
     def _build_bar(self) -> QHBoxLayout:
@@ -234,6 +234,11 @@ class MemoriesPage(QWidget):
         """Ask for the message `item` came from, if its conversation is still there."""
         if item.source is not None and self._source_exists(item):
             self.source_requested.emit(item.source.conversation_id, item.source.message_id or "")
+
+    def reflection_notice(self) -> NoticeBar:
+        """Where Reflect Now answers: the timeline's notice while it is open, else the page's."""
+        timeline = self._timeline
+        return timeline.notice if timeline is not None and timeline.isVisible() else self.notice
 
     def show_timeline(self) -> MemoryTimeline:
         """Open (or bring up) the memory timeline window."""

@@ -127,12 +127,13 @@ class ReviewPage(QWidget):
         layout.setSpacing(6)
         # The intro takes the list's room when there is nothing to review; the notice keeps to
         # its text (it grew into the room, and moved the buttons, after the last was accepted).
+        # The notice sits above the list: showing it never moves the buttons under a click.
+        self.notice.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        layout.addWidget(self.notice)
         layout.addWidget(self.intro, 1, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(self.list, 1)
         layout.addWidget(self.editor)
         layout.addLayout(one)
-        self.notice.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
-        layout.addWidget(self.notice)
         layout.addLayout(every)
         self.refresh()
 

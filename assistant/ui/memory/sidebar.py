@@ -91,6 +91,10 @@ class MemorySidebar(QWidget):
         self.tabs.setCurrentIndex(0)
         return self.memories.show_memory(memory_id)
 
+    def show_review(self) -> None:
+        """Show the Review tab (the proposals waiting for the user)."""
+        self.tabs.setCurrentWidget(self.review)
+
     def show_timeline(self) -> MemoryTimeline:
         """Open (or bring up) the memory timeline window."""
         return self.memories.show_timeline()

@@ -34,6 +34,7 @@ from assistant.ui.jobs import LatestJob, Progress
 from assistant.ui.memory.detail import event_links, memory_link, open_link
 from assistant.ui.memory.html import css, empty
 from assistant.ui.memory.wording import event_text
+from assistant.ui.notice_bar import NoticeBar
 from assistant.ui.themed_page import ThemedPage
 from assistant.ui.times import day_text
 from assistant.ui.wording import count
@@ -202,8 +203,11 @@ class MemoryTimeline(QDialog):
         self.view.setFrameShape(QFrame.Shape.StyledPanel)
         self.view.anchorClicked.connect(self._on_anchor)
 
+        self.notice = NoticeBar(self)  # Reflect Now's answer, asked here
+
         layout = QVBoxLayout(self)
         layout.addLayout(filters)
+        layout.addWidget(self.notice)
         layout.addWidget(self.view, 1)
 
         self._refresh_soon = Debounced(REFRESH_MS, self.refresh, self)

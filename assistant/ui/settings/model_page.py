@@ -31,7 +31,14 @@ class ModelPage(SettingsPage):
     """The connection (provider, URL, models, a probe of the server) and the API key."""
 
     title = "Model"
-    fields = ("provider", "base_url", "chat_model", "embedding_model")
+    fields = (
+        "provider",
+        "base_url",
+        "chat_model",
+        "custom_base_url",
+        "custom_chat_model",
+        "embedding_model",
+    )
 
     def __init__(
         self, settings: Settings, credentials: Credentials, parent: QWidget | None = None
@@ -40,6 +47,8 @@ class ModelPage(SettingsPage):
         super().__init__(parent)
         self._settings = settings
         self._last_provider: str = settings.provider
+        # The last Custom URL and chat model (kept while a preset is shown).
+        self._custom = (settings.custom_base_url, settings.custom_chat_model)
         self.key = KeyBox(credentials, self)
         self.key.edit.textChanged.connect(self._on_inputs_changed)
         layout = QVBoxLayout(self)
@@ -137,6 +146,8 @@ class ModelPage(SettingsPage):
             self.provider.setCurrentIndex(max(0, self.provider.findData(settings.provider)))
         self.base_url.setText(settings.base_url or PROVIDERS[settings.provider].base_url)
         self.chat_model.setEditText(settings.chat_model)
+        self._custom = (settings.custom_base_url, settings.custom_chat_model)
+        self._last_provider = settings.provider
         if settings.embedding_model == LOCAL_EMBEDDING_MODEL:
             self.embedding_model.setCurrentIndex(0)
         elif settings.embedding_model:
@@ -158,11 +169,15 @@ class ModelPage(SettingsPage):
             embedding = ""
         elif embedding == BUILT_IN_EMBEDDINGS:
             embedding = LOCAL_EMBEDDING_MODEL
+        chat_model = self.chat_model.currentText().strip()
+        custom_url, custom_model = (url, chat_model) if provider == "custom" else self._custom
         return dataclasses.replace(
             settings,
             provider=provider,
             base_url=url,
-            chat_model=self.chat_model.currentText().strip(),
+            chat_model=chat_model,
+            custom_base_url=custom_url,
+            custom_chat_model=custom_model,
             embedding_model=embedding,
         )
 
@@ -185,8 +200,15 @@ class ModelPage(SettingsPage):
         self.key.set_provider(provider)
         if provider == self._last_provider:
             return
+        if self._last_provider == "custom":  # leaving it: remember what it was
+            self._custom = (self.base_url.text().strip(), self.chat_model.currentText().strip())
         self._last_provider = provider
         if provider == "custom":
+            url, model = self._custom
+            if url:
+                self.base_url.setText(url)
+            if model:
+                self.chat_model.setEditText(model)
             self.base_url.setFocus()
             self.base_url.selectAll()
         else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from PySide6.QtCore import QEvent, QObject, QRect, Qt
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -87,6 +88,7 @@ class PolicyPage(SettingsPage):
         self.mode_note = note(box)
         self.mode_note.setObjectName("memoryPolicyNote")
         rows.addWidget(self.mode_note)
+        self.mode_note.installEventFilter(self)  # kept as tall as the longest note
         self.modes.idClicked.connect(self._show_mode_note)
         form.add_row("What it finds:", rows)
         return box
@@ -147,6 +149,21 @@ class PolicyPage(SettingsPage):
             never_remember=[key for key, check in self.never.items() if check.isChecked()],
             never_remember_own=own,
         )
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        """Keep the mode's note as tall as the longest at its width, so switching modes does
+        not move the boxes under it."""
+        if watched is self.mode_note and event.type() == QEvent.Type.Resize:
+            width = self.mode_note.contentsRect().width()
+            metrics = self.mode_note.fontMetrics()
+            box = QRect(0, 0, width, 10_000)
+            tallest = max(
+                metrics.boundingRect(box, Qt.TextFlag.TextWordWrap, text).height()
+                for _mode, _label, text in MODES
+            )
+            margins = self.mode_note.contentsMargins()
+            self.mode_note.setMinimumHeight(tallest + margins.top() + margins.bottom())
+        return super().eventFilter(watched, event)
 
     def _show_mode_note(self, index: int) -> None:
         self.mode_note.setText(MODES[index][2] if 0 <= index < len(MODES) else "")

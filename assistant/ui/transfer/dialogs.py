@@ -245,6 +245,7 @@ def prepare_import(
         plan.conflicts(workspace),
         plan.memory_conflicts(workspace),
         plan.project_conflicts(workspace),
+        plan.memories_forgotten(workspace),
     )
 
 

@@ -42,6 +42,7 @@ class ImportPreview:
     conflicts: list[str]  # conversation ids
     memory_conflicts: list[str]
     project_conflicts: list[str] = field(default_factory=list)  # names of projects here too
+    memories_forgotten: list[str] = field(default_factory=list)  # the user had them forgotten
 
 
 class ImportPreviewDialog(QDialog):
@@ -68,7 +69,8 @@ class ImportPreviewDialog(QDialog):
         self._add_unreadable(layout)
         self._add_suggestions(layout)
         self._add_policy_choice(layout)
-        here = set(preview.memory_conflicts)  # never imported: nothing to ask about them
+        # Never imported: nothing to ask about them.
+        here = set(preview.memory_conflicts) | set(preview.memories_forgotten)
         arriving = [m for m in preview.plan.memories if m.id not in here]
         self.pinned = PinnedChoice(arriving, self)
         layout.addWidget(self.pinned)
@@ -219,6 +221,13 @@ class ImportPreviewDialog(QDialog):
         layout.addWidget(buttons)
 
     def _conflict_text(self) -> str:
+        forgotten = len(self.preview.memories_forgotten)
+        said = self._here_text()
+        if forgotten:
+            said += f" {forgotten} you asked to forget: not imported."
+        return said
+
+    def _here_text(self) -> str:
         conflicts, memories = self.preview.conflicts, self.preview.memory_conflicts
         if not conflicts and not memories:
             return "Nothing in this file is here yet."

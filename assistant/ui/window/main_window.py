@@ -39,6 +39,7 @@ from assistant.ui.window.loader import WorkspaceLoader
 from assistant.ui.window.menu import MainMenu
 from assistant.ui.window.placement import Placement
 from assistant.ui.window.side_panes import SidePane, SidePanes
+from assistant.ui.window.start_problems import start_problems_notice
 from assistant.ui.window.status_bar import StatusBar
 from assistant.ui.window.transfer_actions import connect_transfers
 from assistant.ui.window.welcome import welcome_panel
@@ -189,8 +190,12 @@ class MainWindow(QMainWindow):
         self._update_status()
         self._show_welcome_if_needed()
         self._open_first()
-        if workspace.warnings:
-            self.status.report_problems(workspace.warnings, workspace.root)
+        drafts_problem = self.drafts.take_warning()
+        self.start_problems = start_problems_notice(
+            [*workspace.warnings, *([drafts_problem] if drafts_problem else [])],
+            workspace.root,
+            self.chat_pane,
+        )
         self.keyring_notice = keyring_notice(workspace, self.chat_pane)
         self.input.setFocus()
         self._become_ready()
@@ -338,6 +343,7 @@ class MainWindow(QMainWindow):
         self.chat.acted.connect(self.input.setFocus)  # Retry, Accept...: not on a link redrawn
         self.sidebar.review.done.connect(self.input.setFocus)
         self.chat.memory_clicked.connect(self.sidebar.show_memory)
+        self.chat.review_requested.connect(self.sidebar.show_review)
         self.files = FileActions(
             self, self.workspace, self.chat, self.session, self.status.add_notice
         )
@@ -378,8 +384,6 @@ class MainWindow(QMainWindow):
             self.conversations.select(last)
         else:
             self.conversations.select(self._first_conversation())
-        if warning := self.drafts.take_warning():
-            self.status.add_notice(warning)
 
     def _first_conversation(self) -> str | None:
         """The first conversation of the list as shown (pinned first, archived left out)."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
@@ -103,11 +102,6 @@ class StatusBar(QStatusBar):
         """Show a message for `ms` milliseconds (0: as long as a notice)."""
         self.showMessage(text, ms or NOTICE_MS)
 
-    def report_problems(self, warnings: list[str], root: Path) -> None:
-        """Say what was wrong on disk and where the copies are; it stays until replaced."""
-        self.showMessage(f"⚠ {' '.join(warnings)} (in {root})")
-        self.setToolTip("\n\n".join(warnings))
-
     def set_connection(self, text: str, tip: str) -> None:
         """Say how the server answered (its tooltip: the details, if any)."""
         self.connection_label.setText(text)
@@ -139,7 +133,13 @@ class StatusBar(QStatusBar):
         else:
             self.provider_label.setText("No model connected")
         status = workspace.memory.embedding_status()
-        if status.keyword_only:
+        if status.model is not None and status.error is None and status.total == 0:
+            # Nothing to search yet, but the embedder is there: search will use meaning.
+            self.memory_label.setText("0 memories")
+            self.memory_label.setToolTip(
+                f"Search by meaning is on ({status.model}); nothing is remembered yet."
+            )
+        elif status.keyword_only:
             self.memory_label.setText("Keyword-only memory")
             reason = status.error or (
                 "No embedding model is set" if status.model is None else "No memory has vectors yet"
