@@ -280,6 +280,21 @@ def test_provider_failure_keeps_user_text_and_retry_answers(h: Harness) -> None:
     assert [m.content for m in h.conversations.load(cid).messages] == ["Are you there?", "Yes!"]
 
 
+def test_a_failure_is_noted_under_its_message_and_only_a_new_message_is_unsaved(
+    h: Harness,
+) -> None:
+    cid = h.conversations.create().id
+    h.provider.enqueue(ProviderError("Could not reach http://127.0.0.1:11434/v1"))
+    h.turn(cid, "Are you there?")
+    (failed,) = h.of(Failed)
+    saved = h.conversations.load(cid)
+    assert saved.failures == {saved.messages[0].id: failed.error} and not failed.unsaved
+    h.events = []
+    h.agent.retry(cid, h.events.append, CancelToken(), "no-such-message")
+    (failed,) = h.of(Failed)
+    assert "no longer in the conversation" in failed.error and not failed.unsaved
+
+
 def test_cancel_mid_stream_keeps_partial_text(h: Harness) -> None:
     cid = h.conversations.create().id
     h.provider.chunk_pause = 0.05
