@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -47,8 +47,27 @@ def test_long_passages_go_a_few_at_a_time_and_keep_their_vectors() -> None:
     np.testing.assert_allclose(embedder.embed(texts), whole, atol=1e-5)
 
 
-def _threads() -> set[str]:
+# Run in a fresh process: threads other tests left behind come and go in this one.
+_COUNT_THREADS = """
+import threading
+from pathlib import Path
+import onnxruntime, tokenizers  # importing them starts a thread of their own: not counted
+from assistant.memory.local_embedder import LocalEmbedder
+
+def threads():
     return {task.name for task in Path("/proc/self/task").iterdir()}
+
+embedder = LocalEmbedder()
+before = threads()
+embedder.embed(["load the model here, as the first search would"])
+assert threads() - before == set(), "loading the model started threads"
+done = []
+worker = threading.Thread(target=lambda: done.append(len(embedder.embed(["in the back"]))))
+worker.start()
+worker.join()
+assert done == [1]
+print("ok")
+"""
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads the threads from /proc")
@@ -56,12 +75,11 @@ def test_the_model_runs_on_the_calling_thread_at_its_priority() -> None:
     """Loading the model starts no thread of its own: background embedding runs on its own
     low-priority thread alone (onnxruntime's threads, started by whichever thread loaded the
     model, kept normal priority), and a query never waits for another core."""
-    embedder = LocalEmbedder()
-    before = _threads()
-    embedder.embed(["load the model here, as the first search would"])
-    assert _threads() - before == set()
-    done: list[int] = []
-    worker = threading.Thread(target=lambda: done.append(len(embedder.embed(["in the back"]))))
-    worker.start()
-    worker.join()
-    assert done == [1]
+    run = subprocess.run(
+        [sys.executable, "-c", _COUNT_THREADS],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr

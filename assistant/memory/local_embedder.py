@@ -10,6 +10,7 @@ at most 256 tokens a text, mean pooling over the attention mask, L2 normalisatio
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -67,6 +68,9 @@ class LocalEmbedder:
     def _load(self) -> tuple[Any, Any]:
         with self._lock:
             if self._session is None:
+                # Tokenizing on the calling thread too, not on a pool of normal priority
+                # (the tokenizers library starts one per core on its first batch).
+                os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
                 try:
                     import onnxruntime
                     from tokenizers import Tokenizer
