@@ -447,10 +447,10 @@ def test_a_failure_while_building_the_panes_is_reported(
     monkeypatch: pytest.MonkeyPatch,
     closed_workspaces: list[Workspace],
 ) -> None:
-    def broken(self: MainWindow) -> str | None:
+    def broken(self: MainWindow) -> None:
         raise RuntimeError("the conversation list is broken")
 
-    monkeypatch.setattr(MainWindow, "_first_conversation", broken)
+    monkeypatch.setattr(MainWindow, "_open_first", broken)
     win = MainWindow()
     qtbot.addWidget(win)
     with qtbot.waitSignal(win.open_failed, timeout=10000) as failed:

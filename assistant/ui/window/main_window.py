@@ -383,11 +383,7 @@ class MainWindow(QMainWindow):
         elif last is not None and self.conversations.model.row_of(last) >= 0:
             self.conversations.select(last)
         else:
-            self.conversations.select(self._first_conversation())
-
-    def _first_conversation(self) -> str | None:
-        """The first conversation of the list as shown (pinned first, archived left out)."""
-        return self.conversations.first_id()
+            self.conversations.select(self.conversations.first_id())  # as the list shows
 
     def new_conversation(self, temporary: bool = False) -> str:
         """Open an empty conversation (reusing one if there is one) and focus the input."""
