@@ -4,7 +4,7 @@ conversation to a project, delete a project."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -100,13 +100,7 @@ class ProjectActions(QObject):
         project = self._saved(
             None,
             "Project not created",
-            lambda v: projects.create(
-                v.name,
-                instructions=v.instructions,
-                isolated=v.isolated,
-                knowledge=v.knowledge,
-                memory_policy=v.memory_policy,
-            ),
+            lambda v: projects.create(v.name, **_settings_of(v)),
         )
         if project is None:
             return None
@@ -123,14 +117,7 @@ class ProjectActions(QObject):
         changed = self._saved(
             project,
             "Project not changed",
-            lambda v: projects.update(
-                project.id,
-                name=v.name,
-                instructions=v.instructions,
-                isolated=v.isolated,
-                knowledge=v.knowledge,
-                memory_policy=v.memory_policy,
-            ),
+            lambda v: projects.update(project.id, name=v.name, **_settings_of(v)),
         )
         if changed is not None:
             self._pane.projects_changed()
@@ -226,3 +213,13 @@ def connect_projects(window: ProjectWindow, menu: QMenu, workspace: Workspace) -
 
     window.bridge.projects_changed.connect(changed)
     return actions
+
+
+def _settings_of(values: ProjectValues) -> dict[str, Any]:
+    """What a project holds besides its name, as the dialog gave it."""
+    return {
+        "instructions": values.instructions,
+        "isolated": values.isolated,
+        "knowledge": values.knowledge,
+        "memory_policy": values.memory_policy,
+    }
