@@ -26,6 +26,7 @@ from assistant.errors import StorageError
 log = logging.getLogger(__name__)
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 TEMP_SUFFIX = ".tmp"
 
 _REASONS = {

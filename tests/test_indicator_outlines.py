@@ -11,21 +11,19 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QPoint, QRect, Qt
-from PySide6.QtGui import QColor, QImage, QPalette
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
     QListWidget,
     QMenu,
     QRadioButton,
-    QStyle,
-    QStyleOptionButton,
-    QStyleOptionSlider,
     QTreeWidget,
     QWidget,
 )
 from pytestqt.qtbot import QtBot
 
 from assistant.ui import theme
+from assistant.ui.outlines import best_contrast, indicator_area, scroll_bar_parts
 from assistant.ui.settings.dialog import SettingsDialog
 from assistant.workspace import Workspace
 from tests.mcp_helpers import write_config
@@ -43,27 +41,6 @@ def workspace(data_dir: Path) -> Iterator[Workspace]:
     yield opened
     opened.close()
     theme.apply("system")
-
-
-def best_contrast(image: QImage, area: QRect, *against: QColor) -> float:
-    """The highest contrast a pixel of `area` has with every colour of `against` at once."""
-    return max(
-        min(theme.contrast(image.pixelColor(x, y), colour) for colour in against)
-        for x in range(max(0, area.left()), min(image.width(), area.right() + 1))
-        for y in range(max(0, area.top()), min(image.height(), area.bottom() + 1))
-    )
-
-
-def indicator(button: QCheckBox | QRadioButton) -> QRect:
-    """Where `button` draws its box or circle, in its own coordinates."""
-    option = QStyleOptionButton()
-    button.initStyleOption(option)
-    element = (
-        QStyle.SubElement.SE_RadioButtonIndicator
-        if isinstance(button, QRadioButton)
-        else QStyle.SubElement.SE_CheckBoxIndicator
-    )
-    return button.style().subElementRect(element, option, button)
 
 
 @pytest.mark.parametrize("name", ["light", "dark"])
@@ -86,9 +63,9 @@ def test_unchecked_indicators_stand_out_from_the_window_and_their_inside(
         for button in buttons:
             if not button.isVisible() or button.isChecked():
                 continue
-            area = indicator(button).translated(button.mapTo(page, QPoint(0, 0)))
+            area = indicator_area(button).translated(button.mapTo(page, QPoint(0, 0)))
             what = f"{page.title}: {button.text().replace('&', '')}"
-            seen[what] = best_contrast(image, area, window, base)
+            seen[what] = best_contrast(image, area, (window, base))
         for tree in page.findChildren(QTreeWidget, "mcpServers"):
             row = tree.findItems("notes", Qt.MatchFlag.MatchExactly)[0]
             assert row.checkState(0) == Qt.CheckState.Unchecked
@@ -97,7 +74,7 @@ def test_unchecked_indicators_stand_out_from_the_window_and_their_inside(
                 cell.left(), cell.top(), cell.height() + 4, cell.height()
             )  # before the name
             box.translate(tree.viewport().mapTo(page, QPoint(0, 0)))
-            seen[f"{page.title}: notes"] = best_contrast(image, box, base)
+            seen[f"{page.title}: notes"] = best_contrast(image, box, (base,))
     assert {"Remembering: Ask me first", "Remembering: Health", "MCP servers: notes"} <= set(seen)
     low = {what: round(ratio, 2) for what, ratio in seen.items() if ratio < 3.0}
     assert low == {}
@@ -118,13 +95,9 @@ def test_a_scroll_bar_handle_stands_out_from_its_groove(
     assert bar.isVisible() and bar.palette().color(_Role.Base) == theme.palette_for(name).color(
         _Role.Base
     )
-    option = QStyleOptionSlider()
-    bar.initStyleOption(option)
-    control, style = QStyle.ComplexControl.CC_ScrollBar, bar.style()
-    handle = style.subControlRect(control, option, QStyle.SubControl.SC_ScrollBarSlider, bar)
-    groove = style.subControlRect(control, option, QStyle.SubControl.SC_ScrollBarAddPage, bar)
+    handle, groove = scroll_bar_parts(bar)
     image = bar.grab().toImage()
-    assert best_contrast(image, handle, image.pixelColor(groove.center())) >= 3.0
+    assert best_contrast(image, handle, (image.pixelColor(groove.center()),)) >= 3.0
 
 
 @pytest.mark.parametrize("name", ["light", "dark"])
@@ -141,5 +114,5 @@ def test_a_checkable_menu_command_shows_its_box(qtbot: QtBot, name: str) -> None
     row = menu.actionGeometry(action)
     background = image.pixelColor(row.right() - 2, row.center().y())
     box = QRect(row.left(), row.top(), row.height() + 6, row.height())  # before the words
-    assert best_contrast(image, box, background) >= 3.0
+    assert best_contrast(image, box, (background,)) >= 3.0
     theme.apply("system")

@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from assistant import failpoints
 from assistant.errors import StorageError
-from assistant.fileio import NOFOLLOW, atomic_write_with, move_aside, storage_error, writing
+from assistant.fileio import BINARY, NOFOLLOW, atomic_write_with, move_aside, storage_error, writing
 from assistant.knowledge.reading import Chunk
 from assistant.knowledge.records import (
     RECORD_VERSION,
@@ -122,7 +122,7 @@ class PassageLog:
         damaged end."""
         heads: dict[str, _Head] = {}
         try:
-            fd = os.open(self.path, os.O_RDONLY | NOFOLLOW | getattr(os, "O_BINARY", 0))
+            fd = os.open(self.path, os.O_RDONLY | NOFOLLOW | BINARY)
         except FileNotFoundError:
             return heads
         with os.fdopen(fd, "rb") as f:
@@ -191,7 +191,7 @@ class PassageLog:
                        "again from the files")  # fmt: skip
         with writing(self.path, "repair"):
             failpoints.reach("repair", self.path)
-            fd = os.open(self.path, os.O_WRONLY | NOFOLLOW | getattr(os, "O_BINARY", 0))
+            fd = os.open(self.path, os.O_WRONLY | NOFOLLOW | BINARY)
             try:
                 os.ftruncate(fd, at)
                 os.fsync(fd)
@@ -215,7 +215,7 @@ class PassageLog:
 
     def _read_at(self, offset: int, length: int) -> bytes:
         if self._reader is None:
-            fd = os.open(self.path, os.O_RDONLY | NOFOLLOW | getattr(os, "O_BINARY", 0))
+            fd = os.open(self.path, os.O_RDONLY | NOFOLLOW | BINARY)
             self._reader = os.fdopen(fd, "rb", buffering=0)
         self._reader.seek(offset)
         data = self._reader.read(length)
@@ -287,7 +287,7 @@ class PassageLog:
         where they now are, for `commit_compaction`. StorageError if it cannot be written."""
         live = sorted(self._entries.items(), key=lambda item: item[1].start)
         moved: dict[str, Entry] = {}
-        fd = os.open(self.path, os.O_RDONLY | NOFOLLOW | getattr(os, "O_BINARY", 0))
+        fd = os.open(self.path, os.O_RDONLY | NOFOLLOW | BINARY)
         with os.fdopen(fd, "rb") as source:
 
             def write(f: BinaryIO) -> None:

@@ -32,7 +32,7 @@ import numpy.typing as npt
 
 from assistant import failpoints
 from assistant.errors import StorageError
-from assistant.fileio import NOFOLLOW, atomic_write_bytes, atomic_write_with, writing
+from assistant.fileio import BINARY, NOFOLLOW, atomic_write_bytes, atomic_write_with, writing
 from assistant.memory.arrays import ensure_capacity
 from assistant.memory.jsonl import Appender
 from assistant.memory.message_vectors import Candidates, MessageVectors, cache_path
@@ -300,7 +300,7 @@ class VectorLog:
 
     @classmethod
     def _load(cls, path: Path, model: str) -> VectorLog | None:
-        fd = os.open(path, os.O_RDONLY | NOFOLLOW | getattr(os, "O_BINARY", 0))
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW | BINARY)
         with os.fdopen(fd, "rb") as f:
             header = f.readline(4096)
             raw = json.loads(header)
@@ -339,7 +339,7 @@ class VectorLog:
 def _truncate(path: Path, size: int) -> None:
     with writing(path, "repair"):
         failpoints.reach("repair", path)
-        fd = os.open(path, os.O_WRONLY | NOFOLLOW | getattr(os, "O_BINARY", 0))
+        fd = os.open(path, os.O_WRONLY | NOFOLLOW | BINARY)
         try:
             os.ftruncate(fd, size)
             os.fsync(fd)

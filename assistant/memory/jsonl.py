@@ -14,6 +14,7 @@ from typing import Any
 from assistant import failpoints
 from assistant.errors import StorageError
 from assistant.fileio import (
+    BINARY,
     NOFOLLOW,
     atomic_write_bytes,
     copy_aside,
@@ -26,9 +27,8 @@ from assistant.fileio import (
 
 log = logging.getLogger(__name__)
 
-_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 _APPEND_FLAGS = (
-    os.O_WRONLY | os.O_APPEND | os.O_CREAT | NOFOLLOW | _BINARY | getattr(os, "O_CLOEXEC", 0)
+    os.O_WRONLY | os.O_APPEND | os.O_CREAT | NOFOLLOW | BINARY | getattr(os, "O_CLOEXEC", 0)
 )
 
 
@@ -213,7 +213,7 @@ def _repair_tail(
     """Keep a complete last `record` that only lacks its newline; else cut the tail off."""
     with writing(path, "repair"):
         failpoints.reach("repair", path)
-        fd = os.open(path, os.O_WRONLY | NOFOLLOW | _BINARY)
+        fd = os.open(path, os.O_WRONLY | NOFOLLOW | BINARY)
         try:
             if record is not None:
                 loaded.records.append(record)
